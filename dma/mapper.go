@@ -1,0 +1,63 @@
+package dma
+
+import "errors"
+
+// PageSize is the granule in which memory is mapped and in which a
+// non-contiguous mapping records bus addresses.
+const PageSize = 4096
+
+// HugePageSize is the size of the huge pages Alloc asks the kernel for.
+const HugePageSize = 2 << 20
+
+// CacheLine is the cache-line size assumed for cache maintenance and buffer
+// alignment (64 bytes on every target: Cortex-A53/A55/A72, Cortex-A7/A9, x86).
+const CacheLine = 64
+
+// Attr describes how a region will be used by the device.
+type Attr struct {
+	// Uncached asks for memory that the CPU and the device see identically
+	// without cache maintenance: descriptor rings on non-coherent SoCs.
+	Uncached bool
+	// Contiguous requires the whole region to be one run of bus addresses
+	// (descriptor rings). Without it a mapper may return per-page addresses.
+	Contiguous bool
+	// Name names the region in errors and fault reports.
+	Name string
+}
+
+// Mapping is what a Mapper returns for a mapped region.
+type Mapping struct {
+	// IOVA is the bus address of byte 0. When Pages is nil the region is
+	// contiguous and byte i is at IOVA+i.
+	IOVA uint64
+	// Pages, when not nil, holds the bus address of every PageSize page of
+	// the region (physically scattered memory without an IOMMU).
+	Pages []uint64
+}
+
+// Mapper makes host memory reachable by a device.
+type Mapper interface {
+	// Map makes mem reachable by the device and returns its bus addresses.
+	// mem must stay valid (and pinned) until Unmap.
+	Map(mem []byte, attr Attr) (Mapping, error)
+	// Unmap removes a mapping made by Map; m is the value Map returned.
+	Unmap(mem []byte, m Mapping) error
+	// Name says what kind of mapper this is ("vfio-type1", "iommufd",
+	// "pagemap", "sim-iommu") for messages.
+	Name() string
+	// NeedsLocked reports whether memory must be mlocked before Map (its
+	// bus address would otherwise change under the device).
+	NeedsLocked() bool
+}
+
+// Syncer is implemented by mappers that take part in cache maintenance: the
+// simulated IOMMU in non-coherent mode keeps a device-side copy of cached
+// memory and only exchanges bytes with the CPU's view on these calls.
+type Syncer interface {
+	SyncForDevice(mem []byte, m Mapping, off, n int)
+	SyncForCPU(mem []byte, m Mapping, off, n int)
+}
+
+// ErrNotContiguous is returned when a region that must be one run of bus
+// addresses is not.
+var ErrNotContiguous = errors.New("memory is not physically contiguous")

@@ -1,0 +1,261 @@
+package dma
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// SimIOMMU is a software IOMMU for device models: a translation table from
+// IOVAs to host memory. Drivers map memory through it like through VFIO;
+// models reach that memory only by IOVA through its device-side methods.
+// An access to an unmapped or out-of-range IOVA is refused and recorded as a
+// Fault carrying the address: never a panic, never a stray write.
+//
+// In non-coherent mode it also plays the CPU's data cache: a cached
+// (not Uncached) region gets a separate device-side copy, and bytes move
+// between the two only on SyncForDevice (CPU to device, a clean) and
+// SyncForCPU (device to CPU, an invalidate), whole cache lines at a time. A
+// driver that forgets a sync call then reads or sends stale bytes, as it
+// would on a non-coherent SoC.
+type SimIOMMU struct {
+	noncoh bool
+
+	mu     sync.Mutex // serialises Map/Unmap and fault recording
+	table  atomic.Pointer[[]simEntry]
+	next   uint64
+	faults []Fault
+	nfault atomic.Uint64
+}
+
+type simEntry struct {
+	iova uint64
+	cpu  []byte
+	dev  []byte // == cpu unless cached memory in non-coherent mode
+	name string
+}
+
+// Fault is a refused device access.
+type Fault struct {
+	IOVA  uint64
+	Len   int
+	Write bool
+}
+
+func (f Fault) String() string {
+	dir := "read"
+	if f.Write {
+		dir = "write"
+	}
+	return fmt.Sprintf("DMA %s of %d bytes at IOVA %#x: not mapped", dir, f.Len, f.IOVA)
+}
+
+// maxRecordedFaults bounds the fault log; FaultCount keeps counting.
+const maxRecordedFaults = 256
+
+// simIOVABase is where the simulated IOMMU starts handing out addresses: far
+// from typical user-space virtual addresses, so a driver that passes a
+// pointer instead of an IOVA faults.
+const simIOVABase = 0x4000_0000
+
+// simGuard is the unmapped gap left after each mapping, so an overrun
+// faults instead of landing in the next region.
+const simGuard = 64 << 10
+
+// NewSimIOMMU returns an empty simulated IOMMU. nonCoherent selects the
+// non-coherent cache model described on SimIOMMU.
+func NewSimIOMMU(nonCoherent bool) *SimIOMMU {
+	s := &SimIOMMU{noncoh: nonCoherent, next: simIOVABase}
+	s.table.Store(&[]simEntry{})
+	return s
+}
+
+// Name implements Mapper.
+func (s *SimIOMMU) Name() string { return "sim-iommu" }
+
+// NeedsLocked implements Mapper: simulated devices do not need pinned memory.
+func (s *SimIOMMU) NeedsLocked() bool { return false }
+
+// NonCoherent reports whether the cache model is on.
+func (s *SimIOMMU) NonCoherent() bool { return s.noncoh }
+
+// Map implements Mapper.
+func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
+	if len(mem) == 0 {
+		return Mapping{}, fmt.Errorf("sim-iommu: map %q: empty memory", attr.Name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := simEntry{iova: s.next, cpu: mem, dev: mem, name: attr.Name}
+	if s.noncoh && !attr.Uncached {
+		e.dev = make([]byte, len(mem))
+		copy(e.dev, mem) // memory starts out clean
+	}
+	s.next += uint64(roundUp(len(mem), simGuard)) + simGuard
+	old := *s.table.Load()
+	t := make([]simEntry, len(old), len(old)+1)
+	copy(t, old)
+	t = append(t, e)
+	s.table.Store(&t)
+	return Mapping{IOVA: e.iova}, nil
+}
+
+// Unmap implements Mapper.
+func (s *SimIOMMU) Unmap(mem []byte, m Mapping) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.table.Load()
+	for i, e := range old {
+		if e.iova == m.IOVA {
+			t := make([]simEntry, 0, len(old)-1)
+			t = append(t, old[:i]...)
+			t = append(t, old[i+1:]...)
+			s.table.Store(&t)
+			return nil
+		}
+	}
+	return fmt.Errorf("sim-iommu: unmap IOVA %#x: not mapped", m.IOVA)
+}
+
+// Mappings is the number of live mappings.
+func (s *SimIOMMU) Mappings() int { return len(*s.table.Load()) }
+
+// lookup finds the device-side bytes of [iova, iova+n). It does not record.
+func (s *SimIOMMU) lookup(iova uint64, n int) []byte {
+	if n < 0 {
+		return nil
+	}
+	for _, e := range *s.table.Load() {
+		if iova >= e.iova && iova-e.iova < uint64(len(e.dev)) {
+			off := iova - e.iova
+			if uint64(n) > uint64(len(e.dev))-off {
+				return nil // runs past the end of the mapping
+			}
+			return e.dev[off : off+uint64(n) : off+uint64(n)]
+		}
+	}
+	return nil
+}
+
+func (s *SimIOMMU) fault(iova uint64, n int, write bool) {
+	s.nfault.Add(1)
+	s.mu.Lock()
+	if len(s.faults) < maxRecordedFaults {
+		s.faults = append(s.faults, Fault{IOVA: iova, Len: n, Write: write})
+	}
+	s.mu.Unlock()
+}
+
+// Slice returns the device's view of [iova, iova+n) for a read (write=false)
+// or a write (write=true), or nil after recording a fault. The slice aliases
+// the mapped memory: keep it only while the mapping lives.
+func (s *SimIOMMU) Slice(iova uint64, n int, write bool) []byte {
+	b := s.lookup(iova, n)
+	if b == nil {
+		s.fault(iova, n, write)
+	}
+	return b
+}
+
+// Read copies len(dst) bytes at iova into dst; false means a recorded fault.
+func (s *SimIOMMU) Read(iova uint64, dst []byte) bool {
+	b := s.Slice(iova, len(dst), false)
+	if b == nil {
+		return false
+	}
+	copy(dst, b)
+	return true
+}
+
+// Write copies src to iova; false means a recorded fault and nothing written.
+func (s *SimIOMMU) Write(iova uint64, src []byte) bool {
+	b := s.Slice(iova, len(src), true)
+	if b == nil {
+		return false
+	}
+	copy(b, src)
+	return true
+}
+
+// Load32 atomically loads the little-endian word at iova (4-byte aligned):
+// how a model reads a status word the driver publishes last.
+func (s *SimIOMMU) Load32(iova uint64) (uint32, bool) {
+	if iova&3 != 0 {
+		s.fault(iova, 4, false)
+		return 0, false
+	}
+	b := s.Slice(iova, 4, false)
+	if b == nil {
+		return 0, false
+	}
+	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&b[0]))), true
+}
+
+// Store32 atomically stores a little-endian word at iova (4-byte aligned):
+// how a model publishes a descriptor's status after its other fields.
+func (s *SimIOMMU) Store32(iova uint64, v uint32) bool {
+	if iova&3 != 0 {
+		s.fault(iova, 4, true)
+		return false
+	}
+	b := s.Slice(iova, 4, true)
+	if b == nil {
+		return false
+	}
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&b[0])), v)
+	return true
+}
+
+// Faults returns the recorded faults (the first 256).
+func (s *SimIOMMU) Faults() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Fault(nil), s.faults...)
+}
+
+// FaultCount is the number of refused accesses so far.
+func (s *SimIOMMU) FaultCount() uint64 { return s.nfault.Load() }
+
+// SyncForDevice implements Syncer: in non-coherent mode the CPU's bytes of
+// the touched cache lines are written to the device's copy (a clean).
+func (s *SimIOMMU) SyncForDevice(mem []byte, m Mapping, off, n int) {
+	if !s.noncoh {
+		return
+	}
+	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+		lo, hi := lineSpan(off, n, len(e.cpu))
+		copy(e.dev[lo:hi], e.cpu[lo:hi])
+	}
+}
+
+// SyncForCPU implements Syncer: in non-coherent mode the device's bytes of
+// the touched cache lines replace the CPU's (an invalidate).
+func (s *SimIOMMU) SyncForCPU(mem []byte, m Mapping, off, n int) {
+	if !s.noncoh {
+		return
+	}
+	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+		lo, hi := lineSpan(off, n, len(e.cpu))
+		copy(e.cpu[lo:hi], e.dev[lo:hi])
+	}
+}
+
+func (s *SimIOMMU) entry(iova uint64) (simEntry, bool) {
+	for _, e := range *s.table.Load() {
+		if e.iova == iova {
+			return e, true
+		}
+	}
+	return simEntry{}, false
+}
+
+// lineSpan widens [off, off+n) to whole cache lines inside [0, size).
+func lineSpan(off, n, size int) (int, int) {
+	lo := off &^ (CacheLine - 1)
+	hi := roundUp(off+n, CacheLine)
+	if hi > size {
+		hi = size
+	}
+	return lo, hi
+}

@@ -1,0 +1,192 @@
+package driver
+
+import (
+	"net"
+	"time"
+
+	"github.com/gopmd/gopmd/pool"
+)
+
+// Port is one Ethernet port driven from user space.
+//
+// Set-up calls (Start, Stop, SetMTU, ...) are for one control goroutine.
+// Each RxQueue and TxQueue is driven by exactly one goroutine at a time
+// (lock-free by ownership, as in DPDK); Stats and Link may be called from
+// any goroutine.
+type Port interface {
+	// Info describes the port: name, driver, MAC, queue counts, capabilities.
+	Info() PortInfo
+	// Start enables the rings and the MAC: frames flow after it returns.
+	Start() error
+	// Stop quiesces the port in the safe order: stop accepting TX, wait for
+	// queued frames to leave (bounded), disable the MAC and the rings, wait
+	// for the device to go idle, and take every buffer back from the rings.
+	Stop() error
+	// Close stops the port if needed, closes the pools, unmaps DMA memory
+	// and releases the device. Leaked buffers are reported as an error.
+	Close() error
+	// Link is the current link state.
+	Link() Link
+	// Stats returns the per-queue and per-port counters.
+	Stats() PortStats
+	// SetPromiscuous turns unicast and multicast promiscuous mode on or off.
+	SetPromiscuous(on bool) error
+	// SetMTU sets the largest L3 payload; frames up to MTU+18 bytes
+	// (Ethernet header, one VLAN tag, FCS) are accepted.
+	SetMTU(mtu int) error
+	// MAC is the port's primary MAC address.
+	MAC() net.HardwareAddr
+	// SetMAC changes the primary MAC address.
+	SetMAC(mac net.HardwareAddr) error
+	// RxQueue and TxQueue return queue i (0 <= i < Info().RxQueues / TxQueues).
+	RxQueue(i int) RxQueue
+	TxQueue(i int) TxQueue
+}
+
+// RxQueue is one receive ring.
+type RxQueue interface {
+	// RxBurst fills pkts with received frames and returns how many. The
+	// caller owns them and must Free, transmit or recycle each one. It never
+	// blocks; 0 means nothing arrived.
+	RxBurst(pkts []*Packet) int
+	// Pool is the queue's buffer pool; its owner is the queue's goroutine,
+	// which may Recycle dropped frames straight into it.
+	Pool() *pool.Pool
+	// Stats are the queue's counters.
+	Stats() QueueStats
+}
+
+// TxQueue is one transmit ring.
+type TxQueue interface {
+	// TxBurst queues as many of pkts as there is room for and returns how
+	// many: those are the driver's now, and return to their pools when sent.
+	// The caller keeps pkts[n:]. One doorbell write covers the whole burst.
+	TxBurst(pkts []*Packet) int
+	// Reclaim returns the buffers of sent frames to their pools now (TxBurst
+	// does it on its own when free slots run low) and reports how many.
+	Reclaim() int
+	// Pending is the number of frames queued and not yet known to be sent.
+	Pending() int
+	// Stats are the queue's counters.
+	Stats() QueueStats
+}
+
+// Link is a port's link state.
+type Link struct {
+	Up         bool
+	SpeedMbps  int
+	FullDuplex bool
+}
+
+func (l Link) String() string {
+	if !l.Up {
+		return "down"
+	}
+	d := "half"
+	if l.FullDuplex {
+		d = "full"
+	}
+	return "up " + itoa(l.SpeedMbps) + " Mb/s " + d + " duplex"
+}
+
+// Caps are a port's capabilities.
+type Caps uint32
+
+const (
+	CapRSS Caps = 1 << iota
+	CapJumbo
+	CapMultiSegRx
+	CapMultiSegTx
+	CapPromiscuous
+	CapLoopback
+	CapHWStats
+	CapMDIO
+)
+
+var capNames = []string{"rss", "jumbo", "multiseg-rx", "multiseg-tx", "promisc", "loopback", "hw-stats", "mdio"}
+
+func (c Caps) String() string {
+	s := ""
+	for i, n := range capNames {
+		if c&(1<<i) != 0 {
+			if s != "" {
+				s += ","
+			}
+			s += n
+		}
+	}
+	return s
+}
+
+// PortInfo describes a port.
+type PortInfo struct {
+	Name     string // the spec it was opened with
+	Driver   string // "enetc", "fec"
+	Device   string // what was found: "1957:e100 ENETC PF", "fsl,imx8mp-fec"
+	Backend  string // "vfio", "uio", "devmem", "sim"
+	MAC      net.HardwareAddr
+	RxQueues int
+	TxQueues int
+	// MaxRxQueues and MaxTxQueues are what the device offers.
+	MaxRxQueues, MaxTxQueues int
+	RxRingSize, TxRingSize   int
+	MTU, MaxMTU              int
+	Caps                     Caps
+}
+
+// Config is what Open sets a port up with. Zero fields take the defaults;
+// the spec's query options (queues=, rx-ring=, ...) override them.
+type Config struct {
+	RxQueues, TxQueues     int // default 1
+	RxRingSize, TxRingSize int // descriptors; default 512
+	// PoolSize is the number of buffers of each RX queue's pool; default
+	// RxRingSize + TxRingSize + 2*256 (enough to fill the RX ring while a
+	// full TX ring and two bursts' worth are in flight elsewhere).
+	PoolSize int
+	// BufSize is the size of one buffer; default 2048.
+	BufSize int
+	MTU     int // default 1500
+	// Promiscuous receives every frame (default true: a forwarder's need).
+	Promiscuous *bool
+	// UnsafeNoIOMMU allows device access without an IOMMU (UIO, VFIO
+	// no-IOMMU, /dev/mem): the device can then DMA anywhere in memory.
+	UnsafeNoIOMMU bool
+	// PortID is copied into every received Packet's Port field.
+	PortID uint16
+	// StopTimeout bounds how long Stop waits for TX to drain and the
+	// device to go idle; default 200 ms.
+	StopTimeout time.Duration
+}
+
+// Defaults fills zero fields with the defaults.
+func (c Config) Defaults() Config {
+	if c.RxQueues == 0 {
+		c.RxQueues = 1
+	}
+	if c.TxQueues == 0 {
+		c.TxQueues = 1
+	}
+	if c.RxRingSize == 0 {
+		c.RxRingSize = 512
+	}
+	if c.TxRingSize == 0 {
+		c.TxRingSize = 512
+	}
+	if c.PoolSize == 0 {
+		c.PoolSize = c.RxRingSize + c.TxRingSize + 512
+	}
+	if c.BufSize == 0 {
+		c.BufSize = pool.DefaultBufSize
+	}
+	if c.MTU == 0 {
+		c.MTU = 1500
+	}
+	if c.Promiscuous == nil {
+		t := true
+		c.Promiscuous = &t
+	}
+	if c.StopTimeout == 0 {
+		c.StopTimeout = 200 * time.Millisecond
+	}
+	return c
+}

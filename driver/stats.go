@@ -1,0 +1,112 @@
+package driver
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Cause is why a frame was dropped or counted as an error.
+type Cause uint8
+
+const (
+	// CauseNoBuffer: the device had no posted buffer (counted by the device).
+	CauseNoBuffer Cause = iota
+	// CauseCRC: frame check sequence error.
+	CauseCRC
+	// CauseOversize: longer than the maximum frame length.
+	CauseOversize
+	// CauseFrame: other MAC receive errors (alignment, truncation, overrun).
+	CauseFrame
+	// CauseBadDescriptor: the device wrote back a descriptor that failed a
+	// check (length past the buffer, missing ready bit, bad index); the
+	// frame is dropped and its buffers recycled.
+	CauseBadDescriptor
+	// CauseDMAFault: the device reported a DMA error.
+	CauseDMAFault
+	// CauseLinkDown: refused for TX because the link is down (queued frames
+	// could not leave).
+	CauseLinkDown
+	// CauseTooBig: refused for TX: more segments or bytes than the device takes.
+	CauseTooBig
+	// CauseNoMem: a pool had no buffer for a refill (device ring runs short).
+	CauseNoMem
+	NumCauses
+)
+
+var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem"}
+
+func (c Cause) String() string {
+	if c < NumCauses {
+		return causeNames[c]
+	}
+	return fmt.Sprintf("cause(%d)", c)
+}
+
+// QueueStats are one queue's counters, or a sum of them.
+type QueueStats struct {
+	Packets uint64
+	Bytes   uint64
+	// Drops counts frames lost or refused, by cause.
+	Drops [NumCauses]uint64
+}
+
+// TotalDrops is the sum over causes.
+func (s QueueStats) TotalDrops() uint64 {
+	var t uint64
+	for _, d := range s.Drops {
+		t += d
+	}
+	return t
+}
+
+// Add accumulates o into s.
+func (s *QueueStats) Add(o QueueStats) {
+	s.Packets += o.Packets
+	s.Bytes += o.Bytes
+	for i := range s.Drops {
+		s.Drops[i] += o.Drops[i]
+	}
+}
+
+// PortStats are a port's counters: per queue, their sums, and the device's
+// own counters by the reference manual's names.
+type PortStats struct {
+	Rx, Tx             QueueStats
+	RxQueues, TxQueues []QueueStats
+	// HW holds device counters (MAC and SI statistics), read when Stats is
+	// called; empty where the device has none.
+	HW map[string]uint64
+}
+
+// Counters is the live form of QueueStats: written by the queue's goroutine
+// once per burst, read by anyone.
+type Counters struct {
+	packets, bytes atomic.Uint64
+	drops          [NumCauses]atomic.Uint64
+}
+
+// Add counts n frames of b bytes. Call it once per burst.
+func (c *Counters) Add(n, b uint64) {
+	if n != 0 {
+		c.packets.Add(n)
+		c.bytes.Add(b)
+	}
+}
+
+// Drop counts n frames lost for cause.
+func (c *Counters) Drop(cause Cause, n uint64) {
+	if n != 0 && cause < NumCauses {
+		c.drops[cause].Add(n)
+	}
+}
+
+// Snapshot reads the counters.
+func (c *Counters) Snapshot() QueueStats {
+	var s QueueStats
+	s.Packets = c.packets.Load()
+	s.Bytes = c.bytes.Load()
+	for i := range s.Drops {
+		s.Drops[i] = c.drops[i].Load()
+	}
+	return s
+}

@@ -1,0 +1,164 @@
+package pool
+
+import "sync/atomic"
+
+// Packet is the header of one buffer: an mbuf-like record that lives in its
+// pool's header array for the pool's whole life (nothing is allocated per
+// packet). The buffer bytes live in DMA memory; the header says where the
+// frame starts in them and how long it is.
+//
+// A Packet belongs to exactly one of: its pool (cache or ring), a device ring
+// (posted for RX or queued for TX), or the application. Free hands it back.
+type Packet struct {
+	// Fixed at pool creation.
+	buf  []byte // the whole buffer in the CPU's view of the DMA region
+	iova uint64 // bus address of buf[0]
+	pool *Pool
+	idx  uint32 // index in pool.hdrs: the signature check is &pool.hdrs[idx] == p
+
+	// Owned by the pool's owner goroutine.
+	state uint8  // stateFree / stateOut
+	gen   uint32 // bumped on every allocation; stale duplicate frees carry an old one
+	owner uint16 // who holds it now, for leak reports
+
+	// Split-page pieces only: stateFree/stateOut, changed with CAS because
+	// pieces return from any goroutine.
+	pstate atomic.Uint32
+
+	off  int32 // start of data in buf
+	len  int32 // bytes of data in this segment
+	next *Packet
+
+	// PktLen is the total frame length over all segments (head only).
+	PktLen int
+	// NSegs is the number of segments (head only); 1 for a single buffer.
+	NSegs int
+	// Port and Queue say where the frame was received.
+	Port, Queue uint16
+	// Flags describe the frame (see the Flag constants).
+	Flags Flags
+	// Hash is the RSS hash the device computed (FlagRSSHash set).
+	Hash uint32
+	// Ptype is the device's parse summary, as the device reports it.
+	Ptype uint16
+	// VLAN is the stripped VLAN TCI (FlagVLANStripped set).
+	VLAN uint16
+}
+
+// Flags describe a received or queued frame.
+type Flags uint32
+
+const (
+	// FlagRSSHash: Hash holds the device's RSS hash.
+	FlagRSSHash Flags = 1 << iota
+	// FlagVLANStripped: VLAN holds a tag the device removed.
+	FlagVLANStripped
+	// FlagL3CsumBad / FlagL4CsumBad: the device's parser found a bad checksum.
+	FlagL3CsumBad
+	FlagL4CsumBad
+	// FlagParseError: the device's parser flagged the frame.
+	FlagParseError
+)
+
+const (
+	stateFree uint8 = iota
+	stateOut
+)
+
+// Data is the frame bytes of this segment.
+func (p *Packet) Data() []byte { return p.buf[p.off : p.off+p.len] }
+
+// Len is the byte count of this segment.
+func (p *Packet) Len() int { return int(p.len) }
+
+// Headroom is the free space before the data.
+func (p *Packet) Headroom() int { return int(p.off) }
+
+// Tailroom is the free space after the data.
+func (p *Packet) Tailroom() int { return len(p.buf) - int(p.off) - int(p.len) }
+
+// BufSize is the size of the whole buffer.
+func (p *Packet) BufSize() int { return len(p.buf) }
+
+// Buf is the whole buffer, headroom included.
+func (p *Packet) Buf() []byte { return p.buf }
+
+// IOVA is the bus address of the first data byte.
+func (p *Packet) IOVA() uint64 { return p.iova + uint64(p.off) }
+
+// BufIOVA is the bus address of the buffer's first byte.
+func (p *Packet) BufIOVA() uint64 { return p.iova }
+
+// Offset is the start of the data inside the buffer.
+func (p *Packet) Offset() int { return int(p.off) }
+
+// SetData sets the data window to buf[off:off+n]. It reports false, and
+// changes nothing, if the window does not fit in the buffer.
+func (p *Packet) SetData(off, n int) bool {
+	if off < 0 || n < 0 || off+n > len(p.buf) {
+		return false
+	}
+	p.off, p.len = int32(off), int32(n)
+	return true
+}
+
+// SetLen sets the data length, keeping the start. False if it does not fit.
+func (p *Packet) SetLen(n int) bool { return p.SetData(int(p.off), n) }
+
+// Append grows the data by n bytes at the end and returns them, or nil if
+// the tailroom is too small.
+func (p *Packet) Append(n int) []byte {
+	if n < 0 || n > p.Tailroom() {
+		return nil
+	}
+	p.len += int32(n)
+	return p.buf[p.off+p.len-int32(n) : p.off+p.len]
+}
+
+// Prepend grows the data by n bytes at the front (into the headroom) and
+// returns them, or nil if the headroom is too small.
+func (p *Packet) Prepend(n int) []byte {
+	if n < 0 || n > int(p.off) {
+		return nil
+	}
+	p.off -= int32(n)
+	p.len += int32(n)
+	return p.buf[p.off : p.off+int32(n)]
+}
+
+// Next is the next segment of a multi-buffer frame, or nil.
+func (p *Packet) Next() *Packet { return p.next }
+
+// SetNext chains q after p (q may be nil to end the chain).
+func (p *Packet) SetNext(q *Packet) { p.next = q }
+
+// Pool is the pool the buffer belongs to.
+func (p *Packet) Pool() *Pool { return p.pool }
+
+// SetOwner records who holds the buffer now (an id from Pool.Owner), so a
+// leak report can name it. Drivers call it when a buffer enters a ring.
+func (p *Packet) SetOwner(id uint16) { p.owner = id }
+
+// Free returns the buffer, and every segment chained after it, to its pool.
+// It is safe from any goroutine: buffers go back through the pool's shared
+// ring. A forged header (not from any pool) or a buffer already free is
+// refused and counted, never put back twice.
+func (p *Packet) Free() {
+	for p != nil {
+		next := p.next
+		p.next = nil
+		if p.pool == nil || !p.pool.owns(p) {
+			forgedFrees.Add(1)
+			return
+		}
+		p.pool.freeShared(p)
+		p = next
+	}
+}
+
+// forgedFrees counts frees of headers that belong to no pool.
+var forgedFrees atomic.Uint64
+
+// ForgedFrees is the number of frees refused because the header belonged to
+// no pool (made by the caller, or corrupted).
+func ForgedFrees() uint64 { return forgedFrees.Load() }

@@ -1,0 +1,78 @@
+// Package sim connects simulated NICs (the device models of enetc/model and
+// fec/model) to the world and to the driver registry: importing it makes the
+// "sim:" spec scheme openable (sim:enetc0, sim:fec1?soc=imx8mp, ...). It also
+// holds the things a model port is wired to: cables between two model ports,
+// a traffic generator and sink, pcap files and AF_PACKET sockets.
+package sim
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gopmd/gopmd/driver"
+)
+
+// modelOpener builds a simulated device for sim:<kind><N>.
+type modelOpener struct {
+	options []string
+	open    func(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error)
+}
+
+var (
+	modelsMu sync.Mutex
+	models   = map[string]modelOpener{}
+)
+
+// registerModel adds a device kind ("enetc", "fec") to the sim scheme.
+func registerModel(kind string, options []string, open func(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error)) {
+	modelsMu.Lock()
+	defer modelsMu.Unlock()
+	models[kind] = modelOpener{options: options, open: open}
+}
+
+var simNameRE = regexp.MustCompile(`^([a-z]+)([0-9]+)$`)
+
+func openSim(spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
+	m := simNameRE.FindStringSubmatch(spec.Name)
+	modelsMu.Lock()
+	var kinds []string
+	for k := range models {
+		kinds = append(kinds, k)
+	}
+	var (
+		mo modelOpener
+		ok bool
+	)
+	if m != nil {
+		mo, ok = models[m[1]]
+	}
+	modelsMu.Unlock()
+	sort.Strings(kinds)
+	if !ok {
+		return nil, &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("no simulated device %q: use sim:<kind><N> with kind one of %s", spec.Name, strings.Join(kinds, ", "))}
+	}
+	return mo.open(spec.Name, spec, cfg)
+}
+
+func simOptions() []string {
+	modelsMu.Lock()
+	defer modelsMu.Unlock()
+	var o []string
+	for _, m := range models {
+		o = append(o, m.options...)
+	}
+	return o
+}
+
+func init() {
+	driver.RegisterBackend(driver.Backend{Scheme: "sim", Open: openSim, Options: nil})
+}
+
+// refreshBackend re-registers the backend with every model's options; model
+// files call it from their init after registerModel.
+func refreshBackend() {
+	driver.RegisterBackend(driver.Backend{Scheme: "sim", Open: openSim, Options: simOptions()})
+}
