@@ -118,8 +118,12 @@ func NewRegion(mem []byte, m Mapper, o Options, release func([]byte) error) (*Re
 	}
 	r := &Region{mem: mem, mapping: mp, mapper: m, name: o.Name, release: release,
 		noncoh: o.NonCoherent && !o.Uncached}
-	if s, ok := m.(Syncer); ok {
-		r.syncer = s
+	if s, ok := m.(Syncer); ok && !o.Uncached {
+		// A syncer that reports coherent operation has nothing to do: skip
+		// the call on every free.
+		if nc, ok := m.(interface{ NonCoherent() bool }); !ok || nc.NonCoherent() {
+			r.syncer = s
+		}
 	}
 	return r, nil
 }
@@ -153,6 +157,10 @@ func (r *Region) IOVAAt(off int) uint64 {
 	}
 	return r.mapping.Pages[off/PageSize] + uint64(off%PageSize)
 }
+
+// NeedsSync reports whether SyncForDevice / SyncForCPU do anything for this
+// region; callers on a hot path may skip computing ranges when it is false.
+func (r *Region) NeedsSync() bool { return r.noncoh || r.syncer != nil }
 
 // ContiguousRange reports whether bytes [off, off+n) are one run of bus
 // addresses, i.e. can be handed to the device as one buffer.

@@ -19,30 +19,38 @@ type Packet struct {
 	// Owned by the pool's owner goroutine.
 	state uint8  // stateFree / stateOut
 	gen   uint32 // bumped on every allocation; stale duplicate frees carry an old one
-	owner uint16 // who holds it now, for leak reports
 
 	// Split-page pieces only: stateFree/stateOut, changed with CAS because
 	// pieces return from any goroutine.
 	pstate atomic.Uint32
 
-	off  int32 // start of data in buf
-	len  int32 // bytes of data in this segment
+	// next is the next segment; always nil while the buffer is in the pool.
 	next *Packet
 
-	// PktLen is the total frame length over all segments (head only).
-	PktLen int
-	// NSegs is the number of segments (head only); 1 for a single buffer.
-	NSegs int
+	// meta is reset from the pool's template on every allocation.
+	meta
+}
+
+// meta is the per-holder part of a header: one block copy resets it.
+type meta struct {
+	off   int32  // start of data in buf
+	len   int32  // bytes of data in this segment
+	owner uint16 // who holds it now, for leak reports
+
 	// Port and Queue say where the frame was received.
 	Port, Queue uint16
-	// Flags describe the frame (see the Flag constants).
-	Flags Flags
-	// Hash is the RSS hash the device computed (FlagRSSHash set).
-	Hash uint32
 	// Ptype is the device's parse summary, as the device reports it.
 	Ptype uint16
 	// VLAN is the stripped VLAN TCI (FlagVLANStripped set).
 	VLAN uint16
+	// Flags describe the frame (see the Flag constants).
+	Flags Flags
+	// Hash is the RSS hash the device computed (FlagRSSHash set).
+	Hash uint32
+	// NSegs is the number of segments (head only); 1 for a single buffer.
+	NSegs int32
+	// PktLen is the total frame length over all segments (head only).
+	PktLen int
 }
 
 // Flags describe a received or queued frame.

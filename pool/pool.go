@@ -71,6 +71,8 @@ type Pool struct {
 	headroom int
 	refill   int
 	offset   int // of the first buffer in the region
+	needSync bool
+	fresh    meta // what a header's meta looks like when allocated
 
 	// Owner-only state: no atomics.
 	cache    []uint32 // LIFO of free unit indices
@@ -96,7 +98,7 @@ type Pool struct {
 type counters [numCounters]uint64
 
 const (
-	cAllocFast = iota
+	cAllocFast = iota // derived in publish: pops of the cache that were not refills
 	cAllocSlow
 	cAllocEmpty
 	cAllocRefill
@@ -104,6 +106,7 @@ const (
 	cRecycleCacheFull
 	cRefusedForeign
 	cRefusedDouble
+	cRefillIn // units put into the cache from the ring or the spare list
 	numCounters
 )
 
@@ -180,13 +183,14 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	p := &Pool{
 		name: name, region: r, hdrs: make([]Packet, cfg.Count), units: units,
 		perPage: cfg.PerPage, bufSize: cfg.BufSize, headroom: cfg.Headroom, refill: cfg.Refill,
-		offset: cfg.Offset, spare: make([]uint32, 0, units),
+		offset: cfg.Offset, spare: make([]uint32, 0, units), needSync: r.NeedsSync(),
 		cache: make([]uint32, 0, cfg.CacheSize), scratch: make([]uint32, cfg.Refill),
 		cur: -1, ring: newRing(2 * units), owners: []string{"pool " + name},
 	}
 	if cfg.PerPage > 1 {
 		p.refs = make([]atomic.Int32, units)
 	}
+	p.fresh = meta{off: int32(cfg.Headroom), NSegs: 1}
 	mem := r.Bytes()
 	for i := range p.hdrs {
 		off := cfg.Offset + i*cfg.BufSize
@@ -245,17 +249,8 @@ func (p *Pool) owns(pk *Packet) bool {
 	return int(pk.idx) < len(p.hdrs) && &p.hdrs[pk.idx] == pk
 }
 
-// reset readies a header for a new holder.
-func (p *Pool) reset(h *Packet) {
-	h.off = int32(p.headroom)
-	h.len = 0
-	if h.next != nil {
-		h.next = nil
-	}
-	h.PktLen, h.NSegs = 0, 1
-	h.Port, h.Queue, h.Flags, h.Hash, h.Ptype, h.VLAN = 0, 0, 0, 0, 0, 0
-	h.owner = p.allocOwn
-}
+// reset readies a header for a new holder: one block copy of the template.
+func (p *Pool) reset(h *Packet) { h.meta = p.fresh }
 
 // takeUnit pops a unit from the cache, refilling from the ring when empty.
 // Owner only.
@@ -263,8 +258,7 @@ func (p *Pool) takeUnit() (uint32, bool) {
 	if n := len(p.cache); n > 0 {
 		u := p.cache[n-1]
 		p.cache = p.cache[:n-1]
-		p.o[cAllocFast]++
-		return u, true
+		return u, true // a fast pop: counted by derivation in publish
 	}
 	if p.refillCache() == 0 {
 		p.o[cAllocEmpty]++
@@ -287,6 +281,7 @@ func (p *Pool) refillCache() int {
 	p.o[cAllocRefill]++
 	if n := len(p.spare); n > 0 {
 		k := min(n, room)
+		p.o[cRefillIn] += uint64(k)
 		p.cache = append(p.cache, p.spare[n-k:]...)
 		p.spare = p.spare[:n-k]
 		p.publish()
@@ -294,35 +289,56 @@ func (p *Pool) refillCache() int {
 	}
 	got := p.ring.pop(p.scratch[:room])
 	for _, e := range p.scratch[:got] {
-		u := e & idxMask
-		h := &p.hdrs[int(u)*p.perPage]
-		if h.state != stateOut || h.gen&genMask != e>>idxBits {
-			p.o[cRefusedDouble]++ // a second free of a unit already back
-			continue
+		if u, ok := p.accept(e); ok {
+			p.cache = append(p.cache, u)
+			p.o[cRefillIn]++
 		}
-		h.state = stateFree
-		p.cache = append(p.cache, u)
 	}
 	p.publish()
 	return len(p.cache)
 }
 
+// accept checks a ring entry against its unit's state: a unit that is
+// already free, or an entry from an earlier allocation (a stale duplicate),
+// is a double free and is refused. Owner only.
+func (p *Pool) accept(e uint32) (uint32, bool) {
+	u := e & idxMask
+	if int(u) >= p.units {
+		p.o[cRefusedDouble]++ // cannot come from a push; counted, never used
+		return 0, false
+	}
+	h := &p.hdrs[int(u)*p.perPage]
+	if h.state != stateOut || h.gen&genMask != e>>idxBits {
+		p.o[cRefusedDouble]++
+		return 0, false
+	}
+	h.state = stateFree
+	return u, true
+}
+
 // Alloc takes one buffer, or nil when the pool is empty. Owner only.
 func (p *Pool) Alloc() *Packet {
+	n := len(p.cache)
+	if n == 0 || p.perPage != 1 {
+		return p.allocSlow()
+	}
+	// The fast path: pop the owner's LIFO cache; no shared state touched.
+	u := p.cache[n-1]
+	p.cache = p.cache[:n-1]
+	h := &p.hdrs[u]
+	h.state = stateOut
+	h.gen++
+	h.meta = p.fresh
+	return h
+}
+
+func (p *Pool) allocSlow() *Packet {
 	if p.perPage > 1 {
 		return p.allocPiece()
 	}
-	var u uint32
-	if n := len(p.cache); n > 0 {
-		// The fast path: pop the cache, no shared state.
-		u = p.cache[n-1]
-		p.cache = p.cache[:n-1]
-		p.o[cAllocFast]++
-	} else {
-		var ok bool
-		if u, ok = p.takeUnit(); !ok {
-			return nil
-		}
+	u, ok := p.takeUnit()
+	if !ok {
+		return nil
 	}
 	h := &p.hdrs[u]
 	h.state = stateOut
@@ -368,6 +384,9 @@ func (p *Pool) allocPiece() *Packet {
 // before the buffer is handed out again: the data window, widened to the
 // headroom start if data was prepended, and no more.
 func (p *Pool) dirtySync(h *Packet) {
+	if !p.needSync {
+		return
+	}
 	lo := int(h.off)
 	if lo > p.headroom {
 		lo = p.headroom
@@ -382,6 +401,20 @@ func (p *Pool) dirtySync(h *Packet) {
 // path. Owner only; use Packet.Free from other goroutines. Chained segments
 // are recycled too.
 func (p *Pool) Recycle(pk *Packet) {
+	// The fast path: a single, whole, out buffer of this very pool (the
+	// header's address proves it), coherent memory, room in the cache.
+	if n := len(p.cache); pk.next == nil && n < cap(p.cache) && !p.needSync &&
+		p.perPage == 1 && uint(pk.idx) < uint(len(p.hdrs)) && &p.hdrs[pk.idx] == pk && pk.state == stateOut {
+		pk.state = stateFree
+		p.cache = p.cache[:n+1]
+		p.cache[n] = pk.idx
+		p.o[cRecycleCached]++
+		return
+	}
+	p.recycleSlow(pk)
+}
+
+func (p *Pool) recycleSlow(pk *Packet) {
 	for pk != nil {
 		next := pk.next
 		if pk.pool != p || !p.owns(pk) {
@@ -521,6 +554,9 @@ func FreeBulk(pkts []*Packet) {
 
 // publish copies the owner's counters where other goroutines can read them.
 func (p *Pool) publish() {
+	// Every unit that entered the cache either is still there or left it
+	// through an allocation; those that left right after a refill were slow.
+	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(len(p.cache)) - p.o[cAllocSlow]
 	for i := range p.o {
 		p.pub[i].Store(p.o[i])
 	}
@@ -608,15 +644,13 @@ func (p *Pool) drainAll() {
 			break
 		}
 		for _, e := range p.scratch[:got] {
-			u := e & idxMask
-			h := &p.hdrs[int(u)*p.perPage]
-			if h.state != stateOut || h.gen&genMask != e>>idxBits {
-				p.o[cRefusedDouble]++
+			u, ok := p.accept(e)
+			if !ok {
 				continue
 			}
-			h.state = stateFree
 			if len(p.cache) < cap(p.cache) {
 				p.cache = append(p.cache, u)
+				p.o[cRefillIn]++
 			} else {
 				p.spare = append(p.spare, u)
 			}

@@ -1,0 +1,451 @@
+package pool
+
+import (
+	"errors"
+	"math/rand"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+)
+
+func newRegion(t testing.TB, m dma.Mapper, size int) *dma.Region {
+	t.Helper()
+	r, err := dma.Alloc(m, size, dma.Options{Attr: dma.Attr{Name: t.Name()}, Hugepages: dma.HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func newPool(t testing.TB, cfg Config) *Pool {
+	t.Helper()
+	if cfg.BufSize == 0 {
+		cfg.BufSize = DefaultBufSize
+	}
+	r := newRegion(t, dma.NewSimIOMMU(false), cfg.Offset+cfg.Count*cfg.BufSize)
+	p, err := New(r, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestAllocFreeRoundTrip(t *testing.T) {
+	p := newPool(t, Config{Name: "rt", Count: 256})
+	seen := map[*Packet]bool{}
+	var got []*Packet
+	for {
+		pk := p.Alloc()
+		if pk == nil {
+			break
+		}
+		if seen[pk] {
+			t.Fatalf("buffer %d handed out twice", pk.idx)
+		}
+		seen[pk] = true
+		if pk.Len() != 0 || pk.Headroom() != DefaultHeadroom || pk.BufSize() != DefaultBufSize {
+			t.Fatalf("fresh buffer: len %d headroom %d size %d", pk.Len(), pk.Headroom(), pk.BufSize())
+		}
+		got = append(got, pk)
+	}
+	if len(got) != 256 {
+		t.Fatalf("allocated %d buffers, pool has 256", len(got))
+	}
+	if n := p.InFlight(); n != 256 {
+		t.Fatalf("InFlight = %d, want 256", n)
+	}
+	// Buffers do not overlap and their IOVAs follow the layout.
+	for _, pk := range got {
+		if want := pk.pool.hdrs[0].iova + uint64(pk.idx)*DefaultBufSize; pk.BufIOVA() != want {
+			t.Fatalf("buffer %d IOVA %#x, want %#x", pk.idx, pk.BufIOVA(), want)
+		}
+	}
+	for i, pk := range got {
+		if i%2 == 0 {
+			pk.Free()
+		} else {
+			p.Recycle(pk)
+		}
+	}
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("InFlight after freeing all = %d", n)
+	}
+	s := p.OwnerStats()
+	if s.RecycleRing != 128 || s.RecycleCached+s.RecycleCacheFull != 128 {
+		t.Fatalf("recycle counts: %+v", s)
+	}
+	if s.AllocEmpty != 1 || s.AllocFast+s.AllocSlow != 256 {
+		t.Fatalf("alloc counts: %+v", s)
+	}
+	if err := p.Close(time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDataWindow(t *testing.T) {
+	p := newPool(t, Config{Count: 4, BufSize: 256, Headroom: 64})
+	pk := p.Alloc()
+	copy(pk.Append(10), "0123456789")
+	if string(pk.Data()) != "0123456789" || pk.IOVA() != pk.BufIOVA()+64 {
+		t.Fatalf("data %q iova %#x", pk.Data(), pk.IOVA())
+	}
+	copy(pk.Prepend(4), "abcd")
+	if string(pk.Data()) != "abcd0123456789" || pk.Headroom() != 60 {
+		t.Fatalf("after prepend: %q headroom %d", pk.Data(), pk.Headroom())
+	}
+	if pk.Append(pk.Tailroom()+1) != nil || pk.Prepend(61) != nil || pk.SetData(200, 57) {
+		t.Fatal("a window past the buffer was accepted")
+	}
+	if pk.Len() != 14 {
+		t.Fatalf("refused growth changed the length to %d", pk.Len())
+	}
+	pk.Free()
+	// A recycled buffer comes back with a fresh window.
+	pk = p.Alloc()
+	if pk.Headroom() != 64 || pk.Len() != 0 {
+		t.Fatalf("recycled buffer window: headroom %d len %d", pk.Headroom(), pk.Len())
+	}
+	pk.Free()
+}
+
+func TestRefusedFrees(t *testing.T) {
+	a := newPool(t, Config{Name: "a", Count: 8})
+	b := newPool(t, Config{Name: "b", Count: 8})
+
+	// Double free through the owner path.
+	pk := a.Alloc()
+	a.Recycle(pk)
+	a.Recycle(pk)
+	if s := a.OwnerStats(); s.RefusedDouble != 1 {
+		t.Fatalf("owner double free: RefusedDouble = %d", s.RefusedDouble)
+	}
+
+	// Double free through the shared path: detected when the owner drains.
+	pk = a.Alloc()
+	pk.Free()
+	pk.Free()
+	if n := a.InFlight(); n != 0 {
+		t.Fatalf("InFlight = %d", n)
+	}
+	if s := a.OwnerStats(); s.RefusedDouble != 2 {
+		t.Fatalf("shared double free: RefusedDouble = %d", s.RefusedDouble)
+	}
+	// The duplicate did not put the buffer in the pool twice.
+	seen := map[*Packet]bool{}
+	for pk := a.Alloc(); pk != nil; pk = a.Alloc() {
+		if seen[pk] {
+			t.Fatalf("buffer %d handed out twice after a double free", pk.idx)
+		}
+		seen[pk] = true
+	}
+	if len(seen) != 8 {
+		t.Fatalf("pool a yields %d buffers, want 8", len(seen))
+	}
+	for pk := range seen {
+		a.Recycle(pk)
+	}
+
+	// Foreign: b's buffer handed to a's owner path.
+	pb := b.Alloc()
+	a.Recycle(pb)
+	if s := a.OwnerStats(); s.RefusedForeign != 1 {
+		t.Fatalf("RefusedForeign = %d", s.RefusedForeign)
+	}
+	if n := b.InFlight(); n != 1 {
+		t.Fatalf("pool b InFlight = %d after its buffer was refused by a", n)
+	}
+	pb.Free() // goes home to b
+	if n := b.InFlight(); n != 0 {
+		t.Fatalf("pool b InFlight = %d", n)
+	}
+
+	// Forged: a header made by the caller, and a copy of a real one.
+	before := ForgedFrees()
+	(&Packet{}).Free()
+	real := a.Alloc()
+	fake := new(Packet)
+	*fake = Packet{buf: real.buf, iova: real.iova, pool: real.pool, idx: real.idx}
+	fake.Free()
+	a.Recycle(fake)
+	FreeBulk([]*Packet{fake})
+	if got := ForgedFrees() - before; got != 4 {
+		t.Fatalf("ForgedFrees grew by %d, want 4", got)
+	}
+	real.Free()
+	if a.InFlight() != 0 || b.InFlight() != 0 {
+		t.Fatal("buffers still out")
+	}
+	if a.Available() != 8 {
+		t.Fatalf("pool a has %d buffers available, want 8", a.Available())
+	}
+}
+
+func TestChainsFreeWhole(t *testing.T) {
+	p := newPool(t, Config{Count: 16})
+	head := p.Alloc()
+	seg := head
+	for i := 0; i < 3; i++ {
+		n := p.Alloc()
+		seg.SetNext(n)
+		seg = n
+	}
+	head.NSegs = 4
+	if p.InFlight() != 4 {
+		t.Fatal("chain not out")
+	}
+	head.Free()
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("freeing the head left %d segments out", n)
+	}
+	head = p.Alloc()
+	head.SetNext(p.Alloc())
+	FreeBulk([]*Packet{head})
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("FreeBulk of a chain left %d out", n)
+	}
+}
+
+func TestSplitPages(t *testing.T) {
+	p := newPool(t, Config{Name: "split", Count: 8, BufSize: 2048, PerPage: 2})
+	a, b := p.Alloc(), p.Alloc()
+	if a.idx/2 != b.idx/2 {
+		t.Fatalf("pieces %d and %d are not halves of one page", a.idx, b.idx)
+	}
+	if b.BufIOVA() != a.BufIOVA()+2048 {
+		t.Fatalf("second half at %#x, first at %#x", b.BufIOVA(), a.BufIOVA())
+	}
+	page := a.idx / 2
+	a.Free()
+	// The page must not come back while its other half is out.
+	for _, pk := range drainAllocs(p) {
+		if pk.idx/2 == page {
+			t.Fatalf("page %d handed out again while piece %d is still held", page, b.idx)
+		}
+		p.Recycle(pk)
+	}
+	a.Free() // double free of a piece
+	if s := p.OwnerStats(); s.RefusedDouble != 1 {
+		t.Fatalf("piece double free: RefusedDouble = %d", s.RefusedDouble)
+	}
+	p.Recycle(b)
+	found := false
+	for _, pk := range drainAllocs(p) {
+		found = found || pk.idx/2 == page
+		pk.Free()
+	}
+	if !found {
+		t.Fatal("page did not recycle after its last piece returned")
+	}
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("InFlight = %d", n)
+	}
+	if err := p.Close(time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func drainAllocs(p *Pool) []*Packet {
+	var out []*Packet
+	for pk := p.Alloc(); pk != nil; pk = p.Alloc() {
+		out = append(out, pk)
+	}
+	return out
+}
+
+func TestSyncCoversOnlyDirtiedBytes(t *testing.T) {
+	iommu := dma.NewSimIOMMU(true)
+	r := newRegion(t, iommu, 4*2048)
+	p, err := New(r, Config{Count: 4, BufSize: 2048, Headroom: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := p.Alloc()
+	copy(pk.Append(100), strings.Repeat("D", 100))
+	// Bytes past the data window, beyond the cache line the data ends in.
+	copy(pk.Buf()[1024:], "BEYOND")
+	copy(pk.Buf()[0:], "HEAD") // headroom the CPU did not prepend into
+	iova := pk.BufIOVA()
+	pk.Free()
+	dev := iommu.Slice(iova, 2048, false)
+	if got := string(dev[128:228]); got != strings.Repeat("D", 100) {
+		t.Fatalf("device does not see the frame after free: %q", got[:10])
+	}
+	if string(dev[1024:1030]) == "BEYOND" || string(dev[0:4]) == "HEAD" {
+		t.Fatal("free synced bytes outside the data window")
+	}
+	// Prepending into the headroom widens the synced range.
+	pk = p.Alloc()
+	for pk.BufIOVA() != iova {
+		defer pk.Free()
+		pk = p.Alloc()
+	}
+	pk.SetData(128, 0)
+	copy(pk.Prepend(64), strings.Repeat("P", 64))
+	pk.Free()
+	if string(dev[64:128]) != strings.Repeat("P", 64) {
+		t.Fatal("prepended bytes were not synced")
+	}
+}
+
+func TestCloseReportsLeak(t *testing.T) {
+	p := newPool(t, Config{Name: "leaky", Count: 8})
+	app := p.Owner("application")
+	a, b := p.Alloc(), p.Alloc()
+	b.SetOwner(app)
+	start := time.Now()
+	err := p.Close(50 * time.Millisecond)
+	var le *LeakError
+	if !errors.As(err, &le) {
+		t.Fatalf("Close with buffers out returned %v", err)
+	}
+	if le.Count != 2 || le.ByOwner["application"] != 1 || le.ByOwner["pool leaky"] != 1 {
+		t.Fatalf("leak report %+v", le)
+	}
+	if !strings.Contains(err.Error(), "1 held by application") {
+		t.Fatalf("message %q does not name the holder", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("Close did not give up")
+	}
+	_ = a
+	if err := p.Close(0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestCloseWaitsForLateReturn(t *testing.T) {
+	p := newPool(t, Config{Count: 8})
+	pk := p.Alloc()
+	go func() { time.Sleep(20 * time.Millisecond); pk.Free() }()
+	if err := p.Close(10 * time.Second); err != nil {
+		t.Fatalf("Close did not see the late return: %v", err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	r := newRegion(t, dma.NewSimIOMMU(false), 64*2048)
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Count: 0}, "count 0"},
+		{Config{Count: 4, BufSize: 100}, "multiple of 64"},
+		{Config{Count: 4, Headroom: 4096}, "headroom"},
+		{Config{Count: 5, PerPage: 2}, "multiple of the 2 buffers per page"},
+		{Config{Count: 65}, "need 133120 bytes"},
+		{Config{Count: 4, Refill: 200}, "refill"},
+		{Config{Count: 4, Offset: 3}, "offset"},
+	} {
+		_, err := New(r, tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v) = %v, want error containing %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// TestConcurrentInterleavings drives random alloc, bulk alloc, recycle,
+// split-page and cross-goroutine free operations and checks that no buffer
+// is ever handed out twice and that every buffer comes home. Run with -race.
+func TestConcurrentInterleavings(t *testing.T) {
+	for _, perPage := range []int{1, 2} {
+		perPage := perPage
+		t.Run(map[int]string{1: "whole", 2: "split"}[perPage], func(t *testing.T) {
+			const count = 512
+			p := newPool(t, Config{Name: "prop", Count: count, BufSize: 1024, PerPage: perPage, CacheSize: 32, Refill: 16})
+			held := make([]atomic.Int32, count) // 1 while a holder has the buffer
+			take := func(pk *Packet) {
+				if !held[pk.idx].CompareAndSwap(0, 1) {
+					t.Errorf("buffer %d handed out while held", pk.idx)
+				}
+				pk.Append(8)[0] = byte(pk.idx)
+			}
+			give := func(pk *Packet) {
+				if pk.Data()[0] != byte(pk.idx) {
+					t.Errorf("buffer %d data changed while held", pk.idx)
+				}
+				held[pk.idx].Store(0)
+			}
+			const workers = 3
+			chans := make([]chan []*Packet, workers)
+			var wg sync.WaitGroup
+			for w := range chans {
+				chans[w] = make(chan []*Packet, 4)
+				wg.Add(1)
+				go func(w int, in chan []*Packet) {
+					defer wg.Done()
+					rng := rand.New(rand.NewSource(int64(w)))
+					for batch := range in {
+						for _, pk := range batch {
+							give(pk)
+						}
+						if rng.Intn(2) == 0 {
+							FreeBulk(batch)
+						} else {
+							for _, pk := range batch {
+								pk.Free()
+							}
+						}
+					}
+				}(w, chans[w])
+			}
+			rng := rand.New(rand.NewSource(42))
+			var mine []*Packet
+			buf := make([]*Packet, 24)
+			for step := 0; step < 20000; step++ {
+				switch op := rng.Intn(6); op {
+				case 0, 1:
+					if pk := p.Alloc(); pk != nil {
+						take(pk)
+						mine = append(mine, pk)
+					}
+				case 2:
+					n := p.AllocBulk(buf[:1+rng.Intn(len(buf))])
+					for _, pk := range buf[:n] {
+						take(pk)
+						mine = append(mine, pk)
+					}
+				case 3:
+					if len(mine) > 0 {
+						i := rng.Intn(len(mine))
+						give(mine[i])
+						p.Recycle(mine[i])
+						mine = append(mine[:i], mine[i+1:]...)
+					}
+				case 4, 5:
+					if len(mine) > 0 {
+						k := 1 + rng.Intn(len(mine))
+						batch := append([]*Packet(nil), mine[:k]...)
+						mine = mine[k:]
+						chans[rng.Intn(workers)] <- batch
+					}
+				}
+			}
+			for _, pk := range mine {
+				give(pk)
+				p.Recycle(pk)
+			}
+			for _, c := range chans {
+				close(c)
+			}
+			wg.Wait()
+			if n := p.InFlight(); n != 0 {
+				t.Fatalf("%d buffers still out after everyone freed", n)
+			}
+			if a := p.Available(); a != count {
+				t.Fatalf("Available = %d, want %d", a, count)
+			}
+			s := p.OwnerStats()
+			if s.RefusedDouble != 0 || s.RefusedForeign != 0 || s.RecycleRingFull != 0 {
+				t.Fatalf("refusals in a correct run: %+v", s)
+			}
+			if err := p.Close(time.Second); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
