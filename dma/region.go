@@ -60,6 +60,9 @@ func Alloc(m Mapper, size int, o Options) (*Region, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("dma: alloc %q: size %d must be positive", o.Name, size)
 	}
+	if a, ok := m.(Allocator); ok {
+		return a.AllocRegion(size, o)
+	}
 	var (
 		mem  []byte
 		huge bool
