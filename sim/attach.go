@@ -1,6 +1,11 @@
 package sim
 
 import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/sim/wire"
 )
@@ -29,6 +34,254 @@ var attachOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-speed", "afpac
 // pcap-out=, afpacket=, gen=, sink=). It returns a cleanup to run when the
 // device is released. With no wiring option the port's wire stays the
 // model's default (a counting discard).
-var attach = func(ep *Endpoint, spec driver.Spec) (func() error, error) {
-	return func() error { return nil }, nil
+var attach = attachEndpoint
+
+// teeWire hands every frame to several wires in turn.
+type teeWire []wire.Wire
+
+func (t teeWire) Transmit(frame []byte) {
+	for _, w := range t {
+		w.Transmit(frame)
+	}
+}
+
+// trimScheme turns "sim:enetc0?x=y" or "enetc0" into "enetc0".
+func trimScheme(s string) string {
+	s, _, _ = strings.Cut(s, "?")
+	return strings.TrimPrefix(s, "sim:")
+}
+
+// boolOption reads an on/off option; present and empty means on.
+func boolOption(spec driver.Spec, key string) (bool, error) {
+	if !spec.Options.Has(key) {
+		return false, nil
+	}
+	v := spec.Options.Get(key)
+	if v == "" {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q must be 1 or 0", key, v)}
+	}
+	return b, nil
+}
+
+// genConfig reads the gen-* options. on is false when no generator is asked for.
+func genConfig(spec driver.Spec) (cfg GenConfig, on bool, err error) {
+	on, err = boolOption(spec, "gen")
+	if err != nil {
+		return cfg, false, err
+	}
+	bad := func(key, why string) error {
+		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, spec.Options.Get(key), why)}
+	}
+	for _, k := range []string{"gen-size", "gen-flows", "gen-rate", "gen-count"} {
+		if spec.Options.Has(k) {
+			if spec.Options.Has("gen") && !on {
+				return cfg, false, bad(k, "the generator is off (gen=0); remove one of them")
+			}
+			on = true
+		}
+	}
+	if !on {
+		return cfg, false, nil
+	}
+	if v := spec.Options.Get("gen-size"); v != "" {
+		if cfg.Size, err = strconv.Atoi(v); err != nil || cfg.Size < GenMinSize || cfg.Size > GenMaxSize {
+			return cfg, false, bad("gen-size", fmt.Sprintf("give a frame size in bytes from %d to %d (FCS included)", GenMinSize, GenMaxSize))
+		}
+	}
+	if v := spec.Options.Get("gen-flows"); v != "" {
+		if cfg.Flows, err = strconv.Atoi(v); err != nil || cfg.Flows < 1 || cfg.Flows > GenMaxFlows {
+			return cfg, false, bad("gen-flows", fmt.Sprintf("give a flow count from 1 to %d", GenMaxFlows))
+		}
+	}
+	if v := spec.Options.Get("gen-rate"); v != "" {
+		if cfg.Rate, err = ParseRate(v); err != nil {
+			return cfg, false, bad("gen-rate", "use max or a frame rate such as 1M, 250k or 1500")
+		}
+	}
+	if v := spec.Options.Get("gen-count"); v != "" {
+		if cfg.Count, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return cfg, false, bad("gen-count", "give a number of frames (0: no limit)")
+		}
+	}
+	return cfg, true, nil
+}
+
+// attachEndpoint is attach.
+func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err error) {
+	o := spec.Options
+	var (
+		closers []func() error
+		txWires []wire.Wire
+		e       = &regEntry{ep: ep}
+	)
+	undo := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	fail := func(err error) (func() error, error) {
+		ep.SetWire(&wire.Discard{})
+		_ = undo()
+		return nil, err
+	}
+	for _, k := range []string{"peer", "pcap-in", "pcap-out", "afpacket"} {
+		if o.Has(k) && o.Get(k) == "" {
+			return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s needs a value (e.g. %s)", k, map[string]string{
+				"peer": "peer=sim:enetc1", "pcap-in": "pcap-in=in.pcap", "pcap-out": "pcap-out=out.pcap", "afpacket": "afpacket=veth0"}[k])})
+		}
+	}
+	fileSpeed := false
+	switch v := o.Get("pcap-speed"); v {
+	case "", "max":
+	case "file":
+		fileSpeed = true
+	default:
+		return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option pcap-speed=%q: use max (as fast as the port takes frames, lossless) or file (the capture's own timing)", v)})
+	}
+	if o.Has("pcap-speed") && !o.Has("pcap-in") {
+		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-speed applies to pcap-in=FILE; add pcap-in or drop pcap-speed"})
+	}
+	gcfg, genOn, err := genConfig(spec)
+	if err != nil {
+		return fail(err)
+	}
+	sinkOn, err := boolOption(spec, "sink")
+	if err != nil {
+		return fail(err)
+	}
+
+	// Receive sides.
+	if genOn {
+		g, err := NewGenerator(gcfg)
+		if err != nil {
+			return fail(&driver.SpecError{Spec: spec.Raw, Reason: err.Error()})
+		}
+		e.gen = g
+		ep.AddSource(g)
+	}
+	if path := o.Get("pcap-in"); path != "" {
+		s, err := OpenPcapSource(path, fileSpeed)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, s.Close)
+		ep.AddSource(s)
+	}
+	if ifname := o.Get("afpacket"); ifname != "" {
+		a, err := OpenAFPacket(ifname)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, a.Close)
+		ep.AddSource(a)
+		txWires = append(txWires, a)
+	}
+	// Transmit sides.
+	if path := o.Get("pcap-out"); path != "" {
+		w, err := CreatePcap(path)
+		if err != nil {
+			return fail(fmt.Errorf("pcap-out: %w", err))
+		}
+		closers = append(closers, w.Close)
+		txWires = append(txWires, w)
+	}
+	if sinkOn {
+		e.sink = NewSink()
+		txWires = append(txWires, e.sink)
+	}
+	e.txClaimed = len(txWires) > 0
+	peer := ""
+	if v := o.Get("peer"); v != "" {
+		ps, err := driver.ParseSpec(v)
+		if err != nil || ps.Scheme != "sim" || len(ps.Options) != 0 {
+			return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option peer=%q must name another simulated port, e.g. peer=sim:enetc1 (its own options go in its own spec)", v)})
+		}
+		if e.txClaimed {
+			return fail(&driver.SpecError{Spec: spec.Raw, Reason: "peer= cannot be combined with sink, afpacket or pcap-out: a cabled port transmits into its peer"})
+		}
+		peer = ps.Name
+	}
+	switch len(txWires) {
+	case 0:
+	case 1:
+		ep.SetWire(txWires[0])
+	default:
+		ep.SetWire(teeWire(txWires))
+	}
+
+	regMu.Lock()
+	if _, dup := reg[ep.Name]; dup {
+		regMu.Unlock()
+		return fail(fmt.Errorf("sim:%s is already open; close it before opening it again", ep.Name))
+	}
+	switch {
+	case peer != "":
+		err = cableTo(e, peer)
+	default:
+		if far, ok := waitingFor(ep.Name); ok {
+			if e.txClaimed {
+				err = fmt.Errorf("sim:%s is the peer of %s (peer=sim:%s in its spec) and cannot also use sink, afpacket or pcap-out", ep.Name, far, ep.Name)
+			} else {
+				connect(reg[far], e)
+				delete(pending, ep.Name)
+			}
+		}
+	}
+	if err != nil {
+		regMu.Unlock()
+		return fail(&driver.SpecError{Spec: spec.Raw, Reason: err.Error()})
+	}
+	reg[ep.Name] = e
+	regMu.Unlock()
+
+	return func() error {
+		// Stop feeding the closing wires before they close.
+		ep.SetWire(&wire.Discard{})
+		regMu.Lock()
+		unplug(e)
+		delete(reg, ep.Name)
+		regMu.Unlock()
+		return undo()
+	}, nil
+}
+
+// waitingFor reports which open port waits to be cabled to name. regMu held.
+func waitingFor(name string) (string, bool) {
+	far, ok := pending[name]
+	if !ok {
+		return "", false
+	}
+	if _, open := reg[far]; !open {
+		delete(pending, name)
+		return "", false
+	}
+	return far, true
+}
+
+// SinkOf returns the sink of an open simulated port ("enetc0" or
+// "sim:enetc0"), or nil when its spec has no sink=1.
+func SinkOf(name string) *Sink {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if e, ok := reg[trimScheme(name)]; ok {
+		return e.sink
+	}
+	return nil
+}
+
+// GeneratorOf returns the generator of an open simulated port, or nil when
+// its spec has no gen option.
+func GeneratorOf(name string) *Generator {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if e, ok := reg[trimScheme(name)]; ok {
+		return e.gen
+	}
+	return nil
 }

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// afpacketSlots is the depth of the ring between the socket reader and the
+// model's receive side.
+const afpacketSlots = 1024
+
+// AFPacket joins a model port to a real Linux interface through an
+// AF_PACKET raw socket: frames the kernel sees on the interface are offered
+// to the port's receive side (a wire.Source fed by a reader goroutine), and
+// frames the port transmits leave through the socket (a wire.Wire).
+//
+// The peer's offloads must be off for frames to arrive as a wire would
+// carry them (ethtool -K IF tso off gso off tx off on the far side of a
+// veth): a segmentation-offloaded frame longer than a port buffer is
+// counted in RxTooBig and dropped.
+type AFPacket struct {
+	ifname string
+	fd     int
+	ring   *FrameRing
+	stop   atomic.Bool
+	wg     sync.WaitGroup
+
+	rxFrames, rxBytes           atomic.Uint64
+	txFrames, txBytes, txErrors atomic.Uint64
+	lastErr                     atomic.Pointer[error]
+}
+
+// AFPacketStats are the counters of an AF_PACKET wire.
+type AFPacketStats struct {
+	// RxFrames/RxBytes: received from the interface and queued for the port.
+	RxFrames, RxBytes uint64
+	// RxDropped: received but the queue to the port was full.
+	RxDropped uint64
+	// RxTooBig: longer than CableSlotSize (offloads on).
+	RxTooBig uint64
+	// TxFrames/TxBytes: sent into the interface; TxErrors: refused by it.
+	TxFrames, TxBytes, TxErrors uint64
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// OpenAFPacket opens a raw socket on the interface, puts the interface in
+// promiscuous mode for the socket's life, and starts the reader. It needs
+// CAP_NET_RAW.
+func OpenAFPacket(ifname string) (*AFPacket, error) {
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return nil, fmt.Errorf("afpacket=%s: %w (name an existing interface; see ip link)", ifname, err)
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+	if err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return nil, fmt.Errorf("afpacket=%s: raw socket: %w (run as root or grant CAP_NET_RAW)", ifname, err)
+		}
+		return nil, fmt.Errorf("afpacket=%s: raw socket: %w", ifname, err)
+	}
+	fail := func(what string, err error) (*AFPacket, error) {
+		unix.Close(fd)
+		return nil, fmt.Errorf("afpacket=%s: %s: %w", ifname, what, err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}); err != nil {
+		return fail("bind", err)
+	}
+	mr := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_PROMISC}
+	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mr); err != nil {
+		return fail("promiscuous mode", err)
+	}
+	// Frames we send must not come back to us as received ones.
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
+		return fail("PACKET_IGNORE_OUTGOING (needs Linux 4.20)", err)
+	}
+	// A receive timeout lets the reader notice Close.
+	tv := unix.Timeval{Usec: 100000}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return fail("receive timeout", err)
+	}
+	a := &AFPacket{ifname: ifname, fd: fd, ring: NewFrameRing(afpacketSlots, CableSlotSize)}
+	a.wg.Add(1)
+	go a.reader()
+	return a, nil
+}
+
+// reader moves frames from the socket into the ring.
+func (a *AFPacket) reader() {
+	defer a.wg.Done()
+	buf := make([]byte, CableSlotSize+1)
+	for !a.stop.Load() {
+		n, err := unix.Read(a.fd, buf)
+		if err != nil {
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if !a.stop.Load() {
+				a.lastErr.Store(&err)
+			}
+			return
+		}
+		if n > CableSlotSize {
+			a.ring.TooBig.Add(1)
+			continue
+		}
+		if a.ring.Put(buf[:n]) { // a full ring counts the drop itself
+			a.rxFrames.Add(1)
+			a.rxBytes.Add(uint64(n))
+		}
+	}
+}
+
+// Next implements wire.Source.
+func (a *AFPacket) Next(dst []byte) (int, bool) { return a.ring.Get(dst) }
+
+// Lossless implements wire.Source: the kernel does not wait for us.
+func (a *AFPacket) Lossless() bool { return false }
+
+// Transmit implements wire.Wire: the frame leaves through the interface.
+func (a *AFPacket) Transmit(frame []byte) {
+	if _, err := unix.Write(a.fd, frame); err != nil {
+		a.txErrors.Add(1)
+		return
+	}
+	a.txFrames.Add(1)
+	a.txBytes.Add(uint64(len(frame)))
+}
+
+// Stats returns the counters.
+func (a *AFPacket) Stats() AFPacketStats {
+	return AFPacketStats{RxFrames: a.rxFrames.Load(), RxBytes: a.rxBytes.Load(),
+		RxDropped: a.ring.Full.Load(), RxTooBig: a.ring.TooBig.Load(),
+		TxFrames: a.txFrames.Load(), TxBytes: a.txBytes.Load(), TxErrors: a.txErrors.Load()}
+}
+
+// Close stops the reader and closes the socket (which also ends the
+// promiscuous membership). It reports a receive error that stopped the
+// reader early.
+func (a *AFPacket) Close() error {
+	a.stop.Store(true)
+	a.wg.Wait()
+	err := unix.Close(a.fd)
+	if p := a.lastErr.Load(); p != nil {
+		return fmt.Errorf("afpacket=%s: receive: %w", a.ifname, *p)
+	}
+	if err != nil {
+		return fmt.Errorf("afpacket=%s: close: %w", a.ifname, err)
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package sim
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// vethPair makes two joined veth interfaces for the test's life, or skips.
+func vethPair(t *testing.T, a, b string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("afpacket test needs root (CAP_NET_ADMIN to make a veth pair, CAP_NET_RAW for the socket); run as root to include it")
+	}
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("afpacket test needs iproute2's ip command to make a veth pair")
+	}
+	run := func(args ...string) error {
+		out, err := exec.Command(ip, args...).CombinedOutput()
+		if err != nil {
+			t.Logf("ip %v: %v: %s", args, err, out)
+		}
+		return err
+	}
+	_ = exec.Command(ip, "link", "del", a).Run() // left over from an interrupted run
+	if err := run("link", "add", a, "type", "veth", "peer", "name", b); err != nil {
+		t.Skip("cannot make a veth pair here")
+	}
+	t.Cleanup(func() { _ = run("link", "del", a) })
+	for _, n := range []string{a, b} {
+		// No IPv6 on them, so the kernel sends nothing of its own.
+		_ = os.WriteFile("/proc/sys/net/ipv6/conf/"+n+"/disable_ipv6", []byte("1"), 0o644)
+		if err := run("link", "set", n, "up"); err != nil {
+			t.Fatal("cannot bring up", n)
+		}
+	}
+}
+
+func TestAFPacketAcrossVeth(t *testing.T) {
+	vethPair(t, "gpmdtA", "gpmdtB")
+	a, ca := newFake(t, "tafp0", true, "sim:tafp0?afpacket=gpmdtA")
+	defer ca()
+	b, cb := newFake(t, "tafp1", true, "sim:tafp1?afpacket=gpmdtB")
+	defer cb()
+	frame := frameN(7)
+	copy(frame, []byte{0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb5}) // local experimental ethertype
+	frame[20] = 0x5a
+	a.send(frame)
+	var got [][]byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b.pump()
+		got = b.frames()
+		if len(got) > 0 {
+			break
+		}
+	}
+	if len(got) != 1 || !bytes.Equal(got[0], frame) {
+		t.Fatalf("the far port received %d frames, want the one sent, intact", len(got))
+	}
+	if a.pump() != 0 {
+		t.Fatal("the sending port received its own frame back")
+	}
+	if err := cb(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ca(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,286 @@
+package sim
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gopmd/gopmd/sim/wire"
+)
+
+// Cable sizes: a frame ring per direction holds CableSlots frames of up to
+// CableSlotSize bytes (a 9600-byte jumbo frame fits).
+const (
+	CableSlots    = 256
+	CableSlotSize = 10240
+)
+
+// FrameRing is a bounded single-producer single-consumer queue of frames,
+// lock-free: one goroutine Puts, one goroutine Gets. Frames are copied in
+// and out of fixed slots, so neither side allocates.
+type FrameRing struct {
+	// head is written by the consumer only, tail by the producer only; each
+	// side keeps a cached copy of the other's index and reloads it only
+	// when the ring looks full (producer) or empty (consumer).
+	_         [64]byte
+	head      atomic.Uint64
+	tailCache uint64 // consumer's view of tail
+	_         [48]byte
+	tail      atomic.Uint64
+	headCache uint64 // producer's view of head
+	_         [48]byte
+
+	mask     uint64
+	slotSize int
+	data     []byte
+	lens     []int32
+
+	// Full counts frames Put refused because the ring was full; TooBig
+	// counts frames longer than a slot; Truncated counts frames Get cut to
+	// fit its destination.
+	Full, TooBig, Truncated atomic.Uint64
+}
+
+// NewFrameRing makes a ring of slots (rounded up to a power of two) frames
+// of at most slotSize bytes each.
+func NewFrameRing(slots, slotSize int) *FrameRing {
+	n := 1
+	for n < slots {
+		n <<= 1
+	}
+	return &FrameRing{mask: uint64(n - 1), slotSize: slotSize,
+		data: make([]byte, n*slotSize), lens: make([]int32, n)}
+}
+
+// Put copies frame into the ring. It reports false, and counts the frame in
+// Full or TooBig, when it does not fit. Producer only.
+func (r *FrameRing) Put(frame []byte) bool {
+	if len(frame) > r.slotSize {
+		r.TooBig.Add(1)
+		return false
+	}
+	t := r.tail.Load() // our own index: no other writer
+	if t-r.headCache > r.mask {
+		r.headCache = r.head.Load()
+		if t-r.headCache > r.mask {
+			r.Full.Add(1)
+			return false
+		}
+	}
+	i := t & r.mask
+	off := int(i) * r.slotSize
+	copy(r.data[off:off+len(frame)], frame)
+	r.lens[i] = int32(len(frame))
+	// The store of tail publishes the slot's bytes and length to the
+	// consumer (atomic store: release order).
+	r.tail.Store(t + 1)
+	return true
+}
+
+// Get copies the oldest frame into dst and returns its length (cut to
+// len(dst), counted in Truncated), or ok=false when the ring is empty.
+// Consumer only.
+func (r *FrameRing) Get(dst []byte) (n int, ok bool) {
+	h := r.head.Load()
+	if h == r.tailCache {
+		r.tailCache = r.tail.Load()
+		if h == r.tailCache {
+			return 0, false
+		}
+	}
+	i := h & r.mask
+	off := int(i) * r.slotSize
+	l := int(r.lens[i])
+	if l > len(dst) {
+		r.Truncated.Add(1)
+		l = len(dst)
+	}
+	n = copy(dst, r.data[off:off+l])
+	// Storing head hands the slot back to the producer.
+	r.head.Store(h + 1)
+	return n, true
+}
+
+// Len is a snapshot of the number of queued frames.
+func (r *FrameRing) Len() int { return int(r.tail.Load() - r.head.Load()) }
+
+// CableStats are the counters of one direction of a cable.
+type CableStats struct {
+	// Frames and Bytes were carried to the peer (offered to its receive side).
+	Frames, Bytes uint64
+	// Unplugged counts frames sent while the peer port was not open.
+	Unplugged uint64
+	// Full counts frames lost because the in-memory ring was full (the
+	// receiving model's engine fell behind); TooBig frames longer than
+	// CableSlotSize.
+	Full, TooBig uint64
+}
+
+// cableDir is one direction of a cable: the Wire of the sending port and,
+// when either side runs an engine, a Source of the receiving port.
+type cableDir struct {
+	direct  wire.Port // both sides synchronous: deliver at once
+	ring    *FrameRing
+	plugged atomic.Bool
+	frames  atomic.Uint64
+	bytes   atomic.Uint64
+	unplug  atomic.Uint64
+}
+
+// Transmit implements wire.Wire.
+func (d *cableDir) Transmit(frame []byte) {
+	if !d.plugged.Load() {
+		d.unplug.Add(1)
+		return
+	}
+	if d.direct != nil {
+		d.frames.Add(1)
+		d.bytes.Add(uint64(len(frame)))
+		d.direct.Receive(frame) // a drop for lack of buffers is the receiver's to count
+		return
+	}
+	if d.ring.Put(frame) {
+		d.frames.Add(1)
+		d.bytes.Add(uint64(len(frame)))
+	}
+}
+
+// Next implements wire.Source for the receiving port.
+func (d *cableDir) Next(dst []byte) (int, bool) { return d.ring.Get(dst) }
+
+// Lossless implements wire.Source: a cable does not wait for buffers; the
+// receiving MAC drops (and counts) what it has no buffer for.
+func (d *cableDir) Lossless() bool { return false }
+
+func (d *cableDir) stats() CableStats {
+	s := CableStats{Frames: d.frames.Load(), Bytes: d.bytes.Load(), Unplugged: d.unplug.Load()}
+	if d.ring != nil {
+		s.Full, s.TooBig = d.ring.Full.Load(), d.ring.TooBig.Load()
+	}
+	return s
+}
+
+// Cable is two model ports back to back. Open both ports; the second one
+// to open completes it.
+type Cable struct {
+	a, b   string
+	ab, ba *cableDir
+}
+
+// Ends names the two ports ("enetc0", "enetc1").
+func (c *Cable) Ends() (a, b string) { return c.a, c.b }
+
+// Stats returns the counters of the direction a→b and b→a.
+func (c *Cable) Stats() (ab, ba CableStats) { return c.ab.stats(), c.ba.stats() }
+
+// newCableDir builds the direction from one endpoint to another.
+func newCableDir(from, to *Endpoint) *cableDir {
+	d := &cableDir{}
+	if from.Engine || to.Engine {
+		d.ring = NewFrameRing(CableSlots, CableSlotSize)
+		to.AddSource(d)
+	} else {
+		d.direct = to.Port
+	}
+	d.plugged.Store(true)
+	return d
+}
+
+// endpoint registry: every attached endpoint by name, and cables waiting for
+// their second port.
+type regEntry struct {
+	ep    *Endpoint
+	gen   *Generator
+	sink  *Sink
+	cable *Cable
+	// txClaimed: the port's spec chose where it transmits (sink,
+	// afpacket, pcap-out), so it cannot be the far end of another's cable.
+	txClaimed bool
+}
+
+var (
+	regMu   sync.Mutex
+	reg     = map[string]*regEntry{}
+	pending = map[string]string{} // far end name -> near end name waiting for it
+)
+
+// cableTo connects e (just attached, wanting peer) to peer, or leaves it
+// waiting when peer is not open yet. Called with regMu held.
+func cableTo(e *regEntry, peer string) error {
+	name := e.ep.Name
+	if peer == name {
+		return fmt.Errorf("peer=sim:%s: a port cannot be cabled to itself; name another port", peer)
+	}
+	if w, ok := pending[name]; ok && w != peer {
+		return fmt.Errorf("peer=sim:%s: %s is already waiting to be cabled to %s; drop one of the peer= options", peer, name, w)
+	}
+	if other, ok := reg[peer]; ok {
+		if other.cable != nil {
+			a, b := other.cable.Ends()
+			return fmt.Errorf("peer=sim:%s: %s is already cabled (%s<->%s); close it first or pick another port", peer, peer, a, b)
+		}
+		if other.txClaimed {
+			return fmt.Errorf("peer=sim:%s: %s transmits elsewhere (sink, afpacket or pcap-out in its spec); open it without those to cable it", peer, peer)
+		}
+		connect(other, e)
+		delete(pending, name)
+		return nil
+	}
+	if w, ok := pending[peer]; ok && w != name {
+		return fmt.Errorf("peer=sim:%s: %s is already waiting for %s; drop one of the peer= options", peer, w, peer)
+	}
+	pending[peer] = name
+	e.ep.SetWire(&unpluggedWire{})
+	return nil
+}
+
+// unpluggedWire is the TX wire of a cabled port whose peer is not open yet.
+type unpluggedWire struct{ frames atomic.Uint64 }
+
+func (u *unpluggedWire) Transmit([]byte) { u.frames.Add(1) }
+
+// connect completes a cable between two registered endpoints. regMu held.
+func connect(a, b *regEntry) {
+	c := &Cable{a: a.ep.Name, b: b.ep.Name}
+	c.ab = newCableDir(a.ep, b.ep)
+	c.ba = newCableDir(b.ep, a.ep)
+	a.ep.SetWire(c.ab)
+	b.ep.SetWire(c.ba)
+	a.cable, b.cable = c, c
+}
+
+// CableOf returns the cable a port is part of, or nil.
+func CableOf(name string) *Cable {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if e, ok := reg[trimScheme(name)]; ok {
+		return e.cable
+	}
+	return nil
+}
+
+// unplug detaches a closing endpoint from its cable: the peer's
+// transmissions are then counted as unplugged. regMu held.
+func unplug(e *regEntry) {
+	for k, v := range pending {
+		if v == e.ep.Name {
+			delete(pending, k)
+		}
+	}
+	c := e.cable
+	if c == nil {
+		return
+	}
+	c.ab.plugged.Store(false)
+	c.ba.plugged.Store(false)
+	far := c.a
+	if far == e.ep.Name {
+		far = c.b
+	}
+	if o, ok := reg[far]; ok {
+		o.cable = nil
+		// The survivor waits for the closing port to come back.
+		pending[e.ep.Name] = far
+	}
+	e.cable = nil
+}

@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// Generated frames are Ethernet/IPv4/UDP. The UDP payload starts with a
+// stamp the Sink reads back: magic, stream, flow count, flow, sequence.
+const (
+	stampOffset = 14 + 20 + 8 // Ethernet + IPv4 (no options) + UDP headers
+	stampMagic  = 0x67706d64  // "gpmd"
+	stampLen    = 4 + 2 + 2 + 2 + 8
+	// GenMinSize is the smallest frame the generator builds: 64 bytes on
+	// the wire with the FCS, 60 without.
+	GenMinSize = 64
+	// GenMaxSize is the largest (a 9600-byte jumbo frame).
+	GenMaxSize = 9600
+	// GenMaxFlows bounds the number of flows.
+	GenMaxFlows = 65535
+	// fcsLen: sizes are given with the FCS, frames carried without it.
+	fcsLen = 4
+	// genCreditMax bounds how many frames a rate-limited generator sends
+	// back to back after a pause.
+	genCreditMax = 256
+)
+
+// GenConfig configures a Generator.
+type GenConfig struct {
+	// Size is the frame size on the wire including the 4-byte FCS, as
+	// packet generators count it (default 64). Frames are carried without
+	// the FCS, so a 64-byte frame is 60 bytes of data.
+	Size int
+	// Flows is the number of distinct flows (UDP source port and IPv4
+	// source address vary), sent round robin (default 1).
+	Flows int
+	// Rate is the frame rate in frames per second; 0 is as fast as the port
+	// takes them, never losing one for lack of receive buffers.
+	Rate float64
+	// Count stops the generator after that many frames; 0 never stops.
+	Count uint64
+	// Src and Dst are the Ethernet addresses (default 02:00:00:00:00:fe
+	// and 02:00:00:00:01:00).
+	Src, Dst net.HardwareAddr
+}
+
+// GeneratorStats are a generator's counters.
+type GeneratorStats struct {
+	Frames, Bytes uint64
+	// Truncated counts frames longer than the buffer the port offered.
+	Truncated uint64
+}
+
+// Generator is a built-in traffic source (a wire.Source): every frame is
+// built once up front with gopacket, and Next only copies a template and
+// writes the flow's sequence number, so it never allocates.
+type Generator struct {
+	frameLen  int
+	flows     int
+	templates []byte // flows * frameLen bytes
+	seq       []uint64
+	next      int // flow of the next frame
+	rate      float64
+	count     uint64
+	stream    uint16
+
+	// Owner state (the goroutine that calls Next).
+	sent   uint64
+	credit int64
+	start  time.Time
+
+	frames, truncated atomic.Uint64
+}
+
+var streamIDs atomic.Uint32
+
+// NewGenerator builds the frames of every flow.
+func NewGenerator(cfg GenConfig) (*Generator, error) {
+	if cfg.Size == 0 {
+		cfg.Size = GenMinSize
+	}
+	if cfg.Flows == 0 {
+		cfg.Flows = 1
+	}
+	if cfg.Size < GenMinSize || cfg.Size > GenMaxSize {
+		return nil, fmt.Errorf("generator frame size %d out of range: use gen-size between %d and %d (bytes, FCS included)", cfg.Size, GenMinSize, GenMaxSize)
+	}
+	if cfg.Flows < 1 || cfg.Flows > GenMaxFlows {
+		return nil, fmt.Errorf("generator flow count %d out of range: use gen-flows between 1 and %d", cfg.Flows, GenMaxFlows)
+	}
+	if cfg.Rate < 0 {
+		return nil, fmt.Errorf("generator rate %g is negative: use gen-rate=max or a positive rate such as 1M", cfg.Rate)
+	}
+	if cfg.Src == nil {
+		cfg.Src = net.HardwareAddr{0x02, 0, 0, 0, 0, 0xfe}
+	}
+	if cfg.Dst == nil {
+		cfg.Dst = net.HardwareAddr{0x02, 0, 0, 0, 0x01, 0}
+	}
+	g := &Generator{
+		frameLen: cfg.Size - fcsLen, flows: cfg.Flows, rate: cfg.Rate, count: cfg.Count,
+		seq: make([]uint64, cfg.Flows), stream: uint16(streamIDs.Add(1)),
+	}
+	g.templates = make([]byte, g.flows*g.frameLen)
+	payload := make([]byte, g.frameLen-stampOffset)
+	buf := gopacket.NewSerializeBuffer()
+	for f := 0; f < g.flows; f++ {
+		eth := &layers.Ethernet{SrcMAC: cfg.Src, DstMAC: cfg.Dst, EthernetType: layers.EthernetTypeIPv4}
+		ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP,
+			SrcIP: net.IPv4(10, 0, byte(f>>8), byte(f)), DstIP: net.IPv4(10, 1, 0, 1)}
+		udp := &layers.UDP{SrcPort: layers.UDPPort(1024 + f), DstPort: 9}
+		if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+			return nil, fmt.Errorf("generator: %w", err)
+		}
+		err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+			eth, ip, udp, gopacket.Payload(payload))
+		if err != nil {
+			return nil, fmt.Errorf("generator: building flow %d: %w", f, err)
+		}
+		t := g.templates[f*g.frameLen : (f+1)*g.frameLen]
+		copy(t, buf.Bytes())
+		// The sequence number changes per frame: send without a UDP
+		// checksum (zero is allowed over IPv4) rather than a wrong one.
+		t[40], t[41] = 0, 0
+		s := t[stampOffset:]
+		binary.BigEndian.PutUint32(s[0:], stampMagic)
+		binary.BigEndian.PutUint16(s[4:], g.stream)
+		binary.BigEndian.PutUint16(s[6:], uint16(g.flows))
+		binary.BigEndian.PutUint16(s[8:], uint16(f))
+	}
+	return g, nil
+}
+
+// ParseRate parses a frame rate: "max" (or "" or "0") is 0, otherwise a
+// number with an optional k, M or G suffix and an optional "pps" ("1M",
+// "250kpps", "1500").
+func ParseRate(s string) (float64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "pps")
+	if t == "" || t == "max" || t == "0" {
+		return 0, nil
+	}
+	mul := 1.0
+	switch t[len(t)-1] {
+	case 'k', 'K':
+		mul, t = 1e3, t[:len(t)-1]
+	case 'M':
+		mul, t = 1e6, t[:len(t)-1]
+	case 'G':
+		mul, t = 1e9, t[:len(t)-1]
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("rate %q: use max or a frame rate such as 1M, 250k or 1500", s)
+	}
+	return v * mul, nil
+}
+
+// Next implements wire.Source: it writes the next frame into dst.
+func (g *Generator) Next(dst []byte) (int, bool) {
+	if g.count != 0 && g.sent >= g.count {
+		return 0, false
+	}
+	if g.rate > 0 {
+		if g.credit <= 0 && !g.refillCredit() {
+			return 0, false
+		}
+		g.credit--
+	}
+	f := g.next
+	g.next++
+	if g.next == g.flows {
+		g.next = 0
+	}
+	t := g.templates[f*g.frameLen : (f+1)*g.frameLen]
+	n := copy(dst, t)
+	if n < len(t) {
+		g.truncated.Add(1)
+	}
+	if n >= stampOffset+stampLen {
+		binary.BigEndian.PutUint64(dst[stampOffset+10:], g.seq[f])
+	}
+	g.seq[f]++
+	g.sent++
+	g.frames.Add(1)
+	return n, true
+}
+
+// refillCredit computes how many frames are due at the configured rate.
+func (g *Generator) refillCredit() bool {
+	if g.start.IsZero() {
+		g.start = time.Now()
+	}
+	due := uint64(float64(time.Since(g.start).Nanoseconds()) * g.rate / 1e9)
+	if due <= g.sent {
+		return false
+	}
+	c := due - g.sent
+	if c > genCreditMax {
+		c = genCreditMax
+	}
+	g.credit = int64(c)
+	return true
+}
+
+// Lossless implements wire.Source: at max rate the generator waits for
+// receive buffers; at a set rate it is a wire that runs on regardless.
+func (g *Generator) Lossless() bool { return g.rate == 0 }
+
+// Done reports whether a generator with a Count has sent everything.
+func (g *Generator) Done() bool { return g.count != 0 && g.frames.Load() >= g.count }
+
+// Stream is the stream number stamped in every frame.
+func (g *Generator) Stream() uint16 { return g.stream }
+
+// FrameLen is the length of each generated frame (without FCS).
+func (g *Generator) FrameLen() int { return g.frameLen }
+
+// Stats returns the counters (safe from any goroutine).
+func (g *Generator) Stats() GeneratorStats {
+	n := g.frames.Load()
+	return GeneratorStats{Frames: n, Bytes: n * uint64(g.frameLen), Truncated: g.truncated.Load()}
+}

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+)
+
+func TestPcapOutThenIn(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.pcap")
+	a, ca := newFake(t, "tpcap0", false, "sim:tpcap0?pcap-out="+out)
+	var sent [][]byte
+	before := time.Now()
+	for i := 0; i < 10; i++ {
+		f := frameN(i)
+		f = append(f, make([]byte, i*10)...)
+		sent = append(sent, f)
+		a.send(f)
+	}
+	if err := ca(); err != nil {
+		t.Fatal(err)
+	}
+	// The file is a pcap anyone can read, with the frames and times.
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcapgo.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.LinkType() != layers.LinkTypeEthernet {
+		t.Fatalf("link type %v", r.LinkType())
+	}
+	for i := range sent {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !bytes.Equal(data, sent[i]) {
+			t.Fatalf("frame %d differs in the file", i)
+		}
+		if ci.Timestamp.Before(before.Add(-time.Second)) || ci.Timestamp.After(time.Now().Add(time.Second)) {
+			t.Fatalf("frame %d timestamp %v is not the time of sending", i, ci.Timestamp)
+		}
+	}
+	fh.Close()
+
+	// Replay: lossless, so a port with 3 buffers gets 3 frames and the
+	// rest wait.
+	b, cb := newFake(t, "tpcap1", false, "sim:tpcap1?pcap-in="+out)
+	defer cb()
+	b.setRoom(3)
+	if n := b.pump(); n != 3 {
+		t.Fatalf("pulled %d frames into 3 buffers", n)
+	}
+	b.setRoom(100)
+	b.pump()
+	got := b.frames()
+	if len(got) != len(sent) || b.dropped != 0 {
+		t.Fatalf("replayed %d frames with %d drops, want %d and none", len(got), b.dropped, len(sent))
+	}
+	for i := range sent {
+		if !bytes.Equal(got[i], sent[i]) {
+			t.Fatalf("replayed frame %d differs", i)
+		}
+	}
+}
+
+func TestPcapFileSpeed(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "timed.pcap")
+	w, err := CreatePcap(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	w.Write(t0, frameN(0))
+	w.Write(t0.Add(time.Hour), frameN(1)) // due in an hour
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenPcapSource(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Lossless() {
+		t.Fatal("file-speed replay must not be lossless")
+	}
+	var buf [128]byte
+	if _, ok := s.Next(buf[:]); !ok {
+		t.Fatal("first frame is due at once")
+	}
+	if _, ok := s.Next(buf[:]); ok {
+		t.Fatal("second frame came before its time")
+	}
+	if s.Frames() != 1 || s.Done() {
+		t.Fatalf("frames %d done %v", s.Frames(), s.Done())
+	}
+}
+
+func TestPcapInRejectsNonEthernet(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "raw.pcap")
+	f, _ := os.Create(p)
+	w := pcapgo.NewWriter(f)
+	w.WriteFileHeader(65535, layers.LinkTypeRaw)
+	f.Close()
+	if _, err := OpenPcapSource(p, false); err == nil {
+		t.Fatal("a raw-IP capture was accepted")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pcap")
+	os.WriteFile(bad, []byte("not a capture file at all"), 0o644)
+	if _, err := OpenPcapSource(bad, false); err == nil {
+		t.Fatal("garbage accepted as a capture")
+	}
+}
+
+func TestPcapNgIn(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "in.pcapng")
+	f, _ := os.Create(p)
+	w, err := pcapgo.NewNgWriter(f, layers.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		fr := frameN(i)
+		w.WritePacket(ciFor(fr), fr)
+	}
+	w.Flush()
+	f.Close()
+	b, cb := newFake(t, "tpng0", false, "sim:tpng0?pcap-in="+p)
+	defer cb()
+	b.pump()
+	if got := b.frames(); len(got) != 4 || !bytes.Equal(got[3], frameN(3)) {
+		t.Fatalf("pcapng replay gave %d frames", len(got))
+	}
+}
+
+func ciFor(b []byte) gopacket.CaptureInfo {
+	return gopacket.CaptureInfo{Timestamp: time.Now(), CaptureLength: len(b), Length: len(b)}
+}
