@@ -1,0 +1,163 @@
+package pci
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// PlatformDevice is what sysfs and the device tree say about a platform
+// device (a SoC block such as an i.MX ENET), named by its node name
+// ("2188000.ethernet").
+type PlatformDevice struct {
+	Name       string
+	Compatible []string // from of_node/compatible
+	Driver     string   // bound driver, "" if none
+	Override   string   // driver_override, "" if unset
+	IOMMUGroup string   // "" without an IOMMU
+	UIO        []string // UIO devices bound to it ("uio0")
+	// Reg is the node's reg ranges translated to CPU physical addresses
+	// through the parents' ranges properties.
+	Reg []PhysRange
+	// NoUnbind is true when the driver sets suppress_bind_attrs (fec
+	// does): sysfs has no unbind file and the device can only be freed by
+	// driver_override before the driver probes or by unloading it.
+	NoUnbind bool
+	// DMACoherent is true when the node has the dma-coherent property;
+	// otherwise the device's DMA does not snoop CPU caches.
+	DMACoherent bool
+}
+
+// Platform reads a platform device's sysfs entry and device-tree node.
+func (s Sys) Platform(name string) (*PlatformDevice, error) {
+	dir := s.Path("/sys/bus/platform/devices/" + name)
+	if _, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &DeviceError{Device: name, Op: "platform device", Err: ErrNoDevice,
+				Fix: "no " + dir + ": names are the device-tree unit address and node name, e.g. 2188000.ethernet; list them with ls /sys/bus/platform/devices"}
+		}
+		return nil, &DeviceError{Device: name, Op: "platform device", Err: err, Fix: fixOpen(err)}
+	}
+	d := &PlatformDevice{Name: name}
+	d.Driver = linkBase(dir + "/driver")
+	if v, err := readString(dir + "/driver_override"); err == nil && v != "(null)" {
+		d.Override = v
+	}
+	d.IOMMUGroup = linkBase(dir + "/iommu_group")
+	if ents, err := os.ReadDir(dir + "/uio"); err == nil {
+		for _, e := range ents {
+			d.UIO = append(d.UIO, e.Name())
+		}
+	}
+	if d.Driver != "" {
+		if _, err := os.Stat(dir + "/driver/unbind"); errors.Is(err, fs.ErrNotExist) {
+			d.NoUnbind = true
+		}
+	}
+	node, err := filepath.EvalSymlinks(dir + "/of_node")
+	if err != nil {
+		return d, nil // not from the device tree (ACPI, board code)
+	}
+	if b, err := os.ReadFile(node + "/compatible"); err == nil {
+		for _, c := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
+			if c != "" {
+				d.Compatible = append(d.Compatible, c)
+			}
+		}
+	}
+	if _, err := os.Stat(node + "/dma-coherent"); err == nil {
+		d.DMACoherent = true
+	}
+	if d.Reg, err = s.nodeReg(node); err != nil {
+		return nil, &DeviceError{Device: name, Op: "device-tree reg", Err: err, Fix: "give the window explicitly with ?reg=ADDR+SIZE"}
+	}
+	return d, nil
+}
+
+// cells reads a big-endian u32 cell property, def if absent.
+func cells(node, prop string, def int) int {
+	b, err := os.ReadFile(filepath.Join(node, prop))
+	if err != nil || len(b) != 4 {
+		return def
+	}
+	return int(binary.BigEndian.Uint32(b))
+}
+
+func readCells(b []byte, n int) (uint64, []byte) {
+	var v uint64
+	for i := 0; i < n; i++ {
+		v = v<<32 | uint64(binary.BigEndian.Uint32(b))
+		b = b[4:]
+	}
+	return v, b
+}
+
+// nodeReg decodes node's reg with its parent's #address-cells/#size-cells
+// (2 and 1 when absent, as the devicetree specification says) and
+// translates each range through the ranges of every ancestor bus.
+func (s Sys) nodeReg(node string) ([]PhysRange, error) {
+	b, err := os.ReadFile(node + "/reg")
+	if err != nil {
+		return nil, nil
+	}
+	parent := filepath.Dir(node)
+	ac, sc := cells(parent, "#address-cells", 2), cells(parent, "#size-cells", 1)
+	stride := 4 * (ac + sc)
+	if ac < 1 || ac > 2 || sc > 2 || len(b)%stride != 0 {
+		return nil, fmt.Errorf("%s/reg: %d bytes do not divide into (%d address + %d size) cells", node, len(b), ac, sc)
+	}
+	root := s.Path("/sys/firmware/devicetree/base")
+	var out []PhysRange
+	for len(b) > 0 {
+		var r PhysRange
+		r.Addr, b = readCells(b, ac)
+		r.Size, b = readCells(b, sc)
+		addr, err := translate(root, parent, r.Addr)
+		if err != nil {
+			return nil, err
+		}
+		r.Addr = addr
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// translate maps a child-bus address of bus through the ranges of bus and
+// its ancestors up to root.
+func translate(root, bus string, addr uint64) (uint64, error) {
+	for bus != root && strings.HasPrefix(bus, root) {
+		rb, err := os.ReadFile(bus + "/ranges")
+		if err != nil {
+			return 0, fmt.Errorf("bus %s has no ranges property: its children are not memory-mapped", bus)
+		}
+		up := filepath.Dir(bus)
+		cac, csc := cells(bus, "#address-cells", 2), cells(bus, "#size-cells", 1)
+		pac := cells(up, "#address-cells", 2)
+		stride := 4 * (cac + pac + csc)
+		if len(rb) > 0 {
+			if len(rb)%stride != 0 {
+				return 0, fmt.Errorf("%s/ranges: %d bytes do not divide into %d-byte entries", bus, len(rb), stride)
+			}
+			found := false
+			for len(rb) > 0 {
+				var c, p, n uint64
+				c, rb = readCells(rb, cac)
+				p, rb = readCells(rb, pac)
+				n, rb = readCells(rb, csc)
+				if addr >= c && addr-c < n {
+					addr, found = addr-c+p, true
+					break
+				}
+			}
+			if !found {
+				return 0, fmt.Errorf("address %#x is outside every range of bus %s", addr, bus)
+			}
+		}
+		bus = up
+	}
+	return addr, nil
+}

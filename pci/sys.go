@@ -1,0 +1,165 @@
+package pci
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Sys is the kernel's view of devices: sysfs, /dev and /proc, found under
+// Root ("" or "/" for the running system). Every path this package touches
+// goes through a Sys, so tests run against fake trees in testdata.
+type Sys struct {
+	Root string
+}
+
+// Host is the running system.
+var Host = Sys{}
+
+// Path returns p (an absolute path such as "/sys/bus/pci") under the root.
+func (s Sys) Path(p string) string {
+	if s.Root == "" || s.Root == "/" {
+		return p
+	}
+	return filepath.Join(s.Root, p)
+}
+
+func (s Sys) pciDev(a Address) string { return s.Path("/sys/bus/pci/devices/" + a.String()) }
+
+// readString reads a one-line sysfs attribute without its newline.
+func readString(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func readHex(p string) (uint64, error) {
+	s, err := readString(p)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a hex number", p, s)
+	}
+	return v, nil
+}
+
+// linkBase returns the last element of a symlink's target, "" if p is not
+// a symlink.
+func linkBase(p string) string {
+	t, err := os.Readlink(p)
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(t)
+}
+
+// writeAttr writes a sysfs attribute and says in the error what failed and
+// how to fix it.
+func writeAttr(p, v, what string) error {
+	err := os.WriteFile(p, []byte(v), 0)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: write %q to %s: %w (run as root)", what, v, p, err)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %s does not exist: %w (is the kernel module loaded? e.g. modprobe vfio-pci)", what, p, err)
+	default:
+		return fmt.Errorf("%s: write %q to %s: %w", what, v, p, err)
+	}
+}
+
+// BAR is one PCI base address register as sysfs reports it in `resource`.
+type BAR struct {
+	Index int
+	Start uint64 // physical (host) address
+	Size  uint64 // 0 when the BAR is not implemented
+	Flags uint64 // IORESOURCE_* flags
+}
+
+// BAR resource flags from `resource` (include/linux/ioport.h).
+const (
+	resourceIO       = 0x100
+	resourceMem      = 0x200
+	resourcePrefetch = 0x2000
+	resourceMem64    = 0x100000
+)
+
+// IsMem reports whether the BAR is memory space (mmappable).
+func (b BAR) IsMem() bool { return b.Flags&resourceMem != 0 }
+
+// IsIO reports whether the BAR is I/O port space.
+func (b BAR) IsIO() bool { return b.Flags&resourceIO != 0 }
+
+// Prefetchable reports whether the BAR is prefetchable memory.
+func (b BAR) Prefetchable() bool { return b.Flags&resourcePrefetch != 0 }
+
+// parseResource parses a PCI device's sysfs `resource` file: one line per
+// resource, "start end flags" in hex; the first six are BAR0-5.
+func parseResource(text string) ([]BAR, error) {
+	var bars []BAR
+	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if i >= 6 {
+			break
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("line %d %q: want start end flags", i+1, line)
+		}
+		var v [3]uint64
+		for k := range f {
+			n, err := strconv.ParseUint(strings.TrimPrefix(f[k], "0x"), 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d %q: %q is not hex", i+1, line, f[k])
+			}
+			v[k] = n
+		}
+		b := BAR{Index: i, Start: v[0], Flags: v[2]}
+		if v[1] > v[0] || (v[1] == v[0] && v[0] != 0) {
+			b.Size = v[1] - v[0] + 1
+		}
+		bars = append(bars, b)
+	}
+	return bars, nil
+}
+
+// DeviceError is a failure about one device; it names the device and says
+// how to fix the problem.
+type DeviceError struct {
+	Device string // PCI address, platform node or /dev/uioN
+	Op     string
+	Err    error
+	Fix    string
+}
+
+func (e *DeviceError) Error() string {
+	s := e.Device + ": " + e.Op
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	if e.Fix != "" {
+		s += " (" + e.Fix + ")"
+	}
+	return s
+}
+
+func (e *DeviceError) Unwrap() error { return e.Err }
+
+// Errors matched with errors.Is.
+var (
+	ErrNoDevice       = errors.New("no such device")
+	ErrWrongDriver    = errors.New("device bound to an unexpected driver")
+	ErrGroupBusy      = errors.New("IOMMU group holds devices bound to kernel drivers")
+	ErrNotViable      = errors.New("IOMMU group not viable")
+	ErrNoIOMMU        = errors.New("device has no IOMMU group")
+	ErrRegionTooSmall = errors.New("region too small")
+	ErrPermission     = fs.ErrPermission
+)
