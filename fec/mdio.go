@@ -1,0 +1,168 @@
+package fec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gopmd/gopmd/driver"
+)
+
+// Clause-22 PHY registers and bits (hw/fec.md §5.4).
+const (
+	phyBMCR     = 0
+	phyBMSR     = 1
+	phyID1      = 2
+	phyID2      = 3
+	phyANAR     = 4
+	phyANLPAR   = 5
+	phyGBCR     = 9  // 1000BASE-T control
+	phyGBSR     = 10 // 1000BASE-T status
+	bmsrLink    = 1 << 2
+	bmsrANDone  = 1 << 5
+	bmsrExtStat = 1 << 8
+	anar100FD   = 1 << 8
+	anar100HD   = 1 << 7
+	anar10FD    = 1 << 6
+	anar10HD    = 1 << 5
+	gbcr1000FD  = 1 << 9
+	gbsr1000FD  = 1 << 11 // link partner 1000BASE-T full duplex
+
+	// mdioTimeout bounds one MDIO frame (Linux waits 30 ms).
+	mdioTimeout = 30 * time.Millisecond
+)
+
+// setupMDIO programs the MDC clock (§2.3): MMFR=0 first on parts that
+// raise an MII event on the MSCR write, then MSCR, then clear EIR.MII.
+func (p *Port) setupMDIO() {
+	if p.prof.has(qClearSetupMII) {
+		p.regs.Write32(regMMFR, 0)
+	}
+	p.regs.Write32(regMSCR, mscrValue(p.prof.has(qENETMAC), ipgHzBound))
+	p.regs.Write32(regEIR, eirMII)
+}
+
+// mscrValue is the MSCR for an ipg clock of ipgHz: MDC at most 2.5 MHz,
+// at least 10 ns of hold time.
+func mscrValue(enetMAC bool, ipgHz int) uint32 {
+	speed := (ipgHz + 2*mdcHz - 1) / (2 * mdcHz)
+	if enetMAC {
+		speed-- // MDC = clk / ((MII_SPEED+1)*2) on ENET-MAC parts
+	}
+	speed = min(max(speed, 1), 63)
+	hold := (ipgHz+100_000_000-1)/100_000_000 - 1
+	hold = min(max(hold, 0), 7)
+	return uint32(speed)<<mscrSpeedShift | uint32(hold)<<mscrHoldShift
+}
+
+// mdio runs one management frame and waits for EIR.MII.
+func (p *Port) mdio(frame uint32) (uint32, error) {
+	p.mdioMu.Lock()
+	defer p.mdioMu.Unlock()
+	r := p.regs
+	r.Write32(regEIR, eirMII) // a stale event would end the wait early
+	r.Write32(regMMFR, frame)
+	deadline := time.Now().Add(mdioTimeout)
+	for r.Read32(regEIR)&eirMII == 0 {
+		if !time.Now().Before(deadline) {
+			return 0, fmt.Errorf("fec: MDIO frame %#08x: no completion (EIR.MII) in %v; is the MDC clock (MSCR=%#x) running and the ENET clocked?", frame, mdioTimeout, r.Read32(regMSCR))
+		}
+		time.Sleep(2 * time.Microsecond)
+	}
+	r.Write32(regEIR, eirMII)
+	return r.Read32(regMMFR) & mmfrData, r.Err()
+}
+
+// MDIORead reads clause-22 register reg of the PHY at address phy.
+func (p *Port) MDIORead(phy, reg int) (uint16, error) {
+	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
+		return 0, fmt.Errorf("fec: MDIO read phy %d reg %d: both must be 0..31", phy, reg)
+	}
+	v, err := p.mdio(mmfrST22 | mmfrOPRd | uint32(phy)<<mmfrPAShft | uint32(reg)<<mmfrRAShft | mmfrTA)
+	return uint16(v), err
+}
+
+// MDIOWrite writes clause-22 register reg of the PHY at address phy.
+func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
+	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
+		return fmt.Errorf("fec: MDIO write phy %d reg %d: both must be 0..31", phy, reg)
+	}
+	_, err := p.mdio(mmfrST22 | mmfrOPWr | uint32(phy)<<mmfrPAShft | uint32(reg)<<mmfrRAShft | mmfrTA | uint32(v))
+	return err
+}
+
+// PHY is the PHY address in use, or -1 when none answered.
+func (p *Port) PHY() int { return p.phyAddr }
+
+// findPHY takes the phy= address, else the first address whose ID
+// registers answer (neither all ones nor zero).
+func (p *Port) findPHY() {
+	if p.phyAddr >= 0 {
+		return
+	}
+	for a := 0; a < 32; a++ {
+		id1, err := p.MDIORead(a, phyID1)
+		if err != nil {
+			return // no MDIO at all: link is assumed up
+		}
+		if id1 != 0xFFFF && id1 != 0 {
+			p.phyAddr = a
+			return
+		}
+	}
+}
+
+// Link is the last link state read from the PHY (UpdateLink reads it).
+func (p *Port) Link() driver.Link {
+	p.linkMu.Lock()
+	defer p.linkMu.Unlock()
+	return p.link
+}
+
+// UpdateLink reads the PHY over MDIO and resolves speed and duplex from
+// the advertised and link-partner abilities (§5.4). Without a PHY the link
+// is reported up at the part's top speed, full duplex (fixed link).
+func (p *Port) UpdateLink() driver.Link {
+	l := driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
+	if p.prof.has(qGBIT) {
+		l.SpeedMbps = 1000
+	}
+	if p.phyAddr >= 0 {
+		l = p.readPHYLink()
+	}
+	p.linkMu.Lock()
+	p.link = l
+	p.linkMu.Unlock()
+	return l
+}
+
+func (p *Port) readPHYLink() driver.Link {
+	a := p.phyAddr
+	p.MDIORead(a, phyBMSR) // the link bit latches low: the second read is current
+	bmsr, err := p.MDIORead(a, phyBMSR)
+	if err != nil || bmsr&bmsrLink == 0 {
+		return driver.Link{}
+	}
+	l := driver.Link{Up: true, SpeedMbps: 10}
+	if p.prof.has(qGBIT) && bmsr&bmsrExtStat != 0 {
+		gbcr, e1 := p.MDIORead(a, phyGBCR)
+		gbsr, e2 := p.MDIORead(a, phyGBSR)
+		if e1 == nil && e2 == nil && gbcr&gbcr1000FD != 0 && gbsr&gbsr1000FD != 0 {
+			return driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}
+		}
+	}
+	anar, e1 := p.MDIORead(a, phyANAR)
+	lpa, e2 := p.MDIORead(a, phyANLPAR)
+	if e1 != nil || e2 != nil || bmsr&bmsrANDone == 0 {
+		return driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
+	}
+	common := anar & lpa
+	switch {
+	case common&anar100FD != 0:
+		l.SpeedMbps, l.FullDuplex = 100, true
+	case common&anar100HD != 0:
+		l.SpeedMbps = 100
+	case common&anar10FD != 0:
+		l.FullDuplex = true
+	}
+	return l
+}

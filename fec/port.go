@@ -1,0 +1,640 @@
+// Package fec is gopmd's poll-mode driver for the NXP/Freescale FEC and ENET
+// Ethernet MACs of the i.MX family (hw/fec.md). It registers itself with
+// package driver: import it and open "platform:2188000.ethernet" (UIO,
+// /dev/mem) or "sim:fec0?soc=imx8mp" (the device model).
+//
+// The port follows the reference's bring-up (reset, MAC address, MDIO
+// clock, RCR/TCR, ring bases, RACC/TACC, OPD, ECR with EN1588 and DBSWP,
+// then RDAR), keeps its descriptor rings in memory the CPU and device see
+// identically, and keeps packet buffers correct on non-coherent SoCs with
+// dma.Region's SyncForDevice/SyncForCPU. On 32-bit ARM, which cannot clean
+// or invalidate caches from user space, a non-coherent FEC needs uncached
+// buffer memory: a physical carve-out (dma-carveout=ADDR+SIZE), whose
+// mapper allocates uncached regions (dma.Allocator).
+//
+// Spec options: bd=legacy|enhanced (descriptor format; default enhanced
+// where the part has it), phy=N (PHY address; default: scan), phy-mode=
+// rgmii|rmii|mii (MAC-PHY interface; default per SoC), dma-coherent=1
+// (declare the device's DMA cache-coherent, as under QEMU).
+package fec
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+)
+
+// Spec options the driver understands.
+var options = []string{"bd", "phy", "phy-mode", "dma-coherent"}
+
+func init() {
+	driver.RegisterDriver(driver.Driver{
+		Name:    "fec",
+		Options: options,
+		Match: func(d *driver.Device) bool {
+			if d.Bus != "platform" {
+				return false
+			}
+			_, ok := lookupProfile(d.Compatible)
+			return ok
+		},
+		New: func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
+	})
+}
+
+// Sizes that follow from the reference (§4.1, §2.5).
+const (
+	ethHdr     = 14
+	fcsLen     = 4
+	vlanLen    = 4
+	shiftLen   = 2     // RACC.SHIFT16 pad
+	maxFLLimit = 16383 // RCR.MAX_FL is 14 bits
+	maxRxSegs  = 16    // BDs one received frame may span
+	maxTxSegs  = 16    // BDs one transmitted frame may span
+	mdcHz      = 2_500_000
+	// ipgHzBound is the fastest ENET register clock assumed when
+	// deriving the MDC divider: user space does not know the real clock,
+	// and a slower MDC than needed is always safe.
+	ipgHzBound = 266_000_000
+)
+
+// Port is one FEC/ENET MAC driven from user space. It implements
+// driver.Port; the exported methods beyond it serve the bring-up tool.
+type Port struct {
+	dev     *driver.Device
+	regs    driver.Regs
+	prof    *profile
+	cfg     driver.Config
+	name    string
+	ownerID string
+
+	enhanced    bool
+	nonCoherent bool
+	shift       int // 2 with RACC.SHIFT16, else 0
+	headroom    int
+	mrbr        int // bytes the device may write per RX buffer
+	maxFL       int
+	mtu         int
+	phyMode     string
+	promisc     bool
+	mac         net.HardwareAddr
+
+	rx      []*rxQueue
+	tx      []*txQueue
+	regions []*dma.Region // ring memory, closed after the pools
+
+	started  bool
+	closed   bool
+	stopping atomic.Bool
+
+	mdioMu  sync.Mutex
+	phyAddr int // -1: no PHY answered
+	linkMu  sync.Mutex
+	link    driver.Link
+
+	statsMu sync.Mutex
+	mibLast [len(mibNames)]uint32
+	mibSum  [len(mibNames)]uint64
+}
+
+// New brings up a port on d (not started). It is the driver's
+// driver.Driver.New; most programs call driver.Open instead.
+func New(d *driver.Device, cfg driver.Config) (*Port, error) {
+	cfg = cfg.Defaults()
+	prof, ok := lookupProfile(d.Compatible)
+	if !ok {
+		return nil, fmt.Errorf("fec: no quirk profile for compatible %q; known: %s", d.Compatible, knownCompatibles())
+	}
+	if prof.has(qSwapFrame) {
+		return nil, fmt.Errorf("fec: %s stores frame data big-endian per word (i.MX28); this driver does not swap frames", prof.compatible)
+	}
+	if len(d.Regions) == 0 || d.Regions[0] == nil {
+		return nil, errors.New("fec: device has no register window; the backend must map the node's first reg range")
+	}
+	regs := d.Regions[0]
+	if regs.Size() < minWindow {
+		return nil, fmt.Errorf("fec: register window of %#x bytes is smaller than the %#x the driver uses (MIB counters end at 0x2E0)", regs.Size(), minWindow)
+	}
+	if d.Mapper == nil {
+		return nil, errors.New("fec: device has no DMA mapper; the backend must provide one (pagemap, carve-out, IOMMU or sim)")
+	}
+	p := &Port{dev: d, regs: regs, prof: prof, cfg: cfg, name: d.Spec.Raw, phyAddr: -1,
+		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode}
+	if p.name == "" {
+		p.name = "fec"
+	}
+	p.ownerID = p.name
+	if err := p.parseOptions(d.Spec.Options); err != nil {
+		return nil, err
+	}
+	if cfg.RxQueues > prof.maxQueues() || cfg.TxQueues > prof.maxQueues() {
+		return nil, fmt.Errorf("fec: %d RX / %d TX queues asked; %s has %d of each (queues=%d)",
+			cfg.RxQueues, cfg.TxQueues, prof.compatible, prof.maxQueues(), prof.maxQueues())
+	}
+	if prof.has(qRACC) {
+		p.shift = shiftLen
+	}
+	p.mrbr = (cfg.BufSize - p.headroom) &^ 15 // MRBR[13:4]: a multiple of 16
+	if p.mrbr < 64 || p.mrbr > 0x3FF0 {
+		return nil, fmt.Errorf("fec: buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.mrbr, p.headroom)
+	}
+	if err := p.setMTU(cfg.MTU); err != nil {
+		return nil, err
+	}
+	p.promisc = *cfg.Promiscuous
+	_, simSync := d.Mapper.(dma.Syncer)
+	if simSync {
+		p.nonCoherent = d.NonCoherent
+	}
+	if !simSync && p.nonCoherent {
+		if _, ok := d.Mapper.(dma.Allocator); !ok {
+			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so descriptor rings need uncached memory, which this backend (%s) cannot give: name a physical carve-out (dma-carveout=ADDR+SIZE, e.g. a mem= or reserved-memory range), or dma-coherent=1 if the device does snoop caches (QEMU)", prof.compatible, d.Backend)
+		}
+	}
+	if err := p.allocQueues(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
+	p.mac = p.readMAC()
+	if err := p.reset(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
+	p.findPHY()
+	return p, nil
+}
+
+func knownCompatibles() string {
+	s := ""
+	for i, pr := range profiles {
+		if i > 0 {
+			s += ", "
+		}
+		s += pr.compatible
+	}
+	return s
+}
+
+func (p *Port) parseOptions(o map[string][]string) error {
+	get := func(k string) (string, bool) {
+		v, ok := o[k]
+		if !ok || len(v) == 0 {
+			return "", ok
+		}
+		return v[0], true
+	}
+	p.enhanced = p.prof.has(qBufDescEx)
+	if v, ok := get("bd"); ok {
+		switch v {
+		case "legacy":
+			p.enhanced = false
+		case "enhanced":
+			if !p.prof.has(qBufDescEx) {
+				return fmt.Errorf("fec: bd=enhanced: %s has only legacy 8-byte descriptors (use bd=legacy)", p.prof.compatible)
+			}
+			p.enhanced = true
+		default:
+			return fmt.Errorf("fec: bd=%q: use bd=legacy or bd=enhanced", v)
+		}
+	}
+	if v, ok := get("phy"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 31 {
+			return fmt.Errorf("fec: phy=%q: a PHY address is 0..31", v)
+		}
+		p.phyAddr = n
+	}
+	if v, ok := get("phy-mode"); ok {
+		switch v {
+		case "rgmii", "rmii", "mii":
+			p.phyMode = v
+		default:
+			return fmt.Errorf("fec: phy-mode=%q: use rgmii, rmii or mii", v)
+		}
+	}
+	// Every i.MX FEC is taken as non-coherent (hw/fec.md §4.7) unless the
+	// profile or the user says otherwise; sim devices say so themselves.
+	p.nonCoherent = p.dev.NonCoherent || !p.prof.has(qCoherent)
+	if v, ok := get("dma-coherent"); ok {
+		b, err := strconv.ParseBool(v)
+		if v == "" {
+			b, err = true, nil
+		}
+		if err != nil {
+			return fmt.Errorf("fec: dma-coherent=%q: use 1 or 0", v)
+		}
+		if b {
+			p.nonCoherent = false
+		}
+	}
+	return nil
+}
+
+// alloc gets DMA memory through the device's mapper (a carve-out mapper
+// hands out pieces of itself: dma.Allocator). Rings and pools are small:
+// 4 KiB pages, no huge pages.
+func (p *Port) alloc(name string, size int, o dma.Options) (*dma.Region, error) {
+	o.Name = name
+	o.Hugepages = dma.HugeNever
+	return dma.Alloc(p.dev.Mapper, size, o)
+}
+
+func (p *Port) bdSize() int {
+	if p.enhanced {
+		return bdEnhancedSize
+	}
+	return bdLegacySize
+}
+
+// ringMemory allocates one descriptor ring: uncached (or coherent) and
+// physically contiguous. Without an IOMMU or a carve-out only a single
+// 4 KiB page is known to be contiguous, so a ring must fit in one.
+func (p *Port) ringMemory(name string, n int, what string) (bdRing, error) {
+	bytes := n * p.bdSize()
+	if _, isPM := p.dev.Mapper.(*dma.Pagemap); isPM && bytes > dma.PageSize {
+		if _, ok := p.dev.Mapper.(dma.Allocator); !ok {
+			return bdRing{}, fmt.Errorf("fec: %s=%d with %d-byte descriptors needs %d bytes; without an IOMMU or a carve-out only one 4 KiB page is physically contiguous: use %s=%d or name a carve-out (dma-carveout=ADDR+SIZE)",
+				what, n, p.bdSize(), bytes, what, dma.PageSize/p.bdSize())
+		}
+	}
+	r, err := p.alloc(name, bytes, dma.Options{Attr: dma.Attr{Uncached: true, Contiguous: true}})
+	if err != nil {
+		return bdRing{}, fmt.Errorf("fec: %s ring memory: %w", name, err)
+	}
+	p.regions = append(p.regions, r)
+	if r.IOVA()%64 != 0 || r.IOVA()+uint64(bytes) > 1<<32 {
+		return bdRing{}, fmt.Errorf("fec: %s ring at bus address %#x: the FEC needs a 64-byte aligned ring below 4 GiB", name, r.IOVA())
+	}
+	mem := r.Bytes()
+	clear(mem[:bytes])
+	return newBDRing(mem, r.IOVA(), n, p.bdSize()), nil
+}
+
+func (p *Port) allocQueues() error {
+	cfg := p.cfg
+	for i := 0; i < cfg.RxQueues; i++ {
+		name := fmt.Sprintf("%s rx%d", p.name, i)
+		ring, err := p.ringMemory(name+" ring", cfg.RxRingSize, "rx-ring")
+		if err != nil {
+			return err
+		}
+		bufs, err := p.alloc(name+" buffers", cfg.PoolSize*cfg.BufSize, dma.Options{
+			Attr:        dma.Attr{Uncached: p.nonCoherent && !dma.CacheMaintenance},
+			NonCoherent: p.nonCoherent,
+		})
+		if err != nil {
+			return fmt.Errorf("fec: %s buffer memory (%d x %d bytes): %w", name, cfg.PoolSize, cfg.BufSize, err)
+		}
+		if last := bufs.IOVAAt(bufs.Len() - 1); last >= 1<<32 {
+			bufs.Close()
+			return fmt.Errorf("fec: %s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB", name, last)
+		}
+		pl, err := pool.New(bufs, pool.Config{Name: name, Count: cfg.PoolSize, BufSize: cfg.BufSize, Headroom: p.headroom})
+		if err != nil {
+			bufs.Close()
+			return fmt.Errorf("fec: %w", err)
+		}
+		q := newRxQueue(p, i, ring, pl, bufs)
+		p.rx = append(p.rx, q)
+	}
+	for i := 0; i < cfg.TxQueues; i++ {
+		name := fmt.Sprintf("%s tx%d", p.name, i)
+		ring, err := p.ringMemory(name+" ring", cfg.TxRingSize, "tx-ring")
+		if err != nil {
+			return err
+		}
+		p.tx = append(p.tx, newTxQueue(p, i, ring))
+	}
+	return nil
+}
+
+// freeMemory closes pools and unmaps every region; only for a device that
+// is not running.
+func (p *Port) freeMemory() error {
+	var errs []error
+	for _, q := range p.rx {
+		if q.pool != nil {
+			if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
+				errs = append(errs, err)
+				continue // leaked buffers: keep their memory mapped
+			}
+			if err := q.bufRegion.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, r := range p.regions {
+		if err := r.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.rx, p.tx, p.regions = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// readMAC takes the address the boot firmware or the kernel left in
+// PALR/PAUR (ECR.RESET wipes it), else a locally administered one.
+func (p *Port) readMAC() net.HardwareAddr {
+	lo, hi := p.regs.Read32(regPALR), p.regs.Read32(regPAUR)
+	mac := net.HardwareAddr{byte(lo >> 24), byte(lo >> 16), byte(lo >> 8), byte(lo), byte(hi >> 24), byte(hi >> 16)}
+	zero, ones := true, true
+	for _, b := range mac {
+		zero = zero && b == 0
+		ones = ones && b == 0xFF
+	}
+	if zero || ones || mac[0]&1 != 0 {
+		// Locally administered, unicast, derived from the spec so it is stable.
+		h := uint32(2166136261)
+		for i := 0; i < len(p.name); i++ {
+			h = (h ^ uint32(p.name[i])) * 16777619
+		}
+		mac = net.HardwareAddr{0x02, 0x00, byte(h >> 24), byte(h >> 16), byte(h >> 8), byte(h)}
+	}
+	return mac
+}
+
+// reset puts the MAC into its reset state and programs everything that
+// does not depend on the rings: §5.3 steps 2-4.
+func (p *Port) reset() error {
+	r := p.regs
+	if p.prof.has(qMultiQueues) || p.prof.has(qNoHardReset) {
+		r.Write32(regECR, 0) // multi-queue parts: no RESET pulse (Linux fec_restart)
+	} else {
+		r.Write32(regECR, ecrRESET)
+	}
+	time.Sleep(20 * time.Microsecond) // ≥10 µs for the self-clearing reset
+	r.Write32(regEIMR, 0)             // poll mode: no interrupts
+	r.Write32(regEIR, 0xFFFF_FFFF)
+	p.writeMAC()
+	r.Write32(regIAUR, 0)
+	r.Write32(regIALR, 0)
+	r.Write32(regGAUR, 0xFFFF_FFFF) // all multicast: a forwarder's default
+	r.Write32(regGALR, 0xFFFF_FFFF)
+	p.setupMDIO()
+	return r.Err()
+}
+
+func (p *Port) writeMAC() {
+	m := p.mac
+	p.regs.Write32(regPALR, uint32(m[0])<<24|uint32(m[1])<<16|uint32(m[2])<<8|uint32(m[3]))
+	p.regs.Write32(regPAUR, uint32(m[4])<<24|uint32(m[5])<<16|0x8808)
+}
+
+// rcr is the receive control value for the current settings (§5.1 step 9).
+func (p *Port) rcr() uint32 {
+	v := uint32(p.maxFL)<<rcrMaxFLShft | rcrMIIMode // LOOP (set at reset) cleared
+	if p.prof.has(qENETMAC) {
+		v |= rcrNLC
+	}
+	switch p.phyMode {
+	case "rgmii":
+		v |= rcrRGMIIEn
+	case "rmii":
+		v |= rcrRMIIMode
+	}
+	l := p.Link()
+	if l.Up && l.SpeedMbps == 10 {
+		v |= rcrRMII10T
+	}
+	if l.Up && !l.FullDuplex {
+		v |= rcrDRT
+	}
+	if p.promisc {
+		v |= rcrPROM
+	}
+	return v
+}
+
+// Start programs the rings and the MAC and enables it (§5.3 steps 5-7):
+// frames flow when it returns.
+func (p *Port) Start() error {
+	if p.closed {
+		return errors.New("fec: port is closed; open it again")
+	}
+	if p.started {
+		return nil
+	}
+	if err := p.reset(); err != nil {
+		return err
+	}
+	r := p.regs
+	link := p.UpdateLink()
+	for i, q := range p.rx {
+		q.init()
+		r.Write32(regRDSRn[i], uint32(q.ring.iova))
+		r.Write32(regMRBRn[i], uint32(p.mrbr))
+	}
+	// Rings 1 and 2 take VLAN priorities 0-3 and 4-7 (Linux's choice);
+	// untagged frames stay on ring 0.
+	if len(p.rx) > 1 {
+		r.Write32(regRCMR1, rcmrMATCHEN|0<<0|1<<4|2<<8|3<<12)
+	}
+	if len(p.rx) > 2 {
+		r.Write32(regRCMR2, rcmrMATCHEN|4<<0|5<<4|6<<8|7<<12)
+	}
+	for i, q := range p.tx {
+		q.init()
+		r.Write32(regTDSRn[i], uint32(q.ring.iova))
+	}
+	if len(p.tx) > 1 {
+		r.Write32(regDMA1CFG, dmaCfgClassEn|dmaCfgIdleSlop)
+	}
+	if len(p.tx) > 2 {
+		r.Write32(regDMA2CFG, dmaCfgClassEn|dmaCfgIdleSlop)
+	}
+	if p.prof.has(qRACC) {
+		r.Write32(regRACC, raccSHIFT16) // IP header 4-byte aligned; no checksum discards
+		r.Write32(regFTRL, uint32(p.maxFL))
+	}
+	r.Write32(regTACC, 0) // TX data starts at the BD address; no checksum insertion
+	if p.prof.has(qENETMAC) {
+		r.Write32(regTFWR, tfwrSTRFWD) // store and forward: no underruns
+	}
+	r.Write32(regRCR, p.rcr())
+	tcr := uint32(0)
+	if !link.Up || link.FullDuplex {
+		tcr = tcrFDEN
+	}
+	r.Write32(regTCR, tcr)
+	r.Write32(regOPD, 0xFFF0) // pause duration, should pause ever be enabled
+	r.Write32(regMIBC, 0)     // counters on
+	ecr := uint32(ecrETHEREN)
+	if p.prof.has(qENETMAC) {
+		ecr |= ecrDBSWP // little-endian descriptors on ENET-MAC parts
+	}
+	if p.enhanced {
+		ecr |= ecrEN1588 // 32-byte descriptors
+	}
+	if p.prof.has(qGBIT) && link.Up && link.SpeedMbps == 1000 {
+		ecr |= ecrSPEED
+	}
+	r.Write32(regECR, ecr)
+	p.stopping.Store(false)
+	for _, q := range p.rx {
+		q.refill() // posts every buffer and writes RDAR once
+	}
+	p.started = true
+	return r.Err()
+}
+
+// Stop quiesces the port in the safe order: refuse new TX, wait (bounded
+// by Config.StopTimeout) for queued frames to leave, graceful TX stop,
+// disable the MAC (which rewinds its ring pointers), wait for the DMA to go
+// idle, and take every buffer back from the rings. The queue goroutines
+// must have stopped polling.
+func (p *Port) Stop() error {
+	if !p.started {
+		return nil
+	}
+	p.stopping.Store(true)
+	r := p.regs
+	deadline := time.Now().Add(p.cfg.StopTimeout)
+	var errs []error
+	for _, q := range p.tx {
+		for q.reclaim(); q.inFlight > 0 && time.Now().Before(deadline); q.reclaim() {
+			time.Sleep(50 * time.Microsecond)
+		}
+		if q.inFlight > 0 {
+			errs = append(errs, fmt.Errorf("fec: tx%d: %d descriptors still owned by the MAC after %v; dropping them", q.id, q.inFlight, p.cfg.StopTimeout))
+		}
+	}
+	r.Write32(regTCR, r.Read32(regTCR)|tcrGTS)
+	if p.Link().Up {
+		for r.Read32(regEIR)&eirGRA == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+	r.Write32(regEIR, eirGRA)
+	r.Write32(regECR, 0) // ETHEREN=0: DMA stops, BD pointers rewind to RDSR/TDSR
+	for time.Now().Before(deadline) {
+		busy := false
+		for i := range p.rx {
+			busy = busy || r.Read32(regRDARn[i])&darActive != 0
+		}
+		for i := range p.tx {
+			busy = busy || r.Read32(regTDARn[i])&darActive != 0
+		}
+		if !busy {
+			break
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
+	for _, q := range p.tx {
+		q.drain()
+	}
+	for _, q := range p.rx {
+		q.drain()
+	}
+	p.started = false
+	if err := r.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops the port, closes the pools (reporting leaked buffers),
+// unmaps DMA memory and releases the device.
+func (p *Port) Close() error {
+	if p.closed {
+		return nil
+	}
+	err := p.Stop()
+	p.regs.Write32(regECR, 0)
+	p.closed = true
+	if e := p.freeMemory(); e != nil {
+		err = errors.Join(err, e)
+	}
+	if p.dev.Release != nil {
+		if e := p.dev.Release(); e != nil {
+			err = errors.Join(err, fmt.Errorf("fec: release %s: %w", p.name, e))
+		}
+	}
+	return err
+}
+
+// Info describes the port.
+func (p *Port) Info() driver.PortInfo {
+	caps := driver.CapPromiscuous | driver.CapHWStats | driver.CapMDIO | driver.CapMultiSegRx | driver.CapMultiSegTx
+	dev := p.prof.compatible
+	if len(p.dev.Compatible) > 0 {
+		dev = p.dev.Compatible[0]
+	}
+	return driver.PortInfo{
+		Name: p.name, Driver: "fec", Device: dev, Backend: p.dev.Backend,
+		MAC: p.MAC(), RxQueues: len(p.rx), TxQueues: len(p.tx),
+		MaxRxQueues: p.prof.maxQueues(), MaxTxQueues: p.prof.maxQueues(),
+		RxRingSize: p.cfg.RxRingSize, TxRingSize: p.cfg.TxRingSize,
+		MTU: p.mtu, MaxMTU: maxFLLimit - ethHdr - vlanLen - fcsLen - p.shift, Caps: caps,
+	}
+}
+
+// MAC is the port's address.
+func (p *Port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.mac...) }
+
+// SetMAC changes the port's address (PALR/PAUR).
+func (p *Port) SetMAC(mac net.HardwareAddr) error {
+	if len(mac) != 6 || mac[0]&1 != 0 {
+		return fmt.Errorf("fec: MAC %v must be a 6-byte unicast address", mac)
+	}
+	p.mac = append(net.HardwareAddr(nil), mac...)
+	p.writeMAC()
+	return p.regs.Err()
+}
+
+// SetPromiscuous turns RCR.PROM on or off.
+func (p *Port) SetPromiscuous(on bool) error {
+	p.promisc = on
+	if p.started {
+		p.regs.Write32(regRCR, p.rcr())
+	}
+	return p.regs.Err()
+}
+
+func (p *Port) setMTU(mtu int) error {
+	fl := mtu + ethHdr + vlanLen + fcsLen + p.shift // QEMU compares MAX_FL with the shifted length
+	if mtu < 68 || fl > maxFLLimit {
+		return fmt.Errorf("fec: MTU %d out of range: 68..%d (RCR.MAX_FL is 14 bits)", mtu, maxFLLimit-ethHdr-vlanLen-fcsLen-p.shift)
+	}
+	if fl > p.mrbr*maxRxSegs {
+		return fmt.Errorf("fec: MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
+	}
+	p.mtu, p.maxFL = mtu, fl
+	return nil
+}
+
+// SetMTU sets the largest L3 payload (RCR.MAX_FL, FTRL). Frames longer than
+// one buffer span several descriptors.
+func (p *Port) SetMTU(mtu int) error {
+	if err := p.setMTU(mtu); err != nil {
+		return err
+	}
+	if p.started {
+		p.regs.Write32(regRCR, p.rcr())
+		if p.prof.has(qRACC) {
+			p.regs.Write32(regFTRL, uint32(p.maxFL))
+		}
+	}
+	return p.regs.Err()
+}
+
+// RxQueue returns receive queue i.
+func (p *Port) RxQueue(i int) driver.RxQueue { return p.rx[i] }
+
+// TxQueue returns transmit queue i.
+func (p *Port) TxQueue(i int) driver.TxQueue { return p.tx[i] }
+
+// bufOffset is where pkt's buffer starts in region r (pointer arithmetic on
+// the CPU view: no per-packet look-up).
+func bufOffset(r *dma.Region, pkt *pool.Packet) int {
+	b := r.Bytes()
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf()))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}

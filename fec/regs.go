@@ -1,0 +1,309 @@
+package fec
+
+// Register offsets and bits of the FEC/ENET MAC, named as the reference
+// manual names them (hw/fec.md §2). Names and numbers only: driver logic
+// lives in port.go, rx.go, tx.go and mdio.go.
+
+// Register offsets from the instance base (ARM/ENET layout).
+const (
+	regEIR      = 0x004 // interrupt events, write-1-to-clear
+	regEIMR     = 0x008 // interrupt mask
+	regRDAR     = 0x010 // RX descriptor active, ring 0
+	regTDAR     = 0x014 // TX descriptor active, ring 0
+	regECR      = 0x024 // Ethernet control
+	regMMFR     = 0x040 // MDIO management frame
+	regMSCR     = 0x044 // MDC divider and hold time
+	regMIBC     = 0x064 // MIB control/status
+	regRCR      = 0x084 // receive control
+	regTCR      = 0x0C4 // transmit control
+	regPALR     = 0x0E4 // MAC bytes 0..3
+	regPAUR     = 0x0E8 // MAC bytes 4..5 in [31:16]
+	regOPD      = 0x0EC // opcode / pause duration
+	regTXIC0    = 0x0F0 // TX interrupt coalescing, rings 0..2 at +4n
+	regRXIC0    = 0x100 // RX interrupt coalescing, rings 0..2 at +4n
+	regIAUR     = 0x118 // individual hash [63:32]
+	regIALR     = 0x11C // individual hash [31:0]
+	regGAUR     = 0x120 // group hash [63:32]
+	regGALR     = 0x124 // group hash [31:0]
+	regTFWR     = 0x144 // TX FIFO watermark
+	regFRBR     = 0x14C // FIFO receive bound (old FEC)
+	regFRSR     = 0x150 // FIFO receive start (old FEC)
+	regRDSR1    = 0x160 // RX ring 1 base
+	regTDSR1    = 0x164 // TX ring 1 base
+	regMRBR1    = 0x168 // RX buffer size ring 1
+	regRDSR2    = 0x16C // RX ring 2 base
+	regTDSR2    = 0x170 // TX ring 2 base
+	regMRBR2    = 0x174 // RX buffer size ring 2
+	regRDSR     = 0x180 // RX ring 0 base (ERDSR)
+	regTDSR     = 0x184 // TX ring 0 base (ETDSR)
+	regMRBR     = 0x188 // max RX buffer size ring 0 (EMRBR)
+	regRSFL     = 0x190 // RX FIFO section full threshold
+	regRSEM     = 0x194 // RX FIFO section empty threshold
+	regRAEM     = 0x198 // RX FIFO almost empty
+	regRAFL     = 0x19C // RX FIFO almost full
+	regTSEM     = 0x1A0 // TX FIFO section empty
+	regTAEM     = 0x1A4 // TX FIFO almost empty
+	regTAFL     = 0x1A8 // TX FIFO almost full
+	regTIPG     = 0x1AC // TX inter-packet gap
+	regFTRL     = 0x1B0 // RX frame truncation length
+	regTACC     = 0x1C0 // TX accelerator config
+	regRACC     = 0x1C4 // RX accelerator config
+	regRCMR1    = 0x1C8 // RX classification match ring 1
+	regRCMR2    = 0x1CC // RX classification match ring 2
+	regDMA1CFG  = 0x1D8 // DMA class config ring 1
+	regDMA2CFG  = 0x1DC // DMA class config ring 2
+	regRDAR1    = 0x1E0 // RX ring 1 active
+	regTDAR1    = 0x1E4 // TX ring 1 active
+	regRDAR2    = 0x1E8 // RX ring 2 active
+	regTDAR2    = 0x1EC // TX ring 2 active
+	regQOS      = 0x1F0 // multi-queue QoS scheme
+	regLPISleep = 0x1F4 // EEE sleep time
+	regLPIWake  = 0x1F8 // EEE wake time
+	regMIB      = 0x200 // first MIB counter (RMON_T_DROP)
+	regMIBEnd   = 0x2E4 // one past the last MIB counter (IEEE_R_OCTETS_OK)
+	regGSKCFGR  = 0x300 // MII gasket config
+	regGSKENR   = 0x308 // MII gasket enable
+	regATCR     = 0x400 // 1588 timer control
+	regATVR     = 0x404
+	regATOFF    = 0x408
+	regATPER    = 0x40C
+	regATCOR    = 0x410
+	regATINC    = 0x414
+	regATSTMP   = 0x418
+	regTGSR     = 0x604 // timer global status
+	regTCSR0    = 0x608 // timer channel n control at +8n
+	regTCCR0    = 0x60C // timer channel n compare at +8n
+
+	// minWindow is the smallest register window the driver accepts: it
+	// reaches the MIB counters (0x200-0x2E0).
+	minWindow = 0x300
+)
+
+// Per-ring register offsets, indexed by ring (0..2).
+var (
+	regRDSRn = [3]uint32{regRDSR, regRDSR1, regRDSR2}
+	regTDSRn = [3]uint32{regTDSR, regTDSR1, regTDSR2}
+	regMRBRn = [3]uint32{regMRBR, regMRBR1, regMRBR2}
+	regRDARn = [3]uint32{regRDAR, regRDAR1, regRDAR2}
+	regTDARn = [3]uint32{regTDAR, regTDAR1, regTDAR2}
+)
+
+// EIR / EIMR bits (§2.1).
+const (
+	eirHBERR = 1 << 31
+	eirBABR  = 1 << 30
+	eirBABT  = 1 << 29
+	eirGRA   = 1 << 28
+	eirTXF   = 1 << 27
+	eirTXB   = 1 << 26
+	eirRXF   = 1 << 25
+	eirRXB   = 1 << 24
+	eirMII   = 1 << 23
+	eirEBERR = 1 << 22
+	eirLC    = 1 << 21
+	eirRL    = 1 << 20
+	eirUN    = 1 << 19
+	eirPLR   = 1 << 18
+)
+
+// ECR bits (§2.2).
+const (
+	ecrRESET   = 1 << 0
+	ecrETHEREN = 1 << 1
+	ecrMAGICEN = 1 << 2
+	ecrSLEEP   = 1 << 3
+	ecrEN1588  = 1 << 4
+	ecrSPEED   = 1 << 5
+	ecrDBGEN   = 1 << 6
+	ecrSTOPEN  = 1 << 7
+	ecrDBSWP   = 1 << 8
+)
+
+// MMFR fields (§2.3): ST[31:30] OP[29:28] PA[27:23] RA[22:18] TA[17:16] DATA[15:0].
+const (
+	mmfrST22   = 1 << 30 // clause 22 start
+	mmfrOPWr   = 1 << 28
+	mmfrOPRd   = 2 << 28
+	mmfrTA     = 2 << 16
+	mmfrPAShft = 23
+	mmfrRAShft = 18
+	mmfrData   = 0xFFFF
+)
+
+// MSCR fields (§2.3).
+const (
+	mscrSpeedShift = 1 // MII_SPEED[6:1]
+	mscrDisPre     = 1 << 7
+	mscrHoldShift  = 8 // HOLDTIME[10:8]
+)
+
+// MIBC bits (§2.4).
+const (
+	mibcDIS   = 1 << 31
+	mibcIDLE  = 1 << 30
+	mibcCLEAR = 1 << 29
+)
+
+// RCR bits (§2.5).
+const (
+	rcrLOOP      = 1 << 0
+	rcrDRT       = 1 << 1
+	rcrMIIMode   = 1 << 2
+	rcrPROM      = 1 << 3
+	rcrBCREJ     = 1 << 4
+	rcrFCE       = 1 << 5
+	rcrRGMIIEn   = 1 << 6
+	rcrRMIIMode  = 1 << 8
+	rcrRMII10T   = 1 << 9
+	rcrPADEN     = 1 << 12
+	rcrPAUFWD    = 1 << 13
+	rcrCRCFWD    = 1 << 14
+	rcrCFEN      = 1 << 15
+	rcrMaxFLShft = 16 // MAX_FL[29:16]
+	rcrMaxFLMask = 0x3FFF
+	rcrNLC       = 1 << 30
+	rcrGRS       = 1 << 31
+)
+
+// TCR bits (§2.6).
+const (
+	tcrGTS  = 1 << 0
+	tcrFDEN = 1 << 2
+)
+
+// TFWR bits (§2.8).
+const tfwrSTRFWD = 1 << 8
+
+// RACC / TACC bits (§2.9).
+const (
+	raccPADREM  = 1 << 0
+	raccIPDIS   = 1 << 1
+	raccPRODIS  = 1 << 2
+	raccLINEDIS = 1 << 6
+	raccSHIFT16 = 1 << 7
+	taccSHIFT16 = 1 << 0
+	taccIPCHK   = 1 << 3
+	taccPROCHK  = 1 << 4
+)
+
+// Multi-queue (AVB) classification and shaping (§2.10).
+const (
+	rcmrMATCHEN    = 1 << 16
+	dmaCfgClassEn  = 1 << 16
+	dmaCfgIdleSlop = 0x200 // half the bandwidth, as Linux programs it
+)
+
+// RDAR/TDAR active flag (§4.3).
+const darActive = 1 << 24
+
+// Field is a bit field of a register: bits Lo..Hi inclusive.
+type Field struct {
+	Name   string
+	Lo, Hi uint
+}
+
+// RegDesc describes one register for the bring-up tool's dumps and for the
+// cross-check against the device model: the reference manual's name, the
+// offset from the instance base and the named fields.
+type RegDesc struct {
+	Name   string
+	Offset uint32
+	Fields []Field
+}
+
+// mibNames are the MIB counters from RMON_T_DROP (0x200) on, one per 4
+// bytes; "" marks reserved words (§2.12).
+var mibNames = [...]string{
+	"RMON_T_DROP", "RMON_T_PACKETS", "RMON_T_BC_PKT", "RMON_T_MC_PKT",
+	"RMON_T_CRC_ALIGN", "RMON_T_UNDERSIZE", "RMON_T_OVERSIZE", "RMON_T_FRAG",
+	"RMON_T_JAB", "RMON_T_COL", "RMON_T_P64", "RMON_T_P65TO127",
+	"RMON_T_P128TO255", "RMON_T_P256TO511", "RMON_T_P512TO1023", "RMON_T_P1024TO2047",
+	"RMON_T_P_GTE2048", "RMON_T_OCTETS", "IEEE_T_DROP", "IEEE_T_FRAME_OK",
+	"IEEE_T_1COL", "IEEE_T_MCOL", "IEEE_T_DEF", "IEEE_T_LCOL",
+	"IEEE_T_EXCOL", "IEEE_T_MACERR", "IEEE_T_CSERR", "IEEE_T_SQE",
+	"IEEE_T_FDXFC", "IEEE_T_OCTETS_OK", "", "",
+	"RMON_R_DROP", "RMON_R_PACKETS", "RMON_R_BC_PKT", "RMON_R_MC_PKT",
+	"RMON_R_CRC_ALIGN", "RMON_R_UNDERSIZE", "RMON_R_OVERSIZE", "RMON_R_FRAG",
+	"RMON_R_JAB", "RMON_R_RESVD_0", "RMON_R_P64", "RMON_R_P65TO127",
+	"RMON_R_P128TO255", "RMON_R_P256TO511", "RMON_R_P512TO1023", "RMON_R_P1024TO2047",
+	"RMON_R_P_GTE2048", "RMON_R_OCTETS", "IEEE_R_DROP", "IEEE_R_FRAME_OK",
+	"IEEE_R_CRC", "IEEE_R_ALIGN", "IEEE_R_MACERR", "IEEE_R_FDXFC",
+	"IEEE_R_OCTETS_OK",
+}
+
+func f(name string, lo, hi uint) Field { return Field{Name: name, Lo: lo, Hi: hi} }
+
+func bit(name string, n uint) Field { return Field{Name: name, Lo: n, Hi: n} }
+
+var eirFields = []Field{
+	bit("HBERR", 31), bit("BABR", 30), bit("BABT", 29), bit("GRA", 28), bit("TXF", 27),
+	bit("TXB", 26), bit("RXF", 25), bit("RXB", 24), bit("MII", 23), bit("EBERR", 22),
+	bit("LC", 21), bit("RL", 20), bit("UN", 19), bit("PLR", 18), bit("WAKEUP", 17),
+	bit("TS_AVAIL", 16), bit("TS_TIMER", 15), bit("TXF2", 7), bit("TXB2", 6), bit("RXF2", 5),
+	bit("RXB2", 4), bit("TXF1", 3), bit("TXB1", 2), bit("RXF1", 1), bit("RXB1", 0),
+}
+
+// RegisterMap lists the registers the driver knows, with their fields, in
+// offset order, under the reference manual's names (hw/fec.md §2).
+func RegisterMap() []RegDesc {
+	dar := []Field{bit("ACTIVE", 24)}
+	ic := []Field{bit("ICEN", 31), bit("ICCS", 30), f("ICFT", 20, 27), f("ICTT", 0, 15)}
+	rcmr := []Field{bit("MATCHEN", 16), f("CMP3", 12, 14), f("CMP2", 8, 10), f("CMP1", 4, 6), f("CMP0", 0, 2)}
+	dmacfg := []Field{bit("DMA_CLASS_EN", 16), f("IDLE_SLOPE", 0, 15)}
+	m := []RegDesc{
+		{"EIR", regEIR, eirFields},
+		{"EIMR", regEIMR, eirFields},
+		{"RDAR", regRDAR, dar},
+		{"TDAR", regTDAR, dar},
+		{"ECR", regECR, []Field{bit("RESET", 0), bit("ETHEREN", 1), bit("MAGICEN", 2), bit("SLEEP", 3),
+			bit("EN1588", 4), bit("SPEED", 5), bit("DBGEN", 6), bit("STOPEN", 7), bit("DBSWP", 8),
+			bit("TXC_DLY", 16), bit("RXC_DLY", 17)}},
+		{"MMFR", regMMFR, []Field{f("ST", 30, 31), f("OP", 28, 29), f("PA", 23, 27), f("RA", 18, 22), f("TA", 16, 17), f("DATA", 0, 15)}},
+		{"MSCR", regMSCR, []Field{f("MII_SPEED", 1, 6), bit("DIS_PRE", 7), f("HOLDTIME", 8, 10)}},
+		{"MIBC", regMIBC, []Field{bit("MIB_DIS", 31), bit("MIB_IDLE", 30), bit("MIB_CLEAR", 29)}},
+		{"RCR", regRCR, []Field{bit("LOOP", 0), bit("DRT", 1), bit("MII_MODE", 2), bit("PROM", 3),
+			bit("BC_REJ", 4), bit("FCE", 5), bit("RGMII_EN", 6), bit("RMII_MODE", 8), bit("RMII_10T", 9),
+			bit("PADEN", 12), bit("PAUFWD", 13), bit("CRCFWD", 14), bit("CFEN", 15), f("MAX_FL", 16, 29),
+			bit("NLC", 30), bit("GRS", 31)}},
+		{"TCR", regTCR, []Field{bit("GTS", 0), bit("HBC", 1), bit("FDEN", 2), bit("TFC_PAUSE", 3),
+			bit("RFC_PAUSE", 4), f("ADDSEL", 5, 7), bit("CRCFWD", 9)}},
+		{"PALR", regPALR, []Field{f("PADDR1", 0, 31)}},
+		{"PAUR", regPAUR, []Field{f("PADDR2", 16, 31), f("TYPE", 0, 15)}},
+		{"OPD", regOPD, []Field{f("OPCODE", 16, 31), f("PAUSE_DUR", 0, 15)}},
+		{"TXIC0", regTXIC0, ic}, {"TXIC1", regTXIC0 + 4, ic}, {"TXIC2", regTXIC0 + 8, ic},
+		{"RXIC0", regRXIC0, ic}, {"RXIC1", regRXIC0 + 4, ic}, {"RXIC2", regRXIC0 + 8, ic},
+		{"IAUR", regIAUR, nil}, {"IALR", regIALR, nil}, {"GAUR", regGAUR, nil}, {"GALR", regGALR, nil},
+		{"TFWR", regTFWR, []Field{f("TFWR", 0, 5), bit("STRFWD", 8)}},
+		{"FRBR", regFRBR, nil}, {"FRSR", regFRSR, nil},
+		{"RDSR1", regRDSR1, nil}, {"TDSR1", regTDSR1, nil}, {"MRBR1", regMRBR1, []Field{f("R_BUF_SIZE", 4, 13)}},
+		{"RDSR2", regRDSR2, nil}, {"TDSR2", regTDSR2, nil}, {"MRBR2", regMRBR2, []Field{f("R_BUF_SIZE", 4, 13)}},
+		{"RDSR", regRDSR, nil}, {"TDSR", regTDSR, nil}, {"MRBR", regMRBR, []Field{f("R_BUF_SIZE", 4, 13)}},
+		{"RSFL", regRSFL, nil}, {"RSEM", regRSEM, nil}, {"RAEM", regRAEM, nil}, {"RAFL", regRAFL, nil},
+		{"TSEM", regTSEM, nil}, {"TAEM", regTAEM, nil}, {"TAFL", regTAFL, nil}, {"TIPG", regTIPG, nil},
+		{"FTRL", regFTRL, []Field{f("TRUNC_FL", 0, 13)}},
+		{"TACC", regTACC, []Field{bit("SHIFT16", 0), bit("IPCHK", 3), bit("PROCHK", 4)}},
+		{"RACC", regRACC, []Field{bit("PADREM", 0), bit("IPDIS", 1), bit("PRODIS", 2), bit("LINEDIS", 6), bit("SHIFT16", 7)}},
+		{"RCMR1", regRCMR1, rcmr}, {"RCMR2", regRCMR2, rcmr},
+		{"DMA1CFG", regDMA1CFG, dmacfg}, {"DMA2CFG", regDMA2CFG, dmacfg},
+		{"RDAR1", regRDAR1, dar}, {"TDAR1", regTDAR1, dar}, {"RDAR2", regRDAR2, dar}, {"TDAR2", regTDAR2, dar},
+		{"QOS", regQOS, nil}, {"LPI_SLEEP", regLPISleep, nil}, {"LPI_WAKE", regLPIWake, nil},
+	}
+	for i, n := range mibNames {
+		if n != "" {
+			m = append(m, RegDesc{Name: n, Offset: regMIB + uint32(4*i)})
+		}
+	}
+	m = append(m,
+		RegDesc{"MIIGSK_CFGR", regGSKCFGR, nil},
+		RegDesc{"MIIGSK_ENR", regGSKENR, []Field{bit("EN", 1), bit("READY", 2)}},
+		RegDesc{"ATCR", regATCR, nil}, RegDesc{"ATVR", regATVR, nil}, RegDesc{"ATOFF", regATOFF, nil},
+		RegDesc{"ATPER", regATPER, nil}, RegDesc{"ATCOR", regATCOR, nil}, RegDesc{"ATINC", regATINC, nil},
+		RegDesc{"ATSTMP", regATSTMP, nil}, RegDesc{"TGSR", regTGSR, nil},
+	)
+	for n := uint32(0); n < 4; n++ {
+		m = append(m,
+			RegDesc{"TCSR" + string(rune('0'+n)), regTCSR0 + 8*n, nil},
+			RegDesc{"TCCR" + string(rune('0'+n)), regTCCR0 + 8*n, nil})
+	}
+	return m
+}

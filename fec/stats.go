@@ -1,0 +1,111 @@
+package fec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gopmd/gopmd/driver"
+)
+
+// Stats sums the queue counters and reads the MIB counters into HW by
+// their reference names. The MIB registers are treated as wrapping 32-bit
+// counters and accumulated as deltas.
+func (p *Port) Stats() driver.PortStats {
+	var s driver.PortStats
+	for _, q := range p.rx {
+		qs := q.Stats()
+		s.RxQueues = append(s.RxQueues, qs)
+		s.Rx.Add(qs)
+	}
+	for _, q := range p.tx {
+		qs := q.Stats()
+		s.TxQueues = append(s.TxQueues, qs)
+		s.Tx.Add(qs)
+	}
+	p.statsMu.Lock()
+	defer p.statsMu.Unlock()
+	s.HW = make(map[string]uint64, len(mibNames))
+	for i, n := range mibNames {
+		if n == "" {
+			continue
+		}
+		v := p.regs.Read32(regMIB + uint32(4*i))
+		p.mibSum[i] += uint64(v - p.mibLast[i]) // wraps correctly in 32 bits
+		p.mibLast[i] = v
+		s.HW[n] = p.mibSum[i]
+	}
+	s.Rx.Drops[driver.CauseNoBuffer] += s.HW["IEEE_R_MACERR"]
+	return s
+}
+
+// RegValue is one register read by DumpRegs.
+type RegValue struct {
+	RegDesc
+	Value uint32
+}
+
+// DumpRegs reads every register of RegisterMap that is not a MIB counter
+// (reading those has no side effect, but they are Stats' business).
+// Reading EIR does not clear it.
+func (p *Port) DumpRegs() []RegValue {
+	var out []RegValue
+	for _, d := range RegisterMap() {
+		if d.Offset >= regMIB && d.Offset < regMIBEnd {
+			continue
+		}
+		if int(d.Offset)+4 > p.regs.Size() {
+			continue
+		}
+		out = append(out, RegValue{d, p.regs.Read32(d.Offset)})
+	}
+	return out
+}
+
+// String formats a register value with its fields.
+func (v RegValue) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-11s %#05x = %#010x", v.Name, v.Offset, v.Value)
+	for _, f := range v.Fields {
+		w := f.Hi - f.Lo + 1
+		x := (v.Value >> f.Lo) & (1<<w - 1)
+		if w == 1 {
+			if x != 0 {
+				fmt.Fprintf(&b, " %s", f.Name)
+			}
+		} else {
+			fmt.Fprintf(&b, " %s=%#x", f.Name, x)
+		}
+	}
+	return b.String()
+}
+
+// RingState is a snapshot of one ring for the bring-up tool.
+type RingState struct {
+	Kind      string // "rx" or "tx"
+	Queue     int
+	Size      int
+	IOVA      uint64 // ring base the device was given
+	Head      int    // rx: next BD the MAC completes; tx: next BD to fill
+	Tail      int    // rx: next BD to refill; tx: oldest BD not reclaimed
+	Owned     int    // BDs owned by the MAC (rx: posted; tx: in flight)
+	Doorbells uint64 // RDAR/TDAR writes
+	Rekicks   uint64 // tx: ERR006358 TDAR re-writes
+	Active    bool   // RDAR/TDAR reads active
+}
+
+// RingState reports every ring's indices and doorbell counts. The indices
+// are the queues' own and exact only while their goroutines are quiet.
+func (p *Port) RingState() []RingState {
+	var out []RingState
+	for _, q := range p.rx {
+		out = append(out, RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+			Head: q.head, Tail: q.tail, Owned: q.posted, Doorbells: q.doorbells.Load(),
+			Active: p.regs.Read32(q.rdar)&darActive != 0})
+	}
+	for _, q := range p.tx {
+		out = append(out, RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+			Head: q.head, Tail: q.clean, Owned: q.inFlight, Doorbells: q.doorbells.Load(),
+			Rekicks: q.rekicks.Load(), Active: p.regs.Read32(q.tdar)&darActive != 0})
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+package fec
+
+import (
+	"sync/atomic"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+)
+
+// txQueue is one transmit ring. One goroutine owns it.
+//
+// Slots clean..head-1 (cyclically, inFlight of them) hold BDs handed to the
+// MAC and not yet reclaimed; the packet of a frame is parked at the slot of
+// its last BD and freed when the MAC has cleared R there.
+type txQueue struct {
+	port      *Port
+	id        int
+	ring      bdRing
+	bufs      []*pool.Packet // frame parked at its last BD's slot
+	pend      []uint32       // word 0 of each BD of the burst being built
+	free      []*pool.Packet // reclaim batch for pool.FreeBulk
+	head      int            // next slot to fill
+	clean     int            // oldest slot not yet reclaimed
+	inFlight  int            // BDs owned by the MAC or not yet reclaimed
+	frames    int            // frames among them
+	reclaimAt int            // reclaim when fewer free slots than this
+	tdar      uint32
+	regs      driver.Regs
+	enhanced  bool
+	esc       uint32 // esc word for every BD: FTYPE = ring id on AVB rings
+	txAlign   uint64
+	err007885 bool
+	stats     driver.Counters
+	doorbells atomic.Uint64
+	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
+	owners    []txOwner
+
+	// perPacketDoorbell writes TDAR after every frame, as a naive driver
+	// does; only the benchmark sets it.
+	perPacketDoorbell bool
+	// skipSyncForDevice leaves out the cache clean of frame data; only the
+	// test proving that the sync matters sets it.
+	skipSyncForDevice bool
+}
+
+// txOwner is the leak-report id of this queue in one of the port's pools.
+type txOwner struct {
+	pool *pool.Pool
+	id   uint16
+}
+
+func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
+	q := &txQueue{
+		port: p, id: id, ring: ring,
+		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
+		free: make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
+		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
+	}
+	q.reclaimAt = max(ring.size/4, min(32, ring.size))
+	if p.prof.has(qAVB) && id > 0 {
+		q.esc = uint32(id) << escTxFTYPEShft // AVB class = this ring
+	}
+	for _, rq := range p.rx {
+		q.owners = append(q.owners, txOwner{rq.pool, rq.pool.Owner(p.ownerID + " tx" + string(rune('0'+id)) + " ring")})
+	}
+	return q
+}
+
+func (q *txQueue) init() {
+	q.head, q.clean, q.inFlight, q.frames = 0, 0, 0, 0
+	for i := 0; i < q.ring.size; i++ {
+		for k := 1; k < q.ring.stride; k++ {
+			q.ring.set(i, k, 0)
+		}
+		q.ring.publish(i, w0(q.wrap(i), 0))
+	}
+}
+
+func (q *txQueue) wrap(i int) uint32 {
+	if i == q.ring.size-1 {
+		return txW // the MAC continues at TDSR after this BD
+	}
+	return 0
+}
+
+// next is the slot after i; the ring need not be a power of two.
+func (q *txQueue) next(i int) int {
+	if i++; i == q.ring.size {
+		return 0
+	}
+	return i
+}
+
+// Stats are the queue's counters.
+func (q *txQueue) Stats() driver.QueueStats { return q.stats.Snapshot() }
+
+// Pending is the number of frames queued and not yet reclaimed.
+func (q *txQueue) Pending() int { return q.frames }
+
+// Reclaim frees the buffers of sent frames now and reports how many.
+func (q *txQueue) Reclaim() int { return q.reclaim() }
+
+// TxBurst queues as many frames as fit, writes their BDs, issues one
+// barrier and one TDAR write, and returns how many it took. Frames it
+// cannot ever send (too many segments, too long, too short) are taken,
+// counted and freed.
+func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
+	if q.port.stopping.Load() {
+		return 0
+	}
+	if q.ring.size-q.inFlight < q.reclaimAt {
+		q.reclaim()
+	}
+	start, nbd := q.head, 0
+	var sent, bytes uint64
+	n := 0
+	for ; n < len(pkts); n++ {
+		pk := pkts[n]
+		segs, total := 0, 0
+		for s := pk; s != nil; s = s.Next() {
+			segs++
+			total += s.Len()
+		}
+		if segs > maxTxSegs || total > q.port.maxFL-fcsLen || total < ethHdr {
+			c := driver.CauseTooBig
+			if total < ethHdr {
+				c = driver.CauseFrame
+			}
+			q.stats.Drop(c, 1)
+			pk.Free()
+			continue
+		}
+		if segs > q.ring.size-q.inFlight {
+			break // ring full: the caller keeps pkts[n:]
+		}
+		t := q.head
+		for s := pk; s != nil; s = s.Next() {
+			q.fixAlign(s)
+			if !q.skipSyncForDevice {
+				// Non-coherent DMA: clean the frame bytes out of the CPU cache.
+				r := s.Pool().Region()
+				r.SyncForDevice(bufOffset(r, s)+s.Offset(), s.Len())
+			}
+			q.ring.set(t, wAddr, uint32(s.IOVA()))
+			if q.enhanced {
+				q.ring.set(t, wESC, q.esc)
+				q.ring.set(t, wBDU, 0)
+			}
+			st := uint32(txR | txTC)
+			if s.Next() == nil {
+				st |= txL
+				q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
+				pk.SetOwner(q.ownerIn(pk.Pool()))
+			}
+			q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
+			t = q.next(t)
+			nbd++
+		}
+		q.head = t
+		q.inFlight += segs
+		q.frames++
+		sent++
+		bytes += uint64(total)
+		if q.perPacketDoorbell {
+			q.publish(start, nbd)
+			start, nbd = q.head, 0
+		}
+	}
+	if nbd > 0 {
+		q.publish(start, nbd)
+	}
+	q.stats.Add(sent, bytes)
+	return n
+}
+
+// publish hands nbd BDs from start to the MAC and rings TDAR once.
+func (q *txQueue) publish(start, nbd int) {
+	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
+	// Last BD first: the MAC, which may still be running, stops at the
+	// first BD without R, so it never sees part of a frame or burst.
+	t := start + nbd - 1
+	if t >= q.ring.size {
+		t -= q.ring.size
+	}
+	for i := 0; i < nbd; i++ {
+		q.ring.publish(t, q.pend[t])
+		if t--; t < 0 {
+			t = q.ring.size - 1
+		}
+	}
+	dma.DoorbellBarrier() // every R bit visible before the doorbell
+	q.kick()
+}
+
+// kick writes TDAR. On ERR007885 parts a write racing the uDMA's clear can
+// hang it: read TDAR up to four times and write only after a read of 0; if
+// every read says active, the running DMA will see the new BDs anyway.
+func (q *txQueue) kick() {
+	if q.err007885 {
+		idle := false
+		for i := 0; i < 4 && !idle; i++ {
+			idle = q.regs.Read32(q.tdar)&darActive == 0
+		}
+		if !idle {
+			return
+		}
+	}
+	q.regs.Write32(q.tdar, darActive)
+	q.doorbells.Add(1)
+}
+
+// fixAlign moves a segment's data to the TX start alignment the part needs
+// (16 bytes on single-queue parts), inside its own buffer.
+func (q *txQueue) fixAlign(s *pool.Packet) {
+	mis := int(s.IOVA() & q.txAlign)
+	if mis == 0 {
+		return
+	}
+	off, n := s.Offset(), s.Len()
+	to := off - mis
+	if to < 0 {
+		to = off + int(q.txAlign) + 1 - mis
+	}
+	b := s.Buf()
+	if to+n > len(b) {
+		return // no room to move: send as is
+	}
+	copy(b[to:to+n], b[off:off+n])
+	s.SetData(to, n)
+}
+
+// ownerIn is this queue's leak-report id in pl (0, the pool itself, for
+// a pool of another port).
+func (q *txQueue) ownerIn(pl *pool.Pool) uint16 {
+	for i := range q.owners {
+		if q.owners[i].pool == pl {
+			return q.owners[i].id
+		}
+	}
+	return 0
+}
+
+// reclaim walks completed BDs from clean, frees their frames in bulk, and
+// applies the ERR006358 workaround: BDs still pending while TDAR reads idle
+// get another TDAR write.
+func (q *txQueue) reclaim() int {
+	nf, done := 0, 0
+	for q.inFlight > 0 {
+		st, _ := sc(q.ring.status(q.clean))
+		if st&txR != 0 {
+			break // the MAC still owns it
+		}
+		if pk := q.bufs[q.clean]; pk != nil {
+			if q.enhanced {
+				dma.ReadBarrier() // R before the esc word the MAC wrote with it
+				if q.ring.word(q.clean, wESC)&escTxErrMask != 0 {
+					q.stats.Drop(driver.CauseFrame, 1)
+				}
+			}
+			q.bufs[q.clean] = nil
+			q.free[nf] = pk // the frame is ours again: back to its pool in bulk
+			nf++
+			done++
+			q.frames--
+			if nf == len(q.free) {
+				pool.FreeBulk(q.free[:nf])
+				clear(q.free[:nf])
+				nf = 0
+			}
+		}
+		q.clean = q.next(q.clean) // the MAC is done with this BD
+		q.inFlight--
+	}
+	if nf > 0 {
+		pool.FreeBulk(q.free[:nf])
+		clear(q.free[:nf])
+	}
+	if q.inFlight > 0 && q.regs.Read32(q.tdar)&darActive == 0 {
+		// ERR006358: TDAR cleared although ready BDs remain.
+		q.regs.Write32(q.tdar, darActive)
+		q.rekicks.Add(1)
+		q.doorbells.Add(1)
+	}
+	return done
+}
+
+// drain frees every frame left on the ring after the MAC was disabled.
+func (q *txQueue) drain() {
+	for q.inFlight > 0 {
+		if pk := q.bufs[q.clean]; pk != nil {
+			q.bufs[q.clean] = nil
+			pk.Free()
+			q.stats.Drop(driver.CauseLinkDown, 1)
+		}
+		q.clean = q.next(q.clean)
+		q.inFlight--
+	}
+	q.frames = 0
+	q.head, q.clean = 0, 0
+}
