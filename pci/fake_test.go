@@ -11,8 +11,9 @@ import (
 // directory: the kernel's files as plain files, its symlinks as relative
 // symlinks, as sysfs has them.
 type tree struct {
-	t    *testing.T
-	root string
+	t       *testing.T
+	root    string
+	onWrite func(path, value string) // the fake kernel, if any
 }
 
 func newTree(t *testing.T) *tree {
@@ -20,7 +21,13 @@ func newTree(t *testing.T) *tree {
 	return &tree{t: t, root: t.TempDir()}
 }
 
-func (tr *tree) sys() Sys { return Sys{Root: tr.root} }
+func (tr *tree) sys() Sys {
+	return Sys{Root: tr.root, kernel: func(p, v string) {
+		if tr.onWrite != nil {
+			tr.onWrite(p, v)
+		}
+	}}
+}
 
 func (tr *tree) abs(p string) string { return filepath.Join(tr.root, p) }
 
@@ -52,7 +59,13 @@ func (tr *tree) link(p, target string) *tree {
 	if err := os.MkdirAll(filepath.Dir(a), 0o755); err != nil {
 		tr.t.Fatal(err)
 	}
-	rel, err := filepath.Rel(filepath.Dir(a), tr.abs(target))
+	dir, err := filepath.EvalSymlinks(filepath.Dir(a))
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	a = filepath.Join(dir, filepath.Base(a))
+	root, _ := filepath.EvalSymlinks(tr.root)
+	rel, err := filepath.Rel(dir, filepath.Join(root, target))
 	if err != nil {
 		tr.t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 // goes through a Sys, so tests run against fake trees in testdata.
 type Sys struct {
 	Root string
+	// kernel, in tests, plays the kernel's reaction to a sysfs write.
+	kernel func(path, value string)
 }
 
 // Host is the running system.
@@ -63,10 +65,19 @@ func linkBase(p string) string {
 
 // writeAttr writes a sysfs attribute and says in the error what failed and
 // how to fix it.
-func writeAttr(p, v, what string) error {
-	err := os.WriteFile(p, []byte(v), 0)
+func (s Sys) writeAttr(p, v, what string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err == nil {
+		_, err = f.Write([]byte(v))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
 	switch {
 	case err == nil:
+		if s.kernel != nil {
+			s.kernel(p, v)
+		}
 		return nil
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s: write %q to %s: %w (run as root)", what, v, p, err)

@@ -1,0 +1,173 @@
+package pci
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Drivers a device can be handed to for user-space access.
+const (
+	DriverVFIO         = "vfio-pci"
+	DriverUIO          = "uio_pci_generic"
+	DriverVFIOPlatform = "vfio-platform"
+)
+
+// groupFriendly lists drivers that keep an IOMMU group viable for VFIO
+// besides vfio-pci itself: pci-stub claims a device for no one, and
+// pcieport drives bridges, which VFIO allows.
+var groupFriendly = map[string]bool{"": true, "vfio-pci": true, "pci-stub": true, "pcieport": true}
+
+// Binding records what Bind changed, so Restore can undo it.
+type Binding struct {
+	sys      Sys
+	Address  Address
+	Driver   string // the driver bound now
+	Original string // the driver bound before, "" if none
+	override string // driver_override before
+	changed  bool
+}
+
+// CheckGroup refuses a device whose IOMMU group holds other devices still
+// bound to kernel drivers: VFIO would call the group not viable. The error
+// names those devices and their drivers.
+func (s Sys) CheckGroup(a Address) error {
+	d, err := s.Device(a)
+	if err != nil {
+		return err
+	}
+	if d.IOMMUGroup == "" {
+		return &DeviceError{Device: a.String(), Op: "IOMMU group", Err: ErrNoIOMMU,
+			Fix: "enable the IOMMU (intel_iommu=on, amd_iommu=on, an SMMU in the device tree) or, accepting no DMA isolation, use unsafe-noiommu with VFIO no-IOMMU mode or uio_pci_generic"}
+	}
+	members, err := s.GroupMembers(d.IOMMUGroup)
+	if err != nil {
+		return &DeviceError{Device: a.String(), Op: "read IOMMU group " + d.IOMMUGroup, Err: err}
+	}
+	var busy []string
+	for _, m := range members {
+		if m == a {
+			continue
+		}
+		md, err := s.Device(m)
+		if err != nil {
+			return err
+		}
+		if !groupFriendly[md.Driver] {
+			busy = append(busy, fmt.Sprintf("%s (%s, driver %s)", m, md.ID(), md.Driver))
+		}
+	}
+	if len(busy) > 0 {
+		return &DeviceError{Device: a.String(), Op: "IOMMU group " + d.IOMMUGroup, Err: ErrGroupBusy,
+			Fix: "the group also holds " + strings.Join(busy, ", ") + ": bind those to vfio-pci as well (or unbind them), or move the device to a slot with its own group"}
+	}
+	return nil
+}
+
+// Bind hands a PCI function to drv (DriverVFIO or DriverUIO): it writes
+// drv to driver_override, unbinds the current driver and asks the kernel
+// to probe again. For vfio-pci the IOMMU group is checked first. Restore
+// undoes it. Binding a device that is already on drv changes nothing.
+func (s Sys) Bind(a Address, drv string) (*Binding, error) {
+	d, err := s.Device(a)
+	if err != nil {
+		return nil, err
+	}
+	b := &Binding{sys: s, Address: a, Driver: drv, Original: d.Driver, override: d.Override}
+	if d.Driver == drv {
+		return b, nil
+	}
+	if drv == DriverVFIO {
+		if err := s.CheckGroup(a); err != nil {
+			return nil, err
+		}
+	}
+	dir := s.pciDev(a)
+	if err := s.writeAttr(dir+"/driver_override", drv, a.String()+" set driver_override"); err != nil {
+		return nil, err
+	}
+	b.changed = true
+	if d.Driver != "" {
+		if err := s.writeAttr(dir+"/driver/unbind", a.String(), a.String()+" unbind from "+d.Driver); err != nil {
+			_ = b.Restore()
+			return nil, err
+		}
+	}
+	if err := s.writeAttr(s.Path("/sys/bus/pci/drivers_probe"), a.String(), a.String()+" probe"); err != nil {
+		_ = b.Restore()
+		return nil, err
+	}
+	if now := linkBase(dir + "/driver"); now != drv {
+		_ = b.Restore()
+		return nil, &DeviceError{Device: a.String(), Op: "bind to " + drv, Err: fmt.Errorf("%w: driver is %q after probing", ErrWrongDriver, now),
+			Fix: "load the driver first: modprobe " + drv}
+	}
+	return b, nil
+}
+
+// Restore gives the device back to the driver it had before Bind (or leaves
+// it unbound if it had none) and puts driver_override back.
+func (b *Binding) Restore() error {
+	if b == nil || !b.changed {
+		return nil
+	}
+	s, a := b.sys, b.Address
+	dir := s.pciDev(a)
+	ov := b.override
+	if ov == "" {
+		ov = "\n" // an empty write clears driver_override
+	}
+	if err := s.writeAttr(dir+"/driver_override", ov, a.String()+" restore driver_override"); err != nil {
+		return err
+	}
+	if cur := linkBase(dir + "/driver"); cur != "" && cur != b.Original {
+		if err := s.writeAttr(dir+"/driver/unbind", a.String(), a.String()+" unbind from "+cur); err != nil {
+			return err
+		}
+	}
+	if b.Original != "" && linkBase(dir+"/driver") != b.Original {
+		if err := s.writeAttr(s.Path("/sys/bus/pci/drivers_probe"), a.String(), a.String()+" probe"); err != nil {
+			return err
+		}
+		if now := linkBase(dir + "/driver"); now != b.Original {
+			return &DeviceError{Device: a.String(), Op: "restore driver " + b.Original, Err: fmt.Errorf("%w: driver is %q", ErrWrongDriver, now),
+				Fix: "bind it by hand: echo " + a.String() + " > /sys/bus/pci/drivers/" + b.Original + "/bind"}
+		}
+	}
+	b.changed = false
+	return nil
+}
+
+// BindPlatform hands a platform device to drv (vfio-platform,
+// uio_pdrv_genirq) through driver_override. A driver without sysfs unbind
+// (fec sets suppress_bind_attrs) cannot be detached here: the error says to
+// unload and reload that driver, after which drv takes the device.
+func (s Sys) BindPlatform(name, drv string) error {
+	pd, err := s.Platform(name)
+	if err != nil {
+		return err
+	}
+	if pd.Driver == drv {
+		return nil
+	}
+	dir := s.Path("/sys/bus/platform/devices/" + name)
+	if err := s.writeAttr(dir+"/driver_override", drv, name+" set driver_override"); err != nil {
+		return err
+	}
+	if pd.Driver != "" {
+		if pd.NoUnbind {
+			return &DeviceError{Device: name, Op: "unbind from " + pd.Driver, Err: ErrWrongDriver,
+				Fix: fmt.Sprintf("driver_override is now %s, but %s has no sysfs unbind (suppress_bind_attrs): rmmod %s; modprobe %s (its other devices come back), then echo %s > /sys/bus/platform/drivers_probe", drv, pd.Driver, pd.Driver, pd.Driver, name)}
+		}
+		if err := s.writeAttr(dir+"/driver/unbind", name, name+" unbind from "+pd.Driver); err != nil {
+			return err
+		}
+	}
+	if err := s.writeAttr(s.Path("/sys/bus/platform/drivers_probe"), name, name+" probe"); err != nil {
+		return err
+	}
+	if now := linkBase(dir + "/driver"); now != drv {
+		return &DeviceError{Device: name, Op: "bind to " + drv, Err: fmt.Errorf("%w: driver is %q after probing", ErrWrongDriver, now),
+			Fix: "load it first (modprobe " + drv + "; vfio-platform without a reset module needs reset_required=0; uio_pdrv_genirq needs of_id=generic-uio and a generic-uio node)"}
+	}
+	return nil
+}
