@@ -1,0 +1,491 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/wire"
+)
+
+// Config configures a model instance.
+type Config struct {
+	// Name names the instance in errors ("fec0").
+	Name string
+	// SoC selects the profile ("imx8mp"); "" means DefaultSoC.
+	SoC string
+	// MAC is the address the boot loader left in PALR/PAUR. ECR.RESET
+	// wipes it, as on silicon: a driver must program its address.
+	MAC [6]byte
+	// IOMMU is the simulated IOMMU the DMA engine reaches memory through;
+	// nil makes one that is non-coherent when the profile is.
+	IOMMU *dma.SimIOMMU
+	// Engine runs the DMA engine in its own goroutine (Start/Stop) instead
+	// of inside register writes.
+	Engine bool
+	// MMIOCost is spent (busy-waiting) on every register access.
+	MMIOCost time.Duration
+	// PHYAddr is the MDIO address of the simulated PHY (0..31).
+	PHYAddr int
+	// LinkSpeed is the speed the PHY resolves in Mb/s (10, 100, 1000); 0
+	// means 1000 on gigabit parts, else 100.
+	LinkSpeed int
+	// LinkDown starts with the link down.
+	LinkDown bool
+}
+
+// Access is one recorded access to an unimplemented register.
+type Access struct {
+	Offset uint32
+	Write  bool
+	Value  uint32
+}
+
+// maxRecordedAccesses bounds the unimplemented-access log.
+const maxRecordedAccesses = 64
+
+// Device is one FEC/ENET instance: its register window and DMA engine.
+type Device struct {
+	name    string
+	prof    Profile
+	iommu   *dma.SimIOMMU
+	engine  bool
+	cost    time.Duration
+	size    uint32
+	bootMAC [6]byte
+
+	regs [regSpan / 4]atomic.Uint32
+	defs [regSpan / 4]*regDef // nil: not present on this part
+
+	nrings int
+	rx     [3]rxRing
+	tx     [3]txRing
+	// txMu and rxMu serialise the DMA engine's TX and RX sides in engine
+	// mode (lock order: txMu before rxMu). Unused in synchronous mode.
+	txMu, rxMu sync.Mutex
+	// stage holds one received frame as it will be written to memory.
+	stage []byte
+
+	phy  phy
+	link atomic.Bool
+
+	wire    atomic.Pointer[wireHolder]
+	srcMu   sync.Mutex
+	sources atomic.Pointer[[]wire.Source]
+	srcBuf  []byte
+
+	faults faults
+	st     counters
+
+	errMu   sync.Mutex
+	err     error
+	lastErr error
+	unimpl  []Access
+
+	run runState
+}
+
+type wireHolder struct{ w wire.Wire }
+
+// New builds a model instance. An unknown SoC is an error listing the
+// profiles.
+func New(cfg Config) (*Device, error) {
+	name := cfg.Name
+	if name == "" {
+		name = "fec"
+	}
+	prof, ok := LookupProfile(cfg.SoC)
+	if !ok {
+		return nil, fmt.Errorf("fec model %s: unknown SoC %q (profiles: %s)", name, cfg.SoC, strings.Join(Profiles(), ", "))
+	}
+	if cfg.PHYAddr < 0 || cfg.PHYAddr > 31 {
+		return nil, fmt.Errorf("fec model %s: PHY address %d outside 0..31", name, cfg.PHYAddr)
+	}
+	speed := cfg.LinkSpeed
+	if speed == 0 {
+		speed = 100
+		if prof.Gigabit {
+			speed = 1000
+		}
+	}
+	if speed != 10 && speed != 100 && speed != 1000 || speed == 1000 && !prof.Gigabit {
+		return nil, fmt.Errorf("fec model %s: link speed %d Mb/s not possible on %s (10, 100%s)", name, speed, prof.Name, map[bool]string{true: ", 1000", false: ""}[prof.Gigabit])
+	}
+	d := &Device{
+		name:    name,
+		prof:    prof,
+		iommu:   cfg.IOMMU,
+		engine:  cfg.Engine,
+		cost:    cfg.MMIOCost,
+		size:    uint32(prof.WindowSize),
+		bootMAC: cfg.MAC,
+		nrings:  prof.rings(),
+		stage:   make([]byte, rxMaxFrame+8),
+		srcBuf:  make([]byte, rxMaxFrame),
+	}
+	if d.iommu == nil {
+		d.iommu = dma.NewSimIOMMU(prof.NonCoherent)
+	}
+	for i := range regTable {
+		r := &regTable[i]
+		if prof.has(r.Only) {
+			d.defs[r.Offset/4] = r
+		}
+	}
+	for i := 0; i < 3; i++ {
+		d.rx[i].n = i
+		d.tx[i].n = i
+		d.tx[i].buf = make([]byte, txMaxFrame+64)
+	}
+	d.phy.init(cfg.PHYAddr, speed, prof.Gigabit)
+	d.link.Store(!cfg.LinkDown)
+	d.phy.setLink(!cfg.LinkDown)
+	d.wire.Store(&wireHolder{&CountingDiscard{}})
+	d.sources.Store(&[]wire.Source{})
+	d.resetRegs()
+	d.writeMAC(cfg.MAC)
+	d.run.init()
+	return d, nil
+}
+
+// Name is the instance name.
+func (d *Device) Name() string { return d.name }
+
+// Profile is the instance's SoC profile.
+func (d *Device) Profile() Profile { return d.prof }
+
+// IOMMU is the simulated IOMMU the DMA engine uses.
+func (d *Device) IOMMU() *dma.SimIOMMU { return d.iommu }
+
+// BootMAC is the address given in Config.MAC.
+func (d *Device) BootMAC() [6]byte { return d.bootMAC }
+
+// Size is the register window's length in bytes.
+func (d *Device) Size() int { return int(d.size) }
+
+// Err reports the first access outside the window (or unaligned), naming
+// offset and size.
+func (d *Device) Err() error {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	return d.err
+}
+
+// LastModelError is the most recent error the DMA engine met (a DMA fault,
+// a ring without a wrap bit, a zero MRBR), or nil.
+func (d *Device) LastModelError() error {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	return d.lastErr
+}
+
+// Unimplemented returns the recorded accesses to registers this part does
+// not have (the first 64; Stats counts them all).
+func (d *Device) Unimplemented() []Access {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	return append([]Access(nil), d.unimpl...)
+}
+
+func (d *Device) modelError(format string, args ...any) {
+	d.st.modelErrors.Add(1)
+	err := fmt.Errorf("fec model %s: "+format, append([]any{d.name}, args...)...)
+	d.errMu.Lock()
+	d.lastErr = err
+	d.errMu.Unlock()
+}
+
+func (d *Device) badAccess(off uint32, width int) {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	if d.err != nil {
+		return
+	}
+	if off%uint32(width) != 0 {
+		d.err = fmt.Errorf("fec model %s: unaligned %d-bit register access at offset %#x", d.name, width*8, off)
+		return
+	}
+	d.err = fmt.Errorf("fec model %s: %d-bit register access at offset %#x outside the %#x-byte window", d.name, width*8, off, d.size)
+}
+
+func (d *Device) recordUnimpl(off uint32, write bool, v uint32) {
+	d.st.unimplemented.Add(1)
+	d.errMu.Lock()
+	if len(d.unimpl) < maxRecordedAccesses {
+		d.unimpl = append(d.unimpl, Access{Offset: off, Write: write, Value: v})
+	}
+	d.errMu.Unlock()
+}
+
+// spend burns the configured MMIO cost.
+func (d *Device) spend() {
+	if d.cost <= 0 {
+		return
+	}
+	for t := time.Now(); time.Since(t) < d.cost; {
+	}
+}
+
+// reg is the raw value of a register (the model's own view).
+func (d *Device) reg(off uint32) uint32 { return d.regs[off/4].Load() }
+
+func (d *Device) setEIR(bits uint32) {
+	if bits != 0 {
+		d.regs[regEIR/4].Or(bits)
+	}
+}
+
+// Read32 reads a register. Outside the window it returns all ones and
+// records the error for Err.
+func (d *Device) Read32(off uint32) uint32 {
+	d.spend()
+	d.st.regReads.Add(1)
+	if off&3 != 0 || uint64(off)+4 > uint64(d.size) {
+		d.badAccess(off, 4)
+		return ^uint32(0)
+	}
+	if off >= regSpan || d.defs[off/4] == nil {
+		d.recordUnimpl(off, false, 0)
+		return 0
+	}
+	switch off {
+	case regRDAR, regRDAR1, regRDAR2:
+		if d.rx[rdarRing(off)].req.Load() != 0 {
+			return activeBit
+		}
+		return 0
+	case regTDAR, regTDAR1, regTDAR2:
+		if d.tx[tdarRing(off)].req.Load() != 0 {
+			return activeBit
+		}
+		return 0
+	}
+	return d.regs[off/4].Load()
+}
+
+// Read64 reads two 32-bit registers, low word first: the FEC has no 64-bit
+// registers and the bus splits the access.
+func (d *Device) Read64(off uint32) uint64 {
+	if off&7 != 0 || uint64(off)+8 > uint64(d.size) {
+		d.badAccess(off, 8)
+		return ^uint64(0)
+	}
+	lo := d.Read32(off)
+	return uint64(d.Read32(off+4))<<32 | uint64(lo)
+}
+
+// Write32 writes a register with its documented semantics.
+func (d *Device) Write32(off uint32, v uint32) {
+	d.spend()
+	d.st.regWrites.Add(1)
+	if off&3 != 0 || uint64(off)+4 > uint64(d.size) {
+		d.badAccess(off, 4)
+		return
+	}
+	if off >= regSpan || d.defs[off/4] == nil {
+		d.recordUnimpl(off, true, v)
+		return
+	}
+	def := d.defs[off/4]
+	w := &d.regs[off/4]
+	switch {
+	case off == regEIR || off == regTGSR:
+		w.And(^(v & def.mask))
+	case off == regRDAR || off == regRDAR1 || off == regRDAR2:
+		d.rdarWrite(rdarRing(off))
+	case off == regTDAR || off == regTDAR1 || off == regTDAR2:
+		d.tdarWrite(tdarRing(off))
+	case off == regECR:
+		d.ecrWrite(v)
+	case off == regMMFR:
+		d.mmfrWrite(v)
+	case off == regMSCR:
+		d.mscrWrite(v)
+	case off == regMIBC:
+		d.mibcWrite(v)
+	case off == regTCR:
+		d.tcrWrite(v)
+	case off == regRDSR || off == regRDSR1 || off == regRDSR2 || off == regTDSR || off == regTDSR1 || off == regTDSR2:
+		d.ringBaseWrite(off, v&def.mask)
+	case off >= regMIBFirst && off <= regMIBLast:
+		// Counters are writable only while MIBC.MIB_DIS holds them.
+		if d.reg(regMIBC)&mibcDIS != 0 {
+			w.Store(v)
+		}
+	default:
+		if def.Access == "ro" {
+			return
+		}
+		old := w.Load()
+		w.Store(old&^def.mask | v&def.mask)
+	}
+}
+
+func rdarRing(off uint32) int {
+	switch off {
+	case regRDAR1:
+		return 1
+	case regRDAR2:
+		return 2
+	}
+	return 0
+}
+
+func tdarRing(off uint32) int {
+	switch off {
+	case regTDAR1:
+		return 1
+	case regTDAR2:
+		return 2
+	}
+	return 0
+}
+
+var (
+	rdsrOff = [3]uint32{regRDSR, regRDSR1, regRDSR2}
+	tdsrOff = [3]uint32{regTDSR, regTDSR1, regTDSR2}
+	mrbrOff = [3]uint32{regMRBR, regMRBR1, regMRBR2}
+)
+
+// lockAll takes both engine locks in engine mode.
+func (d *Device) lockAll() {
+	if d.engine {
+		d.txMu.Lock()
+		d.rxMu.Lock()
+	}
+}
+
+func (d *Device) unlockAll() {
+	if d.engine {
+		d.rxMu.Unlock()
+		d.txMu.Unlock()
+	}
+}
+
+// resetRegs loads the reset values and rewinds the rings. Callers hold
+// the engine locks.
+func (d *Device) resetRegs() {
+	for i := range d.regs {
+		if d.defs[i] != nil {
+			d.regs[i].Store(d.defs[i].reset)
+		} else {
+			d.regs[i].Store(0)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		d.rx[i].req.Store(0)
+		d.rx[i].cur = 0
+		d.tx[i].req.Store(0)
+		d.tx[i].cur = 0
+		d.tx[i].inFrame = false
+		d.tx[i].sawEmpty.Store(false)
+	}
+}
+
+func (d *Device) writeMAC(mac [6]byte) {
+	d.regs[regPALR/4].Store(uint32(mac[0])<<24 | uint32(mac[1])<<16 | uint32(mac[2])<<8 | uint32(mac[3]))
+	d.regs[regPAUR/4].Store(uint32(mac[4])<<24 | uint32(mac[5])<<16 | 0x8808)
+}
+
+// Reset performs a hardware reset, as ECR.RESET does: every register
+// returns to its reset value (PALR/PAUR are wiped), the rings rewind and
+// the DMA engine stops. The PHY is not reset.
+func (d *Device) Reset() error {
+	d.lockAll()
+	d.resetRegs()
+	d.unlockAll()
+	return nil
+}
+
+func (d *Device) ecrWrite(v uint32) {
+	if v&ecrRESET != 0 {
+		_ = d.Reset()
+		return
+	}
+	mask := uint32(0xF00001FE)
+	if !d.prof.EnhancedBD {
+		mask &^= ecrEN1588
+	}
+	if !d.prof.Gigabit {
+		mask &^= ecrSPEED
+	}
+	if !d.prof.DBSWP {
+		mask &^= ecrDBSWP
+	}
+	d.lockAll()
+	old := d.reg(regECR)
+	d.regs[regECR/4].Store(v & mask)
+	if old&ecrETHEREN != 0 && v&ecrETHEREN == 0 || old&ecrETHEREN == 0 && v&ecrETHEREN != 0 {
+		// Clearing ETHEREN stops DMA and rewinds the descriptor pointers
+		// to RDSR/TDSR; setting it starts from there.
+		for i := 0; i < 3; i++ {
+			d.rx[i].req.Store(0)
+			d.rx[i].cur = uint64(d.reg(rdsrOff[i]))
+			d.tx[i].req.Store(0)
+			d.tx[i].cur = uint64(d.reg(tdsrOff[i]))
+			d.tx[i].inFrame = false
+			d.tx[i].sawEmpty.Store(false)
+		}
+	}
+	d.unlockAll()
+}
+
+func (d *Device) ringBaseWrite(off, v uint32) {
+	d.lockAll()
+	d.regs[off/4].Store(v)
+	for i := 0; i < 3; i++ {
+		if rdsrOff[i] == off {
+			d.rx[i].cur = uint64(v)
+		}
+		if tdsrOff[i] == off {
+			d.tx[i].cur = uint64(v)
+			d.tx[i].inFrame = false
+		}
+	}
+	d.unlockAll()
+}
+
+func (d *Device) mibcWrite(v uint32) {
+	v &= mibcDIS | mibcCLEAR
+	d.regs[regMIBC/4].Store(v | mibcIDLE)
+	if v&mibcCLEAR != 0 {
+		for off := uint32(regMIBFirst); off <= regMIBLast; off += 4 {
+			d.regs[off/4].Store(0)
+		}
+	}
+}
+
+// mib adds to a MIB counter while counting is enabled.
+func (d *Device) mib(off uint32, n uint32) {
+	if d.regs[regMIBC/4].Load()&(mibcDIS|mibcCLEAR) == 0 {
+		d.regs[off/4].Add(n)
+	}
+}
+
+func (d *Device) tcrWrite(v uint32) {
+	def := d.defs[regTCR/4]
+	if d.engine {
+		// GTS takes effect at a frame boundary: wait for the engine's walk.
+		d.txMu.Lock()
+	}
+	old := d.reg(regTCR)
+	d.regs[regTCR/4].Store(old&^def.mask | v&def.mask)
+	if v&tcrGTS != 0 {
+		d.setEIR(eirGRA)
+	}
+	if d.engine {
+		d.txMu.Unlock()
+	}
+	if old&tcrGTS != 0 && v&tcrGTS == 0 {
+		d.resumeTX()
+	}
+}
+
+// MAC returns the station address PALR/PAUR hold now.
+func (d *Device) MAC() [6]byte {
+	l, u := d.reg(regPALR), d.reg(regPAUR)
+	return [6]byte{byte(l >> 24), byte(l >> 16), byte(l >> 8), byte(l), byte(u >> 24), byte(u >> 16)}
+}

@@ -1,0 +1,68 @@
+// Package model is a software model of the NXP FEC/ENET Ethernet MAC of
+// i.MX SoCs, written from the hardware reference (hw/fec.md) and not from
+// any driver. A *Device is the instance's register window (it satisfies
+// driver.Regs) plus a DMA engine that reaches memory only by IOVA through a
+// dma.SimIOMMU.
+//
+// # What is modelled
+//
+//   - The register file of hw/fec.md §2 with its semantics: EIR
+//     write-1-to-clear, RDAR/TDAR trigger registers, ECR reset/enable,
+//     RCR/TCR, PALR/PAUR, OPD, MSCR/MMFR with a clause-22 PHY, RACC
+//     SHIFT16, TACC, MIB counters, and ring 1/2 registers on multi-queue
+//     parts. Registers the part does not have (and the space after the
+//     register block) read 0; each such access is recorded (Unimplemented).
+//   - Legacy 8-byte and enhanced 32-byte descriptors (ECR.EN1588 on parts
+//     with enhanced descriptors), in the byte order the silicon uses.
+//   - Per-SoC profiles (Profiles, LookupProfile) with the quirk table of
+//     hw/fec.md §6; DefaultSoC is imx8mp.
+//   - Fault injection: link flap, RX errors, descriptor write-back
+//     corruption, DMA to unmapped IOVAs, TX stall and erratum ERR006358.
+//
+// # Descriptor byte order
+//
+// Every descriptor word is accessed as one 32-bit word. Word 0 holds the
+// 16-bit status/control field in bits 31:16 and the 16-bit length in bits
+// 15:0 in both byte orders: with ECR.DBSWP set, the word is little-endian
+// (length in bytes 0-1, status in bytes 2-3, as the CPU of an i.MX sees it);
+// with DBSWP clear an ENET-MAC part reads the word big-endian (status in
+// bytes 0-1, length in bytes 2-3, every other word byte-swapped too). So the
+// model loads a TX status with one Load32 of word 0 and publishes an RX
+// status with one Store32 of word 0, after every other field it writes. A
+// driver that forgets DBSWP sees garbage (unlike QEMU, which ignores it).
+//
+// # Modes
+//
+// Synchronous (Config.Engine false): a TDAR or RDAR write processes the ring
+// before it returns, Receive delivers a frame before it returns and Pump
+// pulls the attached sources; everything runs in the caller's goroutine, so
+// one goroutine must drive the device. Engine (Config.Engine true): Start
+// runs one goroutine that processes TX rings when TDAR is active and pulls
+// sources; Receive may be called from any goroutine. Registers and
+// descriptor status words are accessed with atomics in both modes.
+//
+// # Choices where the reference is silent
+//
+//   - Multi-buffer RX frames: each BD but the last holds MRBR bytes and has
+//     length MRBR; the last has L and the whole frame's length (with the
+//     SHIFT16 bytes and the FCS). If the ring runs out of empty BDs in the
+//     middle of a frame, the last BD written gets L|OV.
+//   - RX status: the model rewrites the whole status field (keeping W, RO1,
+//     RO2), so stale error bits from a previous use of the BD do not remain.
+//   - The FCS is always written to memory (RCR.CRCFWD's polarity is
+//     unverified); frames shorter than 60 bytes from the wire are padded, as
+//     a sending MAC does.
+//   - A TX BD without TC carries its own FCS in its last 4 bytes: the model
+//     checks and strips it; a bad one (or ABC) makes the frame count as
+//     sent with a bad CRC, which the peer would drop: it does not reach the
+//     wire.
+//   - A DMA fault on a data buffer sets EIR.EBERR: a TX frame is completed
+//     with TXE|FE (enhanced) and not sent; an RX frame is dropped with its
+//     BDs left empty. A fault on a descriptor fetch also clears RDAR/TDAR.
+//   - The MAC and PHY speeds must agree (ECR.SPEED, RCR.RMII_10T against
+//     the PHY's resolved speed) or no frame passes, as on silicon.
+//   - RCR.LOOP (set at reset) loops TX frames back to RX and ignores the
+//     wire, so a driver that does not clear it sends nothing.
+//   - The PHY is a generic clause-22 gigabit PHY (ID 0x0022:0x1622) at
+//     Config.PHYAddr that completes auto-negotiation at once.
+package model

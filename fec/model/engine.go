@@ -1,0 +1,179 @@
+package model
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gopmd/gopmd/sim/wire"
+)
+
+// runState is the engine goroutine's control.
+type runState struct {
+	mu      sync.Mutex
+	kickc   chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	running bool
+}
+
+func (r *runState) init() { r.kickc = make(chan struct{}, 1) }
+
+// kick wakes the engine; a kick while one is pending is merged.
+func (r *runState) kick() {
+	select {
+	case r.kickc <- struct{}{}:
+	default:
+	}
+}
+
+// sourcePoll is how often an idle engine with sources looks for frames.
+const sourcePoll = 20 * time.Microsecond
+
+// pumpLimit bounds the frames one Pump call pulls (a generator never ends).
+const pumpLimit = 1 << 16
+
+// Engine reports whether the model runs its DMA engine in a goroutine.
+func (d *Device) Engine() bool { return d.engine }
+
+// Start runs the DMA engine goroutine (engine mode only).
+func (d *Device) Start() error {
+	if !d.engine {
+		return fmt.Errorf("fec model %s: Start needs engine mode (Config.Engine)", d.name)
+	}
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
+	if d.run.running {
+		return fmt.Errorf("fec model %s: engine already started", d.name)
+	}
+	d.run.running = true
+	d.run.stop, d.run.done = make(chan struct{}), make(chan struct{})
+	go d.loop(d.run.stop, d.run.done)
+	return nil
+}
+
+// Stop ends the engine goroutine and waits for it; a no-op when stopped.
+func (d *Device) Stop() {
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
+	if !d.run.running {
+		return
+	}
+	close(d.run.stop)
+	<-d.run.done
+	d.run.running = false
+}
+
+func (d *Device) loop(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		busy := false
+		for i := 0; i < d.nrings; i++ {
+			r := &d.tx[i]
+			if r.req.Load() == 0 {
+				continue
+			}
+			d.txMu.Lock()
+			if d.runTX(r) {
+				busy = true
+			}
+			d.txMu.Unlock()
+		}
+		srcs := *d.sources.Load()
+		if len(srcs) > 0 && d.pull(srcs, 64) > 0 {
+			busy = true
+		}
+		if busy {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			continue
+		}
+		if len(srcs) > 0 {
+			t.Reset(sourcePoll)
+			select {
+			case <-stop:
+				t.Stop()
+				return
+			case <-d.run.kickc:
+				t.Stop()
+			case <-t.C:
+			}
+			continue
+		}
+		select {
+		case <-stop:
+			return
+		case <-d.run.kickc:
+		}
+	}
+}
+
+// pull offers up to limit frames from the sources to the RX side. Lossless
+// sources give frames only while the ring has room.
+func (d *Device) pull(srcs []wire.Source, limit int) int {
+	n := 0
+	room := -1
+	for _, s := range srcs {
+		for n < limit {
+			if s.Lossless() {
+				if room <= 0 {
+					room = d.RxRoom()
+				}
+				if room <= 0 {
+					break
+				}
+			}
+			k, ok := s.Next(d.srcBuf)
+			if !ok {
+				break
+			}
+			d.Receive(d.srcBuf[:k])
+			room--
+			n++
+		}
+	}
+	return n
+}
+
+// Pump pulls frames from the attached sources into the RX side now and
+// returns how many it offered (synchronous mode; the engine pulls on its
+// own in engine mode, where Pump returns 0).
+func (d *Device) Pump() int {
+	if d.engine {
+		return 0
+	}
+	return d.pull(*d.sources.Load(), pumpLimit)
+}
+
+// Port is the receive side of the MAC as the wire sees it.
+func (d *Device) Port() wire.Port { return d }
+
+// SetWire replaces the wire TX frames go to; nil restores a counting
+// discard.
+func (d *Device) SetWire(w wire.Wire) {
+	if w == nil {
+		w = &CountingDiscard{}
+	}
+	d.wire.Store(&wireHolder{w})
+}
+
+// Wire is the wire TX frames go to now.
+func (d *Device) Wire() wire.Wire { return d.wire.Load().w }
+
+// AddSource adds a frame source for the RX side: pulled by Pump in
+// synchronous mode and by the engine in engine mode.
+func (d *Device) AddSource(s wire.Source) {
+	d.srcMu.Lock()
+	defer d.srcMu.Unlock()
+	old := *d.sources.Load()
+	n := make([]wire.Source, len(old), len(old)+1)
+	copy(n, old)
+	n = append(n, s)
+	d.sources.Store(&n)
+	d.run.kick()
+}

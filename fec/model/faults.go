@@ -1,0 +1,110 @@
+package model
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// faults holds the pending injected faults. Each counter is the number of
+// future events it still applies to.
+type faults struct {
+	rxCRC, rxOversize, rxTrunc, rxOverrun atomic.Int32
+	corrupt, dma, err006358               atomic.Int32
+	txStall                               atomic.Bool
+}
+
+// take consumes one pending event of c, reporting whether there was one.
+func take(c *atomic.Int32) bool {
+	for {
+		n := c.Load()
+		if n <= 0 {
+			return false
+		}
+		if c.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+// RxError is a kind of receive error InjectRxErrors can force.
+type RxError int
+
+const (
+	// RxCRC: the frame arrives with a bad FCS (status CR).
+	RxCRC RxError = iota
+	// RxOversize: the frame is flagged longer than MAX_FL (status LG,
+	// EIR.BABR).
+	RxOversize
+	// RxTruncate: the frame is cut to 64 bytes and flagged TR.
+	RxTruncate
+	// RxOverrun: the frame is flagged as a FIFO overrun (status OV).
+	RxOverrun
+)
+
+// InjectRxErrors makes the next n received frames carry error kind.
+func (d *Device) InjectRxErrors(kind RxError, n int) error {
+	var c *atomic.Int32
+	switch kind {
+	case RxCRC:
+		c = &d.faults.rxCRC
+	case RxOversize:
+		c = &d.faults.rxOversize
+	case RxTruncate:
+		c = &d.faults.rxTrunc
+	case RxOverrun:
+		c = &d.faults.rxOverrun
+	default:
+		return fmt.Errorf("fec model %s: unknown RX error kind %d", d.name, kind)
+	}
+	c.Store(int32(n))
+	return nil
+}
+
+// CorruptWriteback garbles the length field of the next n descriptors the
+// engine writes back (the last BD of an RX frame, any TX BD); the status
+// bits stay right, so only a driver that bounds-checks lengths notices.
+func (d *Device) CorruptWriteback(n int) { d.faults.corrupt.Store(int32(n)) }
+
+// FaultDMA sends the next n buffer accesses of the DMA engine to an
+// unmapped IOVA: each is refused by the IOMMU (see SimIOMMU.Faults), sets
+// EIR.EBERR and costs its frame.
+func (d *Device) FaultDMA(n int) { d.faults.dma.Store(int32(n)) }
+
+// StallTX stops (true) or resumes (false) the TX DMA engine, as a hung TX
+// state machine does (erratum ERR007885): TDAR writes are taken and TDAR
+// stays set, but no BD is fetched until the stall ends.
+func (d *Device) StallTX(on bool) {
+	d.faults.txStall.Store(on)
+	if !on {
+		d.resumeTX()
+	}
+}
+
+// ArmERR006358 makes the next TDAR write that meets the erratum's
+// condition be lost: the engine last found the ring without a ready BD
+// (TxBD[R]=0), so TDAR clears again without fetching the new BDs, and they
+// wait for another TDAR write. Only parts with the erratum (imx6q) have it.
+func (d *Device) ArmERR006358() error {
+	if !d.prof.ERR006358 {
+		return fmt.Errorf("fec model %s: %s does not have erratum ERR006358 (imx6q does)", d.name, d.prof.Name)
+	}
+	d.faults.err006358.Store(1)
+	return nil
+}
+
+// SetLink sets the PHY's link state. A link that goes down stays latched
+// low in BMSR until the next BMSR read. While it is down no frame passes.
+func (d *Device) SetLink(up bool) {
+	d.link.Store(up)
+	d.phy.setLink(up)
+}
+
+// FlapLink takes the link down and up again: nothing is lost unless a
+// frame comes in between, but BMSR shows the link down once.
+func (d *Device) FlapLink() {
+	d.SetLink(false)
+	d.SetLink(true)
+}
+
+// LinkUp reports the PHY's link state.
+func (d *Device) LinkUp() bool { return d.link.Load() }

@@ -1,0 +1,180 @@
+package model
+
+import "sync"
+
+// MMFR fields (hw/fec.md §2.3).
+const (
+	mmfrSTShift = 30
+	mmfrOPShift = 28
+	mmfrPAShift = 23
+	mmfrRAShift = 18
+	mmfrTAShift = 16
+)
+
+// PHY register numbers (clause 22) and bits.
+const (
+	phyBMCR    = 0
+	phyBMSR    = 1
+	phyID1     = 2
+	phyID2     = 3
+	phyANAR    = 4
+	phyANLPAR  = 5
+	phyANER    = 6
+	phyGBCR    = 9
+	phyGBSR    = 10
+	phyESTATUS = 15
+
+	bmcrReset   = 1 << 15
+	bmcrANRest  = 1 << 9
+	bmsrLink    = 1 << 2
+	bmsrANDone  = 1 << 5
+	phyIDHigh   = 0x0022
+	phyIDLow    = 0x1622
+	bmsrBase    = 0x7949 // 100/10 FD/HD, extended status, preamble suppression, AN able, extended caps
+	bmsrBase100 = 0x7849
+)
+
+// phy is a generic clause-22 PHY that completes auto-negotiation at once
+// and resolves to its configured speed, full duplex.
+type phy struct {
+	mu       sync.Mutex
+	addr     int
+	speed    int
+	gigabit  bool
+	up       bool
+	latchLow bool // link went down since BMSR was last read
+	regs     [32]uint16
+}
+
+func (p *phy) init(addr, speed int, gigabit bool) {
+	p.addr, p.speed, p.gigabit = addr, speed, gigabit
+	p.reset()
+}
+
+// reset loads the PHY's reset values (p.mu held or not yet shared).
+func (p *phy) reset() {
+	p.regs = [32]uint16{}
+	p.regs[phyBMCR] = 0x1100 // AN enable, full duplex
+	if p.gigabit {
+		p.regs[phyBMCR] |= 0x0040
+		p.regs[phyGBCR] = 0x0300
+		p.regs[phyESTATUS] = 0x3000
+	}
+	p.regs[phyID1], p.regs[phyID2] = phyIDHigh, phyIDLow
+	p.regs[phyANAR] = 0x01E1
+}
+
+func (p *phy) setLink(up bool) {
+	p.mu.Lock()
+	if p.up && !up {
+		p.latchLow = true
+	}
+	p.up = up
+	p.mu.Unlock()
+}
+
+func (p *phy) read(reg int) uint16 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch reg {
+	case phyBMSR:
+		v := uint16(bmsrBase100)
+		if p.gigabit {
+			v = bmsrBase
+		}
+		if p.up {
+			v |= bmsrANDone
+			if !p.latchLow {
+				v |= bmsrLink
+			}
+		}
+		p.latchLow = false // latched-low link status clears on read
+		return v
+	case phyANLPAR:
+		if !p.up {
+			return 0
+		}
+		if p.speed == 10 {
+			return 0x4061 // ACK, 10 FD/HD
+		}
+		return 0x41E1 // ACK, 100/10 FD/HD
+	case phyANER:
+		if p.up {
+			return 1
+		}
+		return 0
+	case phyGBSR:
+		if p.up && p.speed == 1000 {
+			return 0x3C00 // local/remote receiver OK, partner 1000 FD/HD
+		}
+		return 0
+	}
+	return p.regs[reg&31]
+}
+
+func (p *phy) write(reg int, v uint16) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch reg {
+	case phyBMCR:
+		if v&bmcrReset != 0 {
+			p.reset()
+			return
+		}
+		p.regs[phyBMCR] = v &^ bmcrANRest // restart completes at once
+	case phyBMSR, phyID1, phyID2, phyANLPAR, phyANER, phyGBSR, phyESTATUS:
+		// read-only
+	default:
+		p.regs[reg&31] = v
+	}
+}
+
+func (d *Device) mmfrWrite(v uint32) {
+	d.regs[regMMFR/4].Store(v)
+	if d.reg(regMSCR)&0xFF == 0 {
+		return // no MDC: the frame waits until MSCR is set
+	}
+	d.mdioExec(v)
+}
+
+func (d *Device) mscrWrite(v uint32) {
+	v &= d.defs[regMSCR/4].mask
+	old := d.reg(regMSCR)
+	d.regs[regMSCR/4].Store(v)
+	if d.prof.ClearSetupMII && old&0xFF == 0 && v&0xFF != 0 {
+		if m := d.reg(regMMFR); m != 0 {
+			d.mdioExec(m)
+		}
+	}
+}
+
+// mdioExec runs one management frame and raises EIR.MII.
+func (d *Device) mdioExec(v uint32) {
+	d.st.mdioFrames.Add(1)
+	st, op := v>>mmfrSTShift&3, v>>mmfrOPShift&3
+	pa, ra, ta := int(v>>mmfrPAShift&31), int(v>>mmfrRAShift&31), v>>mmfrTAShift&3
+	res := v
+	switch {
+	case st == 1 && ta == 2 && op == 2: // clause-22 read
+		val := uint16(0xFFFF) // nobody drives the bus
+		if pa == d.phy.addr {
+			val = d.phy.read(ra)
+		}
+		res = v&^0xFFFF | uint32(val)
+	case st == 1 && ta == 2 && op == 1: // clause-22 write
+		if pa == d.phy.addr {
+			d.phy.write(ra, uint16(v))
+		}
+	case st == 0 && d.prof.MDIOC45 && (op == 2 || op == 3):
+		res = v | 0xFFFF // no clause-45 device answers
+	case st == 1 || st == 0 && d.prof.MDIOC45:
+		if op&2 != 0 {
+			res = v | 0xFFFF // malformed read frame: the bus floats high
+		}
+	}
+	d.regs[regMMFR/4].Store(res)
+	d.setEIR(eirMII)
+}
+
+// PHYAddr is the simulated PHY's MDIO address.
+func (d *Device) PHYAddr() int { return d.phy.addr }

@@ -1,0 +1,116 @@
+package model
+
+import (
+	"sort"
+	"strings"
+)
+
+// Profile is the quirk set of one SoC's ENET block (hw/fec.md §1 and §6).
+type Profile struct {
+	// Name is the SoC name used in specs ("imx8mp").
+	Name string
+	// Compatible lists the device-tree compatible strings of the node, most
+	// specific first, as the reference gives them.
+	Compatible []string
+	// WindowSize is the register window's length in bytes (DT reg size).
+	WindowSize int
+	// Gigabit: ECR.SPEED selects 1000 Mb/s (quirk HAS_GBIT).
+	Gigabit bool
+	// EnhancedBD: ECR.EN1588 selects 32-byte descriptors (HAS_BUFDESC_EX).
+	EnhancedBD bool
+	// Checksum: TX checksum insertion and RX checksum checks (HAS_CSUM).
+	Checksum bool
+	// MultiQueue: three RX and three TX rings (HAS_AVB, HAS_MULTI_QUEUES).
+	MultiQueue bool
+	// RACC: the RX accelerator register with SHIFT16 (HAS_RACC).
+	RACC bool
+	// Coalesce: TXICn/RXICn registers (HAS_COALESCE).
+	Coalesce bool
+	// ERR006358: a TDAR write can be lost after the ring ran empty.
+	ERR006358 bool
+	// ERR007885: TDAR written while the DMA clears it can hang TX.
+	ERR007885 bool
+	// ClearSetupMII: MSCR/MMFR writes generate MII events as described
+	// for quirk CLEAR_SETUP_MII (§2.3).
+	ClearSetupMII bool
+	// MDIOC45: clause-45 MDIO frames are supported (HAS_MDIO_C45).
+	MDIOC45 bool
+	// EEE: LPI registers (HAS_EEE).
+	EEE bool
+	// DBSWP: the descriptor engine reads descriptors big-endian unless
+	// ECR.DBSWP is set (every ENET-MAC part); false on old FEC blocks,
+	// which are little-endian by construction.
+	DBSWP bool
+	// NonCoherent: the block's DMA does not snoop CPU caches.
+	NonCoherent bool
+}
+
+// DefaultSoC is the profile used when none is named.
+const DefaultSoC = "imx8mp"
+
+var profiles = map[string]Profile{}
+
+func init() {
+	imx6sx := Profile{Gigabit: true, EnhancedBD: true, Checksum: true, MultiQueue: true, RACC: true,
+		Coalesce: true, ERR007885: true, ClearSetupMII: true, MDIOC45: true, DBSWP: true, NonCoherent: true}
+	imx8mq := imx6sx
+	imx8mq.EEE = true
+	add := func(name string, window int, p Profile, compat ...string) {
+		p.Name, p.WindowSize, p.Compatible = name, window, compat
+		profiles[name] = p
+	}
+	add("imx6q", 0x4000, Profile{Gigabit: true, EnhancedBD: true, Checksum: true, RACC: true,
+		ERR006358: true, ClearSetupMII: true, MDIOC45: true, DBSWP: true, NonCoherent: true},
+		"fsl,imx6q-fec")
+	add("imx6sx", 0x4000, imx6sx, "fsl,imx6sx-fec")
+	add("imx6ul", 0x4000, Profile{Gigabit: true, EnhancedBD: true, Checksum: true, RACC: true,
+		Coalesce: true, ERR007885: true, ClearSetupMII: true, MDIOC45: true, DBSWP: true, NonCoherent: true},
+		"fsl,imx6ul-fec", "fsl,imx6q-fec")
+	add("imx7d", 0x10000, imx6sx, "fsl,imx7d-fec", "fsl,imx6sx-fec")
+	add("imx8mq", 0x10000, imx8mq, "fsl,imx8mq-fec", "fsl,imx6sx-fec")
+	add("imx8mp", 0x10000, imx8mq, "fsl,imx8mp-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec")
+	add("imx93", 0x10000, imx8mq, "fsl,imx93-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec")
+}
+
+// Profiles returns the names of the known SoC profiles, sorted.
+func Profiles() []string {
+	names := make([]string, 0, len(profiles))
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LookupProfile returns the profile of a SoC ("" gives DefaultSoC).
+func LookupProfile(soc string) (Profile, bool) {
+	if soc == "" {
+		soc = DefaultSoC
+	}
+	p, ok := profiles[strings.ToLower(soc)]
+	if ok {
+		p.Compatible = append([]string(nil), p.Compatible...)
+	}
+	return p, ok
+}
+
+// has reports whether a register marked with quirk q exists on p.
+func (p *Profile) has(q string) bool {
+	switch q {
+	case "":
+		return true
+	case "multi-queue":
+		return p.MultiQueue
+	case "coalesce":
+		return p.Coalesce
+	}
+	return false
+}
+
+// rings is the number of RX and TX rings.
+func (p *Profile) rings() int {
+	if p.MultiQueue {
+		return 3
+	}
+	return 1
+}

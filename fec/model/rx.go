@@ -1,0 +1,446 @@
+package model
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"sync/atomic"
+)
+
+// rxMaxFrame is the largest frame the RX side accepts from the wire; longer
+// ones are cut there.
+const rxMaxFrame = 16 << 10
+
+// rxRing is the DMA engine's state for one RX ring.
+type rxRing struct {
+	n   int
+	cur uint64 // IOVA of the next BD to fill
+	// req counts RDAR writes not yet answered: RDAR reads active while it
+	// is non-zero. The engine clears it with a compare-and-swap when it
+	// finds no empty BD, so a refill's RDAR write is never lost.
+	req atomic.Uint32
+}
+
+var (
+	eirRXFBits = [3]uint32{eirRXF, eirRXF1, eirRXF2}
+	eirRXBBits = [3]uint32{eirRXB, eirRXB1, eirRXB2}
+)
+
+func (d *Device) rdarWrite(i int) {
+	d.st.rdarWrites.Add(1)
+	if i >= d.nrings || d.reg(regECR)&ecrETHEREN == 0 {
+		return // RDAR is ignored while the MAC is disabled
+	}
+	r := &d.rx[i]
+	n := r.req.Add(1)
+	// The DMA fetches the current BD at once: if it is not empty, RDAR
+	// clears again and receiving stays stopped.
+	if d.engine {
+		d.rxMu.Lock()
+		defer d.rxMu.Unlock()
+	}
+	f := d.format()
+	w0, ok := d.load(f, r.cur+bdWord0)
+	if !ok {
+		d.descFault("RX", i, r.cur)
+		r.req.Store(0)
+		return
+	}
+	if uint16(w0>>16)&bdE == 0 {
+		r.req.CompareAndSwap(n, 0)
+	}
+}
+
+// Receive offers a frame from the wire (without FCS). It is DMAed into the
+// ring's empty BDs now (synchronous mode) or under the RX lock (engine
+// mode). It reports whether the frame reached memory.
+func (d *Device) Receive(frame []byte) bool {
+	if d.engine {
+		d.rxMu.Lock()
+		defer d.rxMu.Unlock()
+	}
+	return d.receiveLocked(frame, false)
+}
+
+// RxRoom reports how many more full-size frames ring 0 can take now.
+func (d *Device) RxRoom() int {
+	if d.reg(regECR)&ecrETHEREN == 0 {
+		return 0
+	}
+	if d.engine {
+		d.rxMu.Lock()
+		defer d.rxMu.Unlock()
+	}
+	r := &d.rx[0]
+	if r.req.Load() == 0 {
+		return 0
+	}
+	mrbr := int(d.reg(mrbrOff[0]) & 0x3FF0)
+	if mrbr == 0 {
+		return 0
+	}
+	perFrame := (2 + int(d.reg(regRCR)>>rcrMaxFLSh&rcrMaxFLMsk) + mrbr - 1) / mrbr
+	if perFrame < 1 {
+		perFrame = 1
+	}
+	f := d.format()
+	base := d.reg(rdsrOff[0])
+	cur, empty := r.cur, 0
+	for empty < 64 {
+		w0, ok := d.load(f, cur)
+		if !ok {
+			break
+		}
+		sc := uint16(w0 >> 16)
+		if sc&bdE == 0 {
+			break
+		}
+		empty++
+		cur = next(f, cur, sc, base)
+		if cur == r.cur {
+			break
+		}
+	}
+	return empty / perFrame
+}
+
+// linkOK reports whether frames pass between MAC and PHY: link up and the
+// MAC programmed for the PHY's speed.
+func (d *Device) linkOK(ecr, rcr uint32) bool {
+	if !d.link.Load() {
+		return false
+	}
+	mac := 100
+	switch {
+	case d.prof.Gigabit && ecr&ecrSPEED != 0:
+		mac = 1000
+	case rcr&rcrRMII10T != 0:
+		mac = 10
+	}
+	if mac != d.phy.speed {
+		d.st.speedMismatch.Add(1)
+		return false
+	}
+	return true
+}
+
+func isBroadcast(f []byte) bool {
+	return f[0]&f[1]&f[2]&f[3]&f[4]&f[5] == 0xFF
+}
+
+// hashBit is the 6-bit hash-table index of an address: the top bits of
+// the little-endian CRC-32 without final inversion (hw/fec.md §2.7).
+func hashBit(addr []byte) uint32 {
+	return ^crc32.ChecksumIEEE(addr[:6]) >> 26
+}
+
+func (d *Device) hashHit(addr []byte, hi, lo uint32) bool {
+	h := hashBit(addr)
+	if h >= 32 {
+		return d.reg(hi)&(1<<(h-32)) != 0
+	}
+	return d.reg(lo)&(1<<h) != 0
+}
+
+// filter applies the MAC's address filter: station address, individual
+// and group hash tables, broadcast reject and promiscuous mode.
+func (d *Device) filter(f []byte, rcr uint32) (sc uint16, esc uint32, ok bool) {
+	prom := rcr&rcrPROM != 0
+	if f[0]&1 != 0 {
+		if isBroadcast(f) {
+			if rcr&rcrBCREJ != 0 && !prom {
+				return 0, 0, false
+			}
+			return rxBC, 0, true
+		}
+		if d.hashHit(f, regGAUR, regGALR) {
+			return rxMC, 0, true
+		}
+		if prom {
+			return rxMC | rxM, 0, true
+		}
+		return 0, 0, false
+	}
+	mac := d.MAC()
+	if [6]byte(f[:6]) == mac || d.hashHit(f, regIAUR, regIALR) {
+		return 0, escRxUC, true
+	}
+	if prom {
+		return rxM, escRxUC, true
+	}
+	return 0, 0, false
+}
+
+// classify picks the RX ring: on multi-queue parts a VLAN-tagged frame
+// whose priority matches RCMR1 or RCMR2 goes to ring 1 or 2.
+func (d *Device) classify(f []byte) int {
+	if d.nrings == 1 || len(f) < 18 || binary.BigEndian.Uint16(f[12:]) != 0x8100 {
+		return 0
+	}
+	pcp := uint32(f[14] >> 5)
+	for ring, off := range [2]uint32{regRCMR1, regRCMR2} {
+		m := d.reg(off)
+		if m&rcmrMATCHEN == 0 {
+			continue
+		}
+		for k := 0; k < 4; k++ {
+			if m>>(4*k)&7 == pcp {
+				return ring + 1
+			}
+		}
+	}
+	return 0
+}
+
+// receiveLocked runs the receive path; callers hold rxMu in engine mode.
+// loop marks a frame coming from the MAC's own TX in loopback.
+func (d *Device) receiveLocked(frame []byte, loop bool) bool {
+	ecr, rcr := d.reg(regECR), d.reg(regRCR)
+	if ecr&ecrETHEREN == 0 {
+		d.st.rxDisabled.Add(1)
+		return false
+	}
+	if !loop {
+		if rcr&rcrLOOP != 0 {
+			d.st.rxLoopIgnored.Add(1) // the MAC listens to its own TX only
+			return false
+		}
+		if !d.linkOK(ecr, rcr) {
+			d.st.rxLinkDown.Add(1)
+			return false
+		}
+	}
+	if len(frame) < 14 {
+		d.st.rxRunt.Add(1)
+		d.mib(mibRDrop, 1)
+		return false
+	}
+	status, esc, ok := d.filter(frame, rcr)
+	if !ok {
+		d.st.rxFiltered.Add(1)
+		return false
+	}
+	ring := d.classify(frame)
+	if ring >= d.nrings {
+		ring = 0
+	}
+	shift := 0
+	racc := d.reg(regRACC)
+	if d.prof.RACC && racc&raccSHIFT16 != 0 {
+		shift = 2
+	}
+	// Stage the bytes as they go to memory: [2 pad bytes][frame][FCS].
+	n := len(frame)
+	if n > rxMaxFrame {
+		n = rxMaxFrame
+	}
+	st := d.stage
+	st[0], st[1] = 0, 0
+	copy(st[shift:], frame[:n])
+	for ; n < 60; n++ {
+		st[shift+n] = 0
+	}
+	body := st[shift : shift+n]
+	if d.prof.Checksum {
+		ipBad, l4Bad, e := checkChecksums(body)
+		esc |= e
+		if ipBad {
+			esc |= escRxICE
+		}
+		if l4Bad {
+			esc |= escRxPCR
+		}
+		if ipBad && racc&raccIPDIS != 0 || l4Bad && racc&raccPRODIS != 0 {
+			d.st.rxCsumDiscard.Add(1)
+			return false
+		}
+	}
+	if _, _, vlan := l3(body); vlan {
+		esc |= escRxVLAN
+	}
+	fcs := crc32.ChecksumIEEE(body)
+	if take(&d.faults.rxCRC) {
+		fcs = ^fcs
+	}
+	binary.LittleEndian.PutUint32(st[shift+n:], fcs)
+	if fcs != crc32.ChecksumIEEE(body) {
+		status |= rxCR
+	}
+	flen := n + 4 // frame length on the wire, FCS included
+	if uint32(flen) > rcr>>rcrMaxFLSh&rcrMaxFLMsk || take(&d.faults.rxOversize) {
+		status |= rxLG
+		d.setEIR(eirBABR)
+	}
+	if ftrl := int(d.reg(regFTRL) & 0x3FFF); flen > ftrl {
+		status |= rxTR
+		flen = ftrl
+	}
+	if take(&d.faults.rxTrunc) {
+		status |= rxTR
+		if flen > 64 {
+			flen = 64
+		}
+	}
+	if take(&d.faults.rxOverrun) {
+		status |= rxOV
+	}
+	if status&rxErrBits != 0 && racc&0x40 != 0 {
+		d.st.rxErrDiscard.Add(1) // RACC.LINEDIS: MAC-layer errors are discarded
+		return false
+	}
+	return d.rxDMA(&d.rx[ring], st[:shift+flen], status, esc, frame[0]&1 != 0)
+}
+
+// rxDMA writes data (what goes to memory, FCS included) into the ring's
+// empty BDs and publishes them. status and esc are the last BD's bits.
+func (d *Device) rxDMA(r *rxRing, data []byte, status uint16, esc uint32, group bool) bool {
+	f := d.format()
+	base := d.reg(rdsrOff[r.n])
+	mrbr := int(d.reg(mrbrOff[r.n]) & 0x3FF0)
+	if mrbr == 0 {
+		d.st.rxNoBuffer.Add(1)
+		d.modelError("RX ring %d: MRBR is 0: no byte fits a buffer", r.n)
+		return false
+	}
+	need := (len(data) + mrbr - 1) / mrbr
+	var avail int
+	for {
+		req := r.req.Load()
+		if req == 0 {
+			d.noBuffer()
+			return false
+		}
+		avail = 0
+		for p := r.cur; avail < need; avail++ {
+			w0, ok := d.load(f, p+bdWord0)
+			if !ok {
+				d.descFault("RX", r.n, p)
+				r.req.Store(0)
+				return false
+			}
+			sc := uint16(w0 >> 16)
+			if sc&bdE == 0 {
+				break
+			}
+			p = next(f, p, sc, base)
+		}
+		if avail > 0 {
+			break
+		}
+		// No empty BD: RDAR clears, unless a new RDAR write came meanwhile.
+		if r.req.CompareAndSwap(req, 0) {
+			d.noBuffer()
+			return false
+		}
+	}
+	if avail < need {
+		// The ring ran out mid-frame: what fits is written, the rest
+		// overflows the FIFO.
+		data = data[:avail*mrbr]
+		status |= rxOV
+		d.st.rxOverrun.Add(1)
+		d.mib(mibRMACErr, 1)
+	}
+	// Pass 1: the data, so a DMA fault drops the frame before any BD is
+	// handed back.
+	p := r.cur
+	for k := 0; k < avail; k++ {
+		w0, _ := d.load(f, p+bdWord0)
+		addr, _ := d.load(f, p+bdAddr)
+		chunk := data[k*mrbr : min((k+1)*mrbr, len(data))]
+		iova := uint64(addr)
+		if take(&d.faults.dma) {
+			iova |= unmappedIOVABit
+		}
+		dst := d.iommu.Slice(iova, len(chunk), true)
+		if dst == nil {
+			d.dataFault("RX", r.n, iova, len(chunk))
+			d.st.rxDropped.Add(1)
+			return false
+		}
+		copy(dst, chunk)
+		p = next(f, p, uint16(w0>>16), base)
+	}
+	// Pass 2: write back and publish each BD, status word last.
+	ev := uint32(0)
+	for k := 0; k < avail; k++ {
+		w0, _ := d.load(f, r.cur+bdWord0)
+		sc := uint16(w0 >> 16)
+		last := k == avail-1
+		nsc := sc & (bdW | bdRO1 | bdRO2)
+		length := uint32(mrbr)
+		if last {
+			nsc |= bdL | status
+			length = uint32(len(data))
+		}
+		intr := !f.enh
+		if f.enh {
+			old, _ := d.load(f, r.cur+bdESC)
+			intr = old&escRxINT != 0
+			e := old & escRxINT
+			if last {
+				e |= esc
+				if status&rxErrBits != 0 {
+					e |= escRxME
+				}
+			}
+			d.store(f, r.cur+bdESC, e)
+			d.store(f, r.cur+bdProt, 0)
+			d.store(f, r.cur+bdBDU, bduBDU)
+			d.store(f, r.cur+bdTS, 0)
+		}
+		nw0 := uint32(nsc)<<16 | length
+		if last && take(&d.faults.corrupt) {
+			nw0 ^= 0xFFFF // the length half comes back garbled
+		}
+		d.store(f, r.cur+bdWord0, nw0)
+		if intr {
+			ev |= eirRXBBits[r.n]
+			if last {
+				ev |= eirRXFBits[r.n]
+			}
+		}
+		r.cur = next(f, r.cur, sc, base)
+	}
+	d.setEIR(ev)
+	// Look at the next BD now: a full ring clears RDAR.
+	if req := r.req.Load(); req != 0 {
+		if w0, ok := d.load(f, r.cur+bdWord0); ok && uint16(w0>>16)&bdE == 0 {
+			r.req.CompareAndSwap(req, 0)
+		}
+	}
+	d.countRX(data, status, group)
+	return avail == need
+}
+
+func (d *Device) noBuffer() {
+	d.st.rxNoBuffer.Add(1)
+	d.mib(mibRDrop, 1)
+	d.mib(mibRIEEEDrop, 1)
+}
+
+func (d *Device) countRX(data []byte, status uint16, group bool) {
+	d.st.rxFrames.Add(1)
+	d.st.rxBytes.Add(uint64(len(data)))
+	if status&rxErrBits != 0 {
+		d.st.rxErrors.Add(1)
+	}
+	d.mib(mibRPackets, 1)
+	d.mib(mibROctets, uint32(len(data)))
+	switch {
+	case status&rxBC != 0:
+		d.mib(mibRBC, 1)
+	case group:
+		d.mib(mibRMC, 1)
+	}
+	if status&rxCR != 0 {
+		d.mib(mibRCRC, 1)
+		d.mib(mibRCRCAlign, 1)
+	}
+	if status&rxLG != 0 {
+		d.mib(mibROversize, 1)
+	}
+	if status&rxErrBits == 0 {
+		d.mib(mibRFrameOK, 1)
+		d.mib(mibROctetsOK, uint32(len(data)))
+	}
+}
