@@ -1,0 +1,356 @@
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// Size is BAR0's length: 256 KiB for a PF, 64 KiB for a VF.
+func (d *Device) Size() int { return int(d.size) }
+
+// Err reports the first access outside BAR0 (or misaligned), naming offset
+// and size.
+func (d *Device) Err() error {
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	return d.oow
+}
+
+func (d *Device) outOfWindow(off uint32, n int, write bool) {
+	d.st.oow.Add(1)
+	d.recMu.Lock()
+	if d.oow == nil {
+		dir := "read"
+		if write {
+			dir = "write"
+		}
+		what := "outside"
+		if off&uint32(n-1) != 0 && uint64(off)+uint64(n) <= uint64(d.size) {
+			what = "misaligned in"
+		}
+		d.oow = fmt.Errorf("%s: %d-bit %s at offset %#x %s BAR0 of %#x bytes (%s): not performed", d.name, n*8, dir, off, what, d.size, d.kind())
+	}
+	d.recMu.Unlock()
+}
+
+func (d *Device) kind() string {
+	if d.pf {
+		return "PF"
+	}
+	return "VF: SI registers only"
+}
+
+// mmio waits out the configured cost of one register access.
+func (d *Device) mmio() {
+	if d.cost <= 0 {
+		return
+	}
+	t := time.Now()
+	for time.Since(t) < d.cost {
+	}
+}
+
+func (d *Device) inWindow(off uint32, n uint32) bool {
+	return off&(n-1) == 0 && uint64(off)+uint64(n) <= uint64(d.size)
+}
+
+// ringReg decodes a ring register offset: direction (0 TX, 1 RX), ring
+// number and the offset of the register in ring 0's block.
+func ringReg(off uint32) (dir int, ring int, reg uint32) {
+	rel := off - RingBase
+	ring = int(rel / RingStride)
+	dir = int(rel/RingTypeStride) & 1
+	reg = RingBase + uint32(dir)*RingTypeStride + rel%RingTypeStride
+	return
+}
+
+// Read32 reads a 32-bit register.
+func (d *Device) Read32(off uint32) uint32 {
+	d.mmio()
+	d.st.reads.Add(1)
+	if !d.inWindow(off, 4) {
+		d.outOfWindow(off, 4, false)
+		return 0xFFFF_FFFF
+	}
+	if d.faults.mdioBusy.Load() {
+		d.err050089(off)
+	}
+	if off >= RingBase && off < RingBase+MaxRings*RingStride {
+		return d.readRing(off)
+	}
+	if decode[off>>2] == accNone {
+		d.recordUnimpl(off, false)
+		return 0
+	}
+	switch {
+	case off >= SIROCT && off < SITMCA+8:
+		return half(d.si[(off-SIROCT)/8].Load(), off)
+	case off >= REOCT && off < TECOL+8:
+		if i := macCounterIndex(off &^ 7); i >= 0 {
+			return half(d.mac[i].Load(), off)
+		}
+		return 0
+	case off >= REOCT+PM1Offset && off < TECOL+8+PM1Offset:
+		return 0 // pMAC: no preemptible traffic in the model
+	case off >= EMDIOBase && off < EMDIOBase+16:
+		return d.mdioRead(&d.emdio, off-EMDIOBase)
+	case off >= IMDIOBase && off < IMDIOBase+16:
+		return d.mdioRead(&d.imdio, off-IMDIOBase)
+	}
+	switch off {
+	case SICTR0, SICTR1:
+		ns := uint64(time.Since(d.t0))
+		return half(ns, off)
+	case SIPMAR0, SIPMAR1:
+		if d.pf {
+			return d.get(off - SIPMAR0 + PSIPMAR0)
+		}
+	case SICAPR0:
+		if d.pf {
+			c := d.get(PSICFGR0)
+			return min(c&0xFF, uint32(d.nTx)) | min(c>>16&0xFF, uint32(d.nRx))<<16
+		}
+	case SICBDRCIR:
+		return d.get(off)
+	case PM0_STATUS:
+		return d.macStatus()
+	}
+	return d.get(off)
+}
+
+// half returns the 32-bit half of a 64-bit counter that off addresses.
+func half(v uint64, off uint32) uint32 {
+	if off&4 != 0 {
+		return uint32(v >> 32)
+	}
+	return uint32(v)
+}
+
+// Read64 reads a 64-bit register: the SI and MAC statistics counters are
+// read in one access; elsewhere it is two 32-bit reads (low word first).
+func (d *Device) Read64(off uint32) uint64 {
+	if !d.inWindow(off, 8) {
+		d.mmio()
+		d.st.reads.Add(1)
+		d.outOfWindow(off, 8, false)
+		return ^uint64(0)
+	}
+	switch {
+	case off >= SIROCT && off < SITMCA+8:
+		d.mmio()
+		d.st.reads.Add(1)
+		return d.si[(off-SIROCT)/8].Load()
+	case off >= REOCT && off < TECOL+8:
+		if i := macCounterIndex(off); i >= 0 {
+			d.mmio()
+			d.st.reads.Add(1)
+			return d.mac[i].Load()
+		}
+	}
+	lo := d.Read32(off)
+	return uint64(lo) | uint64(d.Read32(off+4))<<32
+}
+
+// Write32 writes a 32-bit register.
+func (d *Device) Write32(off uint32, v uint32) {
+	d.mmio()
+	d.st.writes.Add(1)
+	if !d.inWindow(off, 4) {
+		d.outOfWindow(off, 4, true)
+		return
+	}
+	if d.faults.mdioBusy.Load() {
+		d.err050089(off)
+	}
+	if off >= RingBase && off < RingBase+MaxRings*RingStride {
+		d.writeRing(off, v)
+		return
+	}
+	acc := decode[off>>2]
+	switch acc {
+	case accNone:
+		d.recordUnimpl(off, true)
+		return
+	case accRO:
+		d.recordErr("write %#x to read-only register %s (%#x) ignored", v, regName(off), off)
+		return
+	case accW1C:
+		d.regs[off>>2].And(^v) // write 1 to clear
+		return
+	}
+	switch {
+	case off >= EMDIOBase && off < EMDIOBase+16:
+		d.mdioWrite(&d.emdio, off-EMDIOBase, v)
+		return
+	case off >= IMDIOBase && off < IMDIOBase+16:
+		d.mdioWrite(&d.imdio, off-IMDIOBase, v)
+		return
+	case off >= PRSSK && off < PRSSK+RSSKeyLen:
+		d.set(off, v)
+		d.keyGen.Add(1) // the RX side rebuilds its Toeplitz table
+		return
+	}
+	switch off {
+	case SIPMAR0, SIPMAR1:
+		if d.pf {
+			off = off - SIPMAR0 + PSIPMAR0 // the PF is SI 0: one register
+		}
+	case SICBDRPIR:
+		d.set(off, v)
+		if !d.engine {
+			d.processCBDR()
+		} else {
+			d.kickEngine()
+		}
+		return
+	case SICBDRBAR0, SICBDRBAR1, SICBDRLENR, SICBDRMR:
+		d.cbdrHalted.Store(false)
+	case PM0_STAT_CONFIG:
+		if v&STAT_CONFIG_CLEAR != 0 {
+			for i := range d.mac {
+				d.mac[i].Store(0)
+			}
+		}
+		d.set(off, v&^STAT_CONFIG_CLEAR) // the clear bit is a trigger
+		return
+	case PM0_CMD_CFG, PMR, SIMR:
+		d.set(off, v)
+		d.kickAllTx() // enabling the MAC lets queued frames leave
+		return
+	}
+	d.set(off, v)
+}
+
+// readRing reads a BD-ring register.
+func (d *Device) readRing(off uint32) uint32 {
+	dir, n, reg := ringReg(off)
+	if (dir == 0 && n >= d.nTx) || (dir == 1 && n >= d.nRx) || decode[reg>>2] == accNone {
+		d.recordUnimpl(off, false)
+		return 0
+	}
+	if dir == 0 {
+		t := &d.tx[n]
+		switch reg {
+		case TBPIR:
+			return t.pi.Load()
+		case TBCIR:
+			if d.faults.bogusCI.Load() > 0 && d.faults.bogusCI.Add(-1) >= 0 {
+				d.st.faultsInjected.Add(1)
+				return d.txLen(n) + 5 // an index past the ring's end
+			}
+			return t.ci.Load()
+		case TBSR:
+			if t.pi.Load() != t.ci.Load() {
+				return TBSR_BUSY
+			}
+			return 0
+		}
+	} else {
+		r := &d.rx[n]
+		switch reg {
+		case RBCIR:
+			return r.ci.Load()
+		case RBPIR:
+			return r.pi.Load()
+		case RBDCR:
+			return uint32(r.dcr.Load())
+		}
+	}
+	return d.get(off)
+}
+
+// writeRing writes a BD-ring register.
+func (d *Device) writeRing(off, v uint32) {
+	dir, n, reg := ringReg(off)
+	if (dir == 0 && n >= d.nTx) || (dir == 1 && n >= d.nRx) || decode[reg>>2] == accNone {
+		d.recordUnimpl(off, true)
+		return
+	}
+	switch decode[reg>>2] {
+	case accRO:
+		if reg == TBCIR {
+			if v&TBCIR_IDX != d.tx[n].ci.Load() {
+				d.recordErr("TX ring %d: write %#x to TBCIR (read-only, CI is %d): ENETC v1 cannot reset TX PI/CI; adopt TBPIR/TBCIR at setup or reset the function (erratum §5.4)", n, v, d.tx[n].ci.Load())
+			}
+			return
+		}
+		d.recordErr("write %#x to read-only register %s (%#x) ignored", v, regName(off), off)
+		return
+	case accW1C:
+		d.regs[off>>2].And(^v) // write 1 to clear
+		return
+	}
+	if dir == 0 {
+		t := &d.tx[n]
+		switch reg {
+		case TBPIR:
+			t.doorbells.Add(1)
+			v &= TBCIR_IDX
+			if d.get(TBMR+uint32(n)*RingStride)&TBMR_EN == 0 && v != t.ci.Load() && v != t.pi.Load() {
+				d.recordErr("TX ring %d: TBPIR set to %d on a disabled ring while CI is %d: ENETC v1 cannot reset TX PI/CI (erratum §5.4); adopt TBPIR/TBCIR or reset the function", n, v, t.ci.Load())
+			}
+			t.pi.Store(v) // publishes the BDs the driver wrote before this store
+			if d.engine {
+				d.kickEngine()
+			} else {
+				d.processTx(n)
+			}
+			return
+		case TBBAR0, TBBAR1, TBLENR:
+			if t.pi.Load() != t.ci.Load() {
+				d.recordErr("TX ring %d: %s rewritten with PI %d != CI %d: the BDs between them become invalid (erratum §5.4); drain the ring first", n, regName(off), t.pi.Load(), t.ci.Load())
+			}
+			t.halted.Store(false)
+			t.reported.Store(0)
+		case TBMR:
+			t.halted.Store(false)
+			d.set(off, v)
+			if v&TBMR_EN != 0 && !d.engine {
+				d.processTx(n) // frames queued on a disabled ring leave now
+			}
+			return
+		}
+	} else {
+		r := &d.rx[n]
+		switch reg {
+		case RBCIR:
+			r.doorbells.Add(1)
+			r.ci.Store(v & 0xFFFF) // hands the BDs before it to the device
+			return
+		case RBPIR:
+			r.pi.Store(v & 0xFFFF)
+			return
+		case RBBAR0, RBBAR1, RBLENR, RBBSR, RBMR:
+			r.reported.Store(0)
+		}
+	}
+	d.set(off, v)
+}
+
+// regName names a register by offset for messages (not on a hot path).
+func regName(off uint32) string {
+	if off >= RingBase && off < RingBase+MaxRings*RingStride {
+		dir, n, reg := ringReg(off)
+		_ = dir
+		for _, r := range ringRegs {
+			if r.off == reg {
+				return fmt.Sprintf("%s(%d)", r.name, n)
+			}
+		}
+	}
+	for _, r := range Registers() {
+		if r.Offset == off || (r.Offset == off&^7 && off >= REOCT && off < TECOL+8+PM1Offset) {
+			return r.Name
+		}
+	}
+	for _, f := range families {
+		if off >= f.off && off < f.off+uint32(f.n)*f.stride && (off-f.off)%f.stride == 0 {
+			for _, r := range Registers() {
+				if r.Offset == f.off {
+					return fmt.Sprintf("%s(%d)", r.Name, (off-f.off)/f.stride)
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("register %#x", off)
+}

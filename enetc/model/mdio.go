@@ -1,0 +1,286 @@
+package model
+
+import "sync/atomic"
+
+// mdioBus is one MDIO controller's registers (§2.9).
+type mdioBus struct {
+	cfg, ctl, data, addr atomic.Uint32
+}
+
+// PHY register numbers (clause 22) the simulated PHY implements.
+const (
+	PHYBMCR    = 0x00
+	PHYBMSR    = 0x01
+	PHYID1     = 0x02
+	PHYID2     = 0x03
+	PHYANAR    = 0x04
+	PHYANLPAR  = 0x05
+	PHYGBCR    = 0x09
+	PHYGBSR    = 0x0A
+	PHYESTATUS = 0x0F
+	// PHYSSR is the model PHY's own status register: bits 15:14 speed
+	// (0 = 10M, 1 = 100M, 2 = 1G), bit 13 full duplex, bit 10 link.
+	PHYSSR = 0x11
+
+	BMSRLink       = 1 << 2
+	BMSRANComplete = 1 << 5
+	BMCRReset      = 1 << 15
+	bmsrCaps       = 0x7909 // 100/10 FD/HD, extended status, AN ability, extended capability
+)
+
+// Clause-45 devices of the simulated PHY.
+const (
+	MMDPMAPMD = 1
+	MMDPCS    = 3
+	MMDAN     = 7
+	// MMDStatus is the status register (reg 1) of every MMD: bit 2 link.
+	MMDStatus = 1
+)
+
+// phy is the external PHY on the port MDIO bus.
+type phy struct {
+	addr             int
+	bmcr, anar, gbcr atomic.Uint32
+}
+
+func (p *phy) reset() {
+	p.bmcr.Store(0x1140) // AN enabled, full duplex, 1000 Mb/s select
+	p.anar.Store(0x01E1)
+	p.gbcr.Store(0x0300)
+}
+
+// pcs is the SerDes PCS at address 0 of the internal MDIO bus: clause-22
+// registers, BMSR computed from the link, the rest plain storage.
+type pcs struct {
+	regs [32]atomic.Uint32
+}
+
+func (p *pcs) reset() {
+	for i := range p.regs {
+		p.regs[i].Store(0)
+	}
+	p.regs[0].Store(0x1140)
+	p.regs[PHYID1].Store(0x0083)
+	p.regs[PHYID2].Store(0xE400)
+}
+
+// err050089 records a register access made while an MDIO transaction runs.
+func (d *Device) err050089(off uint32) {
+	if (off >= EMDIOBase && off < EMDIOBase+16) || (off >= IMDIOBase && off < IMDIOBase+16) {
+		return
+	}
+	d.st.err050089.Add(1)
+	d.recordErr("ERR050089: access to %s (%#x) while an MDIO transaction runs: on LS1028A it may be dropped or corrupted; serialise MDIO against all other register accesses", regName(off), off)
+}
+
+// mdioRead reads an MDIO controller register. A CFG read shows the
+// transaction finished (BSY is never set for longer than the access that
+// starts it), which ends the ERR050089 window.
+func (d *Device) mdioRead(b *mdioBus, reg uint32) uint32 {
+	switch reg {
+	case MDIO_CFG:
+		d.faults.mdioBusy.Store(false)
+		return b.cfg.Load() &^ MDIO_CFG_BSY
+	case MDIO_CTL:
+		return b.ctl.Load()
+	case MDIO_DATA:
+		return b.data.Load()
+	}
+	return b.addr.Load()
+}
+
+// mdioWrite writes an MDIO controller register; CTL with READ set starts a
+// read cycle, DATA starts a write cycle, ADDR (clause 45) an address cycle.
+func (d *Device) mdioWrite(b *mdioBus, reg uint32, v uint32) {
+	switch reg {
+	case MDIO_CFG:
+		b.cfg.Store(v &^ (MDIO_CFG_BSY | MDIO_CFG_RD_ER))
+		return
+	case MDIO_ADDR:
+		b.addr.Store(v & 0xFFFF)
+		d.faults.mdioBusy.Store(true)
+		return
+	case MDIO_CTL:
+		b.ctl.Store(v &^ MDIO_CTL_READ)
+		if v&MDIO_CTL_READ == 0 {
+			return
+		}
+		d.faults.mdioBusy.Store(true)
+		val, ok := d.mdioAccess(b, false, 0)
+		cfg := b.cfg.Load() &^ MDIO_CFG_RD_ER
+		if !ok {
+			cfg |= MDIO_CFG_RD_ER // nobody answered
+			val = 0xFFFF
+		}
+		b.cfg.Store(cfg)
+		b.data.Store(uint32(val))
+		return
+	case MDIO_DATA:
+		b.data.Store(v & 0xFFFF)
+		d.faults.mdioBusy.Store(true)
+		d.mdioAccess(b, true, uint16(v))
+	}
+}
+
+// mdioAccess performs one clause-22 or clause-45 cycle on bus b.
+func (d *Device) mdioAccess(b *mdioBus, write bool, v uint16) (uint16, bool) {
+	ctl := b.ctl.Load()
+	port := int(ctl >> 5 & 0x1F)
+	dev := int(ctl & 0x1F)
+	c45 := b.cfg.Load()&MDIO_CFG_ENC45 != 0
+	if b == &d.imdio {
+		if port != 0 {
+			return 0, false
+		}
+		return d.pcsAccess(c45, dev, int(b.addr.Load()), write, v), true
+	}
+	if port != d.phy.addr {
+		return 0, false
+	}
+	if c45 {
+		return d.phyC45(dev, int(b.addr.Load()), write, v), true
+	}
+	return d.phyC22(dev, write, v), true
+}
+
+// linkBits returns the link state as a status register shows it; the first
+// read after a link loss shows it down (latched low).
+func (d *Device) linkBit() bool {
+	if d.latchDown.Swap(false) {
+		return false
+	}
+	return d.link.Load()
+}
+
+func (d *Device) speedCode() uint32 {
+	switch d.cfg.SpeedMbps {
+	case 10:
+		return 0
+	case 100:
+		return 1
+	}
+	return 2
+}
+
+func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
+	p := &d.phy
+	if write {
+		switch reg {
+		case PHYBMCR:
+			p.bmcr.Store(uint32(v &^ BMCRReset)) // reset completes at once
+			if v&BMCRReset != 0 {
+				p.reset()
+			}
+		case PHYANAR:
+			p.anar.Store(uint32(v))
+		case PHYGBCR:
+			p.gbcr.Store(uint32(v))
+		}
+		return 0
+	}
+	up := d.link.Load()
+	switch reg {
+	case PHYBMCR:
+		return uint16(p.bmcr.Load())
+	case PHYBMSR:
+		s := uint16(bmsrCaps)
+		if d.linkBit() {
+			s |= BMSRLink | BMSRANComplete
+		}
+		return s
+	case PHYID1:
+		return uint16(d.cfg.PHYID >> 16)
+	case PHYID2:
+		return uint16(d.cfg.PHYID)
+	case PHYANAR:
+		return uint16(p.anar.Load())
+	case PHYANLPAR:
+		if !up {
+			return 0
+		}
+		switch d.cfg.SpeedMbps {
+		case 10:
+			return 0x4061 // ack, 10 FD/HD
+		}
+		return 0x41E1 // ack, 100/10 FD/HD
+	case PHYGBCR:
+		return uint16(p.gbcr.Load())
+	case PHYGBSR:
+		if up && d.cfg.SpeedMbps == 1000 {
+			return 0x3C00 // local and remote receiver OK, partner 1000 FD/HD
+		}
+		return 0
+	case PHYESTATUS:
+		return 0x3000 // 1000BASE-T FD/HD
+	case PHYSSR:
+		if !up {
+			return 0
+		}
+		return uint16(d.speedCode()<<14 | 1<<13 | 1<<10)
+	}
+	return 0
+}
+
+func (d *Device) phyC45(mmd, reg int, write bool, v uint16) uint16 {
+	if write {
+		return 0
+	}
+	switch mmd {
+	case MMDPMAPMD, MMDPCS, MMDAN:
+	default:
+		return 0
+	}
+	switch reg {
+	case MMDStatus:
+		var s uint16
+		if d.linkBit() {
+			s |= BMSRLink
+		}
+		if mmd == MMDAN && d.link.Load() {
+			s |= BMSRANComplete
+		}
+		return s
+	case 2:
+		return uint16(d.cfg.PHYID >> 16)
+	case 3:
+		return uint16(d.cfg.PHYID)
+	case 5:
+		return 1<<MMDPMAPMD | 1<<MMDPCS | 1<<MMDAN // devices in package
+	}
+	return 0
+}
+
+func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 {
+	if c45 {
+		reg = reg & 0x1F // the PCS answers clause-45 frames on any MMD with its clause-22 map
+	} else {
+		reg = dev
+	}
+	if write {
+		if reg == 0 && v&BMCRReset != 0 {
+			d.pcs.reset()
+			return 0
+		}
+		if reg != PHYBMSR && reg != PHYID1 && reg != PHYID2 {
+			d.pcs.regs[reg].Store(uint32(v))
+		}
+		return 0
+	}
+	if reg == PHYBMSR {
+		s := uint16(0x0109)
+		if d.link.Load() {
+			s |= BMSRLink | BMSRANComplete
+		}
+		return s
+	}
+	return uint16(d.pcs.regs[reg].Load())
+}
+
+// macStatus is PM0_STATUS (DPDK's reading of it: bit 16 link, bits 18:17
+// speed, bit 19 full duplex).
+func (d *Device) macStatus() uint32 {
+	if !d.link.Load() {
+		return 0
+	}
+	return STATUS_LINK | d.speedCode()<<17 | STATUS_FULLDX
+}

@@ -1,0 +1,402 @@
+// Package model is a software model of the NXP LS1028A ENETC Ethernet
+// controller (PF and VF), written from /work/shared/hw/enetc.md: a BAR0
+// register window with the documented read-only, write-1-to-clear and
+// trigger semantics, a DMA engine that reaches host memory only by IOVA
+// through a dma.SimIOMMU, a MAC with counters, MDIO with a simulated PHY,
+// the control BD ring (RSS table, MAC filters), RSS hashing, the documented
+// errata and fault injection.
+//
+// A Device runs in one of two modes. Synchronous: a TX doorbell (TBPIR)
+// write processes the ring before it returns, Receive delivers a frame into
+// a posted buffer at once, Pump pulls attached sources; the caller's
+// goroutine does all the work (per ring: one goroutine at a time, and
+// Receive/Pump from one goroutine at a time). Engine: Start launches one
+// goroutine that polls doorbells, the control ring and the sources; Receive
+// from other goroutines is serialised with it by a lock.
+//
+// Reset values the reference leaves open are the model's choice and are
+// listed on reset (see resetRegs).
+package model
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/wire"
+)
+
+// DefaultPHYID is the PHY identifier (registers 2 and 3) of the model's PHY.
+const DefaultPHYID = 0x2000_5C90
+
+// Config describes a model device.
+type Config struct {
+	// Name names the device in errors ("enetc0").
+	Name string
+	// PF selects a physical function: 256 KiB BAR0 with SI, port, MAC and
+	// global blocks. Otherwise a VF: 64 KiB BAR0 with the SI block only.
+	PF bool
+	// MAC is the primary MAC address (what the IERB loads into
+	// PSIPMAR/SIPMAR at FLR).
+	MAC [6]byte
+	// TxRings and RxRings are the rings of the SI (default 8 each, at most
+	// MaxRings).
+	TxRings, RxRings int
+	// IOMMU translates every DMA address the device uses. Required.
+	IOMMU *dma.SimIOMMU
+	// Engine selects engine mode (a DMA-engine goroutine, started by
+	// Start) instead of synchronous mode.
+	Engine bool
+	// MMIOCost is busy-waited on every register access (0 = none): a
+	// stand-in for posted-write and MMIO-read latency.
+	MMIOCost time.Duration
+	// PHYAddr is the PHY's address on the port's external MDIO bus.
+	PHYAddr int
+	// PHYID is the PHY identifier (default DefaultPHYID).
+	PHYID uint32
+	// LinkDown starts the device with the link down.
+	LinkDown bool
+	// SpeedMbps is the link speed the PHY resolves: 10, 100 or 1000
+	// (default 1000).
+	SpeedMbps int
+	// FIFOLockAfter is how many frames the MAC receives with PM0_RX_FIFO
+	// at its power-on value before RX locks up (erratum, §5.4); default 256.
+	FIFOLockAfter int
+}
+
+// Access is one recorded access to an unimplemented register.
+type Access struct {
+	Off   uint32
+	Write bool
+}
+
+func (a Access) String() string {
+	if a.Write {
+		return fmt.Sprintf("write %#x", a.Off)
+	}
+	return fmt.Sprintf("read %#x", a.Off)
+}
+
+// maxRecorded bounds the lists of model errors and unimplemented accesses;
+// the counts in Stats keep counting.
+const maxRecorded = 256
+
+// txScratch is the per-ring buffer multi-BD and padded frames are gathered
+// in; a frame longer than this is refused (TERR) as the MAC has no room.
+const txScratch = 16 << 10
+
+// Device is one ENETC function (PF or VF) of the model.
+type Device struct {
+	cfg   Config
+	name  string
+	pf    bool
+	size  uint32
+	iommu *dma.SimIOMMU
+	t0    time.Time
+	cost  time.Duration
+
+	regs []atomic.Uint32 // storage of plain registers, by word
+
+	nTx, nRx int
+	tx       [MaxRings]txRing
+	rx       [MaxRings]rxRing
+
+	si  [8]atomic.Uint64            // SIROCT..SITMCA
+	mac [nMACCounters]atomic.Uint64 // eMAC counters in macCounters order
+	st  counters                    // model counters (Stats)
+
+	link      atomic.Bool
+	latchDown atomic.Bool // PHY BMSR link latched low since the last read
+	emdio     mdioBus
+	imdio     mdioBus
+	phy       phy
+	pcs       pcs
+
+	// RSS: indirection table (set through the CBDR) and the Toeplitz
+	// lookup table derived from PRSSK, rebuilt when the key changes.
+	rssTable [RSSTableLen]atomic.Uint32
+	rssRings atomic.Uint32 // bitmap of rings named in the table
+	keyGen   atomic.Uint32 // bumped on every PRSSK write
+	tabGen   uint32        // keyGen the lookup table was built for (RX side)
+	toep     [36][256]uint32
+
+	macFilt [MACFilterEntries]macFilter
+
+	cbdrHalted atomic.Bool
+
+	// RX side state owned by whoever delivers frames.
+	fifoCount int
+	fifoLock  atomic.Bool
+	pumpBuf   []byte
+	vlanBuf   []byte
+
+	out     atomic.Pointer[wireBox]
+	discard discard
+	srcs    atomic.Pointer[[]srcEntry]
+	srcMu   sync.Mutex
+
+	faults faultState
+
+	recMu  sync.Mutex
+	errs   []string
+	unimpl []Access
+	oow    error // first out-of-window access
+
+	// engine mode
+	engine   bool
+	engMu    sync.Mutex // held by the engine for each poll round, and by Reset
+	rxMu     sync.Mutex // serialises Receive with the engine's deliveries
+	running  atomic.Bool
+	stop     atomic.Bool
+	sleeping atomic.Bool
+	wake     chan struct{}
+	done     chan struct{}
+}
+
+type wireBox struct{ w wire.Wire }
+
+type srcEntry struct {
+	s        wire.Source
+	lossless bool
+}
+
+// discard is the default wire: it counts and drops (goroutine-safe).
+type discard struct{ frames, bytes atomic.Uint64 }
+
+func (d *discard) Transmit(frame []byte) { d.frames.Add(1); d.bytes.Add(uint64(len(frame))) }
+
+type macFilter struct {
+	en   atomic.Bool
+	si   atomic.Uint32
+	addr atomic.Uint64 // MAC bytes in bits 47:0, byte 0 lowest
+}
+
+// New builds a device at its power-on state. It panics only on a missing
+// IOMMU (a programming error); every later misuse is a recorded model error.
+func New(cfg Config) *Device {
+	if cfg.IOMMU == nil {
+		panic("enetc model: Config.IOMMU is required")
+	}
+	if cfg.TxRings <= 0 {
+		cfg.TxRings = 8
+	}
+	if cfg.RxRings <= 0 {
+		cfg.RxRings = 8
+	}
+	cfg.TxRings = min(cfg.TxRings, MaxRings)
+	cfg.RxRings = min(cfg.RxRings, MaxRings)
+	if cfg.PHYID == 0 {
+		cfg.PHYID = DefaultPHYID
+	}
+	switch cfg.SpeedMbps {
+	case 10, 100, 1000:
+	default:
+		cfg.SpeedMbps = 1000
+	}
+	if cfg.FIFOLockAfter <= 0 {
+		cfg.FIFOLockAfter = 256
+	}
+	if cfg.Name == "" {
+		cfg.Name = "enetc"
+	}
+	d := &Device{
+		cfg:     cfg,
+		name:    cfg.Name,
+		pf:      cfg.PF,
+		iommu:   cfg.IOMMU,
+		t0:      time.Now(),
+		cost:    cfg.MMIOCost,
+		nTx:     cfg.TxRings,
+		nRx:     cfg.RxRings,
+		engine:  cfg.Engine,
+		pumpBuf: make([]byte, txScratch),
+		vlanBuf: make([]byte, txScratch),
+		wake:    make(chan struct{}, 1),
+	}
+	d.size = VFBAR0Size
+	if d.pf {
+		d.size = PFBAR0Size
+	}
+	d.regs = make([]atomic.Uint32, d.size/4)
+	for i := range d.tx {
+		d.tx[i].idx = i
+		d.tx[i].scratch = make([]byte, txScratch)
+	}
+	d.out.Store(&wireBox{&d.discard})
+	d.srcs.Store(&[]srcEntry{})
+	d.phy.addr = cfg.PHYAddr
+	d.reset()
+	d.link.Store(!cfg.LinkDown)
+	return d
+}
+
+// Name is the device's name.
+func (d *Device) Name() string { return d.name }
+
+// PF reports whether the device is a physical function.
+func (d *Device) PF() bool { return d.pf }
+
+// IOMMU is the IOMMU the device's DMA goes through.
+func (d *Device) IOMMU() *dma.SimIOMMU { return d.iommu }
+
+// Reset is a function-level reset: every register back to its power-on
+// value, TX and RX producer/consumer indices cleared, RX FIFO lock-up and
+// TX ring state forgotten. Counters of Stats, model errors and attached
+// wires and sources are kept; pending injected faults are dropped. In
+// engine mode it waits for the engine's current round.
+func (d *Device) Reset() error {
+	if d.engine {
+		d.engMu.Lock()
+		d.rxMu.Lock()
+	}
+	d.reset()
+	if d.engine {
+		d.rxMu.Unlock()
+		d.engMu.Unlock()
+	}
+	d.st.resets.Add(1)
+	return nil
+}
+
+// reset puts the registers at their power-on values. Values the reference
+// does not give are the model's choice:
+//
+//	SIMR, SICAR*, rings, PMR, PSIPMR: 0 (everything disabled)
+//	SIPMAR0/1, PSIPMAR0/1(0): Config.MAC (loaded from the IERB at FLR)
+//	SICAPR0: TxRings | RxRings<<16; PSICFGR0(0) the same (PF)
+//	SIPCAPR0: RSS (bit 8); SIRSSCAPR, PRSSCAPR: 1 (64-entry table)
+//	PCAPR0: RxRings<<24 | TxRings<<16 | bit 11 (internal MDIO present)
+//	PM0/PM1_CMD_CFG: 0x0810 (TXP | PROMIS; U-Boot's "default", UNVERIFIED)
+//	PM0_MAXFRM: 1536; PM0_RX_FIFO: 2 (documented power-on value)
+//	G_EIPBRR0: 0x00010100 (model's revision)
+func (d *Device) reset() {
+	for i := range d.regs {
+		d.regs[i].Store(0)
+	}
+	mac := d.cfg.MAC
+	mac0 := uint32(mac[0]) | uint32(mac[1])<<8 | uint32(mac[2])<<16 | uint32(mac[3])<<24
+	mac1 := uint32(mac[4]) | uint32(mac[5])<<8
+	caps := uint32(d.nTx) | uint32(d.nRx)<<16
+	d.set(SIPMAR0, mac0)
+	d.set(SIPMAR1, mac1)
+	d.set(SICAPR0, caps)
+	d.set(SIPCAPR0, SIPCAPR0_RSS)
+	d.set(SIRSSCAPR, RSSCapField)
+	if d.pf {
+		d.set(PSIPMAR0, mac0)
+		d.set(PSIPMAR1, mac1)
+		d.set(PSICFGR0, caps)
+		d.set(PCAPR0, uint32(d.nRx)<<24|uint32(d.nTx)<<16|PCAPR0_IMDIO)
+		d.set(PRSSCAPR, RSSCapField)
+		d.set(PM0_CMD_CFG, CMD_CFG_TXP|CMD_CFG_PROMIS)
+		d.set(PM1_CMD_CFG, CMD_CFG_TXP|CMD_CFG_PROMIS)
+		d.set(PM0_MAXFRM, 1536)
+		d.set(PM0_RX_FIFO, 2)
+		d.set(G_EIPBRR0, 0x00010100)
+	}
+	for i := range d.tx {
+		t := &d.tx[i]
+		t.pi.Store(0)
+		t.ci.Store(0)
+		t.halted.Store(false)
+		t.reported.Store(0)
+	}
+	for i := range d.rx {
+		r := &d.rx[i]
+		r.pi.Store(0)
+		r.ci.Store(0)
+		r.dcr.Store(0)
+		r.reported.Store(0)
+	}
+	for i := range d.si {
+		d.si[i].Store(0)
+	}
+	for i := range d.mac {
+		d.mac[i].Store(0)
+	}
+	for i := range d.rssTable {
+		d.rssTable[i].Store(0)
+	}
+	d.rssRings.Store(1)
+	d.keyGen.Add(1)
+	for i := range d.macFilt {
+		d.macFilt[i].en.Store(false)
+		d.macFilt[i].si.Store(0)
+		d.macFilt[i].addr.Store(0)
+	}
+	d.cbdrHalted.Store(false)
+	d.fifoCount = 0
+	d.fifoLock.Store(false)
+	d.emdio = mdioBus{}
+	d.imdio = mdioBus{}
+	d.phy.reset()
+	d.pcs.reset()
+	d.faults.clear()
+}
+
+// set stores a register's value (no side effects).
+func (d *Device) set(off, v uint32) { d.regs[off>>2].Store(v) }
+
+// get loads a register's stored value (no side effects).
+func (d *Device) get(off uint32) uint32 { return d.regs[off>>2].Load() }
+
+// SetWire sets where transmitted frames go (nil: the counting discard).
+func (d *Device) SetWire(w wire.Wire) {
+	if w == nil {
+		w = &d.discard
+	}
+	d.out.Store(&wireBox{w})
+}
+
+// AddSource adds a frame source for the receive side: Pump pulls it in
+// synchronous mode, the engine in engine mode.
+func (d *Device) AddSource(s wire.Source) {
+	d.srcMu.Lock()
+	old := *d.srcs.Load()
+	n := make([]srcEntry, len(old), len(old)+1)
+	copy(n, old)
+	n = append(n, srcEntry{s: s, lossless: s.Lossless()})
+	d.srcs.Store(&n)
+	d.srcMu.Unlock()
+}
+
+// Port is the receive side of the device as the wire sees it.
+func (d *Device) Port() wire.Port { return d }
+
+// recordErr records a model error: a rule of the reference the driver
+// broke, or a fault the model ran into. It never panics.
+func (d *Device) recordErr(format string, args ...any) {
+	d.st.modelErrors.Add(1)
+	d.recMu.Lock()
+	if len(d.errs) < maxRecorded {
+		d.errs = append(d.errs, d.name+": "+fmt.Sprintf(format, args...))
+	}
+	d.recMu.Unlock()
+}
+
+// ModelErrors returns the recorded model errors (the first 256), each
+// naming the device, the register or ring and what was wrong.
+func (d *Device) ModelErrors() []string {
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	return append([]string(nil), d.errs...)
+}
+
+// Unimplemented returns the recorded accesses to unimplemented registers
+// (the first 256).
+func (d *Device) Unimplemented() []Access {
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	return append([]Access(nil), d.unimpl...)
+}
+
+func (d *Device) recordUnimpl(off uint32, write bool) {
+	d.st.unimpl.Add(1)
+	d.recMu.Lock()
+	if len(d.unimpl) < maxRecorded {
+		d.unimpl = append(d.unimpl, Access{Off: off, Write: write})
+	}
+	d.recMu.Unlock()
+}

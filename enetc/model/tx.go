@@ -1,0 +1,277 @@
+package model
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+)
+
+// txRing is the device side of one TX BD ring.
+type txRing struct {
+	idx       int
+	pi        atomic.Uint32 // TBPIR: next BD the driver will fill
+	ci        atomic.Uint32 // TBCIR: next BD the device will send
+	doorbells atomic.Uint64
+	halted    atomic.Bool   // stopped on a fatal ring error until reprogrammed
+	reported  atomic.Uint32 // ring errors already recorded since programming
+	scratch   []byte        // gathers multi-BD and padded frames
+}
+
+// Ring error kinds, recorded once per ring programming.
+const (
+	reAlign uint32 = 1 << iota
+	reLen
+	reZeroLen
+	reIndex
+	reBDFault
+	reNoFinal
+	reTooLong
+	reFrmLen
+	reBufSize
+	reRSSRing
+)
+
+// maxTxBDs bounds the BDs one frame may chain (Linux uses at most 15).
+const maxTxBDs = 64
+
+// once records a ring error the first time it happens since the ring was
+// programmed, so a misprogrammed ring polled by the engine does not flood
+// the record.
+func once(rep *atomic.Uint32, kind uint32) bool {
+	for {
+		old := rep.Load()
+		if old&kind != 0 {
+			return false
+		}
+		if rep.CompareAndSwap(old, old|kind) {
+			return true
+		}
+	}
+}
+
+// txLen is TX ring n's length in BDs as the device takes it.
+func (d *Device) txLen(n int) uint32 {
+	return d.get(TBLENR+uint32(n)*RingStride) &^ (RingLenAlign - 1)
+}
+
+// txAllowed reports whether the MAC may send now: link up, no stall, SI
+// enabled and (PF) port SI 0 and MAC TX enabled.
+func (d *Device) txAllowed() bool {
+	if !d.link.Load() || d.faults.txStall.Load() || d.get(SIMR)&SIMR_EN == 0 {
+		return false
+	}
+	if d.pf && (d.get(PMR)&PMR_SI0EN == 0 || d.get(PM0_CMD_CFG)&CMD_CFG_TX_EN == 0) {
+		return false
+	}
+	return true
+}
+
+// kickAllTx lets queued TX frames leave after a state change (synchronous
+// mode), or wakes the engine.
+func (d *Device) kickAllTx() {
+	if d.engine {
+		d.kickEngine()
+		return
+	}
+	for i := 0; i < d.nTx; i++ {
+		if d.tx[i].pi.Load() != d.tx[i].ci.Load() {
+			d.processTx(i)
+		}
+	}
+}
+
+// txBatch accumulates one doorbell's counters so the shared atomics are
+// updated once per batch, not per frame.
+type txBatch struct {
+	frames, bytes, errs uint64
+	cast                [3]uint64
+	hist                [7]uint64
+	under               uint64
+}
+
+// processTx sends the frames of TX ring n from its consumer index up to its
+// producer index and returns how many left.
+func (d *Device) processTx(n int) int {
+	t := &d.tx[n]
+	rb := uint32(n) * RingStride
+	if t.halted.Load() || d.get(TBMR+rb)&TBMR_EN == 0 || !d.txAllowed() {
+		return 0 // frames stay queued
+	}
+	base := uint64(d.get(TBBAR1+rb))<<32 | uint64(d.get(TBBAR0+rb))
+	lenr := d.get(TBLENR + rb)
+	l := lenr &^ (RingLenAlign - 1)
+	if base&(RingAlign-1) != 0 {
+		if once(&t.reported, reAlign) {
+			d.recordErr("TX ring %d: base IOVA %#x is not %d-byte aligned (TBBAR0)", n, base, RingAlign)
+		}
+		return 0
+	}
+	if lenr&(RingLenAlign-1) != 0 && once(&t.reported, reLen) {
+		d.recordErr("TX ring %d: TBLENR %d is not a multiple of %d: the device uses %d", n, lenr, RingLenAlign, l)
+	}
+	if l == 0 {
+		if once(&t.reported, reZeroLen) {
+			d.recordErr("TX ring %d: enabled with TBLENR %d (no BDs)", n, lenr)
+		}
+		return 0
+	}
+	pi := t.pi.Load() // acquire: the BDs before PI are the driver's published work
+	ci := t.ci.Load()
+	if pi >= l || ci >= l {
+		if once(&t.reported, reIndex) {
+			d.recordErr("TX ring %d: index past the ring (PI %d, CI %d, length %d)", n, pi, ci, l)
+		}
+		return 0
+	}
+	ring := d.iommu.Slice(base, int(l)*BDSize, false)
+	if ring == nil {
+		d.st.dmaFaults.Add(1)
+		t.halted.Store(true)
+		d.recordErr("TX ring %d: BD ring at IOVA %#x (%d BDs) is not mapped: ring halted until reprogrammed", n, base, l)
+		return 0
+	}
+	var b txBatch
+	cmd := uint32(CMD_CFG_TXP)
+	if d.pf {
+		cmd = d.get(PM0_CMD_CFG)
+	}
+	w := d.out.Load().w
+	for ci != pi {
+		// Gather one frame: BDs from ci up to and including the one with F.
+		j := ci
+		nbd, total, frmLen := 0, 0, 0
+		ok, ext := true, false
+		var frame []byte
+		for {
+			if j == pi {
+				// The driver published part of a frame: the device waits
+				// for the rest (a driver bug if it never comes).
+				if once(&t.reported, reNoFinal) {
+					d.recordErr("TX ring %d: PI %d stops inside a frame starting at BD %d (no F bit before PI)", n, pi, ci)
+				}
+				d.flushTx(&b, t, ci)
+				return int(b.frames)
+			}
+			bd := ring[j*BDSize : j*BDSize+BDSize]
+			j++
+			if j == l {
+				j = 0 // indices wrap at the ring length
+			}
+			nbd++
+			flags := bd[15]
+			if ext {
+				ext = false // extension BD: VLAN/timestamp data, no buffer
+			} else {
+				addr := binary.LittleEndian.Uint64(bd[0:8])
+				blen := int(binary.LittleEndian.Uint16(bd[8:10]))
+				if nbd == 1 {
+					frmLen = int(binary.LittleEndian.Uint16(bd[10:12]))
+					if take(&d.faults.txDMA) {
+						d.st.faultsInjected.Add(1)
+						addr += unmappedDelta
+					}
+				}
+				ext = flags&TxFlagEX != 0
+				if ok && blen > 0 {
+					data := d.iommu.Slice(addr, blen, false)
+					switch {
+					case data == nil:
+						d.st.dmaFaults.Add(1)
+						ok = false
+					case total+blen > len(t.scratch):
+						if once(&t.reported, reTooLong) {
+							d.recordErr("TX ring %d: frame at BD %d longer than %d bytes: not sent", n, ci, len(t.scratch))
+						}
+						ok = false
+					case nbd == 1 && flags&TxFlagF != 0:
+						frame = data // single-BD frame: sent from the buffer, no copy
+					default:
+						if frame != nil && &frame[0] != &t.scratch[0] {
+							copy(t.scratch, frame)
+						}
+						copy(t.scratch[total:], data)
+						frame = t.scratch[:total+blen]
+					}
+				}
+				total += blen
+			}
+			if flags&TxFlagF != 0 {
+				break
+			}
+			if nbd >= maxTxBDs {
+				if once(&t.reported, reNoFinal) {
+					d.recordErr("TX ring %d: frame at BD %d chains more than %d BDs without F", n, ci, maxTxBDs)
+				}
+				ok = false
+				break
+			}
+		}
+		ci = j // the whole frame's BDs are done, sent or not
+		if ok && frmLen != total {
+			if once(&t.reported, reFrmLen) {
+				d.recordErr("TX ring %d: frame at BD %d: frm_len %d in the first BD but its BDs hold %d bytes", n, ci, frmLen, total)
+			}
+			ok = false
+		}
+		if !ok || total == 0 {
+			b.errs++
+			continue
+		}
+		if total < MinFrame && cmd&CMD_CFG_TXP != 0 {
+			if &frame[0] != &t.scratch[0] {
+				copy(t.scratch, frame)
+			}
+			clear(t.scratch[total:MinFrame]) // pad with zeros to the minimum
+			frame = t.scratch[:MinFrame]
+		} else if total < MinFrame {
+			b.under++
+		}
+		w.Transmit(frame)
+		b.frames++
+		b.bytes += uint64(len(frame))
+		b.cast[castOf(frame)]++
+		b.hist[sizeBucket(len(frame)+4)]++
+	}
+	d.flushTx(&b, t, ci)
+	return int(b.frames)
+}
+
+// flushTx publishes the consumer index and the batch's counters. MAC octet
+// counters include the 4-byte FCS; SI octet counters do not.
+func (d *Device) flushTx(b *txBatch, t *txRing, ci uint32) {
+	t.ci.Store(ci) // release: the driver may reuse every BD before CI
+	if b.frames != 0 {
+		m := &d.mac
+		m[cTFRM].Add(b.frames)
+		m[cTEOCT].Add(b.bytes + 4*b.frames)
+		m[cTOCT].Add(b.bytes + 4*b.frames)
+		for i, c := range b.cast {
+			if c != 0 {
+				m[cTUCA+i].Add(c)
+				if i > 0 {
+					d.si[sTMCA].Add(c)
+				} else {
+					d.si[sTUCA].Add(c)
+				}
+			}
+		}
+		for i, c := range b.hist {
+			if c != 0 {
+				m[cT64+i].Add(c)
+			}
+		}
+		d.si[sTFRM].Add(b.frames)
+		d.si[sTOCT].Add(b.bytes)
+		d.st.txFrames.Add(b.frames)
+		d.st.txBytes.Add(b.bytes)
+	}
+	if b.frames+b.errs != 0 {
+		d.mac[cTPKT].Add(b.frames + b.errs)
+	}
+	if b.errs != 0 {
+		d.mac[cTERR].Add(b.errs)
+		d.st.txErrors.Add(b.errs)
+	}
+	if b.under != 0 {
+		d.mac[cTUND].Add(b.under)
+	}
+}
