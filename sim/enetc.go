@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc/model"
+)
+
+// PCI identity of the simulated ENETC functions (hw/enetc.md §1.1).
+const (
+	ENETCVendorID   = 0x1957
+	ENETCPFDeviceID = 0xe100
+	ENETCVFDeviceID = 0xef00
+	ENETCRevision   = 1
+)
+
+// enetcOptions are the spec options of sim:enetcN.
+var enetcOptions = []string{"vf", "mode", "mmio-cost", "link"}
+
+var (
+	enetcMu     sync.Mutex
+	enetcModels = map[string]*model.Device{}
+)
+
+func init() {
+	registerModel("enetc", append(append([]string(nil), enetcOptions...), attachOptions...), openENETC)
+	refreshBackend()
+}
+
+// ENETCModel returns the model behind an open sim:<name> ENETC device, or
+// nil if none is open under that name: tests reach it to inject frames and
+// faults.
+func ENETCModel(name string) *model.Device {
+	enetcMu.Lock()
+	defer enetcMu.Unlock()
+	return enetcModels[trimScheme(name)]
+}
+
+// enetcMAC is the MAC a simulated ENETC starts with: locally administered,
+// 02:00:00:e1:HH:LL with the device number.
+func enetcMAC(name string) [6]byte {
+	n, _ := strconv.Atoi(name[len("enetc"):])
+	return [6]byte{0x02, 0x00, 0x00, 0xe1, byte(n >> 8), byte(n)}
+}
+
+// openENETC builds sim:enetcN: a coherent simulated IOMMU, the model (PF
+// unless vf=1; mode=sync|engine; mmio-cost=DURATION; link=up|down) and its
+// wiring.
+func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
+	o := spec.Options
+	bad := func(key, why string) error {
+		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, o.Get(key), why)}
+	}
+	vf, err := boolOption(spec, "vf")
+	if err != nil {
+		return nil, err
+	}
+	engine := false
+	switch o.Get("mode") {
+	case "", "sync":
+	case "engine":
+		engine = true
+	default:
+		return nil, bad("mode", "use sync (doorbell writes process the rings: deterministic) or engine (a DMA-engine goroutine)")
+	}
+	var cost time.Duration
+	if v := o.Get("mmio-cost"); v != "" {
+		if cost, err = time.ParseDuration(v); err != nil || cost < 0 || cost > time.Millisecond {
+			return nil, bad("mmio-cost", "give a duration per register access from 0 to 1ms, such as 100ns")
+		}
+	}
+	linkDown := false
+	switch o.Get("link") {
+	case "", "up":
+	case "down":
+		linkDown = true
+	default:
+		return nil, bad("link", "use up or down (the link state the device starts with)")
+	}
+	iommu := dma.NewSimIOMMU(false)
+	dev := model.New(model.Config{
+		Name:     name,
+		PF:       !vf,
+		MAC:      enetcMAC(name),
+		IOMMU:    iommu,
+		Engine:   engine,
+		MMIOCost: cost,
+		LinkDown: linkDown,
+	})
+	enetcMu.Lock()
+	if _, dup := enetcModels[name]; dup {
+		enetcMu.Unlock()
+		return nil, fmt.Errorf("sim:%s is already open: close it first or use another number (sim:enetcN)", name)
+	}
+	enetcModels[name] = dev
+	enetcMu.Unlock()
+	forget := func() {
+		enetcMu.Lock()
+		delete(enetcModels, name)
+		enetcMu.Unlock()
+	}
+	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine}, spec)
+	if err != nil {
+		forget()
+		return nil, err
+	}
+	if engine {
+		if err := dev.Start(); err != nil {
+			_ = cleanup()
+			forget()
+			return nil, err
+		}
+	}
+	devID := uint16(ENETCPFDeviceID)
+	if vf {
+		devID = ENETCVFDeviceID
+	}
+	var once sync.Once
+	release := func() error {
+		var err error
+		once.Do(func() {
+			dev.Stop()
+			err = cleanup()
+			forget()
+			if e := dev.Err(); e != nil {
+				err = errors.Join(err, e)
+			}
+		})
+		return err
+	}
+	return &driver.Device{
+		Backend:  "sim",
+		Bus:      "pci",
+		VendorID: ENETCVendorID,
+		DeviceID: devID,
+		Revision: ENETCRevision,
+		Regions:  []driver.Regs{dev},
+		Mapper:   iommu,
+		Reset:    dev.Reset,
+		Release:  release,
+		Extra:    dev,
+	}, nil
+}
