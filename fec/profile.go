@@ -4,18 +4,18 @@ package fec
 type quirks uint32
 
 const (
-	qENETMAC      quirks = 1 << iota // ENET generation (i.MX28/i.MX6+): DBSWP, TFWR.STRFWD, MSCR formula
-	qGBIT                            // 1000 Mb/s capable: ECR.SPEED
-	qBufDescEx                       // enhanced 32-byte descriptors (ECR.EN1588)
-	qAVB                             // three RX and TX rings (RDSR1/2, TDSR1/2, ...)
-	qERR006358                       // TDAR lost when a transmission saw R=0: re-kick in reclaim
-	qERR007885                       // TDAR write racing the uDMA's clear: read TDAR before writing
-	qRACC                            // RX accelerator: RACC.SHIFT16, FTRL
-	qClearSetupMII                   // MII event on MSCR write: MMFR=0 first
-	qSwapFrame                       // frame data big-endian per 32-bit word (i.MX28)
-	qNoHardReset                     // do not pulse ECR.RESET (i.MX28)
-	qMultiQueues                     // reset with ECR=0 instead of ECR.RESET; 64-byte RX buffer alignment
-	qCoherent                        // DMA snoops the CPU caches (no i.MX part is known to)
+	qENETMAC       quirks = 1 << iota // ENET generation (i.MX28/i.MX6+): DBSWP, TFWR.STRFWD, MSCR formula
+	qGBIT                             // 1000 Mb/s capable: ECR.SPEED
+	qBufDescEx                        // enhanced 32-byte descriptors (ECR.EN1588)
+	qAVB                              // three RX and TX rings (RDSR1/2, TDSR1/2, ...)
+	qERR006358                        // TDAR lost when a transmission saw R=0: re-kick in reclaim
+	qERR007885                        // TDAR write racing the uDMA's clear: read TDAR before writing
+	qRACC                             // RX accelerator: RACC.SHIFT16, FTRL
+	qClearSetupMII                    // MII event on MSCR write: MMFR=0 first
+	qSwapFrame                        // frame data big-endian per 32-bit word (i.MX28)
+	qNoHardReset                      // do not pulse ECR.RESET (i.MX28)
+	qMultiQueues                      // reset with ECR=0 instead of ECR.RESET; 64-byte RX buffer alignment
+	qCoherent                         // DMA snoops the CPU caches (no i.MX part is known to)
 )
 
 // profile is the quirk set of one compatible string.

@@ -24,7 +24,7 @@ type rxQueue struct {
 	head      int            // oldest posted slot: the next BD the MAC completes
 	tail      int            // next slot to refill
 	posted    int
-	short     int // slots the last refill left empty for want of buffers
+	short     int            // slots the last refill left empty for want of buffers
 	scratch   []*pool.Packet // one refill batch
 	rdar      uint32
 	regs      driver.Regs
