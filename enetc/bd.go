@@ -1,0 +1,130 @@
+package enetc
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Buffer descriptors (reference §3). Every BD is 16 little-endian bytes. The
+// driver overlays Go structs on the ring memory; gopmd's targets (arm64,
+// armv7, amd64) are all little-endian, and New refuses a big-endian host.
+
+// bdSize is the size of one TX or RX BD.
+const bdSize = 16
+
+// bdRingAlign is the alignment of every BD ring base (TX, RX, CBDR; §4.1).
+const bdRingAlign = 128
+
+// txBD is the TX BD in the normal format written by software (§3.1).
+type txBD struct {
+	addr    uint64 // IOVA of this fragment
+	bufLen  uint16 // bytes in this fragment
+	frmLen  uint16 // total frame length, first BD only; 0 in later BDs
+	lstatus uint32 // bits 23:0 txstart (unused), bits 31:24 flags
+}
+
+// TX BD flag bits, as positioned in lstatus (flags byte = bits 31:24).
+const (
+	txbdFlagsShift = 24
+	TXBD_FLAGS_TSE = 1 << 1
+	TXBD_FLAGS_W   = 1 << 2
+	TXBD_FLAGS_EX  = 1 << 6
+	TXBD_FLAGS_F   = 1 << 7
+
+	txbdLstatusF = TXBD_FLAGS_F << txbdFlagsShift
+)
+
+// txMaxBDs is the most BDs one frame may use (§3.1: Linux caps at 15).
+const txMaxBDs = 15
+
+// rxBD is an RX BD. Software writes the buffer format (addr, lstatus = 0,
+// §3.4); the device overwrites it with the write-back format (§3.5), whose
+// first 8 bytes hold the checksum, parse summary and RSS hash in place of
+// the address.
+type rxBD struct {
+	addr    uint64 // buffer format: IOVA; write-back: inet_csum | parse_summary<<16 | rss_hash<<32
+	bufLen  uint16 // write-back: bytes written into this buffer
+	vlanOpt uint16 // write-back: extracted VLAN TCI
+	lstatus uint32 // write-back: flags (15:0), error (23:16), status (31:24)
+}
+
+// RX write-back fields within lstatus (§3.5).
+const (
+	RXBD_LSTATUS_R         = 1 << 30 // ready: the device wrote this BD back
+	RXBD_LSTATUS_F         = 1 << 31 // final BD of the frame
+	RXBD_LSTATUS_ERR_SHIFT = 16
+	RXBD_LSTATUS_ERR_MASK  = 0xFF << RXBD_LSTATUS_ERR_SHIFT
+	RXBD_FLAG_TPID_MASK    = 0x3
+	RXBD_FLAG_VLAN         = 1 << 9  // VLAN TCI extracted into vlanOpt
+	RXBD_FLAG_TSTMP        = 1 << 10 // timestamp present
+	RXBD_PARSE_ERROR       = 1 << 15 // parse_summary bit15: parse/checksum error
+)
+
+// The overlays must be exactly one BD each.
+var _ [bdSize - unsafe.Sizeof(txBD{})]byte
+var _ [unsafe.Sizeof(txBD{}) - bdSize]byte
+var _ [bdSize - unsafe.Sizeof(rxBD{})]byte
+var _ [unsafe.Sizeof(rxBD{}) - bdSize]byte
+
+// hostLittleEndian reports whether the struct overlays match the device's
+// byte order.
+func hostLittleEndian() bool {
+	var b [2]byte
+	binary.NativeEndian.PutUint16(b[:], 1)
+	return b[0] == 1
+}
+
+// txRing views mem (16-byte aligned, len a multiple of 16) as TX BDs.
+func txRing(mem []byte) []txBD {
+	return unsafe.Slice((*txBD)(unsafe.Pointer(unsafe.SliceData(mem))), len(mem)/bdSize)
+}
+
+// rxRing views mem (16-byte aligned, len a multiple of 16) as RX BDs.
+func rxRing(mem []byte) []rxBD {
+	return unsafe.Slice((*rxBD)(unsafe.Pointer(unsafe.SliceData(mem))), len(mem)/bdSize)
+}
+
+// loadStatus reads an RX BD's lstatus word with one atomic load: the device
+// writes it last, so its ready bit guards the rest of the BD.
+func (b *rxBD) loadStatus() uint32 { return atomic.LoadUint32(&b.lstatus) }
+
+// post hands the BD to the device in the buffer format: the address first,
+// then a zero lstatus published atomically so a concurrent device never sees
+// a stale ready bit on a freshly posted buffer.
+func (b *rxBD) post(iova uint64) {
+	b.addr = iova
+	b.bufLen, b.vlanOpt = 0, 0
+	atomic.StoreUint32(&b.lstatus, 0)
+}
+
+// rss is the RSS hash of a written-back BD.
+func (b *rxBD) rssHash() uint32 { return uint32(b.addr >> 32) }
+
+// parseSummary is the parser result of a written-back BD.
+func (b *rxBD) parseSummary() uint16 { return uint16(b.addr >> 16) }
+
+// cbd is a control BD (§2.5), 32 bytes, long format.
+type cbd struct {
+	addr   [2]uint32 // buffer IOVA low, high
+	opt    [4]uint32
+	index  uint16
+	length uint16
+	cmd    uint8
+	class  uint8
+	_      uint8
+	status uint8 // bit7 SF (short format); low 4 bits error status
+}
+
+var _ [cbdSize - unsafe.Sizeof(cbd{})]byte
+var _ [unsafe.Sizeof(cbd{}) - cbdSize]byte
+
+// cbdRing views mem as control BDs.
+func cbdRing(mem []byte) []cbd {
+	return unsafe.Slice((*cbd)(unsafe.Pointer(unsafe.SliceData(mem))), len(mem)/cbdSize)
+}
+
+// ptrAt points at byte off of control BD i (for an atomic status load).
+func ptrAt(ring []cbd, i, off int) unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(&ring[i]), off)
+}

@@ -1,0 +1,371 @@
+package enetc
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/gopmd/gopmd/driver"
+)
+
+// MDIO on the PF's external MDIO controller (EMDIO, §2.9), clause 22 and 45,
+// under the ERR050089 rule: see the package documentation for how the data
+// path is kept off the registers while a transaction runs.
+
+// mdioTimeout bounds each busy-wait (the reference: 10 ms).
+const mdioTimeout = 10 * time.Millisecond
+
+// ErrMDIOTimeout is wrapped when the MDIO controller stays busy.
+var ErrMDIOTimeout = errors.New("MDIO controller stayed busy")
+
+// ErrMDIONoResponse is wrapped when a read finds no PHY answering (RD_ER).
+var ErrMDIONoResponse = errors.New("no PHY answered the MDIO read")
+
+// Clause-22 registers (IEEE 802.3 clause 22) used for link state.
+const (
+	mii_BMCR      = 0x00
+	mii_BMSR      = 0x01
+	mii_PHYSID1   = 0x02
+	mii_PHYSID2   = 0x03
+	mii_ADVERTISE = 0x04
+	mii_LPA       = 0x05
+	mii_CTRL1000  = 0x09
+	mii_STAT1000  = 0x0A
+
+	bmcrANEnable  = 1 << 12
+	bmcrSpeed1000 = 1 << 6
+	bmcrSpeed100  = 1 << 13
+	bmcrFullDplx  = 1 << 8
+	bmsrLinkUp    = 1 << 2
+)
+
+// mdioBegin closes the gate for the data path and waits until no queue is
+// inside a burst. Caller holds ctl.
+func (p *Port) mdioBegin() {
+	p.gate.Or(gateMDIO) // bursts starting from now see the gate closed
+	for {
+		busy := false
+		for _, q := range p.rx {
+			busy = busy || q.active.Load() != 0
+		}
+		for _, q := range p.tx {
+			busy = busy || q.active.Load() != 0
+		}
+		if !busy {
+			return
+		}
+		runtime.Gosched() // a burst is short; let its goroutine finish it
+	}
+}
+
+// mdioEnd opens the gate again.
+func (p *Port) mdioEnd() { p.gate.And(^uint32(gateMDIO)) }
+
+func (p *Port) mdioWait() error {
+	deadline := time.Now().Add(mdioTimeout)
+	for i := 0; ; i++ {
+		if p.regs.Read32(EMDIO+MDIO_CFG)&MDIO_CFG_BSY == 0 {
+			return nil
+		}
+		if i > 16 && !time.Now().Before(deadline) {
+			return fmt.Errorf("enetc %s: MDIO_CFG.BSY still set after %v: %w (is the port's MDIO clocked?)", p.name, mdioTimeout, ErrMDIOTimeout)
+		}
+		if i > 16 {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+}
+
+func checkMDIOArgs(phy, reg, regMax int) error {
+	if phy < 0 || phy > 31 {
+		return fmt.Errorf("MDIO PHY address %d must be in [0, 31]", phy)
+	}
+	if reg < 0 || reg > regMax {
+		return fmt.Errorf("MDIO register %d must be in [0, %d]", reg, regMax)
+	}
+	return nil
+}
+
+// MDIORead reads clause-22 register reg of the PHY at address phy on the
+// port's MDIO bus. PF only.
+func (p *Port) MDIORead(phy, reg int) (uint16, error) {
+	if !p.pf {
+		return 0, ErrNotPF
+	}
+	if err := checkMDIOArgs(phy, reg, 31); err != nil {
+		return 0, err
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	return p.mdioRead22(phy, reg)
+}
+
+// MDIOWrite writes clause-22 register reg of the PHY at address phy. PF only.
+func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
+	if !p.pf {
+		return ErrNotPF
+	}
+	if err := checkMDIOArgs(phy, reg, 31); err != nil {
+		return err
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	return p.mdioWrite22(phy, reg, v)
+}
+
+// MDIORead45 reads clause-45 register reg of MMD devad of the PHY at phy.
+// PF only.
+func (p *Port) MDIORead45(phy, devad, reg int) (uint16, error) {
+	if !p.pf {
+		return 0, ErrNotPF
+	}
+	if err := checkMDIOArgs(phy, reg, 0xFFFF); err != nil {
+		return 0, err
+	}
+	if devad < 0 || devad > 31 {
+		return 0, fmt.Errorf("MDIO MMD %d must be in [0, 31]", devad)
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	p.mdioBegin()
+	defer p.mdioEnd()
+	if err := p.mdioSetup45(phy, devad, reg); err != nil {
+		return 0, err
+	}
+	return p.mdioReadCycle(uint32(phy)<<MDIO_CTL_PORT | uint32(devad))
+}
+
+// MDIOWrite45 writes clause-45 register reg of MMD devad of the PHY at phy.
+// PF only.
+func (p *Port) MDIOWrite45(phy, devad, reg int, v uint16) error {
+	if !p.pf {
+		return ErrNotPF
+	}
+	if err := checkMDIOArgs(phy, reg, 0xFFFF); err != nil {
+		return err
+	}
+	if devad < 0 || devad > 31 {
+		return fmt.Errorf("MDIO MMD %d must be in [0, 31]", devad)
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	p.mdioBegin()
+	defer p.mdioEnd()
+	if err := p.mdioSetup45(phy, devad, reg); err != nil {
+		return err
+	}
+	p.regs.Write32(EMDIO+MDIO_DATA, uint32(v)) // starts the write cycle
+	return p.mdioWait()
+}
+
+// mdioSetup45: CFG with ENC45, wait, CTL = phy|devad, ADDR = reg, wait.
+func (p *Port) mdioSetup45(phy, devad, reg int) error {
+	r := p.regs
+	r.Write32(EMDIO+MDIO_CFG, MDIO_CFG_VALC45)
+	if err := p.mdioWait(); err != nil {
+		return err
+	}
+	r.Write32(EMDIO+MDIO_CTL, uint32(phy)<<MDIO_CTL_PORT|uint32(devad))
+	r.Write32(EMDIO+MDIO_ADDR, uint32(reg))
+	return p.mdioWait()
+}
+
+// mdioReadCycle starts a read with CTL|READ, waits, checks RD_ER, reads DATA.
+func (p *Port) mdioReadCycle(ctl uint32) (uint16, error) {
+	r := p.regs
+	r.Write32(EMDIO+MDIO_CTL, ctl|MDIO_CTL_READ)
+	if err := p.mdioWait(); err != nil {
+		return 0xFFFF, err
+	}
+	if r.Read32(EMDIO+MDIO_CFG)&MDIO_CFG_RD_ER != 0 {
+		return 0xFFFF, fmt.Errorf("enetc %s: MDIO read (CTL %#x): %w", p.name, ctl, ErrMDIONoResponse)
+	}
+	return uint16(r.Read32(EMDIO+MDIO_DATA) & MDIO_DATA_MASK), nil
+}
+
+// mdioRead22 is a clause-22 read (§2.9). Caller holds ctl.
+func (p *Port) mdioRead22(phy, reg int) (uint16, error) {
+	p.mdioBegin()
+	defer p.mdioEnd()
+	r := p.regs
+	r.Write32(EMDIO+MDIO_CFG, MDIO_CFG_VALUE)
+	if err := p.mdioWait(); err != nil {
+		return 0xFFFF, err
+	}
+	ctl := uint32(phy)<<MDIO_CTL_PORT | uint32(reg)
+	r.Write32(EMDIO+MDIO_CTL, ctl)
+	return p.mdioReadCycle(ctl)
+}
+
+// mdioWrite22 is a clause-22 write (§2.9). Caller holds ctl.
+func (p *Port) mdioWrite22(phy, reg int, v uint16) error {
+	p.mdioBegin()
+	defer p.mdioEnd()
+	r := p.regs
+	r.Write32(EMDIO+MDIO_CFG, MDIO_CFG_VALUE)
+	if err := p.mdioWait(); err != nil {
+		return err
+	}
+	r.Write32(EMDIO+MDIO_CTL, uint32(phy)<<MDIO_CTL_PORT|uint32(reg))
+	r.Write32(EMDIO+MDIO_DATA, uint32(v)) // starts the write cycle
+	return p.mdioWait()
+}
+
+// findPHY picks the PHY: option phy=N or phy=none, else the first address
+// whose ID registers answer. Without one the link is treated as fixed (an
+// internal port). Called from New.
+func (p *Port) findPHY() {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	p.phyAddr = -1
+	if o := p.dev.Spec.Options; o != nil && o.Has("phy") {
+		v := o.Get("phy")
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < 32 {
+			p.phyAddr = n
+		}
+		return
+	}
+	for a := 0; a < 32; a++ {
+		id1, err1 := p.mdioRead22(a, mii_PHYSID1)
+		id2, err2 := p.mdioRead22(a, mii_PHYSID2)
+		if err1 != nil || err2 != nil {
+			if errors.Is(err1, ErrMDIOTimeout) || errors.Is(err2, ErrMDIOTimeout) {
+				return // no working MDIO: fixed link
+			}
+			continue
+		}
+		if (id1 == 0xFFFF && id2 == 0xFFFF) || (id1 == 0 && id2 == 0) {
+			continue
+		}
+		p.phyAddr = a
+		return
+	}
+}
+
+// PHYAddr is the MDIO address of the port's PHY, or -1 when the port runs
+// as a fixed link (a VF, an internal port, or no PHY answered).
+func (p *Port) PHYAddr() int {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	return p.phyAddr
+}
+
+// readPHYLink reads link, speed and duplex from the PHY's clause-22
+// registers. Caller holds ctl.
+func (p *Port) readPHYLink() (driver.Link, error) {
+	a := p.phyAddr
+	// BMSR's link bit latches low: the second read is the current state.
+	if _, err := p.mdioRead22(a, mii_BMSR); err != nil {
+		return driver.Link{}, err
+	}
+	bmsr, err := p.mdioRead22(a, mii_BMSR)
+	if err != nil {
+		return driver.Link{}, err
+	}
+	if bmsr&bmsrLinkUp == 0 {
+		return driver.Link{}, nil
+	}
+	bmcr, err := p.mdioRead22(a, mii_BMCR)
+	if err != nil {
+		return driver.Link{}, err
+	}
+	l := driver.Link{Up: true}
+	if bmcr&bmcrANEnable == 0 {
+		switch {
+		case bmcr&bmcrSpeed1000 != 0:
+			l.SpeedMbps = 1000
+		case bmcr&bmcrSpeed100 != 0:
+			l.SpeedMbps = 100
+		default:
+			l.SpeedMbps = 10
+		}
+		l.FullDuplex = bmcr&bmcrFullDplx != 0
+		return l, nil
+	}
+	ctrl1000, _ := p.mdioRead22(a, mii_CTRL1000)
+	stat1000, _ := p.mdioRead22(a, mii_STAT1000)
+	adv, _ := p.mdioRead22(a, mii_ADVERTISE)
+	lpa, _ := p.mdioRead22(a, mii_LPA)
+	g := ctrl1000 & (stat1000 >> 2) // 1000BASE-T: our advertisement vs the partner's
+	c := adv & lpa
+	switch {
+	case g&(1<<9) != 0:
+		l.SpeedMbps, l.FullDuplex = 1000, true
+	case g&(1<<8) != 0:
+		l.SpeedMbps = 1000
+	case c&(1<<8) != 0:
+		l.SpeedMbps, l.FullDuplex = 100, true
+	case c&(1<<7) != 0:
+		l.SpeedMbps = 100
+	case c&(1<<6) != 0:
+		l.SpeedMbps, l.FullDuplex = 10, true
+	default:
+		l.SpeedMbps = 10
+	}
+	return l, nil
+}
+
+// pollLinkLocked refreshes the link state and follows it: MAC TX/RX enabled
+// and TX accepted while up; MAC disabled and TX refused while down (§6,
+// §9 step 5). Caller holds ctl.
+func (p *Port) pollLinkLocked() driver.Link {
+	l := driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true} // VF and fixed links
+	if p.pf && p.phyAddr >= 0 {
+		nl, err := p.readPHYLink()
+		if err != nil {
+			nl = driver.Link{} // a PHY that cannot be read is no link to send on
+		}
+		l = nl
+	}
+	p.link = l
+	p.linkValue.Store(&l)
+	if !p.started {
+		return l
+	}
+	if p.pf {
+		v := p.regs.Read32(PM0_CMD_CFG)
+		nv := v &^ (PM_CMD_CFG_TX_EN | PM_CMD_CFG_RX_EN)
+		if l.Up {
+			nv |= PM_CMD_CFG_TX_EN | PM_CMD_CFG_RX_EN
+		}
+		if nv != v {
+			p.regs.Write32(PM0_CMD_CFG, nv)
+			p.regs.Write32(PM1_CMD_CFG, nv)
+		}
+	}
+	if l.Up {
+		p.gate.And(^uint32(gateLinkDown))
+	} else {
+		p.gate.Or(gateLinkDown)
+	}
+	return l
+}
+
+// Link implements driver.Port: on a PF with a PHY it polls the PHY over
+// MDIO (and follows a change); VFs and fixed links report up.
+func (p *Port) Link() driver.Link {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	return p.pollLinkLocked()
+}
+
+// watchLink polls the link every interval until stop closes.
+func (p *Port) watchLink(stop, done chan struct{}, interval time.Duration) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p.ctl.Lock()
+			if p.started {
+				p.pollLinkLocked()
+			}
+			p.ctl.Unlock()
+		}
+	}
+}

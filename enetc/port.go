@@ -1,0 +1,707 @@
+// Package enetc is the poll-mode driver of the NXP LS1028A ENETC Ethernet
+// controller, PF (1957:e100) and VF (1957:ef00). It registers itself with
+// package driver: import it (for its side effect) and open a port with
+// driver.Open("pci:0000:00:00.0") or, against the device model,
+// driver.Open("sim:enetc0").
+//
+// The driver reaches the device only through driver.Regs (BAR0) and DMA
+// memory from package dma, so it cannot tell the model from silicon. Bring-up
+// follows the hardware reference's §9; the files follow one frame: rx.go
+// (RxBurst, refill), tx.go (TxBurst, reclaim), bd.go (descriptor layouts),
+// regs.go (names and numbers), mdio.go, rss.go, stats.go.
+//
+// # Register access and ERR050089
+//
+// On the LS1028A an MDIO access concurrent with any other ENETC register
+// access may be lost or corrupted. The Port serialises every control-path
+// register access (bring-up, Stats, Link, SetMTU, ...) with one mutex, and
+// MDIO transactions run under it too. The data path takes no lock: each queue
+// announces a burst in its own atomic "active" word and then reads the
+// port's gate word once; an MDIO transaction first sets the gate's MDIO bit
+// and then waits until no queue is active. With Go's sequentially consistent
+// atomics one side always sees the other, so no ring register (RBCIR, TBPIR,
+// TBCIR) is touched while MDIO runs; a burst that finds the gate closed
+// returns 0 and the caller simply polls again.
+package enetc
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+)
+
+func init() {
+	driver.RegisterDriver(driver.Driver{
+		Name:    "enetc",
+		Options: []string{"phy", "link-poll", "mac"},
+		Match:   match,
+		New:     func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
+	})
+}
+
+// match claims ENETC PFs and VFs by PCI ID.
+func match(d *driver.Device) bool {
+	return d.Bus == "pci" && d.VendorID == pciVendorFreescale &&
+		(d.DeviceID == pciDevicePF || d.DeviceID == pciDeviceVF)
+}
+
+// Gate bits: why bursts must not run now. Read once per burst.
+const (
+	gateMDIO     = 1 << iota // an MDIO transaction runs (ERR050089)
+	gateStopped              // the port is stopped or stopping
+	gateLinkDown             // the link is down: TX is refused (§5.4)
+)
+
+// Sizes and limits.
+const (
+	maxRings = 64 // ring blocks fit below 0x10000
+	// cbdrLen is the control BD ring length (Linux uses 64).
+	cbdrLen = 64
+	// rssTableMax bounds the RSS indirection table buffer.
+	rssTableMax = 4096
+	// ethOverhead is header + one VLAN tag + FCS: frame = MTU + ethOverhead.
+	ethOverhead = 22
+	// MaxMTU is the largest MTU the MAC allows (§4.1: 9600 - 22).
+	MaxMTU = MaxFrame - ethOverhead
+	// fcsLen is the FCS the device strips on RX and appends on TX.
+	fcsLen = 4
+	// defaultLinkPoll is how often the link watcher polls the PHY.
+	defaultLinkPoll = 100 * time.Millisecond
+)
+
+// ErrNotPF is returned for operations only a PF can perform (MAC, MDIO,
+// port registers): a VF reaches only its station interface.
+var ErrNotPF = errors.New("enetc: operation needs the PF (a VF reaches only its station interface)")
+
+// Port is one ENETC station interface with its rings: a driver.Port, plus
+// bring-up helpers (MDIO, register dump, ring state) for tools.
+type Port struct {
+	dev  *driver.Device
+	regs driver.Regs
+	cfg  driver.Config
+	name string
+	pf   bool
+
+	// gate is read once per burst by every queue (see the package doc).
+	gate atomic.Uint32
+
+	// ctl serialises control-path register access with MDIO (ERR050089).
+	ctl        sync.Mutex
+	started    bool
+	closed     bool
+	needsReset bool
+	mac        net.HardwareAddr
+	mtu        int
+	promisc    bool
+	phyAddr    int // -1: no PHY found, fixed link
+	link       driver.Link
+	linkPoll   time.Duration
+	watchStop  chan struct{}
+	watchDone  chan struct{}
+	linkValue  atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
+	maxTx      int
+	maxRx      int
+	rssOn      bool
+	rssEntries int
+
+	ringMem  *dma.Region // all BD rings, the CBDR and the RSS table buffer
+	cbdrOff  int
+	cbdrPI   uint32
+	rssOff   int
+	rxBufLen int // RBBSR: bytes the device may write per buffer
+	bufSize  int // pool buffer size
+	perPage  int
+
+	rx []*rxQueue
+	tx []*txQueue
+}
+
+var _ driver.Port = (*Port)(nil)
+
+// New brings up the ENETC function d (§9): checks BAR0, configures port and
+// station interface, allocates rings and pools, and programs RSS. The port
+// is not started. On error nothing stays allocated.
+func New(d *driver.Device, cfg driver.Config) (*Port, error) {
+	cfg = cfg.Defaults()
+	if !hostLittleEndian() {
+		return nil, errors.New("enetc: big-endian host: descriptor overlays assume little-endian")
+	}
+	p := &Port{dev: d, cfg: cfg, name: d.Spec.Raw, pf: d.DeviceID == pciDevicePF, phyAddr: -1, linkPoll: defaultLinkPoll}
+	if p.name == "" {
+		p.name = "enetc"
+	}
+	if len(d.Regions) == 0 || d.Regions[0] == nil {
+		return nil, fmt.Errorf("enetc %s: BAR0 is not mapped: the device exposes no register window", p.name)
+	}
+	p.regs = d.Regions[0]
+	size := p.regs.Size()
+	if p.pf && size <= pfBAR0Min {
+		return nil, fmt.Errorf("enetc %s: BAR0 is %#x bytes; a PF needs more than %#x (SI, port and global blocks): is this a VF, or is the BAR mapped short?", p.name, size, pfBAR0Min)
+	}
+	if !p.pf && size < vfBAR0Min {
+		return nil, fmt.Errorf("enetc %s: BAR0 is %#x bytes; a VF needs %#x (the SI block)", p.name, size, vfBAR0Min)
+	}
+	if d.Mapper == nil {
+		return nil, fmt.Errorf("enetc %s: the device has no DMA mapper", p.name)
+	}
+	if err := p.parseOptions(); err != nil {
+		return nil, err
+	}
+	if err := p.checkConfig(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.freeMemory()
+		}
+	}()
+	if p.pf {
+		if err := p.configurePort(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.configureSI(); err != nil {
+		return nil, err
+	}
+	if err := p.allocRings(); err != nil {
+		return nil, err
+	}
+	if p.cfg.RxQueues > 1 {
+		if err := p.setupRSS(); err != nil {
+			return nil, err
+		}
+	}
+	if p.pf {
+		p.findPHY()
+	}
+	l := driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}
+	p.link = l
+	p.linkValue.Store(&l)
+	p.gate.Store(gateStopped)
+	ok = true
+	return p, nil
+}
+
+// parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR, mac=ADDR.
+func (p *Port) parseOptions() error {
+	o := p.dev.Spec.Options
+	if o == nil {
+		return nil
+	}
+	if v := o.Get("link-poll"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("enetc %s: option link-poll=%q must be a duration such as 100ms, or 0 to poll only on Link()", p.name, v)
+		}
+		p.linkPoll = d
+	}
+	if v := o.Get("mac"); v != "" {
+		m, err := net.ParseMAC(v)
+		if err != nil || len(m) != 6 {
+			return fmt.Errorf("enetc %s: option mac=%q is not a 6-byte MAC address", p.name, v)
+		}
+		p.mac = m
+	}
+	return nil
+}
+
+// checkConfig validates ring sizes, buffer size and MTU.
+func (p *Port) checkConfig() error {
+	c := &p.cfg
+	for _, r := range []struct {
+		what string
+		n    int
+	}{{"rx-ring", c.RxRingSize}, {"tx-ring", c.TxRingSize}} {
+		if r.n < 64 || r.n > 32768 || r.n&(r.n-1) != 0 {
+			return fmt.Errorf("enetc %s: %s size %d must be a power of two in [64, 32768]", p.name, r.what, r.n)
+		}
+	}
+	if c.RxQueues < 1 || c.RxQueues > maxRings || c.TxQueues < 1 || c.TxQueues > maxRings {
+		return fmt.Errorf("enetc %s: %d RX / %d TX queues: each must be in [1, %d]", p.name, c.RxQueues, c.TxQueues, maxRings)
+	}
+	// Buffers: a page split in PerPage pieces (half-page reuse with 2048).
+	bs := c.BufSize
+	if bs < 256 || bs%dma.CacheLine != 0 || bs-pool.DefaultHeadroom > RBBSR_MAX {
+		return fmt.Errorf("enetc %s: buffer size %d must be a multiple of %d in [256, %d]", p.name, bs, dma.CacheLine, RBBSR_MAX+pool.DefaultHeadroom)
+	}
+	p.bufSize = bs
+	p.perPage = 1
+	if bs < dma.PageSize && dma.PageSize%bs == 0 {
+		p.perPage = dma.PageSize / bs
+	}
+	// RBBSR is the buffer minus headroom, kept a multiple of 64 (§9 step 4).
+	p.rxBufLen = (bs - pool.DefaultHeadroom) &^ (dma.CacheLine - 1)
+	if c.MTU < 68 || c.MTU > MaxMTU {
+		return fmt.Errorf("enetc %s: MTU %d must be in [68, %d]", p.name, c.MTU, MaxMTU)
+	}
+	p.mtu = c.MTU
+	if c.PoolSize < c.RxRingSize {
+		return fmt.Errorf("enetc %s: pool size %d is smaller than the RX ring (%d): the ring could never be filled", p.name, c.PoolSize, c.RxRingSize)
+	}
+	return nil
+}
+
+// maxFrame is the longest frame accepted, FCS included.
+func (p *Port) maxFrame() int { return p.mtu + ethOverhead }
+
+// configurePort programs the port and MAC blocks of a PF (§9 step 2).
+func (p *Port) configurePort() error {
+	r := p.regs
+	r.Write32(PM0_RX_FIFO, PM0_RX_FIFO_VALUE) // erratum: the POR value can lock up RX (§5.4)
+	r.Write32(PM0_MAXFRM, uint32(p.maxFrame()))
+	r.Write32(ptcmsdur(0), MaxFrame)
+	cmd := uint32(PM_CMD_CFG_PHY_TX_EN | PM_CMD_CFG_TXP | PM_CMD_CFG_PROMIS) // MAC enabled on link up
+	r.Write32(PM0_CMD_CFG, cmd)
+	r.Write32(PM1_CMD_CFG, cmd)
+	// Give SI0 its rings: what the port has, at least what was asked for.
+	pc := r.Read32(PCAPR0)
+	ptx := int(pc>>PCAPR0_TXBDR_SHIFT) & 0xFF
+	prx := int(pc>>PCAPR0_RXBDR_SHIFT) & 0xFF
+	if ptx == 0 {
+		ptx = 8
+	}
+	if prx == 0 {
+		prx = 8
+	}
+	wantTx := min(ptx, max(8, p.cfg.TxQueues))
+	wantRx := min(prx, max(8, p.cfg.RxQueues))
+	r.Write32(psicfgr0(0), uint32(wantTx)<<PSICFGR0_TXBDR_SHIFT|uint32(wantRx)<<PSICFGR0_RXBDR_SHIFT)
+	p.maxTx, p.maxRx = wantTx, wantRx
+	// Primary MAC: the option, else what the bootloader/IERB left, else random.
+	if p.mac == nil {
+		p.mac = macFromRegs(r.Read32(psipmar0(0)), r.Read32(psipmar1(0)))
+		if isZeroMAC(p.mac) {
+			p.mac = randomMAC()
+		}
+	}
+	r.Write32(psipmar0(0), macLo(p.mac))
+	r.Write32(psipmar1(0), macHi(p.mac))
+	p.promisc = *p.cfg.Promiscuous
+	p.writePromisc()
+	r.Write32(PMR, r.Read32(PMR)|PMR_EN)
+	return nil
+}
+
+// writePromisc programs PSIPMR for SI0. Caller holds ctl (or is New).
+func (p *Port) writePromisc() {
+	v := p.regs.Read32(PSIPMR) &^ (psipmrUP(0) | psipmrMP(0))
+	if p.promisc {
+		v |= psipmrUP(0) | psipmrMP(0)
+	}
+	p.regs.Write32(PSIPMR, v)
+}
+
+// configureSI enables the station interface (§9 step 3) and reads its
+// ring counts.
+func (p *Port) configureSI() error {
+	r := p.regs
+	r.Write32(SICAR0, SICAR0_VALUE) // ring and frame DMA snoop, no allocate (§2.1)
+	r.Write32(SIMR, SIMR_EN)
+	c := r.Read32(SICAPR0)
+	tx := int(c>>SICAPR0_TXBDR_SHIFT) & SICAPR0_BDR_MASK
+	rx := int(c>>SICAPR0_RXBDR_SHIFT) & SICAPR0_BDR_MASK
+	if tx != 0 || rx != 0 || !p.pf {
+		p.maxTx, p.maxRx = tx, rx
+	}
+	if p.maxTx == 0 || p.maxRx == 0 {
+		return fmt.Errorf("enetc %s: SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", p.name, c, p.maxTx, p.maxRx)
+	}
+	if p.cfg.TxQueues > p.maxTx || p.cfg.RxQueues > p.maxRx {
+		return fmt.Errorf("enetc %s: %d TX / %d RX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.name, p.cfg.TxQueues, p.cfg.RxQueues, p.maxTx, p.maxRx)
+	}
+	if !p.pf {
+		if p.mac == nil {
+			p.mac = macFromRegs(r.Read32(SIPMAR0), r.Read32(SIPMAR1))
+		}
+		if isZeroMAC(p.mac) {
+			p.mac = randomMAC()
+		}
+		r.Write32(SIPMAR0, macLo(p.mac))
+		r.Write32(SIPMAR1, macHi(p.mac))
+	}
+	return nil
+}
+
+// align rounds n up to a multiple of a.
+func align(n, a int) int { return (n + a - 1) / a * a }
+
+// allocRings allocates one contiguous region for every BD ring, the CBDR
+// and the RSS table buffer, and one buffer pool per RX ring.
+func (p *Port) allocRings() error {
+	c := &p.cfg
+	off := 0
+	txOff := make([]int, c.TxQueues)
+	for i := range txOff {
+		txOff[i] = off
+		off = align(off+c.TxRingSize*bdSize, bdRingAlign)
+	}
+	rxOff := make([]int, c.RxQueues)
+	for i := range rxOff {
+		rxOff[i] = off
+		off = align(off+c.RxRingSize*bdSize, bdRingAlign)
+	}
+	p.cbdrOff = off
+	off = align(off+cbdrLen*cbdSize, bdRingAlign)
+	p.rssOff = off
+	off += rssTableMax
+	reg, err := dma.Alloc(p.dev.Mapper, off, dma.Options{Attr: dma.Attr{Contiguous: true, Name: p.name + " rings"}})
+	if err != nil {
+		return fmt.Errorf("enetc %s: BD ring memory (%d bytes, one contiguous run): %w", p.name, off, err)
+	}
+	p.ringMem = reg
+	if reg.IOVA()%bdRingAlign != 0 {
+		return fmt.Errorf("enetc %s: ring memory IOVA %#x is not %d-byte aligned", p.name, reg.IOVA(), bdRingAlign)
+	}
+	mem := reg.Bytes()
+	for i := range txOff {
+		q := newTxQueue(p, i, mem[txOff[i]:txOff[i]+c.TxRingSize*bdSize], reg.IOVAAt(txOff[i]))
+		p.tx = append(p.tx, q)
+	}
+	count := align(c.PoolSize, p.perPage)
+	for i := range rxOff {
+		name := fmt.Sprintf("%s rxq%d", p.name, i)
+		preg, err := dma.Alloc(p.dev.Mapper, count*p.bufSize, dma.Options{Attr: dma.Attr{Name: name + " buffers"}, NonCoherent: p.dev.NonCoherent})
+		if err != nil {
+			return fmt.Errorf("enetc %s: RX queue %d buffers (%d x %d bytes): %w", p.name, i, count, p.bufSize, err)
+		}
+		pl, err := pool.New(preg, pool.Config{Name: name, Count: count, BufSize: p.bufSize, PerPage: p.perPage})
+		if err != nil {
+			_ = preg.Close()
+			return fmt.Errorf("enetc %s: %w", p.name, err)
+		}
+		q := newRxQueue(p, i, mem[rxOff[i]:rxOff[i]+c.RxRingSize*bdSize], reg.IOVAAt(rxOff[i]), pl, preg)
+		p.rx = append(p.rx, q)
+	}
+	return nil
+}
+
+// freeMemory releases what allocRings got (the device must be quiet).
+func (p *Port) freeMemory() error {
+	var errs []error
+	for _, q := range p.rx {
+		if q.region != nil {
+			if err := q.region.Close(); err != nil {
+				errs = append(errs, err)
+			}
+			q.region = nil
+		}
+	}
+	if p.ringMem != nil {
+		if err := p.ringMem.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		p.ringMem = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Info implements driver.Port.
+func (p *Port) Info() driver.PortInfo {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	kind := "ENETC VF"
+	if p.pf {
+		kind = "ENETC PF"
+	}
+	caps := driver.CapJumbo | driver.CapMultiSegRx | driver.CapMultiSegTx | driver.CapHWStats
+	if p.pf {
+		caps |= driver.CapPromiscuous | driver.CapMDIO
+	}
+	if p.rssEntries > 0 || p.regs.Read32(SIPCAPR0)&SIPCAPR0_RSS != 0 {
+		caps |= driver.CapRSS
+	}
+	return driver.PortInfo{
+		Name: p.name, Driver: "enetc",
+		Device:  fmt.Sprintf("%04x:%04x %s", p.dev.VendorID, p.dev.DeviceID, kind),
+		Backend: p.dev.Backend, MAC: append(net.HardwareAddr(nil), p.mac...),
+		RxQueues: len(p.rx), TxQueues: len(p.tx), MaxRxQueues: p.maxRx, MaxTxQueues: p.maxTx,
+		RxRingSize: p.cfg.RxRingSize, TxRingSize: p.cfg.TxRingSize,
+		MTU: p.mtu, MaxMTU: MaxMTU, Caps: caps,
+	}
+}
+
+// PF reports whether the port is a physical function (it owns MAC and MDIO).
+func (p *Port) PF() bool { return p.pf }
+
+// Start implements driver.Port: it programs and enables every ring with its
+// BDs fully written first (§4.2, §4.3), then enables the MAC if the link is
+// up. Call it before any queue goroutine polls: it fills the RX rings from
+// their pools as their owner.
+func (p *Port) Start() error {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	if p.closed {
+		return fmt.Errorf("enetc %s: start: port is closed", p.name)
+	}
+	if p.started {
+		return nil
+	}
+	for _, q := range p.tx {
+		if err := q.setup(); err != nil {
+			return err
+		}
+	}
+	for _, q := range p.rx {
+		q.setup()
+	}
+	// Enable only now: every BD is valid before the device may fetch it.
+	for _, q := range p.tx {
+		p.regs.Write32(txRingReg(q.idx, TBMR), TBMR_EN)
+	}
+	for _, q := range p.rx {
+		p.regs.Write32(rxRingReg(q.idx, RBMR), RBMR_EN)
+	}
+	p.started = true
+	p.gate.And(^uint32(gateStopped | gateLinkDown))
+	p.pollLinkLocked()
+	if p.pf && p.phyAddr >= 0 && p.linkPoll > 0 {
+		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
+		go p.watchLink(p.watchStop, p.watchDone, p.linkPoll)
+	}
+	return nil
+}
+
+// Stop implements driver.Port, in the safe order: refuse new TX, wait for
+// queued TX to leave (bounded by Config.StopTimeout), disable the MAC,
+// disable the rings, wait for TBSR.BUSY to clear, and take back every buffer:
+// RX posted buffers are recycled, unsent TX frames freed and counted. The
+// queue goroutines must have returned from their last burst.
+func (p *Port) Stop() error {
+	p.stopWatcher()
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	return p.stopLocked()
+}
+
+func (p *Port) stopWatcher() {
+	p.ctl.Lock()
+	stop, done := p.watchStop, p.watchDone
+	p.watchStop, p.watchDone = nil, nil
+	p.ctl.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+func (p *Port) stopLocked() error {
+	if !p.started {
+		return nil
+	}
+	p.gate.Or(gateStopped)
+	deadline := time.Now().Add(p.cfg.StopTimeout)
+	p.waitQueuesIdle(deadline)
+	var errs []error
+	// TX first: wait until the device consumed every queued BD (TBCIR == TBPIR).
+	for _, q := range p.tx {
+		for q.hwCI() != q.ntu && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	if p.pf {
+		v := p.regs.Read32(PM0_CMD_CFG) &^ (PM_CMD_CFG_TX_EN | PM_CMD_CFG_RX_EN)
+		p.regs.Write32(PM0_CMD_CFG, v)
+		p.regs.Write32(PM1_CMD_CFG, v)
+	}
+	for _, q := range p.tx {
+		p.regs.Write32(txRingReg(q.idx, TBMR), 0)
+		p.regs.Write32(txRingReg(q.idx, TBIER), 0)
+	}
+	for _, q := range p.rx {
+		p.regs.Write32(rxRingReg(q.idx, RBMR), 0)
+		p.regs.Write32(rxRingReg(q.idx, RBIER), 0)
+	}
+	for _, q := range p.tx {
+		for p.regs.Read32(txRingReg(q.idx, TBSR))&TBSR_BUSY != 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Microsecond)
+		}
+		if n := q.drain(!p.linkValue.Load().Up); n > 0 {
+			p.needsReset = true
+			errs = append(errs, fmt.Errorf("enetc %s: TX ring %d did not drain within %v (TBCIR %d, TBPIR %d): %d frames dropped; the ring needs a function reset (erratum: PI/CI cannot be reset), which Close performs",
+				p.name, q.idx, p.cfg.StopTimeout, q.hwCI(), q.ntu, n))
+		}
+	}
+	for _, q := range p.rx {
+		q.drain()
+	}
+	p.started = false
+	return errors.Join(errs...)
+}
+
+// waitQueuesIdle waits until no queue is inside a burst.
+func (p *Port) waitQueuesIdle(deadline time.Time) {
+	for {
+		busy := false
+		for _, q := range p.rx {
+			busy = busy || q.active.Load() != 0
+		}
+		for _, q := range p.tx {
+			busy = busy || q.active.Load() != 0
+		}
+		if !busy || !time.Now().Before(deadline) {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// Close implements driver.Port: Stop, close the pools (leaks are
+// reported), reset the function if a TX ring could not drain, unmap DMA
+// memory and release the device.
+func (p *Port) Close() error {
+	if err := p.Stop(); err != nil && !p.needsReset {
+		return err
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	var errs []error
+	leaked := false
+	for _, q := range p.rx {
+		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("enetc %s: RX queue %d: %w", p.name, q.idx, err))
+			leaked = true
+			q.region = nil // leaked buffers may still be written: keep the memory
+		}
+	}
+	if p.rssOn {
+		p.regs.Write32(SIMR, p.regs.Read32(SIMR)&^SIMR_RSSE)
+	}
+	p.regs.Write32(SICBDRMR, 0)
+	p.regs.Write32(SIMR, 0)
+	if p.needsReset && p.dev.Reset != nil {
+		if err := p.dev.Reset(); err != nil {
+			errs = append(errs, fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w; DMA memory stays mapped", p.name, err))
+			leaked = true
+		}
+	}
+	if !leaked {
+		if err := p.freeMemory(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if p.dev.Release != nil {
+		if err := p.dev.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("enetc %s: release: %w", p.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SetPromiscuous implements driver.Port (PF only: PSIPMR).
+func (p *Port) SetPromiscuous(on bool) error {
+	if !p.pf {
+		return fmt.Errorf("enetc %s: promiscuous mode: %w", p.name, ErrNotPF)
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	p.promisc = on
+	p.writePromisc()
+	return nil
+}
+
+// SetMTU implements driver.Port. Frames up to MTU+22 bytes (header, one VLAN
+// tag, FCS) are accepted, up to 9600 (§4.9). The port must be stopped.
+func (p *Port) SetMTU(mtu int) error {
+	if mtu < 68 || mtu > MaxMTU {
+		return fmt.Errorf("enetc %s: MTU %d must be in [68, %d]", p.name, mtu, MaxMTU)
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	if p.started {
+		return fmt.Errorf("enetc %s: set MTU: stop the port first", p.name)
+	}
+	p.mtu = mtu
+	if p.pf {
+		p.regs.Write32(PM0_MAXFRM, uint32(p.maxFrame()))
+	}
+	for _, q := range p.rx {
+		q.setMaxLen(uint32(p.maxFrame() - fcsLen))
+	}
+	for _, q := range p.tx {
+		q.maxLen = uint32(p.maxFrame() - fcsLen)
+	}
+	return nil
+}
+
+// MAC implements driver.Port.
+func (p *Port) MAC() net.HardwareAddr {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	return append(net.HardwareAddr(nil), p.mac...)
+}
+
+// SetMAC implements driver.Port: PSIPMAR0/1(0) on a PF, SIPMAR0/1 on a VF.
+func (p *Port) SetMAC(mac net.HardwareAddr) error {
+	if len(mac) != 6 {
+		return fmt.Errorf("enetc %s: MAC %v is not 6 bytes", p.name, mac)
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	p.mac = append(net.HardwareAddr(nil), mac...)
+	if p.pf {
+		p.regs.Write32(psipmar0(0), macLo(mac))
+		p.regs.Write32(psipmar1(0), macHi(mac))
+	} else {
+		p.regs.Write32(SIPMAR0, macLo(mac))
+		p.regs.Write32(SIPMAR1, macHi(mac))
+	}
+	return nil
+}
+
+// RxQueue implements driver.Port.
+func (p *Port) RxQueue(i int) driver.RxQueue {
+	if i < 0 || i >= len(p.rx) {
+		return nil
+	}
+	return p.rx[i]
+}
+
+// TxQueue implements driver.Port.
+func (p *Port) TxQueue(i int) driver.TxQueue {
+	if i < 0 || i >= len(p.tx) {
+		return nil
+	}
+	return p.tx[i]
+}
+
+// MAC address register packing (§2.1): byte 0 in bits 7:0 of the low word,
+// bytes 4..5 in bits 15:0 of the high word.
+func macLo(m net.HardwareAddr) uint32 {
+	return uint32(m[0]) | uint32(m[1])<<8 | uint32(m[2])<<16 | uint32(m[3])<<24
+}
+func macHi(m net.HardwareAddr) uint32 { return uint32(m[4]) | uint32(m[5])<<8 }
+
+func macFromRegs(lo, hi uint32) net.HardwareAddr {
+	return net.HardwareAddr{byte(lo), byte(lo >> 8), byte(lo >> 16), byte(lo >> 24), byte(hi), byte(hi >> 8)}
+}
+
+func isZeroMAC(m net.HardwareAddr) bool {
+	for _, b := range m {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// randomMAC is a random locally administered unicast address.
+func randomMAC() net.HardwareAddr {
+	m := make(net.HardwareAddr, 6)
+	_, _ = rand.Read(m)
+	m[0] = m[0]&^1 | 2
+	return m
+}

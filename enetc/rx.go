@@ -1,0 +1,360 @@
+package enetc
+
+import (
+	"sync/atomic"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+)
+
+// rxRefillBundle is the least number of free slots worth a refill: one
+// RBCIR write then hands at least this many buffers over (§4.4).
+const rxRefillBundle = 16
+
+// rxQueue is one RX BD ring and its buffer pool. Everything but active and
+// ctr belongs to the queue's goroutine (and to the control goroutine while
+// the port is stopped).
+type rxQueue struct {
+	// Hot, owner-only state.
+	bds      []rxBD
+	bufs     []*pool.Packet // buffer posted at each slot (the write-back overwrites addr)
+	mask     uint32
+	ntc      uint32 // next BD to clean (software consumer)
+	ntu      uint32 // next BD to post; the last value written to RBCIR
+	bufLen   uint32 // RBBSR: most bytes the device may write per BD
+	maxLen   uint32 // longest frame accepted, FCS excluded
+	headroom int
+	gate     *atomic.Uint32
+	regs     driver.Regs
+	rbcir    uint32
+	pool     *pool.Pool
+	portID   uint16
+	qid      uint16
+	rss      bool
+	ringOwn  uint16 // pool owner ids for leak reports
+	appOwn   uint16
+	maxSegs  uint32 // most BDs a valid frame can span
+
+	ctr driver.Counters
+
+	_      [64]byte
+	active atomic.Uint32 // 1 while inside a burst (ERR050089 gate handshake)
+	_      [60]byte
+
+	// Set-up state.
+	port   *Port
+	idx    int
+	iova   uint64
+	region *dma.Region
+	badBDs atomic.Uint64 // write-backs refused by a check, for stats
+}
+
+func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma.Region) *rxQueue {
+	n := len(mem) / bdSize
+	q := &rxQueue{
+		bds: rxRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
+		bufLen: uint32(p.rxBufLen), maxLen: uint32(p.maxFrame() - fcsLen),
+		headroom: pl.Headroom(), gate: &p.gate, regs: p.regs, rbcir: rxRingReg(i, RBCIR),
+		pool: pl, portID: p.cfg.PortID, qid: uint16(i), rss: p.cfg.RxQueues > 1,
+		port: p, idx: i, iova: iova, region: reg,
+	}
+	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
+	q.ringOwn = pl.Owner(p.name + " rx ring " + itoa(i))
+	q.appOwn = pl.Owner(p.name + " rx queue " + itoa(i) + " caller")
+	return q
+}
+
+// setMaxLen sets the longest frame accepted and the BDs it can span.
+func (q *rxQueue) setMaxLen(n uint32) {
+	q.maxLen = n
+	q.maxSegs = (n + q.bufLen - 1) / q.bufLen
+	if q.maxSegs < 1 {
+		q.maxSegs = 1
+	}
+}
+
+// setup programs the ring registers and posts buffers (§4.3), leaving the
+// ring disabled. Control goroutine, port stopped.
+func (q *rxQueue) setup() {
+	r := q.regs
+	r.Write32(rxRingReg(q.idx, RBMR), 0)
+	r.Write32(rxRingReg(q.idx, RBBAR0), uint32(q.iova))
+	r.Write32(rxRingReg(q.idx, RBBAR1), uint32(q.iova>>32))
+	r.Write32(rxRingReg(q.idx, RBLENR), uint32(len(q.bds))&^7)
+	r.Write32(rxRingReg(q.idx, RBBSR), q.bufLen)
+	// PI = 0, CI = 1: until buffers are posted the device owns no BD and
+	// drops instead of writing to stale addresses (§5.4).
+	r.Write32(rxRingReg(q.idx, RBPIR), 0)
+	r.Write32(rxRingReg(q.idx, RBCIR), 1)
+	r.Write32(rxRingReg(q.idx, RBIER), 0) // poll mode: no interrupts
+	for i := range q.bds {
+		q.bds[i] = rxBD{}
+	}
+	q.ntc, q.ntu = 0, 0
+	q.refill()
+}
+
+// Pool implements driver.RxQueue.
+func (q *rxQueue) Pool() *pool.Pool { return q.pool }
+
+// Stats implements driver.RxQueue.
+func (q *rxQueue) Stats() driver.QueueStats { return q.ctr.Snapshot() }
+
+// RxBurst implements driver.RxQueue. It takes written-back BDs from the
+// ring, checks every device-written field (ready bit on every BD of a frame,
+// length within the buffer and the maximum frame, frame within the posted
+// BDs), chains multi-BD frames as segments, counts and recycles bad ones,
+// and refills the ring in bundles with one RBCIR write.
+func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
+	q.active.Store(1) // announce the burst before reading the gate (ERR050089 handshake)
+	if q.gate.Load()&(gateMDIO|gateStopped) != 0 {
+		q.active.Store(0)
+		return 0
+	}
+	var (
+		n     int
+		bytes uint64
+	)
+	mask := q.mask
+	ntc := q.ntc
+	posted := (q.ntu - ntc) & mask // BDs the device may have written
+	for n < len(pkts) && posted > 0 {
+		bd := &q.bds[ntc]
+		st := bd.loadStatus()
+		if st&RXBD_LSTATUS_R == 0 {
+			break // not written back yet
+		}
+		if st&RXBD_LSTATUS_F != 0 {
+			// One-BD frame, the common case.
+			dma.ReadBarrier() // the status load before the other fields
+			pk := q.bufs[ntc]
+			q.bufs[ntc] = nil // ownership moves from the ring to us
+			ln := uint32(bd.bufLen)
+			parse := bd.parseSummary()
+			hash := bd.rssHash()
+			vlan := bd.vlanOpt
+			ntc = (ntc + 1) & mask // ring index wraps by the power-of-two mask
+			posted--
+			if st&RXBD_LSTATUS_ERR_MASK != 0 {
+				q.ctr.Drop(errCause(st), 1)
+				q.pool.Recycle(pk)
+				continue
+			}
+			if ln == 0 || ln > q.bufLen || ln > q.maxLen || pk == nil {
+				q.badWriteBack(pk, ln)
+				continue
+			}
+			pk.SetData(q.headroom, int(ln))
+			pk.PktLen, pk.NSegs = int(ln), 1
+			q.meta(pk, st, parse, hash, vlan)
+			pkts[n] = pk
+			n++
+			bytes += uint64(ln)
+			continue
+		}
+		// Multi-BD frame: find its final BD; every BD up to it must be ready
+		// and lie within the posted BDs and the most BDs a frame may need.
+		k := uint32(1)
+		j := ntc
+		final, wait := false, false
+		for k < posted && k < q.maxSegs {
+			j = (j + 1) & mask // next BD of the frame, wrapping
+			s := q.bds[j].loadStatus()
+			if s&RXBD_LSTATUS_R == 0 {
+				wait = true // the rest of the frame is still being written back
+				break
+			}
+			k++
+			st |= s & RXBD_LSTATUS_ERR_MASK // an error on any BD spoils the frame
+			if s&RXBD_LSTATUS_F != 0 {
+				final = true
+				break
+			}
+		}
+		if wait {
+			break
+		}
+		if !final {
+			// Every posted BD, or more than the longest frame needs, is ready
+			// and none is final: the device wrote nonsense. Drop them all.
+			q.dropBDs(ntc, k, driver.CauseBadDescriptor)
+			ntc = (ntc + k) & mask
+			posted -= k
+			continue
+		}
+		dma.ReadBarrier() // every status load before the other fields
+		if st&RXBD_LSTATUS_ERR_MASK != 0 {
+			q.ctr.Drop(errCause(st), 1)
+			q.recycleBDs(ntc, k)
+			ntc = (ntc + k) & mask
+			posted -= k
+			continue
+		}
+		total := uint32(0)
+		ok := true
+		s := ntc
+		for i := uint32(0); i < k; i++ {
+			ln := uint32(q.bds[s].bufLen)
+			if ln == 0 || ln > q.bufLen || q.bufs[s] == nil {
+				ok = false
+			}
+			total += ln
+			s = (s + 1) & mask
+		}
+		if !ok || total > q.maxLen {
+			cause := driver.CauseBadDescriptor
+			if ok {
+				cause = driver.CauseOversize
+			}
+			q.dropBDs(ntc, k, cause)
+			ntc = (ntc + k) & mask
+			posted -= k
+			continue
+		}
+		head := q.bufs[ntc]
+		prev := (*pool.Packet)(nil)
+		s = ntc
+		for i := uint32(0); i < k; i++ {
+			pk := q.bufs[s]
+			q.bufs[s] = nil // ownership moves from the ring to the frame
+			pk.SetData(q.headroom, int(q.bds[s].bufLen))
+			if prev != nil {
+				prev.SetNext(pk)
+				pk.SetOwner(q.appOwn)
+			}
+			prev = pk
+			s = (s + 1) & mask
+		}
+		head.PktLen, head.NSegs = int(total), int32(k)
+		q.meta(head, st, q.bds[ntc].parseSummary(), q.bds[ntc].rssHash(), q.bds[ntc].vlanOpt)
+		ntc = (ntc + k) & mask
+		posted -= k
+		pkts[n] = head
+		n++
+		bytes += uint64(total)
+	}
+	q.ntc = ntc
+	q.ctr.Add(uint64(n), bytes)
+	if q.mask-((q.ntu-q.ntc)&q.mask) >= rxRefillBundle {
+		q.refill()
+	}
+	q.active.Store(0)
+	return n
+}
+
+// meta fills the per-frame header fields from the write-back.
+func (q *rxQueue) meta(pk *pool.Packet, st uint32, parse uint16, hash uint32, vlan uint16) {
+	pk.Port, pk.Queue = q.portID, q.qid
+	pk.Ptype = parse
+	pk.Hash = 0
+	var f pool.Flags
+	if q.rss {
+		pk.Hash = hash
+		f |= pool.FlagRSSHash
+	}
+	if parse&RXBD_PARSE_ERROR != 0 {
+		f |= pool.FlagParseError
+	}
+	pk.VLAN = 0
+	if st&RXBD_FLAG_VLAN != 0 {
+		pk.VLAN = vlan
+		f |= pool.FlagVLANStripped
+	}
+	pk.Flags = f
+	pk.SetOwner(q.appOwn)
+}
+
+// errCause maps the write-back error byte to a drop cause. The reference
+// does not document the error bits (§10), so every error is a frame error.
+func errCause(st uint32) driver.Cause { return driver.CauseFrame }
+
+// badWriteBack counts and recycles a one-BD frame whose write-back failed a
+// check.
+func (q *rxQueue) badWriteBack(pk *pool.Packet, ln uint32) {
+	cause := driver.CauseBadDescriptor
+	if ln > q.maxLen && ln <= q.bufLen {
+		cause = driver.CauseOversize
+	}
+	q.ctr.Drop(cause, 1)
+	q.badBDs.Add(1)
+	if pk != nil {
+		q.pool.Recycle(pk)
+	}
+}
+
+// dropBDs counts one frame lost for cause and recycles its k buffers.
+func (q *rxQueue) dropBDs(from, k uint32, cause driver.Cause) {
+	q.ctr.Drop(cause, 1)
+	if cause == driver.CauseBadDescriptor {
+		q.badBDs.Add(1)
+	}
+	q.recycleBDs(from, k)
+}
+
+// recycleBDs returns the buffers of k BDs from slot from to the pool.
+func (q *rxQueue) recycleBDs(from, k uint32) {
+	for i := uint32(0); i < k; i++ {
+		s := (from + i) & q.mask // wraps by the power-of-two mask
+		if pk := q.bufs[s]; pk != nil {
+			q.bufs[s] = nil // ownership moves from the ring back to the pool
+			q.pool.Recycle(pk)
+		}
+	}
+}
+
+// refill posts buffers into every free slot but one (so ntu never meets
+// ntc) and hands them over with a single RBCIR write.
+func (q *rxQueue) refill() {
+	mask := q.mask
+	ntu := q.ntu
+	free := mask - ((ntu - q.ntc) & mask) // slots - 1 - posted: one slot always stays empty
+	if free == 0 {
+		return
+	}
+	start := ntu
+	for ; free > 0; free-- {
+		pk := q.pool.Alloc()
+		if pk == nil {
+			q.ctr.Drop(driver.CauseNoMem, 1) // counts refills that came up short
+			break
+		}
+		pk.SetOwner(q.ringOwn) // the buffer now belongs to the ring
+		q.bufs[ntu] = pk
+		q.bds[ntu].post(pk.IOVA())
+		ntu = (ntu + 1) & mask // wraps by the power-of-two mask
+	}
+	if ntu == start {
+		return
+	}
+	dma.DoorbellBarrier() // posted BDs visible before RBCIR hands them to the device
+	q.regs.Write32(q.rbcir, ntu)
+	q.ntu = ntu
+}
+
+// drain takes every posted buffer back from a disabled ring. Control
+// goroutine, port stopped.
+func (q *rxQueue) drain() {
+	for i, pk := range q.bufs {
+		if pk != nil {
+			q.bufs[i] = nil // ownership moves from the ring back to the pool
+			q.pool.Recycle(pk)
+		}
+	}
+	q.ntc, q.ntu = 0, 0
+}
+
+// itoa formats a small non-negative int.
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b [20]byte
+	n := len(b)
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}

@@ -1,0 +1,279 @@
+package enetc
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+)
+
+// txFreeBatch is how many sent frames go back to their pools per
+// pool.FreeBulk call.
+const txFreeBatch = 64
+
+// txQueue is one TX BD ring. Everything but active, ctr and the atomic
+// counters belongs to the queue's goroutine (and to the control goroutine
+// while the port is stopped).
+type txQueue struct {
+	// Hot, owner-only state.
+	bds       []txBD
+	bufs      []*pool.Packet // frame head at the slot of its last BD; nil elsewhere
+	mask      uint32
+	ntu       uint32 // next BD to fill; the last value written to TBPIR
+	ntc       uint32 // next BD to reclaim; follows TBCIR
+	maxLen    uint32 // longest frame accepted, FCS excluded
+	reclaimAt uint32 // reclaim when fewer free slots than this
+	pending   int    // frames queued and not yet reclaimed
+	gate      *atomic.Uint32
+	regs      driver.Regs
+	tbpir     uint32
+	tbcir     uint32
+	freeBuf   [txFreeBatch]*pool.Packet
+
+	ctr driver.Counters
+
+	_      [64]byte
+	active atomic.Uint32 // 1 while inside a burst (ERR050089 gate handshake)
+	_      [60]byte
+
+	doorbells atomic.Uint64 // TBPIR writes
+	badCI     atomic.Uint64 // TBCIR values refused by the bounds check
+
+	// Set-up state.
+	port *Port
+	idx  int
+	iova uint64
+}
+
+func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {
+	n := len(mem) / bdSize
+	return &txQueue{
+		bds: txRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
+		maxLen: uint32(p.maxFrame() - fcsLen), reclaimAt: uint32(n / 2),
+		gate: &p.gate, regs: p.regs, tbpir: txRingReg(i, TBPIR), tbcir: txRingReg(i, TBCIR),
+		port: p, idx: i, iova: iova,
+	}
+}
+
+// setup programs the ring registers (§4.2), leaving the ring disabled, and
+// adopts the device's producer and consumer indices: ENETC v1 cannot reset
+// them (§5.4). Control goroutine, port stopped.
+func (q *txQueue) setup() error {
+	r := q.regs
+	r.Write32(txRingReg(q.idx, TBMR), 0)
+	r.Write32(txRingReg(q.idx, TBBAR0), uint32(q.iova))
+	r.Write32(txRingReg(q.idx, TBBAR1), uint32(q.iova>>32))
+	r.Write32(txRingReg(q.idx, TBLENR), uint32(len(q.bds))&^7)
+	pi := r.Read32(txRingReg(q.idx, TBPIR)) & TBCIR_IDX_MSK
+	ci := r.Read32(txRingReg(q.idx, TBCIR)) & TBCIR_IDX_MSK
+	if pi > q.mask || ci > q.mask {
+		return fmt.Errorf("enetc %s: TX ring %d: TBPIR %d / TBCIR %d lie outside the %d-BD ring (left by an earlier user with another ring size): reset the function (reopen the device) or use that ring size", q.port.name, q.idx, pi, ci, len(q.bds))
+	}
+	if pi != ci {
+		return fmt.Errorf("enetc %s: TX ring %d holds unsent BDs (TBPIR %d != TBCIR %d) from an earlier user; ENETC v1 cannot reset them (erratum): reset the function (reopen the device)", q.port.name, q.idx, pi, ci)
+	}
+	r.Write32(txRingReg(q.idx, TBIER), 0) // poll mode: no interrupts
+	for i := range q.bds {
+		q.bds[i] = txBD{}
+	}
+	q.ntu, q.ntc = pi, ci
+	return nil
+}
+
+// Stats implements driver.TxQueue.
+func (q *txQueue) Stats() driver.QueueStats { return q.ctr.Snapshot() }
+
+// Pending implements driver.TxQueue.
+func (q *txQueue) Pending() int { return q.pending }
+
+// Doorbells is the number of TBPIR writes so far (one per accepted burst).
+func (q *txQueue) Doorbells() uint64 { return q.doorbells.Load() }
+
+// TxBurst implements driver.TxQueue: it writes every BD of the burst
+// (several for a chained packet, F on the last), issues one barrier and ONE
+// TBPIR write. It refuses everything while the link is down (counted as
+// CauseLinkDown: frames queued then would stay in the ring, §5.4). Packets
+// the device cannot take (too long, too many segments, empty) are accepted,
+// freed and counted as CauseTooBig.
+func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
+	if len(pkts) == 0 {
+		return 0
+	}
+	q.active.Store(1) // announce the burst before reading the gate (ERR050089 handshake)
+	if g := q.gate.Load(); g != 0 {
+		q.active.Store(0)
+		if g&(gateMDIO|gateStopped) == 0 {
+			q.ctr.Drop(driver.CauseLinkDown, uint64(len(pkts)))
+		}
+		return 0
+	}
+	mask := q.mask
+	free := mask - ((q.ntu - q.ntc) & mask) // one slot stays empty: PI == CI means empty
+	if free < q.reclaimAt || free < uint32(len(pkts)) {
+		q.reclaim()
+		free = mask - ((q.ntu - q.ntc) & mask)
+	}
+	ntu := q.ntu
+	var (
+		n, frames int
+		bytes     uint64
+	)
+	for n < len(pkts) && free > 0 {
+		pk := pkts[n]
+		if pk.Next() == nil {
+			// One-segment frame, the common case: one BD.
+			ln := uint32(pk.Len())
+			if ln == 0 || ln > q.maxLen {
+				q.tooBig(pk)
+				n++
+				continue
+			}
+			bd := &q.bds[ntu]
+			bd.addr = pk.IOVA()
+			bd.bufLen = uint16(ln)
+			bd.frmLen = uint16(ln)
+			bd.lstatus = txbdLstatusF
+			q.bufs[ntu] = pk       // the ring owns the buffer until TBCIR passes this slot
+			ntu = (ntu + 1) & mask // wraps by the power-of-two mask
+			free--
+			n++
+			frames++
+			bytes += uint64(ln)
+			continue
+		}
+		// Chained frame: one BD per segment.
+		segs, total := uint32(0), uint32(0)
+		bad := false
+		for s := pk; s != nil; s = s.Next() {
+			segs++
+			l := uint32(s.Len())
+			if l == 0 || segs > txMaxBDs {
+				bad = true
+				break
+			}
+			total += l
+		}
+		if bad || total > q.maxLen {
+			q.tooBig(pk)
+			n++
+			continue
+		}
+		if segs > free {
+			break // the caller keeps it; room comes with the next reclaim
+		}
+		first := true
+		for s := pk; s != nil; s = s.Next() {
+			bd := &q.bds[ntu]
+			bd.addr = s.IOVA()
+			bd.bufLen = uint16(s.Len())
+			bd.frmLen = 0
+			if first {
+				bd.frmLen = uint16(total) // frame length in the first BD only
+				first = false
+			}
+			bd.lstatus = 0
+			if s.Next() == nil {
+				bd.lstatus = txbdLstatusF
+				q.bufs[ntu] = pk // the head, at the last BD: freed once the whole frame left
+			}
+			ntu = (ntu + 1) & mask // wraps by the power-of-two mask
+		}
+		free -= segs
+		n++
+		frames++
+		bytes += uint64(total)
+	}
+	if ntu != q.ntu {
+		dma.DoorbellBarrier() // every BD store visible before TBPIR hands them over
+		q.regs.Write32(q.tbpir, ntu)
+		q.ntu = ntu
+		q.doorbells.Add(1)
+	}
+	q.pending += frames
+	q.ctr.Add(uint64(frames), bytes)
+	q.active.Store(0)
+	return n
+}
+
+// tooBig frees a frame the device cannot take and counts it.
+func (q *txQueue) tooBig(pk *pool.Packet) {
+	q.ctr.Drop(driver.CauseTooBig, 1)
+	pk.Free()
+}
+
+// Reclaim implements driver.TxQueue.
+func (q *txQueue) Reclaim() int {
+	q.active.Store(1) // TBCIR is a register: honour the MDIO gate
+	if q.gate.Load()&gateMDIO != 0 {
+		q.active.Store(0)
+		return 0
+	}
+	n := q.reclaim()
+	q.active.Store(0)
+	return n
+}
+
+// hwCI reads TBCIR's index.
+func (q *txQueue) hwCI() uint32 { return q.regs.Read32(q.tbcir) & TBCIR_IDX_MSK }
+
+// reclaim frees every frame whose BDs the device consumed, as TBCIR says
+// (§3.6), after checking that the index lies inside the ring and between
+// our consumer and producer indices. Returns the frames freed.
+func (q *txQueue) reclaim() int {
+	ci := q.hwCI()
+	inflight := (q.ntu - q.ntc) & q.mask
+	if ci > q.mask || (ci-q.ntc)&q.mask > inflight {
+		q.badCI.Add(1) // a bogus index: trust nothing, free nothing
+		return 0
+	}
+	return q.freeUpTo(ci)
+}
+
+// freeUpTo returns the buffers of the frames in slots [ntc, end) to their
+// pools, in bulk.
+func (q *txQueue) freeUpTo(end uint32) int {
+	nf, total := 0, 0
+	for i := q.ntc; i != end; i = (i + 1) & q.mask { // wraps by the power-of-two mask
+		pk := q.bufs[i]
+		if pk == nil {
+			continue // a non-final BD of a chained frame
+		}
+		q.bufs[i] = nil // ownership moves from the ring back to the pool
+		q.freeBuf[nf] = pk
+		nf++
+		if nf == len(q.freeBuf) {
+			pool.FreeBulk(q.freeBuf[:nf]) // the buffers may belong to any port's pool
+			total += nf
+			nf = 0
+		}
+	}
+	if nf > 0 {
+		pool.FreeBulk(q.freeBuf[:nf])
+		total += nf
+	}
+	q.ntc = end
+	q.pending -= total
+	return total
+}
+
+// drain, on a disabled ring, frees what the device consumed and then the
+// frames it never sent, counting those as lost. It returns how many were
+// lost. Control goroutine, port stopped.
+func (q *txQueue) drain(linkDown bool) int {
+	ci := q.hwCI()
+	inflight := (q.ntu - q.ntc) & q.mask
+	if ci <= q.mask && (ci-q.ntc)&q.mask <= inflight {
+		q.freeUpTo(ci)
+	}
+	lost := q.freeUpTo(q.ntu)
+	if lost > 0 {
+		cause := driver.CauseDMAFault // the device stopped consuming the ring
+		if linkDown {
+			cause = driver.CauseLinkDown
+		}
+		q.ctr.Drop(cause, uint64(lost))
+	}
+	return lost
+}
