@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim"
+)
+
+// openPort opens one port; tests replace it.
+var openPort = driver.OpenConfig
+
+// capture ring sizes: per lane, frames up to a standard MTU are copied whole.
+const (
+	captureSlots    = 4096
+	captureSlotSize = 2048
+)
+
+// app is one l2fwd run.
+type app struct {
+	o      *options
+	ports  []driver.Port
+	specs  []string
+	lanes  []*lane
+	cap    *capture
+	stdout io.Writer
+	table  io.Writer // the stats table: stdout, or stderr with --json
+	start  time.Time
+	end    time.Time
+	// Kept at set-up: the sim registry forgets a port when it closes.
+	metricsAddr string // where --metrics listens, once it does
+	portsMu     sync.Mutex
+	macs        []string
+	gens        []*sim.Generator
+	sinks       []*sim.Sink
+}
+
+// pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
+// itself; in tx mode every port to itself.
+func pairOf(i, n int, m mode) int {
+	if m == modeTx {
+		return i
+	}
+	if i^1 < n {
+		return i ^ 1
+	}
+	return i
+}
+
+// forward opens the ports, runs the workers and shuts down in order.
+func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	a := &app{o: o, stdout: stdout, table: stdout}
+	if o.json {
+		a.table = stderr
+	}
+	if err := a.open(); err != nil {
+		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
+		a.closeAll()
+		return 2
+	}
+	if err := a.setup(); err != nil {
+		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
+		a.closeAll()
+		return 2
+	}
+	var stopMetrics func()
+	if o.metrics != "" {
+		var err error
+		stopMetrics, err = serveMetrics(o.metrics, a)
+		if err != nil {
+			fmt.Fprintf(stderr, "l2fwd: --metrics %s: %s (pick a free port)\n", o.metrics, oneLine(err.Error()))
+			a.closeAll()
+			return 2
+		}
+	}
+	for i, p := range a.ports {
+		if err := p.Start(); err != nil {
+			fmt.Fprintf(stderr, "l2fwd: start port %d (%s): %s\n", i, a.specs[i], oneLine(err.Error()))
+			if stopMetrics != nil {
+				stopMetrics()
+			}
+			a.closeAll()
+			return 2
+		}
+	}
+	if a.cap != nil {
+		a.cap.start()
+	}
+
+	workers := a.workers()
+	var stop atomic.Bool
+	done := make(chan struct{}, len(workers))
+	a.start = time.Now()
+	for _, w := range workers {
+		go w.run(&stop, done)
+	}
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	a.printTableHeader()
+	var tick <-chan time.Time
+	if o.statsInterval > 0 {
+		t := time.NewTicker(o.statsInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	prev, prevT := a.snapshot(), time.Now()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case now := <-tick:
+			cur := a.snapshot()
+			a.printTable(prev, cur, now.Sub(prevT))
+			prev, prevT = cur, now
+		}
+	}
+
+	// Shutdown: stop polling RX, then let every port drain its TX and take
+	// its buffers back, then close: pools last, when all buffers are home.
+	stop.Store(true)
+	for range workers {
+		<-done
+	}
+	a.end = time.Now()
+	var runErrs []error
+	for i, p := range a.ports {
+		if err := p.Stop(); err != nil {
+			runErrs = append(runErrs, fmt.Errorf("stop port %d (%s): %w", i, a.specs[i], err))
+		}
+	}
+	final := a.snapshot()
+	if a.cap != nil {
+		if err := a.cap.close(); err != nil {
+			runErrs = append(runErrs, fmt.Errorf("--capture: %w", err))
+		}
+	}
+	if stopMetrics != nil {
+		stopMetrics()
+	}
+	leaks, closeErrs := a.closePorts()
+	runErrs = append(runErrs, closeErrs...)
+	s := a.summary(final, leaks, runErrs)
+	if o.json {
+		a.printJSON(s)
+	} else {
+		a.printSummary(s)
+	}
+	for _, e := range runErrs {
+		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(e.Error()))
+	}
+	for _, l := range leaks {
+		fmt.Fprintf(stderr, "l2fwd: leak: %s\n", oneLine(l))
+	}
+	if len(leaks) > 0 || len(runErrs) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// open opens every port; on error the ones already open stay in a.ports
+// for closeAll.
+func (a *app) open() error {
+	for i, s := range a.o.specs {
+		cfg := driver.Config{
+			RxQueues: a.o.queues, TxQueues: a.o.queues,
+			RxRingSize: a.o.ringSize, TxRingSize: a.o.ringSize,
+			UnsafeNoIOMMU: a.o.unsafeNoIOMMU, PortID: uint16(i),
+		}
+		p, err := openPort(s, cfg)
+		if err != nil {
+			return fmt.Errorf("port %d: %w", i, err)
+		}
+		a.ports = append(a.ports, p)
+		a.specs = append(a.specs, s)
+	}
+	return nil
+}
+
+// setup builds the lanes and the capture.
+func (a *app) setup() error {
+	n := len(a.ports)
+	if a.o.capture != "" {
+		w, err := sim.CreatePcap(a.o.capture)
+		if err != nil {
+			return fmt.Errorf("--capture: %w", err)
+		}
+		a.cap = &capture{w: w}
+	}
+	for i, p := range a.ports {
+		info := p.Info()
+		a.macs = append(a.macs, p.MAC().String())
+		a.gens = append(a.gens, sim.GeneratorOf(a.specs[i]))
+		a.sinks = append(a.sinks, sim.SinkOf(a.specs[i]))
+		dst := pairOf(i, n, a.o.mode)
+		for q := 0; q < info.RxQueues; q++ {
+			l := &lane{rxPort: i, rxQueue: q, txPort: -1, rx: p.RxQueue(q), mode: a.o.mode, macUpdate: a.o.macUpdating}
+			l.pool = l.rx.Pool()
+			if a.o.mode == modeFwd || a.o.mode == modeTx {
+				di := a.ports[dst].Info()
+				if q >= di.TxQueues {
+					return fmt.Errorf("port %d (%s) has %d RX queues but its TX partner port %d has %d TX queues: give both the same queues= option or use --queues", i, a.specs[i], info.RxQueues, dst, di.TxQueues)
+				}
+				l.txPort = dst
+				l.tx = a.ports[dst].TxQueue(q)
+				l.dst = [6]byte{0x02, 0, 0, 0, 0, byte(dst)}
+				copy(l.src[:], a.ports[dst].MAC())
+				if a.cap != nil {
+					l.capture = sim.NewFrameRing(captureSlots, captureSlotSize)
+					a.cap.rings = append(a.cap.rings, l.capture)
+				}
+			}
+			a.lanes = append(a.lanes, l)
+		}
+	}
+	if len(a.lanes) == 0 {
+		return errors.New("no RX queue to poll: the ports report 0 RX queues")
+	}
+	return nil
+}
+
+// workers spreads the lanes over the workers: one per lane unless --workers.
+func (a *app) workers() []*worker {
+	n := a.o.workers
+	if n == 0 || n > len(a.lanes) {
+		n = len(a.lanes)
+	}
+	ws := make([]*worker, n)
+	for i := range ws {
+		ws[i] = &worker{burst: a.o.burst}
+	}
+	for i, l := range a.lanes {
+		ws[i%n].lanes = append(ws[i%n].lanes, l)
+	}
+	return ws
+}
+
+// closePorts closes every port and sorts the errors into buffer leaks and
+// others.
+func (a *app) closePorts() (leaks []string, errs []error) {
+	for i, p := range a.ports {
+		err := p.Close()
+		if err == nil {
+			continue
+		}
+		var le *pool.LeakError
+		if errors.As(err, &le) {
+			leaks = append(leaks, fmt.Sprintf("port %d (%s): %s", i, a.specs[i], err))
+			continue
+		}
+		errs = append(errs, fmt.Errorf("close port %d (%s): %w", i, a.specs[i], err))
+	}
+	a.portsMu.Lock()
+	a.ports = nil
+	a.portsMu.Unlock()
+	return leaks, errs
+}
+
+// closeAll releases everything after a failed start-up.
+func (a *app) closeAll() {
+	for _, p := range a.ports {
+		_ = p.Close()
+	}
+	a.ports = nil
+	if a.cap != nil {
+		_ = a.cap.w.Close()
+	}
+}
+
+// listenMetrics is net.Listen; a seam for nothing but clarity.
+var listenMetrics = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+
+// livePorts is the open ports, for the metrics collector (which may run
+// while shutdown closes them).
+func (a *app) livePorts() []driver.Port {
+	a.portsMu.Lock()
+	defer a.portsMu.Unlock()
+	return append([]driver.Port(nil), a.ports...)
+}

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/sim"
+)
+
+// testFrames builds n generator frames of the given size.
+func testFrames(t *testing.T, n, size int) [][]byte {
+	t.Helper()
+	g, err := sim.NewGenerator(sim.GenConfig{Size: size, Flows: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		b := make([]byte, size)
+		l, _ := g.Next(b)
+		out[i] = b[:l]
+	}
+	return out
+}
+
+// withFakes makes openPort hand out the given fake ports by spec.
+func withFakes(t *testing.T, fakes map[string]*fakePort) {
+	t.Helper()
+	old := openPort
+	openPort = func(spec string, cfg driver.Config) (driver.Port, error) {
+		p, ok := fakes[spec]
+		if !ok {
+			return nil, fmt.Errorf("open %s: no such fake port", spec)
+		}
+		return p, nil
+	}
+	t.Cleanup(func() { openPort = old })
+}
+
+// runUntil runs l2fwd with args until done reports true, then stops it as
+// Ctrl-C would. It returns the exit status, stdout and stderr.
+func runUntil(t *testing.T, args []string, done func() bool) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	res := make(chan int, 1)
+	go func() { res <- run(ctx, args, &stdout, &stderr) }()
+	// The deadline only keeps a broken build from hanging; no assertion
+	// depends on timing.
+	deadline := time.Now().Add(20 * time.Second)
+	for done != nil && !done() && time.Now().Before(deadline) {
+		select {
+		case code := <-res:
+			return code, stdout.String(), stderr.String()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	code := <-res
+	return code, stdout.String(), stderr.String()
+}
+
+func parseSummary(t *testing.T, out string) summaryJSON {
+	t.Helper()
+	var s summaryJSON
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&s); err != nil {
+		t.Fatalf("stdout is not a JSON object: %v\n%s", err, out)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON value:\n%s", out)
+	}
+	return s
+}
+
+var (
+	mac0 = net.HardwareAddr{0x00, 0x04, 0x9f, 0, 0, 0x10}
+	mac1 = net.HardwareAddr{0x00, 0x04, 0x9f, 0, 0, 0x11}
+)
+
+func twoFakes(t *testing.T, queues int) (*fakePort, *fakePort) {
+	p0 := newFakePort("fake0", 0, queues, mac0)
+	p1 := newFakePort("fake1", 1, queues, mac1)
+	withFakes(t, map[string]*fakePort{"sim:fake0": p0, "sim:fake1": p1})
+	return p0, p1
+}
+
+func TestForwardMACUpdating(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	in0, in1 := testFrames(t, 1000, 64), testFrames(t, 700, 128)
+	p0.load(0, in0)
+	p1.load(0, in1)
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 1000 && len(p0.txFrames()) == 700 })
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	check := func(got, in [][]byte, txPort int, txMAC net.HardwareAddr) {
+		t.Helper()
+		if len(got) != len(in) {
+			t.Fatalf("port %d sent %d frames, want %d", txPort, len(got), len(in))
+		}
+		for i := range in {
+			wantDst := []byte{0x02, 0, 0, 0, 0, byte(txPort)}
+			if !bytes.Equal(got[i][0:6], wantDst) || !bytes.Equal(got[i][6:12], txMAC) {
+				t.Fatalf("frame %d out of port %d: dst %x src %x, want %x and %x", i, txPort, got[i][0:6], got[i][6:12], wantDst, []byte(txMAC))
+			}
+			if !bytes.Equal(got[i][12:], in[i][12:]) {
+				t.Fatalf("frame %d out of port %d: bytes after the MACs changed", i, txPort)
+			}
+		}
+	}
+	check(p1.txFrames(), in0, 1, mac1)
+	check(p0.txFrames(), in1, 0, mac0)
+	s := parseSummary(t, out)
+	if s.Mode != "fwd" || !s.MACUpdating || s.Packets != 1700 || !s.LeakCheck.OK || len(s.Ports) != 2 {
+		t.Fatalf("summary %+v", s)
+	}
+	if s.Ports[0].Handled != 1000 || s.Ports[0].TxPort != 1 || s.Ports[1].Handled != 700 || s.Ports[1].HandledBytes != 700*124 {
+		t.Fatalf("per-port summary %+v", s.Ports)
+	}
+	if s.Ports[1].Rx.Packets != 700 || s.Ports[1].Tx.Packets != 1000 {
+		t.Fatalf("port 1 counters rx %+v tx %+v", s.Ports[1].Rx, s.Ports[1].Tx)
+	}
+}
+
+func TestForwardNoMACUpdatingMultiQueue(t *testing.T) {
+	p0, p1 := twoFakes(t, 2)
+	in := testFrames(t, 600, 64)
+	p0.load(0, in[:300])
+	p0.load(1, in[300:])
+	code, out, errOut := runUntil(t, []string{"--no-mac-updating", "--queues", "2", "--burst", "7", "--stats-interval", "0", "--json", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 600 })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// Each RX queue went to the TX queue of the same number, unchanged.
+	if q0, q1 := p1.txq[0].frames(), p1.txq[1].frames(); len(q0) != 300 || len(q1) != 300 ||
+		!bytes.Equal(q0[299], in[299]) || !bytes.Equal(q1[0], in[300]) {
+		t.Fatalf("TX queues got %d and %d frames, or frames changed", len(q0), len(q1))
+	}
+	if s := parseSummary(t, out); s.MACUpdating || s.Queues != 2 || s.Workers != 4 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestModes(t *testing.T) {
+	for _, m := range []string{"drop", "tx", "pass"} {
+		t.Run(m, func(t *testing.T) {
+			p0, p1 := twoFakes(t, 1)
+			in := testFrames(t, 500, 64)
+			p0.load(0, in)
+			code, out, errOut := runUntil(t, []string{"--mode", m, "--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+				func() bool { return p0.rxq[0].Stats().Packets == 500 && (m != "tx" || len(p0.txFrames()) == 500) })
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			s := parseSummary(t, out)
+			if s.Mode != m || s.Ports[0].Handled != 500 || !s.LeakCheck.OK {
+				t.Fatalf("summary %+v", s)
+			}
+			if len(p1.txFrames()) != 0 {
+				t.Fatalf("%s mode sent %d frames out of the other port", m, len(p1.txFrames()))
+			}
+			switch m {
+			case "tx":
+				got := p0.txFrames()
+				for i := range in {
+					if !bytes.Equal(got[i][0:6], in[i][6:12]) || !bytes.Equal(got[i][6:12], in[i][0:6]) || !bytes.Equal(got[i][12:], in[i][12:]) {
+						t.Fatalf("frame %d did not bounce with its MACs swapped", i)
+					}
+				}
+			case "drop", "pass":
+				if len(p0.txFrames()) != 0 {
+					t.Fatalf("%s mode transmitted", m)
+				}
+				if m == "pass" && s.Ports[0].Pass["ipv4"] != 500 {
+					t.Fatalf("application saw %v, want 500 IPv4 frames", s.Ports[0].Pass)
+				}
+				// drop recycles into the owner's cache: the pool says so.
+				if ps := p0.rxq[0].pool.Stats(); m == "drop" && ps.RecycleCached+ps.RecycleCacheFull == 0 {
+					t.Fatalf("drop mode did not recycle into the pool cache: %+v", ps)
+				}
+			}
+		})
+	}
+}
+
+func TestTxRefusedIsFreedAndCounted(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	p1.txq[0].room = 100 // TX takes 100 frames, then nothing
+	p0.load(0, testFrames(t, 400, 64))
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return p0.rxq[0].Stats().Packets == 400 })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if s.Ports[0].Handled != 100 || s.Ports[0].TxRefused != 300 || s.Dropped != 300 || !s.LeakCheck.OK {
+		t.Fatalf("handled %d refused %d dropped %d leak ok %v", s.Ports[0].Handled, s.Ports[0].TxRefused, s.Dropped, s.LeakCheck.OK)
+	}
+}
+
+func TestLeakExitsNonZero(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	p1.txq[0].keep = true // the "device" never gives 5 buffers back
+	p0.load(0, testFrames(t, 5, 64))
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 5 })
+	if code != 1 {
+		t.Fatalf("exit %d with leaked buffers, want 1", code)
+	}
+	s := parseSummary(t, out)
+	if s.LeakCheck.OK || len(s.LeakCheck.Leaks) != 1 || !strings.Contains(s.LeakCheck.Leaks[0], "5 buffers") {
+		t.Fatalf("leak check %+v", s.LeakCheck)
+	}
+	if !strings.Contains(errOut, "leak") || !strings.Contains(errOut, "fake0-rx0") {
+		t.Fatalf("stderr does not name the leaking pool: %s", errOut)
+	}
+}
+
+func TestCapture(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	in := testFrames(t, 300, 64)
+	p0.load(0, in)
+	file := filepath.Join(t.TempDir(), "fwd.pcap")
+	code, out, errOut := runUntil(t, []string{"--capture", file, "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 300 })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "capture "+file+": 300 frames written, 0 copies dropped") {
+		t.Fatalf("summary does not report the capture:\n%s", out)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil || r.LinkType() != layers.LinkTypeEthernet {
+		t.Fatalf("capture is not an Ethernet pcap: %v", err)
+	}
+	sent := p1.txFrames()
+	for i := 0; ; i++ {
+		data, _, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			if i != 300 {
+				t.Fatalf("capture holds %d frames, want 300", i)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, sent[i]) {
+			t.Fatalf("captured frame %d is not the forwarded frame", i)
+		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	p0.load(0, testFrames(t, 50, 64))
+	addrCh := make(chan string, 1)
+	old := listenMetrics
+	listenMetrics = func(a string) (net.Listener, error) {
+		ln, err := net.Listen("tcp", a)
+		if err == nil {
+			addrCh <- ln.Addr().String()
+		}
+		return ln, err
+	}
+	defer func() { listenMetrics = old }()
+	var body string
+	code, _, errOut := runUntil(t, []string{"--metrics", ":0", "--stats-interval", "0", "sim:fake0", "sim:fake1"}, func() bool {
+		if len(p1.txFrames()) < 50 {
+			return false
+		}
+		addr := <-addrCh
+		if !strings.HasPrefix(addr, "127.0.0.1:") {
+			t.Errorf("--metrics :0 listened on %s, want loopback", addr)
+		}
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Error(err)
+			return true
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return true
+	})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		`gopmd_port_packets_total{dir="tx",port="1"} 50`,
+		`gopmd_queue_packets_total{dir="rx",port="0",queue="0"} 50`,
+		`gopmd_l2fwd_handled_total{port="0"} 50`,
+		`gopmd_port_drops_total{cause="no_buffer",dir="rx",port="0"} 0`,
+		`gopmd_pool_buffers{port="0",queue="0"} 512`,
+		`gopmd_pool_events_total{event="alloc_fast",port="0",queue="0"}`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "flag provided but not defined"},
+		{[]string{"--burst", "0"}, "--burst 0 out of range"},
+		{[]string{"--burst", "1000"}, "use 1 to 256"},
+		{[]string{"--mode", "fly"}, "use fwd, drop, tx or pass"},
+		{[]string{"--queues", "0"}, "--queues"},
+		{[]string{"--duration", "-1s"}, "--duration"},
+		{[]string{"--metrics", "0.0.0.0:9464"}, "--metrics-any"},
+		{[]string{"--metrics", "nonsense"}, "host:port"},
+		{[]string{"bogus:thing"}, "unknown scheme"},
+		{[]string{"sim:fake0", "sim:nope9"}, "port 1"},
+		{[]string{"--capture", "/nonexistent/dir/x.pcap", "sim:fake0", "sim:fake1"}, "--capture"},
+	} {
+		code, out, errOut := runUntil(t, tc.args, nil)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", tc.args, code, errOut, out, tc.want)
+		}
+	}
+	// The port opened before the one that failed was closed again.
+	if !p0.closed.Load() {
+		t.Error("port 0 left open after port 1 failed to open")
+	}
+	_ = p1
+	if code, out, _ := runUntil(t, []string{"-h"}, nil); code != 0 || !strings.Contains(out, "usage: l2fwd") || !strings.Contains(out, "-no-mac-updating") {
+		t.Errorf("-h: exit %d, output %q", code, out)
+	}
+}
+
+func TestMetricsAddr(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		any, ok  bool
+	}{
+		{":9464", "127.0.0.1:9464", false, true},
+		{"localhost:1", "localhost:1", false, true},
+		{"[::1]:9464", "[::1]:9464", false, true},
+		{"10.0.0.1:9464", "", false, false},
+		{"10.0.0.1:9464", "10.0.0.1:9464", true, true},
+		{"127.0.0.1:x", "", false, false},
+	} {
+		got, err := metricsAddr(c.in, c.any)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("metricsAddr(%q, %v) = %q, %v", c.in, c.any, got, err)
+		}
+	}
+}
+
+func TestPairing(t *testing.T) {
+	for _, c := range []struct{ i, n, want int }{{0, 2, 1}, {1, 2, 0}, {2, 3, 2}, {3, 4, 2}, {0, 1, 0}} {
+		if got := pairOf(c.i, c.n, modeFwd); got != c.want {
+			t.Errorf("pairOf(%d, %d) = %d, want %d", c.i, c.n, got, c.want)
+		}
+	}
+	if pairOf(0, 2, modeTx) != 0 {
+		t.Error("tx mode must bounce out of the same port")
+	}
+}

@@ -1,0 +1,227 @@
+// Command l2fwd forwards Ethernet frames between ports driven by gopmd, as
+// DPDK's l2fwd does, with the xdp-bench modes (drop, tx, pass) besides.
+//
+//	l2fwd [flags] [SPEC...]
+//
+// Ports are device specs (0000:01:00.0, sim:enetc0?pcap-in=in.pcap, ...).
+// Consecutive ports are paired (0↔1, 2↔3, an odd last port forwards to
+// itself). With no SPEC it runs two simulated ENETC ports, each fed by the
+// built-in generator (64-byte frames at the highest rate the forwarder
+// takes) and drained by a counting sink.
+//
+// It prints a stats table every --stats-interval and a summary at the end
+// (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM or after
+// --duration. Exit status: 0 on a clean run, 1 when buffers leaked or a
+// port failed while running, 2 for bad flags, specs or a port that cannot
+// be opened.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gopmd/gopmd/driver"
+	_ "github.com/gopmd/gopmd/sim" // the sim: scheme
+)
+
+// defaultSpecs are the ports used when none are given.
+var defaultSpecs = []string{"sim:enetc0?gen=1&sink=1", "sim:enetc1?gen=1&sink=1"}
+
+// options are the parsed command line.
+type options struct {
+	duration      time.Duration
+	json          bool
+	queues        int
+	burst         int
+	ringSize      int
+	macUpdating   bool
+	mode          mode
+	statsInterval time.Duration
+	capture       string
+	unsafeNoIOMMU bool
+	metrics       string
+	metricsAny    bool
+	workers       int
+	specs         []string
+}
+
+// usageError is a bad command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// boolVar is a flag that sets *p to val when given (--mac-updating and
+// --no-mac-updating share one variable).
+type boolVar struct {
+	p   *bool
+	val bool
+}
+
+func (b boolVar) String() string {
+	if b.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(*b.p == b.val)
+}
+func (b boolVar) IsBoolFlag() bool { return true }
+func (b boolVar) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*b.p = v == b.val
+	return nil
+}
+
+func newFlagSet(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("l2fwd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: run until Ctrl-C or SIGTERM)")
+	fs.BoolVar(&o.json, "json", false, "print the final summary as one JSON object on stdout (the stats table goes to stderr)")
+	fs.IntVar(&o.queues, "queues", 1, "RX and TX queues per port, one worker each")
+	fs.IntVar(&o.burst, "burst", 32, "frames per RxBurst/TxBurst (1-256)")
+	fs.IntVar(&o.ringSize, "ring-size", 512, "RX and TX descriptors per queue")
+	o.macUpdating = true
+	fs.Var(boolVar{&o.macUpdating, true}, "mac-updating", "fwd mode: set destination 02:00:00:00:00:<TX port> and source to the TX port's MAC (default on)")
+	fs.Var(boolVar{&o.macUpdating, false}, "no-mac-updating", "fwd mode: forward frames unchanged")
+	fs.Func("mode", "fwd (to the paired port), drop (recycle at once), tx (back out of the same port, MACs swapped) or pass (to the application, then freed)", func(s string) error {
+		for i, n := range modeNames {
+			if n == s {
+				o.mode = mode(i)
+				return nil
+			}
+		}
+		return fmt.Errorf("unknown mode %q: use fwd, drop, tx or pass", s)
+	})
+	fs.DurationVar(&o.statsInterval, "stats-interval", time.Second, "print the stats table this often (0: only the summary)")
+	fs.StringVar(&o.capture, "capture", "", "write copies of forwarded frames into this pcap file (overflow is counted, never waited for)")
+	fs.BoolVar(&o.unsafeNoIOMMU, "unsafe-noiommu", false, "allow devices without an IOMMU (UIO, VFIO no-IOMMU): the NIC can then DMA anywhere")
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (loopback only unless --metrics-any), e.g. 127.0.0.1:9464 or :9464")
+	fs.BoolVar(&o.metricsAny, "metrics-any", false, "allow --metrics on a non-loopback address")
+	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per port queue)")
+	return fs
+}
+
+// parseArgs parses flags and specs in any order.
+func parseArgs(args []string) (*options, error) {
+	o := &options{}
+	fs := newFlagSet(o)
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{err.Error() + " (run l2fwd -h for the flags)"}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		o.specs = append(o.specs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case o.burst < 1 || o.burst > maxBurst:
+		return nil, &usageError{fmt.Sprintf("--burst %d out of range: use 1 to %d", o.burst, maxBurst)}
+	case o.queues < 1 || o.queues > 64:
+		return nil, &usageError{fmt.Sprintf("--queues %d out of range: use 1 to 64", o.queues)}
+	case o.ringSize < 8 || o.ringSize > 65536:
+		return nil, &usageError{fmt.Sprintf("--ring-size %d out of range: use 8 to 65536 descriptors", o.ringSize)}
+	case o.duration < 0:
+		return nil, &usageError{"--duration is negative: give a positive duration such as 10s, or 0 to run until stopped"}
+	case o.statsInterval < 0:
+		return nil, &usageError{"--stats-interval is negative: give a duration such as 1s, or 0 for no table"}
+	case o.workers < 0:
+		return nil, &usageError{"--workers is negative: give a worker count, or 0 for one per port queue"}
+	}
+	if o.metrics != "" {
+		addr, err := metricsAddr(o.metrics, o.metricsAny)
+		if err != nil {
+			return nil, &usageError{err.Error()}
+		}
+		o.metrics = addr
+	}
+	if len(o.specs) == 0 {
+		o.specs = append([]string(nil), defaultSpecs...)
+	}
+	for _, s := range o.specs {
+		if _, err := driver.ParseSpec(s); err != nil {
+			return nil, &usageError{err.Error()}
+		}
+	}
+	return o, nil
+}
+
+// metricsAddr checks a --metrics address: a bare port binds to loopback,
+// and anything but loopback needs --metrics-any.
+func metricsAddr(a string, any bool) (string, error) {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return "", fmt.Errorf("--metrics %q: %v (give host:port such as 127.0.0.1:9464, or :9464 for loopback)", a, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("--metrics %q: port %q is not a number from 0 to 65535", a, port)
+	}
+	if host == "" {
+		return net.JoinHostPort("127.0.0.1", port), nil
+	}
+	if any {
+		return a, nil
+	}
+	if host == "localhost" {
+		return a, nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return a, nil
+	}
+	return "", fmt.Errorf("--metrics %q is not a loopback address: counters would be visible to the network; use 127.0.0.1:%s, or add --metrics-any to expose them on purpose", a, port)
+}
+
+const usageText = `usage: l2fwd [flags] [SPEC...]
+
+Forwards frames between ports: 0<->1, 2<->3, an odd last port to itself.
+SPEC is a device: 0000:01:00.0 or pci:0000:01:00.0 (VFIO), uio:/dev/uio0,
+platform:NODE, sim:enetcN, sim:fecN, with options after '?', e.g.
+  sim:enetc0?gen=1&sink=1            generator in, counting sink out
+  sim:enetc0?pcap-in=in.pcap&pcap-out=out.pcap
+  sim:enetc0?afpacket=veth0          a real Linux interface
+With no SPEC: ` + "sim:enetc0?gen=1&sink=1 sim:enetc1?gen=1&sink=1" + `
+
+flags:
+`
+
+func main() {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	cancel()
+	os.Exit(code)
+}
+
+// run is l2fwd; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageText)
+		fs := newFlagSet(&options{})
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	return forward(ctx, o, stdout, stderr)
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
