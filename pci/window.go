@@ -1,6 +1,7 @@
 package pci
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -26,6 +27,9 @@ type Window struct {
 	size int
 	name string
 	err  atomic.Pointer[RangeError]
+	// io, for a VFIO region mmapped in sparse areas, reaches the holes
+	// between them (an MSI-X table) through the device fd.
+	io *regionIO
 }
 
 // NewWindow wraps mem, a mapping of device memory, as a register window.
@@ -94,12 +98,23 @@ func (w *Window) Read32(off uint32) uint32 {
 	if !w.check(uint64(off), 4) {
 		return ^uint32(0)
 	}
+	if w.io != nil && !w.io.mapped(uint64(off), 4) {
+		var b [4]byte
+		if !w.io.read(uint64(off), b[:]) {
+			return ^uint32(0)
+		}
+		return binary.LittleEndian.Uint32(b[:])
+	}
 	return load32(w.at(off))
 }
 
 // Write32 writes the 32-bit register at off.
 func (w *Window) Write32(off uint32, v uint32) {
 	if !w.check(uint64(off), 4) {
+		return
+	}
+	if w.io != nil && !w.io.mapped(uint64(off), 4) {
+		w.io.write(uint64(off), binary.LittleEndian.AppendUint32(nil, v))
 		return
 	}
 	store32(w.at(off), v)
@@ -112,6 +127,13 @@ func (w *Window) Read64(off uint32) uint64 {
 	if !w.check(uint64(off), 8) {
 		return ^uint64(0)
 	}
+	if w.io != nil && !w.io.mapped(uint64(off), 8) {
+		var b [8]byte
+		if !w.io.read(uint64(off), b[:]) {
+			return ^uint64(0)
+		}
+		return binary.LittleEndian.Uint64(b[:])
+	}
 	return load64(w.at(off))
 }
 
@@ -119,6 +141,10 @@ func (w *Window) Read64(off uint32) uint64 {
 // stores, low word first, on 32-bit ARM), where the device allows it.
 func (w *Window) Write64(off uint32, v uint64) {
 	if !w.check(uint64(off), 8) {
+		return
+	}
+	if w.io != nil && !w.io.mapped(uint64(off), 8) {
+		w.io.write(uint64(off), binary.LittleEndian.AppendUint64(nil, v))
 		return
 	}
 	store64(w.at(off), v)
@@ -134,6 +160,15 @@ func (w *Window) WriteBytes(off uint32, src []byte) error {
 	if !w.checkRange(uint64(off), n) {
 		return w.rangeErr(uint64(off), n)
 	}
+	if w.io != nil && !w.io.mapped(uint64(off), int(n)) {
+		buf := make([]byte, n)
+		w.io.read(uint64(off), buf) // keep the bytes past src in the last word
+		copy(buf, src)
+		if !w.io.write(uint64(off), buf) {
+			return w.rangeErr(uint64(off), n)
+		}
+		return nil
+	}
 	copyToIO(unsafe.Slice((*byte)(w.at(off)), n), src)
 	return nil
 }
@@ -144,6 +179,14 @@ func (w *Window) ReadBytes(off uint32, dst []byte) error {
 	n := uint64(len(dst)+3) &^ 3
 	if !w.checkRange(uint64(off), n) {
 		return w.rangeErr(uint64(off), n)
+	}
+	if w.io != nil && !w.io.mapped(uint64(off), int(n)) {
+		buf := make([]byte, n)
+		if !w.io.read(uint64(off), buf) {
+			return w.rangeErr(uint64(off), n)
+		}
+		copy(dst, buf)
+		return nil
 	}
 	copyFromIO(dst, unsafe.Slice((*byte)(w.at(off)), n))
 	return nil
