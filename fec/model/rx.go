@@ -322,6 +322,10 @@ func (d *Device) rxDMA(r *rxRing, data []byte, status uint16, esc uint32, group 
 				break
 			}
 			p = next(f, p, sc, base)
+			if p == r.cur {
+				avail++ // the whole ring is empty: every BD counted once
+				break
+			}
 		}
 		if avail > 0 {
 			break

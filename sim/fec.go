@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/fec/model"
+)
+
+// fecOptions are the spec options of sim:fecN: soc=NAME (default
+// model.DefaultSoC), mode=sync|engine, mmio-cost=DURATION, link=down.
+// The descriptor format is not an option: the driver selects it with
+// ECR.EN1588, as on silicon.
+var fecOptions = []string{"soc", "mode", "mmio-cost", "link"}
+
+var (
+	fecMu   sync.Mutex
+	fecOpen = map[string]*model.Device{}
+)
+
+func init() {
+	registerModel("fec", append(append([]string(nil), fecOptions...), attachOptions...), openFEC)
+	refreshBackend()
+}
+
+// FECModel returns the model of an open sim:fecN device (name "fec0"), or
+// nil when none is open under that name: tests opened through
+// driver.Open("sim:fec0") reach the model's knobs with it.
+func FECModel(name string) *model.Device {
+	fecMu.Lock()
+	defer fecMu.Unlock()
+	return fecOpen[name]
+}
+
+// fecMAC is the address the simulated boot loader leaves in PALR/PAUR: a
+// locally administered address derived from the device number.
+func fecMAC(name string) [6]byte {
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "fec"))
+	return [6]byte{0x02, 0x00, 0x00, 0xFE, byte(n >> 8), byte(n)}
+}
+
+func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
+	o := spec.Options
+	bad := func(key, why string) error {
+		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, o.Get(key), why)}
+	}
+	soc := o.Get("soc")
+	prof, ok := model.LookupProfile(soc)
+	if !ok {
+		return nil, bad("soc", "unknown SoC (profiles: "+strings.Join(model.Profiles(), ", ")+")")
+	}
+	engine := false
+	switch o.Get("mode") {
+	case "", "sync":
+	case "engine":
+		engine = true
+	default:
+		return nil, bad("mode", "must be sync or engine")
+	}
+	var cost time.Duration
+	if v := o.Get("mmio-cost"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return nil, bad("mmio-cost", "must be a duration such as 50ns")
+		}
+		cost = d
+	}
+	linkDown := false
+	switch o.Get("link") {
+	case "", "up":
+	case "down":
+		linkDown = true
+	default:
+		return nil, bad("link", "must be up or down")
+	}
+
+	fecMu.Lock()
+	if _, busy := fecOpen[name]; busy {
+		fecMu.Unlock()
+		return nil, fmt.Errorf("sim:%s is already open", name)
+	}
+	fecOpen[name] = nil // reserve the name while building
+	fecMu.Unlock()
+	unreserve := func() {
+		fecMu.Lock()
+		delete(fecOpen, name)
+		fecMu.Unlock()
+	}
+
+	iommu := dma.NewSimIOMMU(prof.NonCoherent)
+	dev, err := model.New(model.Config{Name: name, SoC: prof.Name, MAC: fecMAC(name), IOMMU: iommu,
+		Engine: engine, MMIOCost: cost, LinkDown: linkDown})
+	if err != nil {
+		unreserve()
+		return nil, err
+	}
+	ep := &Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine}
+	cleanup, err := attach(ep, spec)
+	if err != nil {
+		unreserve()
+		return nil, err
+	}
+	if engine {
+		if err := dev.Start(); err != nil {
+			_ = cleanup()
+			unreserve()
+			return nil, err
+		}
+	}
+	fecMu.Lock()
+	fecOpen[name] = dev
+	fecMu.Unlock()
+	var once sync.Once
+	release := func() error {
+		var err error
+		once.Do(func() {
+			dev.Stop()
+			err = cleanup()
+			unreserve()
+		})
+		return err
+	}
+	return &driver.Device{
+		Backend:     "sim",
+		Bus:         "platform",
+		Compatible:  prof.Compatible,
+		Regions:     []driver.Regs{dev},
+		Mapper:      iommu,
+		NonCoherent: prof.NonCoherent,
+		Reset:       dev.Reset,
+		Release:     release,
+		Extra:       dev,
+	}, nil
+}
