@@ -167,3 +167,5 @@ func withUIO(tr *tree) *tree {
 								sparse("/dev/uio0", 2*ps, ps+0x100, le32(0x12345678)) // map1 at its offset
 	return tr
 }
+
+func readFileBytes(p string) ([]byte, error) { return os.ReadFile(p) }

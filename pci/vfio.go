@@ -612,4 +612,3 @@ func (r *regionIO) write(off uint64, b []byte) bool {
 	_, err := unix.Pwrite(r.fd, b, int64(r.off+off))
 	return err == nil
 }
-
