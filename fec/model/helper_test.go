@@ -93,8 +93,8 @@ func (td *tdrv) dsize() int {
 }
 
 // rxBD/txBD are the offsets of BD i of ring q inside td.ring.
-func (td *tdrv) rxBD(q, i int) int { return (q*tRingMax + i) * td.dsize() }
-func (td *tdrv) txBD(q, i int) int { return ((3+q)*tRingMax + i) * td.dsize() }
+func (td *tdrv) rxBD(q, i int) int  { return (q*tRingMax + i) * td.dsize() }
+func (td *tdrv) txBD(q, i int) int  { return ((3+q)*tRingMax + i) * td.dsize() }
 func (td *tdrv) rxBuf(q, i int) int { return (q*tRingMax + i) * tBufSize }
 func (td *tdrv) txBuf(q, i int) int { return ((3+q)*tRingMax + i) * tBufSize }
 
@@ -114,7 +114,7 @@ func (td *tdrv) w0(off int) (sc, length uint16) {
 }
 
 func (td *tdrv) setWord(off int, v uint32) { atomic.StoreUint32(td.word(off), td.order(v)) }
-func (td *tdrv) getWord(off int) uint32  { return td.order(atomic.LoadUint32(td.word(off))) }
+func (td *tdrv) getWord(off int) uint32    { return td.order(atomic.LoadUint32(td.word(off))) }
 
 // order converts between the CPU's (little-endian host) view of a word and
 // the word value in the chosen descriptor byte order.
