@@ -158,7 +158,7 @@ func RegisterMap(txRings, rxRings int) []RegDesc {
 		RegDesc{"PM0_STATUS", PM0_STATUS, "mac", []Field{bit("LINK", 16), {"SPEED", 17, 18}, bit("DUPLEX", 19)}},
 	)
 	for _, c := range macCounters {
-		m = append(m, RegDesc{"PM0_" + c.name, c.off, "mac-stats", nil})
+		m = append(m, RegDesc{c.name, c.off, "mac-stats", nil})
 	}
 	mdioCfg := []Field{bit("BSY", 0), bit("RD_ER", 1), {"HOLD", 2, 4}, bit("ENC45", 6), {"CLKDIV", 8, 15}, bit("NEG", 23)}
 	mdioCtl := []Field{{"DEV_ADDR", 0, 4}, {"PORT_ADDR", 5, 9}, bit("READ", 15)}
@@ -180,7 +180,7 @@ func RegisterMap(txRings, rxRings int) []RegDesc {
 	return m
 }
 
-// macCounters are the eMAC counters by reference name (without "PM0_").
+// macCounters are the eMAC (PM0) counters by reference name (§2.8).
 var macCounters = []struct {
 	name string
 	off  uint32

@@ -12,6 +12,10 @@ import (
 // RBCIR write then hands at least this many buffers over (§4.4).
 const rxRefillBundle = 16
 
+// rxStuckPolls is how many polls a not-ready BD followed by a ready one is
+// waited for before it counts as skipped by the device.
+const rxStuckPolls = 128
+
 // rxQueue is one RX BD ring and its buffer pool. Everything but active and
 // ctr belongs to the queue's goroutine (and to the control goroutine while
 // the port is stopped).
@@ -35,6 +39,7 @@ type rxQueue struct {
 	ringOwn  uint16 // pool owner ids for leak reports
 	appOwn   uint16
 	maxSegs  uint32 // most BDs a valid frame can span
+	stuck    uint32 // polls that found BD ntc not ready but a later one ready
 
 	ctr driver.Counters
 
@@ -123,7 +128,20 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		bd := &q.bds[ntc]
 		st := bd.loadStatus()
 		if st&RXBD_LSTATUS_R == 0 {
-			break // not written back yet
+			// Not written back yet. If a later BD is ready while this one
+			// stays not ready for many polls, the device skipped it (a lost
+			// status write): drop it rather than stall the ring forever.
+			if posted > 1 && q.bds[(ntc+1)&mask].loadStatus()&RXBD_LSTATUS_R != 0 {
+				q.stuck++
+				if q.stuck >= rxStuckPolls {
+					q.stuck = 0
+					q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
+					ntc = (ntc + 1) & mask // wraps by the power-of-two mask
+					posted--
+					continue
+				}
+			}
+			break
 		}
 		if st&RXBD_LSTATUS_F != 0 {
 			// One-BD frame, the common case.
@@ -155,10 +173,14 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		}
 		// Multi-BD frame: find its final BD; every BD up to it must be ready
 		// and lie within the posted BDs and the most BDs a frame may need.
+		// A non-final BD is always filled to RBBSR (§4.4): one that is not
+		// ends a broken frame (a lost F bit) and is dropped at once.
 		k := uint32(1)
 		j := ntc
 		final, wait := false, false
-		for k < posted && k < q.maxSegs {
+		dma.ReadBarrier() // the status load before the length
+		broken := uint32(bd.bufLen) != q.bufLen
+		for !broken && k < posted && k < q.maxSegs {
 			j = (j + 1) & mask // next BD of the frame, wrapping
 			s := q.bds[j].loadStatus()
 			if s&RXBD_LSTATUS_R == 0 {
@@ -171,13 +193,16 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				final = true
 				break
 			}
+			dma.ReadBarrier() // the status load before the length
+			broken = uint32(q.bds[j].bufLen) != q.bufLen
 		}
 		if wait {
 			break
 		}
 		if !final {
-			// Every posted BD, or more than the longest frame needs, is ready
-			// and none is final: the device wrote nonsense. Drop them all.
+			// A short non-final BD, every posted BD ready with none final, or
+			// more BDs than the longest frame needs: the device wrote
+			// nonsense. Drop them all.
 			q.dropBDs(ntc, k, driver.CauseBadDescriptor)
 			ntc = (ntc + k) & mask
 			posted -= k
@@ -233,6 +258,9 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		pkts[n] = head
 		n++
 		bytes += uint64(total)
+	}
+	if ntc != q.ntc {
+		q.stuck = 0 // progress: whatever looked stuck was not
 	}
 	q.ntc = ntc
 	q.ctr.Add(uint64(n), bytes)

@@ -9,7 +9,7 @@ import (
 // Stats implements driver.Port. Queue counters are the driver's; frames the
 // device dropped for lack of a posted buffer (RBDCR(n)) are added to each RX
 // queue as CauseNoBuffer. HW holds the SI counters and, on a PF, the eMAC
-// counters under the reference's names (SIRFRM, PM0_RFRM, ...), RBDCR(n),
+// counters under the reference's names (SIRFRM, RFRM, ...), RBDCR(n),
 // the link state (link_up, link_speed_mbps) and the driver's own event
 // counts (drv_*).
 func (p *Port) Stats() driver.PortStats {
@@ -37,7 +37,7 @@ func (p *Port) Stats() driver.PortStats {
 	}
 	if p.pf {
 		for _, c := range macCounters {
-			s.HW["PM0_"+c.name] = uint64(p.regs.Read32(c.off)) // Linux and DPDK read the low 32 bits
+			s.HW[c.name] = uint64(p.regs.Read32(c.off)) // Linux and DPDK read the low 32 bits
 		}
 	}
 	l := p.link

@@ -1,0 +1,409 @@
+package enetc_test
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
+	"github.com/gopmd/gopmd/enetc/model"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim"
+)
+
+// simPort is an open sim:enetcN port with its model.
+type simPort struct {
+	t     testing.TB
+	spec  string
+	port  *enetc.Port
+	model *model.Device
+	wire  *capture
+}
+
+// capture is a wire that keeps copies of transmitted frames.
+type capture struct {
+	mu     sync.Mutex
+	frames [][]byte
+	count  int
+	keep   bool
+}
+
+func (c *capture) Transmit(f []byte) {
+	c.mu.Lock()
+	c.count++
+	if c.keep {
+		c.frames = append(c.frames, append([]byte(nil), f...))
+	}
+	c.mu.Unlock()
+}
+
+func (c *capture) take() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.frames
+	c.frames = nil
+	return f
+}
+
+var simSeq struct {
+	sync.Mutex
+	n int
+}
+
+// openSim opens a fresh sim:enetcN (a new N per call, so tests never share a
+// device) with extra spec options and cfg, started, with a capturing wire.
+func openSim(t testing.TB, opts string, cfg driver.Config) *simPort {
+	t.Helper()
+	simSeq.Lock()
+	simSeq.n++
+	name := fmt.Sprintf("enetc%d", 100+simSeq.n)
+	simSeq.Unlock()
+	spec := "sim:" + name
+	if opts != "" {
+		spec += "?" + opts
+	}
+	if cfg.StopTimeout == 0 {
+		cfg.StopTimeout = 50 * time.Millisecond
+	}
+	p, err := driver.OpenConfig(spec, cfg)
+	if err != nil {
+		t.Fatalf("open %s: %v", spec, err)
+	}
+	ep, ok := p.(*enetc.Port)
+	if !ok {
+		t.Fatalf("open %s: got a %T, want *enetc.Port", spec, p)
+	}
+	sp := &simPort{t: t, spec: spec, port: ep, model: sim.ENETCModel(name), wire: &capture{keep: true}}
+	if sp.model == nil {
+		t.Fatalf("no model behind %s", spec)
+	}
+	sp.model.SetWire(sp.wire)
+	if err := ep.Start(); err != nil {
+		t.Fatalf("start %s: %v", spec, err)
+	}
+	return sp
+}
+
+// stopCheck stops the port, checks that every buffer is back in its pool,
+// and returns the final stats.
+func (s *simPort) stopCheck() driver.PortStats {
+	s.t.Helper()
+	if err := s.port.Stop(); err != nil {
+		s.t.Errorf("%s: Stop: %v", s.spec, err)
+	}
+	for i := 0; i < s.port.Info().RxQueues; i++ {
+		if n := s.port.RxQueue(i).Pool().InFlight(); n != 0 {
+			s.t.Errorf("%s: RX queue %d: %d buffers in flight after Stop", s.spec, i, n)
+		}
+	}
+	return s.port.Stats()
+}
+
+// close stops and closes the port and checks the model saw no misuse.
+func (s *simPort) close(allowModelErrors bool) {
+	s.t.Helper()
+	s.stopCheck()
+	ms := s.model.Stats()
+	if err := s.port.Close(); err != nil {
+		s.t.Errorf("%s: Close: %v", s.spec, err)
+	}
+	if ms.ERR050089 != 0 {
+		s.t.Errorf("%s: %d register accesses during MDIO (ERR050089)", s.spec, ms.ERR050089)
+	}
+	if !allowModelErrors {
+		for _, e := range s.model.ModelErrors() {
+			s.t.Errorf("%s: model error: %s", s.spec, e)
+		}
+		if f := s.model.IOMMU().FaultCount(); f != 0 {
+			s.t.Errorf("%s: %d DMA faults: %v", s.spec, f, s.model.IOMMU().Faults())
+		}
+	}
+}
+
+// rxAll polls RX queue q until want frames arrived or polls run out.
+func (s *simPort) rxAll(q, want, polls int) []*pool.Packet {
+	var got []*pool.Packet
+	buf := make([]*pool.Packet, 32)
+	for i := 0; i < polls && len(got) < want; i++ {
+		n := s.port.RxQueue(q).RxBurst(buf)
+		got = append(got, buf[:n]...)
+	}
+	return got
+}
+
+func frameOf(pk *pool.Packet) []byte {
+	var b []byte
+	for s := pk; s != nil; s = s.Next() {
+		b = append(b, s.Data()...)
+	}
+	return b
+}
+
+var (
+	macA = net.HardwareAddr{0x02, 0, 0, 0, 0, 0xa}
+	macB = net.HardwareAddr{0x02, 0, 0, 0, 0, 0xb}
+)
+
+// build serialises layers and pads the payload to size bytes (without FCS).
+func build(t testing.TB, size int, ls ...gopacket.SerializableLayer) []byte {
+	t.Helper()
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+	probe := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(probe, opts, ls...); err != nil {
+		t.Fatal(err)
+	}
+	if pad := size - len(probe.Bytes()); pad > 0 {
+		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xa5}, pad)))
+	}
+	if err := gopacket.SerializeLayers(buf, opts, ls...); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+func udp4(t testing.TB, size int, sport uint16) []byte {
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP,
+		SrcIP: net.IP{10, 0, byte(sport >> 8), byte(sport)}, DstIP: net.IP{10, 1, 0, 1}}
+	u := &layers.UDP{SrcPort: layers.UDPPort(sport), DstPort: 4789}
+	_ = u.SetNetworkLayerForChecksum(ip)
+	return build(t, size, &layers.Ethernet{SrcMAC: macA, DstMAC: macB, EthernetType: layers.EthernetTypeIPv4}, ip, u)
+}
+
+func tcp6(t testing.TB, size int, sport uint16) []byte {
+	ip := &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolTCP,
+		SrcIP: net.ParseIP("2001:db8::1"), DstIP: net.ParseIP("2001:db8::2")}
+	tc := &layers.TCP{SrcPort: layers.TCPPort(sport), DstPort: 443, Seq: 1, ACK: true, Window: 1024}
+	_ = tc.SetNetworkLayerForChecksum(ip)
+	return build(t, size, &layers.Ethernet{SrcMAC: macA, DstMAC: macB, EthernetType: layers.EthernetTypeIPv6}, ip, tc)
+}
+
+func arp(t testing.TB) []byte {
+	a := &layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6,
+		ProtAddressSize: 4, Operation: layers.ARPRequest, SourceHwAddress: macA, SourceProtAddress: []byte{10, 0, 0, 1},
+		DstHwAddress: make([]byte, 6), DstProtAddress: []byte{10, 0, 0, 2}}
+	return build(t, 60, &layers.Ethernet{SrcMAC: macA, DstMAC: layers.EthernetBroadcast, EthernetType: layers.EthernetTypeARP}, a)
+}
+
+func vlanUDP(t testing.TB, size int, vid uint16) []byte {
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IP{10, 0, 0, 1}, DstIP: net.IP{10, 0, 0, 2}}
+	u := &layers.UDP{SrcPort: 1234, DstPort: 5678}
+	_ = u.SetNetworkLayerForChecksum(ip)
+	return build(t, size, &layers.Ethernet{SrcMAC: macA, DstMAC: macB, EthernetType: layers.EthernetTypeDot1Q},
+		&layers.Dot1Q{VLANIdentifier: vid, Priority: 3, Type: layers.EthernetTypeIPv4}, ip, u)
+}
+
+// TestFramesLeaveByteIdentical sends gopacket-built frames of every kind
+// and size into the model, receives them with RxBurst, transmits them with
+// TxBurst and checks they leave the model's wire unchanged.
+func TestFramesLeaveByteIdentical(t *testing.T) {
+	s := openSim(t, "", driver.Config{MTU: 9000})
+	var frames [][]byte
+	frames = append(frames, arp(t))
+	for i, size := range []int{60, 64, 128, 256, 512, 1000, 1514, 1518} {
+		frames = append(frames, udp4(t, size, uint16(i)), tcp6(t, size, uint16(i)), vlanUDP(t, size, uint16(i+1)))
+	}
+	frames = append(frames, udp4(t, 9000, 7), tcp6(t, 4000, 8), vlanUDP(t, 9018, 9))
+	for i, f := range frames {
+		if !s.model.Port().Receive(f) {
+			t.Fatalf("frame %d (%d bytes) not accepted by the model", i, len(f))
+		}
+		got := s.rxAll(0, 1, 10)
+		if len(got) != 1 {
+			t.Fatalf("frame %d (%d bytes): received %d frames", i, len(f), len(got))
+		}
+		pk := got[0]
+		if !bytes.Equal(frameOf(pk), f) || pk.PktLen != len(f) {
+			t.Fatalf("frame %d (%d bytes): received %d bytes (PktLen %d), not the frame sent", i, len(f), len(frameOf(pk)), pk.PktLen)
+		}
+		if n := s.port.TxQueue(0).TxBurst(got); n != 1 {
+			t.Fatalf("frame %d: TxBurst = %d", i, n)
+		}
+	}
+	out := s.wire.take()
+	if len(out) != len(frames) {
+		t.Fatalf("%d frames on the wire, want %d", len(out), len(frames))
+	}
+	for i := range frames {
+		if !bytes.Equal(out[i], frames[i]) {
+			t.Errorf("frame %d (%d bytes) left the wire changed (%d bytes)", i, len(frames[i]), len(out[i]))
+		}
+	}
+	st := s.stopCheck()
+	if st.Rx.Packets != uint64(len(frames)) || st.Tx.Packets != uint64(len(frames)) || st.Rx.TotalDrops() != 0 {
+		t.Errorf("stats: rx %d tx %d rx drops %v", st.Rx.Packets, st.Tx.Packets, st.Rx.Drops)
+	}
+	if st.HW["SIRFRM"] != uint64(len(frames)) || st.HW["SITFRM"] != uint64(len(frames)) {
+		t.Errorf("SI counters: SIRFRM %d SITFRM %d, want %d", st.HW["SIRFRM"], st.HW["SITFRM"], len(frames))
+	}
+	s.close(false)
+}
+
+// TestRxFrameLongerThanBuffer uses 1 KiB buffers (four per page), so a
+// full-size frame spans two BDs and comes back as two segments.
+func TestRxFrameLongerThanBuffer(t *testing.T) {
+	s := openSim(t, "buf-size=1024", driver.Config{})
+	f := udp4(t, 1514, 1)
+	if !s.model.Port().Receive(f) {
+		t.Fatal("not accepted")
+	}
+	got := s.rxAll(0, 1, 10)
+	if len(got) != 1 {
+		t.Fatalf("received %d frames", len(got))
+	}
+	if got[0].NSegs != 2 || got[0].Next() == nil || got[0].Len() != 896 {
+		t.Errorf("frame: %d segments, first %d bytes; want 2 segments of 896 + 618", got[0].NSegs, got[0].Len())
+	}
+	if !bytes.Equal(frameOf(got[0]), f) {
+		t.Error("segments do not add up to the frame")
+	}
+	pool.FreeBulk(got)
+	s.close(false)
+}
+
+// TestRingWrapManyLaps pushes 200 laps' worth of frames through 64-BD
+// rings in bursts, checking every frame and that one TBPIR write covers
+// each burst.
+func TestRingWrapManyLaps(t *testing.T) {
+	s := openSim(t, "", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	s.wire.keep = false
+	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
+	buf := make([]*pool.Packet, 32)
+	total := 0
+	for lap := 0; lap < 200*64/24; lap++ {
+		var sent [][]byte
+		for i := 0; i < 24; i++ {
+			f := udp4(t, 60+(lap*31+i*17)%1400, uint16(i))
+			if !s.model.Port().Receive(f) {
+				t.Fatalf("lap %d: frame %d dropped by the model", lap, i)
+			}
+			sent = append(sent, f)
+		}
+		n := rx.RxBurst(buf)
+		if n != 24 {
+			t.Fatalf("lap %d: RxBurst = %d, want 24", lap, n)
+		}
+		for i := 0; i < n; i++ {
+			if !bytes.Equal(frameOf(buf[i]), sent[i]) {
+				t.Fatalf("lap %d frame %d differs", lap, i)
+			}
+		}
+		before := s.port.TxDoorbells(0)
+		if m := tx.TxBurst(buf[:n]); m != n {
+			t.Fatalf("lap %d: TxBurst = %d", lap, m)
+		}
+		if d := s.port.TxDoorbells(0) - before; d != 1 {
+			t.Fatalf("lap %d: %d doorbells for one burst", lap, d)
+		}
+		total += n
+	}
+	st := s.stopCheck()
+	if st.Tx.Packets != uint64(total) || s.wire.count != total {
+		t.Errorf("tx %d, wire %d, want %d", st.Tx.Packets, s.wire.count, total)
+	}
+	ms := s.model.Stats()
+	if ms.TxDoorbells[0] != uint64(total/24) {
+		t.Errorf("model saw %d TX doorbells for %d bursts", ms.TxDoorbells[0], total/24)
+	}
+	s.close(false)
+}
+
+// TestRSSSpreadsFlows opens four RX queues: every frame must land on the
+// ring the model's RSS table names for its hash, with the hash reported,
+// and all four rings must see traffic.
+func TestRSSSpreadsFlows(t *testing.T) {
+	s := openSim(t, "queues=4", driver.Config{})
+	if s.port.Info().Caps&driver.CapRSS == 0 {
+		t.Error("RSS capability not reported")
+	}
+	tbl := s.model.RSSTable()
+	per := make([]int, 4)
+	for flow := 0; flow < 200; flow++ {
+		f := udp4(t, 80, uint16(1000+flow))
+		hash, _ := s.model.FlowHash(f)
+		want := int(tbl[hash%uint32(len(tbl))])
+		if !s.model.Port().Receive(f) {
+			t.Fatalf("flow %d not accepted", flow)
+		}
+		found := -1
+		for q := 0; q < 4; q++ {
+			got := s.rxAll(q, 1, 2)
+			if len(got) == 1 {
+				found = q
+				if got[0].Hash != hash || got[0].Flags&pool.FlagRSSHash == 0 || int(got[0].Queue) != q {
+					t.Errorf("flow %d: hash %#x flags %v queue %d; model hash %#x", flow, got[0].Hash, got[0].Flags, got[0].Queue, hash)
+				}
+				got[0].Free()
+			}
+		}
+		if found != want {
+			t.Fatalf("flow %d: hash %#x landed on queue %d, table says %d", flow, hash, found, want)
+		}
+		per[found]++
+	}
+	for q, n := range per {
+		if n == 0 {
+			t.Errorf("queue %d got no flow (spread %v)", q, per)
+		}
+	}
+	s.close(false)
+}
+
+// TestRegisterMapMatchesModel compares the driver's register table with the
+// model's independent transcription of the reference.
+func TestRegisterMapMatchesModel(t *testing.T) {
+	drv := map[string]uint32{}
+	for _, d := range enetc.RegisterMap(1, 1) {
+		name := d.Name
+		if n := len(name); n > 3 && name[n-3:] == "(0)" {
+			name = name[:n-3] // the model names indexed families by their n = 0 instance
+		} else if name[n-1] == ')' {
+			continue
+		}
+		drv[name] = d.Offset
+	}
+	mod := map[string]uint32{}
+	for _, r := range model.Registers() {
+		mod[r.Name] = r.Offset
+	}
+	common := 0
+	for name, off := range drv {
+		moff, ok := mod[name]
+		if !ok {
+			t.Logf("driver register %s (%#x) is not in the model's table", name, off)
+			continue
+		}
+		common++
+		if moff != off {
+			t.Errorf("%s: driver %#x, model %#x", name, off, moff)
+		}
+	}
+	byOff := map[uint32]string{}
+	for name, off := range drv {
+		byOff[off] = name
+	}
+	for name, off := range mod {
+		if dn, ok := byOff[off]; ok && dn != name {
+			if _, both := drv[name]; !both {
+				t.Errorf("offset %#x: driver calls it %s, model %s", off, dn, name)
+			}
+		}
+	}
+	var modelOnly []string
+	for name := range mod {
+		if _, ok := drv[name]; !ok {
+			modelOnly = append(modelOnly, name)
+		}
+	}
+	t.Logf("%d registers in common; in the model only (the driver does not use them): %v", common, modelOnly)
+	if common < 100 {
+		t.Errorf("only %d registers in common: the naming conventions drifted apart", common)
+	}
+}
