@@ -12,6 +12,7 @@
 #                    addresses from /proc/self/pagemap (dma-coherent=1: QEMU's DMA is coherent).
 #        RIG_BD      enhanced (default) or legacy descriptors.
 #        RIG_FRAMES  frames each way per ENET (default 64).
+#        RIG_FROM_HEAD  1: build from the committed tree (git archive HEAD), not the working tree.
 #        RIG_PORT    first of four UDP ports on 127.0.0.1 (default: picked from the PID).
 #        RIGS_CACHE  downloads (default /tmp/rigs-cache; outside the tree), RIG_OUT outputs
 #                    (default /tmp/rigs-out/gopmd-arm-fec), TIMEOUT seconds (default 300).
@@ -102,6 +103,11 @@ log "kernel $KERNEL_PKG ($KVER), machine $MACHINE, ENETs $DEVS, access $ACCESS, 
 
 # --- programs: the guest driver program (armv7) and the host peer -------------
 T_BUILD=$(date +%s.%N)
+if [ "${RIG_FROM_HEAD:-0}" = 1 ]; then
+	rm -rf "$OUT/src" && mkdir -p "$OUT/src"
+	git -C "$REPO" archive HEAD | tar -x -C "$OUT/src"
+	REPO=$OUT/src
+fi
 log "building guest program from $REPO (GOARCH=arm GOARM=7 CGO_ENABLED=0) and host program"
 (cd "$REPO" && GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$OUT/fecrig" ./rigs/arm-fec/guest)
 (cd "$REPO" && CGO_ENABLED=0 go build -o "$OUT/fecrighost" ./rigs/arm-fec/host)

@@ -1,0 +1,570 @@
+package fec_test
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/fec"
+	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim"
+)
+
+var simSeq atomic.Int32
+
+// openSim opens a fresh sim:fecN with the given options and closes it at
+// the end of the test, failing it if Close reports an error (leaks).
+func openSim(t testing.TB, opts string) (*fec.Port, *model.Device) {
+	t.Helper()
+	name := fmt.Sprintf("fec%d", simSeq.Add(1))
+	spec := "sim:" + name
+	if opts != "" {
+		spec += "?" + opts
+	}
+	p, err := driver.Open(spec)
+	if err != nil {
+		t.Fatalf("open %s: %v", spec, err)
+	}
+	fp, ok := p.(*fec.Port)
+	if !ok {
+		t.Fatalf("open %s: got a %T, want *fec.Port", spec, p)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("close %s: %v", spec, err)
+		}
+	})
+	if err := p.Start(); err != nil {
+		t.Fatalf("start %s: %v", spec, err)
+	}
+	return fp, sim.FECModel(name)
+}
+
+// capture is a wire that keeps copies of the frames a model transmits.
+type capture struct {
+	mu     sync.Mutex
+	frames [][]byte
+}
+
+func (c *capture) Transmit(f []byte) {
+	c.mu.Lock()
+	c.frames = append(c.frames, append([]byte(nil), f...))
+	c.mu.Unlock()
+}
+
+func (c *capture) take() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.frames
+	c.frames = nil
+	return f
+}
+
+// udpFrame builds an Ethernet/[VLAN]/IPv4/UDP frame of exactly size bytes
+// (FCS not included) with gopacket.
+func udpFrame(t testing.TB, size int, pcp int, seed int) []byte {
+	t.Helper()
+	eth := &layers.Ethernet{
+		SrcMAC:       net.HardwareAddr{0x02, 0, 0, 0, 0, byte(seed)},
+		DstMAC:       net.HardwareAddr{0x02, 0, 0, 0xFE, 0, 1},
+		EthernetType: layers.EthernetTypeIPv4,
+	}
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, Id: uint16(seed),
+		SrcIP: net.IPv4(10, 0, 0, 1), DstIP: net.IPv4(10, 0, 0, 2)}
+	udp := &layers.UDP{SrcPort: layers.UDPPort(1000 + seed), DstPort: 9}
+	udp.SetNetworkLayerForChecksum(ip)
+	hdr := 14 + 20 + 8
+	ls := []gopacket.SerializableLayer{eth}
+	if pcp >= 0 {
+		eth.EthernetType = layers.EthernetTypeDot1Q
+		ls = append(ls, &layers.Dot1Q{Priority: uint8(pcp), VLANIdentifier: 7, Type: layers.EthernetTypeIPv4})
+		hdr += 4
+	}
+	payload := make([]byte, size-hdr)
+	for i := range payload {
+		payload[i] = byte(i*131 + seed*7)
+	}
+	ls = append(ls, ip, udp, gopacket.Payload(payload))
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		t.Fatal(err)
+	}
+	if len(buf.Bytes()) != size {
+		t.Fatalf("built %d bytes, want %d", len(buf.Bytes()), size)
+	}
+	return buf.Bytes()
+}
+
+// socOptions lists every model SoC profile with each descriptor format it has.
+func socOptions() []string {
+	var out []string
+	for _, soc := range model.Profiles() {
+		prof, _ := model.LookupProfile(soc)
+		out = append(out, "soc="+soc+"&bd=legacy")
+		if prof.EnhancedBD {
+			out = append(out, "soc="+soc+"&bd=enhanced")
+		}
+	}
+	return out
+}
+
+var frameSizes = []int{60, 64, 65, 128, 255, 511, 1000, 1514}
+
+// TestFramesByteIdentical receives gopacket-built frames through RxBurst and
+// sends them back with TxBurst, on every SoC profile and descriptor format:
+// every byte must arrive as sent, both ways, and no buffer may leak.
+func TestFramesByteIdentical(t *testing.T) {
+	for _, opts := range socOptions() {
+		t.Run(opts, func(t *testing.T) {
+			p, m := openSim(t, opts+"&rx-ring=16&tx-ring=16")
+			w := &capture{}
+			m.SetWire(w)
+			rxq, txq := p.RxQueue(0), p.TxQueue(0)
+			var sent [][]byte
+			pkts := make([]*driver.Packet, 64)
+			for round := 0; round < 5; round++ { // 40 frames through 16-entry rings: they wrap
+				var want [][]byte
+				for i, sz := range frameSizes {
+					pcp := -1
+					if i%3 == 0 {
+						pcp = 0
+					}
+					f := udpFrame(t, sz, pcp, round*10+i)
+					if !m.Port().Receive(f) {
+						t.Fatalf("model refused frame %d (%d bytes): %v", i, sz, m.LastModelError())
+					}
+					want = append(want, f)
+				}
+				n := rxq.RxBurst(pkts)
+				if n != len(want) {
+					t.Fatalf("round %d: RxBurst got %d frames, want %d (stats %+v)", round, n, len(want), p.Stats().Rx)
+				}
+				for i := 0; i < n; i++ {
+					if !bytes.Equal(pkts[i].Data(), want[i]) {
+						t.Fatalf("round %d frame %d (%d bytes): received bytes differ from sent\n got % x\nwant % x", round, i, len(want[i]), head(pkts[i].Data()), head(want[i]))
+					}
+					if pkts[i].PktLen != len(want[i]) || pkts[i].NSegs != 1 {
+						t.Fatalf("frame %d: PktLen %d NSegs %d", i, pkts[i].PktLen, pkts[i].NSegs)
+					}
+				}
+				if k := txq.TxBurst(pkts[:n]); k != n {
+					t.Fatalf("TxBurst took %d of %d", k, n)
+				}
+				sent = append(sent, want...)
+			}
+			txq.Reclaim()
+			got := w.take()
+			if len(got) != len(sent) {
+				t.Fatalf("wire got %d frames, want %d", len(got), len(sent))
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], sent[i]) {
+					t.Fatalf("wire frame %d differs from what was received and forwarded\n got % x\nwant % x", i, head(got[i]), head(sent[i]))
+				}
+			}
+			if err := p.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if n := rxq.Pool().InFlight(); n != 0 {
+				t.Fatalf("%d buffers still out after Stop", n)
+			}
+			st := p.Stats()
+			if st.Rx.Packets != uint64(len(sent)) || st.Tx.Packets != uint64(len(sent)) || st.Rx.TotalDrops() != 0 || st.Tx.TotalDrops() != 0 {
+				t.Fatalf("stats rx %+v tx %+v", st.Rx, st.Tx)
+			}
+		})
+	}
+}
+
+func head(b []byte) []byte {
+	if len(b) > 48 {
+		return b[:48]
+	}
+	return b
+}
+
+// TestRxErrorsCountedAndRecycled injects every receive error the model
+// offers: each is counted under its cause, its buffer goes back to the
+// pool, and the next good frame still arrives intact.
+func TestRxErrorsCountedAndRecycled(t *testing.T) {
+	cases := []struct {
+		kind  model.RxError
+		cause driver.Cause
+	}{
+		{model.RxCRC, driver.CauseCRC},
+		{model.RxOversize, driver.CauseOversize},
+		{model.RxTruncate, driver.CauseOversize},
+		{model.RxOverrun, driver.CauseFrame},
+	}
+	for _, opts := range []string{"soc=imx8mp&bd=enhanced", "soc=imx6ul&bd=legacy"} {
+		p, m := openSim(t, opts+"&rx-ring=8")
+		rxq := p.RxQueue(0)
+		pkts := make([]*driver.Packet, 8)
+		for _, c := range cases {
+			if err := m.InjectRxErrors(c.kind, 2); err != nil {
+				t.Fatal(err)
+			}
+			good := udpFrame(t, 200, -1, int(c.kind))
+			for i := 0; i < 2; i++ {
+				m.Port().Receive(udpFrame(t, 300, -1, i))
+			}
+			m.Port().Receive(good)
+			before := p.Stats().Rx.Drops[c.cause]
+			n := rxq.RxBurst(pkts)
+			if n != 1 || !bytes.Equal(pkts[0].Data(), good) {
+				t.Fatalf("%s error %d: got %d frames after 2 errored and 1 good", opts, c.kind, n)
+			}
+			pkts[0].Free()
+			if d := p.Stats().Rx.Drops[c.cause] - before; d != 2 {
+				t.Fatalf("%s error %d: %d drops counted as %v, want 2 (%+v)", opts, c.kind, d, c.cause, p.Stats().Rx)
+			}
+		}
+		if err := p.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n := rxq.Pool().InFlight(); n != 0 {
+			t.Fatalf("%d buffers leaked", n)
+		}
+	}
+}
+
+// TestCorruptWritebackCaught garbles the length the device writes back: the
+// driver must drop those frames as bad descriptors, not read past a buffer.
+func TestCorruptWritebackCaught(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&rx-ring=16")
+	rxq := p.RxQueue(0)
+	m.CorruptWriteback(3)
+	var want [][]byte
+	for i := 0; i < 6; i++ {
+		f := udpFrame(t, 100+i, -1, i)
+		m.Port().Receive(f)
+		want = append(want, f)
+	}
+	pkts := make([]*driver.Packet, 16)
+	n := rxq.RxBurst(pkts)
+	st := p.Stats().Rx
+	bad := st.Drops[driver.CauseBadDescriptor]
+	if uint64(n)+st.TotalDrops() != 6 || bad == 0 {
+		t.Fatalf("got %d frames, drops %+v: every corrupted length must be dropped as bad_descriptor", n, st.Drops)
+	}
+	for i := 0; i < n; i++ {
+		ok := false
+		for _, w := range want {
+			ok = ok || bytes.Equal(pkts[i].Data(), w)
+		}
+		if !ok {
+			t.Fatalf("frame %d (%d bytes) delivered with a corrupted length", i, pkts[i].Len())
+		}
+		pkts[i].Free()
+	}
+}
+
+// TestDMAFaultSurvived makes device buffer accesses fault: frames are lost
+// (counted by the model), the driver keeps working and leaks nothing.
+func TestDMAFaultSurvived(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&rx-ring=8&tx-ring=8")
+	w := &capture{}
+	m.SetWire(w)
+	rxq, txq := p.RxQueue(0), p.TxQueue(0)
+	m.FaultDMA(2)
+	for i := 0; i < 4; i++ {
+		m.Port().Receive(udpFrame(t, 128, -1, i))
+	}
+	pkts := make([]*driver.Packet, 8)
+	n := rxq.RxBurst(pkts)
+	if n != 2 {
+		t.Fatalf("got %d frames after 2 faulted of 4, want 2", n)
+	}
+	if txq.TxBurst(pkts[:n]) != n {
+		t.Fatal("TxBurst refused")
+	}
+	txq.Reclaim()
+	if got := len(w.take()); got != 2 {
+		t.Fatalf("wire got %d frames, want 2", got)
+	}
+	if m.IOMMU().FaultCount() == 0 {
+		t.Fatal("the IOMMU recorded no fault: the injection did not happen")
+	}
+}
+
+// TestERR006358Recovered arms the i.MX6Q erratum: a TDAR write is lost and
+// frames sit on the ring until the driver's reclaim pass sees BDs pending
+// with TDAR idle and writes TDAR again.
+func TestERR006358Recovered(t *testing.T) {
+	p, m := openSim(t, "soc=imx6q&tx-ring=16")
+	w := &capture{}
+	m.SetWire(w)
+	txq := p.TxQueue(0)
+	pool := p.RxQueue(0).Pool()
+	send := func(k int) {
+		var pkts []*driver.Packet
+		for i := 0; i < k; i++ {
+			pk := pool.Alloc()
+			copy(pk.Append(100), udpFrame(t, 100, -1, i))
+			pkts = append(pkts, pk)
+		}
+		if txq.TxBurst(pkts) != k {
+			t.Fatal("TxBurst refused")
+		}
+	}
+	send(1) // the engine then finds the ring without a ready BD
+	if err := m.ArmERR006358(); err != nil {
+		t.Fatal(err)
+	}
+	send(3)
+	if lost := m.Stats().LostTDAR; lost != 1 {
+		t.Fatalf("model lost %d TDAR writes, want 1: the erratum did not fire", lost)
+	}
+	if got := len(w.take()); got != 1 {
+		t.Fatalf("wire has %d frames before recovery, want 1", got)
+	}
+	txq.Reclaim() // re-kicks TDAR
+	txq.Reclaim() // frees what the re-kick sent
+	if got := len(w.take()); got != 3 {
+		t.Fatalf("after reclaim the wire got %d of the 3 stuck frames", got)
+	}
+	if txq.Pending() != 0 {
+		t.Fatalf("%d frames still pending", txq.Pending())
+	}
+	var rekicks uint64
+	for _, rs := range p.RingState() {
+		rekicks += rs.Rekicks
+	}
+	if rekicks == 0 {
+		t.Fatal("RingState shows no ERR006358 re-kick")
+	}
+}
+
+// TestStopWithStalledTX stops a port whose TX engine hangs: Stop gives up
+// after its bound, says so, and still takes every buffer back.
+func TestStopWithStalledTX(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&tx-ring=16")
+	txq := p.TxQueue(0)
+	pool := p.RxQueue(0).Pool()
+	m.StallTX(true)
+	var pkts []*driver.Packet
+	for i := 0; i < 5; i++ {
+		pk := pool.Alloc()
+		copy(pk.Append(60), udpFrame(t, 60, -1, i))
+		pkts = append(pkts, pk)
+	}
+	if txq.TxBurst(pkts) != 5 {
+		t.Fatal("TxBurst refused")
+	}
+	err := p.Stop()
+	if err == nil || !strings.Contains(err.Error(), "still owned by the MAC") {
+		t.Fatalf("Stop with a hung TX engine returned %v, want a bounded-wait error", err)
+	}
+	if n := pool.InFlight(); n != 0 {
+		t.Fatalf("%d buffers still out after Stop", n)
+	}
+	if d := p.Stats().Tx.Drops[driver.CauseLinkDown]; d != 5 {
+		t.Fatalf("%d stranded frames counted, want 5", d)
+	}
+}
+
+// TestRestart stops and starts a port: rings rewind and frames flow again.
+func TestRestart(t *testing.T) {
+	p, m := openSim(t, "soc=imx93&rx-ring=8")
+	rxq := p.RxQueue(0)
+	pkts := make([]*driver.Packet, 8)
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 5; i++ {
+			m.Port().Receive(udpFrame(t, 90, -1, i))
+		}
+		if n := rxq.RxBurst(pkts); n != 5 {
+			t.Fatalf("round %d: %d frames", round, n)
+		}
+		pool.FreeBulk(pkts[:5])
+		if err := p.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMultiBufferFrames sends and receives frames longer than one buffer:
+// RX reassembles a chain, TX sends a chain as one frame.
+func TestMultiBufferFrames(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&mtu=9000&rx-ring=32")
+	w := &capture{}
+	m.SetWire(w)
+	rxq, txq := p.RxQueue(0), p.TxQueue(0)
+	f := udpFrame(t, 5000, -1, 3)
+	if !m.Port().Receive(f) {
+		t.Fatalf("model refused a 5000-byte frame: %v", m.LastModelError())
+	}
+	pkts := make([]*driver.Packet, 4)
+	if n := rxq.RxBurst(pkts); n != 1 {
+		t.Fatalf("got %d frames (stats %+v)", n, p.Stats().Rx)
+	}
+	var got []byte
+	for s := pkts[0]; s != nil; s = s.Next() {
+		got = append(got, s.Data()...)
+	}
+	if pkts[0].NSegs < 3 || pkts[0].PktLen != len(f) || !bytes.Equal(got, f) {
+		t.Fatalf("reassembled %d bytes in %d segments (PktLen %d), want the 5000-byte frame", len(got), pkts[0].NSegs, pkts[0].PktLen)
+	}
+	if txq.TxBurst(pkts[:1]) != 1 {
+		t.Fatal("TxBurst refused a chained frame")
+	}
+	txq.Reclaim()
+	out := w.take()
+	if len(out) != 1 || !bytes.Equal(out[0], f) {
+		t.Fatalf("wire got %d frames; the chained frame must leave as one identical frame", len(out))
+	}
+}
+
+// TestMultiQueue uses the three rings of an AVB part: frames sent on each
+// TX ring leave intact; VLAN priorities 4-7 land on RX ring 2, 0-3 on ring 1,
+// untagged on ring 0 (RCMR1/RCMR2 as the driver programs them).
+func TestMultiQueue(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&queues=3")
+	w := &capture{}
+	m.SetWire(w)
+	if p.Info().RxQueues != 3 || p.Info().TxQueues != 3 {
+		t.Fatalf("info %+v", p.Info())
+	}
+	frames := map[int][]byte{0: udpFrame(t, 100, -1, 1), 1: udpFrame(t, 100, 2, 2), 2: udpFrame(t, 100, 6, 3)}
+	for q := 0; q < 3; q++ {
+		m.Port().Receive(frames[q])
+	}
+	pkts := make([]*driver.Packet, 4)
+	for q := 0; q < 3; q++ {
+		n := p.RxQueue(q).RxBurst(pkts)
+		if n != 1 || !bytes.Equal(pkts[0].Data(), frames[q]) || pkts[0].Queue != uint16(q) {
+			t.Fatalf("ring %d got %d frames, want its one frame", q, n)
+		}
+		if p.TxQueue(q).TxBurst(pkts[:1]) != 1 {
+			t.Fatalf("tx ring %d refused", q)
+		}
+		p.TxQueue(q).Reclaim()
+	}
+	out := w.take()
+	if len(out) != 3 {
+		t.Fatalf("wire got %d frames from 3 TX rings", len(out))
+	}
+	for _, o := range out {
+		if !bytes.Equal(o, frames[0]) && !bytes.Equal(o, frames[1]) && !bytes.Equal(o, frames[2]) {
+			t.Fatalf("wire frame differs from every sent frame")
+		}
+	}
+	if _, err := driver.Open("sim:fec99?soc=imx6ul&queues=2"); err == nil || !strings.Contains(err.Error(), "has 1 of each") {
+		t.Fatalf("2 queues on a single-queue part: %v", err)
+	}
+}
+
+// TestMDIOAndLink reads the model's PHY over MDIO and checks that the
+// resolved speed reaches the MAC (the model passes no frame otherwise).
+func TestMDIOAndLink(t *testing.T) {
+	for _, c := range []struct {
+		soc   string
+		speed int
+	}{{"imx8mp", 1000}, {"imx6ul", 1000}, {"imx6q", 1000}} {
+		p, m := openSim(t, "soc="+c.soc)
+		if p.PHY() != m.PHYAddr() {
+			t.Fatalf("%s: driver found PHY %d, model has it at %d", c.soc, p.PHY(), m.PHYAddr())
+		}
+		id1, err1 := p.MDIORead(p.PHY(), 2)
+		id2, err2 := p.MDIORead(p.PHY(), 3)
+		if err1 != nil || err2 != nil || id1 != 0x0022 || id2 != 0x1622 {
+			t.Fatalf("%s: PHY ID %04x:%04x (%v %v), want 0022:1622", c.soc, id1, id2, err1, err2)
+		}
+		if l := p.Link(); !l.Up || l.SpeedMbps != c.speed || !l.FullDuplex {
+			t.Fatalf("%s: link %v", c.soc, l)
+		}
+		m.Port().Receive(udpFrame(t, 64, -1, 0))
+		pkts := make([]*driver.Packet, 1)
+		if p.RxQueue(0).RxBurst(pkts) != 1 {
+			t.Fatalf("%s: no frame passed: MAC speed bits do not match the PHY (model speed mismatches %d)", c.soc, m.Stats().SpeedMismatch)
+		}
+		pkts[0].Free()
+		if err := p.MDIOWrite(p.PHY(), 4, 0x01E1); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := p.MDIORead(p.PHY(), 4); v != 0x01E1 {
+			t.Fatalf("ANAR reads %#x after writing 0x1e1", v)
+		}
+	}
+	p, _ := openSim(t, "soc=imx8mp&link=down")
+	if l := p.Link(); l.Up {
+		t.Fatalf("link=down model: driver reports %v", l)
+	}
+}
+
+// TestMIBStats checks that the device's counters reach PortStats.HW under
+// the reference's names.
+func TestMIBStats(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp")
+	pkts := make([]*driver.Packet, 8)
+	for i := 0; i < 5; i++ {
+		m.Port().Receive(udpFrame(t, 100, -1, i))
+	}
+	n := p.RxQueue(0).RxBurst(pkts)
+	p.TxQueue(0).TxBurst(pkts[:3])
+	pool.FreeBulk(pkts[3:n])
+	p.TxQueue(0).Reclaim()
+	hw := p.Stats().HW
+	if hw["RMON_R_PACKETS"] != 5 || hw["RMON_T_PACKETS"] != 3 {
+		t.Fatalf("MIB RMON_R_PACKETS %d RMON_T_PACKETS %d, want 5 and 3", hw["RMON_R_PACKETS"], hw["RMON_T_PACKETS"])
+	}
+	if len(hw) < 50 {
+		t.Fatalf("only %d MIB counters reported", len(hw))
+	}
+}
+
+// TestRegisterMapMatchesModel cross-checks two independent transcriptions
+// of the reference: every register the model has must be at the same
+// offset under the same name (or the reference's alias) in the driver's map.
+func TestRegisterMapMatchesModel(t *testing.T) {
+	byOff := map[uint32]string{}
+	for _, r := range fec.RegisterMap() {
+		byOff[r.Offset] = r.Name
+	}
+	matched := 0
+	for _, r := range model.Registers() {
+		name, ok := byOff[r.Offset]
+		switch {
+		case !ok:
+			t.Errorf("model register %s at %#x is missing from fec.RegisterMap", r.Name, r.Offset)
+		case name != r.Name && name != r.Alias:
+			t.Errorf("offset %#x: driver calls it %s, model %s (alias %q)", r.Offset, name, r.Name, r.Alias)
+		default:
+			matched++
+		}
+	}
+	if matched < 40 {
+		t.Fatalf("only %d registers matched", matched)
+	}
+}
+
+// TestBadOptions checks that wrong spec options are refused with errors
+// that name the fix.
+func TestBadOptions(t *testing.T) {
+	for spec, want := range map[string]string{
+		"sim:fec90?soc=imx8mp&bd=fancy":  "bd=legacy or bd=enhanced",
+		"sim:fec91?soc=imx8mp&phy=40":    "0..31",
+		"sim:fec92?soc=imx8mp&mtu=20000": "MTU 20000 out of range",
+	} {
+		p, err := driver.Open(spec)
+		if err == nil {
+			p.Close()
+			t.Errorf("%s: opened", spec)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want it to say %q", spec, err, want)
+		}
+	}
+}
