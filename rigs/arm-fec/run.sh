@@ -155,11 +155,14 @@ if [ "$ACCESS" = uio ]; then
 	fi
 	for dev in ${DEVS//,/ }; do
 		NODE=$(find_node "${dev%%.*}" /) || { echo "FAIL host: no ethernet@${dev%%.*} node in $DTB"; exit 1; }
-		fdtput -t s "$DTBPATH" "$NODE" compatible generic-uio
+		# Keep the FEC compatibles (the driver picks its quirk profile by them) and add
+		# generic-uio for uio_pdrv_genirq; the kernel's fec module is not loaded here.
+		COMPAT=$(fdtget "$DTBPATH" "$NODE" compatible)
+		fdtput -t s "$DTBPATH" "$NODE" compatible $COMPAT generic-uio
 		# Suppliers generic-uio does not need (imx7d-sdb's PHY reset sits on an SPI GPIO
 		# expander that never probes): fw_devlink would hold the probe back for them.
 		for prop in phy-reset-gpios phy-supply; do fdtput -d "$DTBPATH" "$NODE" "$prop" 2>/dev/null || true; done
-		log "$NODE: compatible=generic-uio"
+		log "$NODE: compatible=$(fdtget "$DTBPATH" "$NODE" compatible)"
 	done
 fi
 
