@@ -152,21 +152,27 @@ var (
 )
 
 // build serialises layers and pads the payload to size bytes (without FCS).
+// gopacket pads short Ethernet frames to 60 bytes itself, so the padding is
+// found by trying.
 func build(t testing.TB, size int, ls ...gopacket.SerializableLayer) []byte {
 	t.Helper()
-	buf := gopacket.NewSerializeBuffer()
 	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	probe := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(probe, opts, ls...); err != nil {
-		t.Fatal(err)
+	pad := 0
+	for {
+		buf := gopacket.NewSerializeBuffer()
+		all := ls
+		if pad > 0 {
+			all = append(append([]gopacket.SerializableLayer(nil), ls...), gopacket.Payload(bytes.Repeat([]byte{0xa5}, pad)))
+		}
+		if err := gopacket.SerializeLayers(buf, opts, all...); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(buf.Bytes()); n >= size {
+			return append([]byte(nil), buf.Bytes()...)
+		} else {
+			pad += size - n
+		}
 	}
-	if pad := size - len(probe.Bytes()); pad > 0 {
-		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xa5}, pad)))
-	}
-	if err := gopacket.SerializeLayers(buf, opts, ls...); err != nil {
-		t.Fatal(err)
-	}
-	return append([]byte(nil), buf.Bytes()...)
 }
 
 func udp4(t testing.TB, size int, sport uint16) []byte {

@@ -1,0 +1,296 @@
+package enetc_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
+	"github.com/gopmd/gopmd/enetc/model"
+	"github.com/gopmd/gopmd/pool"
+)
+
+// frameDrops sums the drops that stand for lost frames (CauseNoMem counts
+// refills that came up short, not frames).
+func frameDrops(s driver.QueueStats) uint64 {
+	return s.TotalDrops() - s.Drops[driver.CauseNoMem]
+}
+
+// TestRxFaultsEndInCounters injects every RX fault the model offers in the
+// middle of a stream: each must end as a counted drop with its buffers
+// back in the pool, and every other frame must arrive intact.
+func TestRxFaultsEndInCounters(t *testing.T) {
+	const frames, at = 40, 17
+	for _, c := range []struct {
+		name   string
+		inject func(m *model.Device)
+		cause  driver.Cause
+		// dmaFault: the fault makes the model DMA to an unmapped address.
+		dmaFault bool
+	}{
+		{"crc", func(m *model.Device) { m.InjectRxCRC(1) }, driver.CauseFrame, false},
+		{"oversize", func(m *model.Device) { m.InjectRxOversize(1) }, driver.CauseFrame, false},
+		{"dma fault", func(m *model.Device) { m.InjectRxDMAFault(1) }, driver.CauseFrame, true},
+		{"length past buffer", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptLength) }, driver.CauseBadDescriptor, false},
+		{"zero status", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptZeroStatus) }, driver.CauseBadDescriptor, false},
+		{"no final bit", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptNoFinal) }, driver.CauseBadDescriptor, false},
+		{"bogus write-back", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptBogus) }, driver.CauseBadDescriptor, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+			var got []*pool.Packet
+			buf := make([]*pool.Packet, 8)
+			for i := 0; i < frames; i++ {
+				if i == at {
+					c.inject(s.model)
+				}
+				s.model.Port().Receive(udp4(t, 200, uint16(i)))
+				n := s.port.RxQueue(0).RxBurst(buf)
+				got = append(got, buf[:n]...)
+			}
+			for i := 0; i < 400 && len(got) < frames-1; i++ { // a skipped BD is given up after many polls
+				n := s.port.RxQueue(0).RxBurst(buf)
+				got = append(got, buf[:n]...)
+			}
+			for _, pk := range got {
+				if pk.PktLen != 200 || len(frameOf(pk)) != 200 {
+					t.Errorf("a delivered frame has %d bytes, want 200", pk.PktLen)
+				}
+			}
+			pool.FreeBulk(got)
+			st := s.port.RxQueue(0).Stats()
+			if st.Drops[c.cause] != 1 {
+				t.Errorf("drops[%v] = %d, want 1 (all: %v)", c.cause, st.Drops[c.cause], st.Drops)
+			}
+			if uint64(len(got))+frameDrops(st) != frames {
+				t.Errorf("delivered %d + dropped %d != %d offered", len(got), frameDrops(st), frames)
+			}
+			if c.dmaFault && s.model.IOMMU().FaultCount() == 0 {
+				t.Error("the injected DMA fault did not reach the IOMMU")
+			}
+			s.close(c.dmaFault)
+		})
+	}
+}
+
+// TestTxFaults: a bogus consumer index is refused and counted, a TX DMA
+// fault costs only that frame, and every buffer comes back.
+func TestTxFaults(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	s.wire.keep = false
+	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
+	s.model.InjectBogusTxCI(3)
+	s.model.InjectTxDMAFault(1)
+	buf := make([]*pool.Packet, 16)
+	sent := 0
+	for round := 0; round < 40; round++ {
+		for i := 0; i < 16; i++ {
+			s.model.Port().Receive(udp4(t, 100, uint16(i)))
+		}
+		n := rx.RxBurst(buf)
+		m := tx.TxBurst(buf[:n])
+		pool.FreeBulk(buf[m:n])
+		sent += m
+		tx.Reclaim()
+	}
+	st := s.port.Stats()
+	if st.HW["drv_tx0_bad_ci"] == 0 {
+		t.Error("bogus TBCIR values not counted")
+	}
+	if tx.Pending() > 64 {
+		t.Errorf("%d frames pending", tx.Pending())
+	}
+	s.stopCheck()
+	if ms := s.model.Stats(); ms.TxFrames+ms.TxErrors != uint64(sent) {
+		t.Errorf("model sent %d + %d errors, driver queued %d", ms.TxFrames, ms.TxErrors, sent)
+	}
+	s.close(true) // the TX DMA fault is recorded by the IOMMU
+}
+
+// TestStopWithStalledTx: the TX ring erratum. Frames the device never
+// takes make Stop report the ring, count the frames, free their buffers;
+// Close resets the function.
+func TestStopWithStalledTx(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	s.model.SetTxStall(true)
+	for i := 0; i < 10; i++ {
+		s.model.Port().Receive(udp4(t, 100, uint16(i)))
+	}
+	got := s.rxAll(0, 10, 5)
+	if n := s.port.TxQueue(0).TxBurst(got); n != 10 {
+		t.Fatalf("TxBurst = %d", n)
+	}
+	err := s.port.Stop()
+	if err == nil || !strings.Contains(err.Error(), "did not drain") {
+		t.Fatalf("Stop with a stalled ring: err = %v", err)
+	}
+	st := s.port.Stats()
+	if st.Tx.Drops[driver.CauseDMAFault] != 10 {
+		t.Errorf("lost TX frames counted %v, want 10 as dma_fault", st.Tx.Drops)
+	}
+	if n := s.port.RxQueue(0).Pool().InFlight(); n != 0 {
+		t.Errorf("%d buffers in flight", n)
+	}
+	if err := s.port.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if s.model.Stats().Resets == 0 {
+		t.Error("Close did not reset the function after a stuck TX ring")
+	}
+}
+
+// TestLinkFlap: with the link down TX is refused and counted, the MAC is
+// off; frames queued before the driver noticed stay queued and leave when
+// the link returns; after the flap traffic flows again.
+func TestLinkFlap(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	s.wire.keep = false
+	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
+	pl := rx.Pool()
+	mk := func(n int) []*pool.Packet {
+		b := make([]*pool.Packet, n)
+		got := pl.AllocBulk(b)
+		for _, p := range b[:got] {
+			copy(p.Buf()[p.Offset():], udp4(t, 60, 1))
+			p.SetLen(60)
+		}
+		return b[:got]
+	}
+	if !s.port.Link().Up {
+		t.Fatal("link down at start")
+	}
+	// Down, and the driver knows: refused and counted.
+	s.model.SetLink(false)
+	if l := s.port.Link(); l.Up {
+		t.Fatal("driver still sees the link up")
+	}
+	b := mk(8)
+	if n := tx.TxBurst(b); n != 0 {
+		t.Fatalf("TxBurst with link down = %d", n)
+	}
+	if d := tx.Stats().Drops[driver.CauseLinkDown]; d != 8 {
+		t.Errorf("link_down drops %d, want 8", d)
+	}
+	if st := s.port.Stats(); st.HW["link_up"] != 0 {
+		t.Error("HW link_up not 0")
+	}
+	s.model.SetLink(true)
+	if !s.port.Link().Up {
+		t.Fatal("link not back")
+	}
+	if n := tx.TxBurst(b); n != 8 {
+		t.Fatalf("TxBurst after link up = %d", n)
+	}
+	// Down without the driver polling: frames stay queued in the ring and
+	// leave when the link comes back.
+	before := s.wire.count
+	s.model.SetLink(false)
+	b = mk(5)
+	if n := tx.TxBurst(b); n != 5 {
+		t.Fatalf("TxBurst before the driver noticed = %d", n)
+	}
+	if s.wire.count != before {
+		t.Error("frames left while the link was down")
+	}
+	s.model.SetLink(true)
+	if s.wire.count != before+5 {
+		t.Errorf("%d of the 5 queued frames left after link up", s.wire.count-before)
+	}
+	// Flaps: traffic afterwards.
+	s.model.FlapLink(3)
+	if !s.port.Link().Up {
+		t.Fatal("link down after flapping")
+	}
+	s.model.Port().Receive(udp4(t, 64, 2))
+	got := s.rxAll(0, 1, 5)
+	if len(got) != 1 || tx.TxBurst(got) != 1 {
+		t.Fatal("no traffic after link flaps")
+	}
+	s.close(false)
+}
+
+// TestMDIO reads the PHY's identifiers over clause 22 and its PMA/PMD
+// status over clause 45, and runs MDIO while a queue goroutine bursts in
+// engine mode: the model must see no register access during MDIO
+// (ERR050089, checked in close).
+func TestMDIO(t *testing.T) {
+	s := openSim(t, "mode=engine&link-poll=1ms", driver.Config{})
+	s.wire.keep = false
+	a := s.port.PHYAddr()
+	if a < 0 {
+		t.Fatal("no PHY found")
+	}
+	id1, err1 := s.port.MDIORead(a, model.PHYID1)
+	id2, err2 := s.port.MDIORead(a, model.PHYID2)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	if id := uint32(id1)<<16 | uint32(id2); id != model.DefaultPHYID {
+		t.Errorf("PHY ID %#x, want %#x", id, model.DefaultPHYID)
+	}
+	if v, err := s.port.MDIORead45(a, model.MMDPMAPMD, model.MMDStatus); err != nil || v&(1<<2) == 0 {
+		t.Errorf("C45 PMA/PMD status %#x, err %v: want link bit set", v, err)
+	}
+	if l := s.port.Link(); !l.Up || l.SpeedMbps != 1000 || !l.FullDuplex {
+		t.Errorf("link %v, want up 1000 full", l)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the queue goroutine: forward whatever arrives
+		defer wg.Done()
+		buf := make([]*pool.Packet, 32)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			n := s.port.RxQueue(0).RxBurst(buf)
+			m := s.port.TxQueue(0).TxBurst(buf[:n])
+			pool.FreeBulk(buf[m:n])
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		s.model.Port().Receive(udp4(t, 64, uint16(i)))
+		if _, err := s.port.MDIORead(a, model.PHYBMSR); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	s.close(false)
+}
+
+// TestVF: a VF reaches only its SI block; traffic works, PF-only operations
+// refuse clearly, the link is reported up.
+func TestVF(t *testing.T) {
+	s := openSim(t, "vf=1", driver.Config{})
+	if s.port.PF() || s.port.Info().Device != "1957:ef00 ENETC VF" {
+		t.Errorf("VF opened as %q", s.port.Info().Device)
+	}
+	if !s.port.Link().Up {
+		t.Error("VF link down")
+	}
+	if _, err := s.port.MDIORead(0, 1); !errors.Is(err, enetc.ErrNotPF) {
+		t.Errorf("VF MDIO: %v", err)
+	}
+	if err := s.port.SetPromiscuous(false); !errors.Is(err, enetc.ErrNotPF) {
+		t.Errorf("VF promiscuous: %v", err)
+	}
+	f := udp4(t, 300, 1)
+	s.model.Port().Receive(f)
+	got := s.rxAll(0, 1, 5)
+	if len(got) != 1 || s.port.TxQueue(0).TxBurst(got) != 1 {
+		t.Fatal("VF traffic failed")
+	}
+	if w := s.wire.take(); len(w) != 1 || string(w[0]) != string(f) {
+		t.Error("VF frame not on the wire")
+	}
+	if regs := s.port.DumpRegs(); len(regs) == 0 {
+		t.Error("empty register dump")
+	}
+	s.close(false)
+}
