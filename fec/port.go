@@ -79,6 +79,10 @@ type Port struct {
 
 	enhanced    bool
 	nonCoherent bool
+	// uncachedBufs: packet buffers must be uncached because the device is
+	// non-coherent and this CPU cannot maintain caches from user space
+	// (32-bit ARM); a simulated IOMMU plays the cache itself instead.
+	uncachedBufs bool
 	shift       int // 2 with RACC.SHIFT16, else 0
 	headroom    int
 	mrbr        int // bytes the device may write per RX buffer
@@ -155,9 +159,14 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if simSync {
 		p.nonCoherent = d.NonCoherent
 	}
+	p.uncachedBufs = p.nonCoherent && !dma.CacheMaintenance && !simSync
 	if !simSync && p.nonCoherent {
 		if _, ok := d.Mapper.(dma.Allocator); !ok {
-			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so descriptor rings need uncached memory, which this backend (%s) cannot give: name a physical carve-out (dma-carveout=ADDR+SIZE, e.g. a mem= or reserved-memory range), or dma-coherent=1 if the device does snoop caches (QEMU)", prof.compatible, d.Backend)
+			what := "descriptor rings need"
+			if !dma.CacheMaintenance {
+				what = "descriptor rings and (on 32-bit ARM, which cannot clean or invalidate caches from user space) packet buffers need"
+			}
+			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give: name a physical carve-out (dma-carveout=ADDR+SIZE, e.g. a mem= or reserved-memory range), or dma-coherent=1 if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
 		}
 	}
 	if err := p.allocQueues(); err != nil {
@@ -288,7 +297,7 @@ func (p *Port) allocQueues() error {
 			return err
 		}
 		bufs, err := p.alloc(name+" buffers", cfg.PoolSize*cfg.BufSize, dma.Options{
-			Attr:        dma.Attr{Uncached: p.nonCoherent && !dma.CacheMaintenance},
+			Attr:        dma.Attr{Uncached: p.uncachedBufs},
 			NonCoherent: p.nonCoherent,
 		})
 		if err != nil {

@@ -200,3 +200,33 @@ func TestNoAllocationPerFrame(t *testing.T) {
 		t.Fatalf("%.1f allocations per RX+TX frame", allocs)
 	}
 }
+
+// BenchmarkSyncFrame measures the model's own cost for one frame received
+// and one sent in synchronous mode, doorbells included.
+func BenchmarkSyncFrame(b *testing.B) {
+	td := newTDrv(b, tOpts{soc: "imx8mp", enh: true, nrx: 64, ntx: 64})
+	f := testFrame(ourMAC, 200, 1)
+	d := td.d
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d.Receive(f)
+		ri := td.rxPos[0]
+		rsc := uint16(bdE)
+		if ri == td.nrx-1 {
+			rsc |= bdW
+		}
+		td.setW0(td.rxBD(0, ri), rsc, 0)
+		td.rxPos[0] = (ri + 1) % td.nrx
+		d.Write32(regRDAR, 0)
+		off := td.txBD(0, td.txPos[0])
+		td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(td.txBuf(0, 0))))
+		sc := uint16(bdR | bdL | txTC)
+		if td.txPos[0] == td.ntx-1 {
+			sc |= bdW
+		}
+		td.setW0(off, sc, uint16(len(f)))
+		td.txPos[0] = (td.txPos[0] + 1) % td.ntx
+		d.Write32(regTDAR, 0)
+	}
+}

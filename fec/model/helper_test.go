@@ -15,7 +15,7 @@ import (
 // model as a real driver would: rings in uncached memory, buffers in cached
 // memory with sync calls, descriptors in the byte order ECR.DBSWP selects.
 type tdrv struct {
-	t     *testing.T
+	t     testing.TB
 	d     *Device
 	mmu   *dma.SimIOMMU
 	ring  *dma.Region // RX rings at ringOff(q,rx), TX rings after
@@ -49,7 +49,7 @@ type tOpts struct {
 	speed    uint32 // ECR.SPEED set unless 100
 }
 
-func newTDrv(t *testing.T, o tOpts) *tdrv {
+func newTDrv(t testing.TB, o tOpts) *tdrv {
 	t.Helper()
 	if o.nrx == 0 {
 		o.nrx = 8

@@ -1,0 +1,209 @@
+package fec
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim"
+)
+
+var internalSeq atomic.Int32
+
+// openInternal opens a started sim port for tests that need the driver's
+// knobs; it is closed (and checked for leaks) at the end of the test.
+func openInternal(t testing.TB, opts string) (*Port, *model.Device) {
+	t.Helper()
+	name := fmt.Sprintf("fec%d", 1000+internalSeq.Add(1))
+	p, err := driver.Open("sim:" + name + "?" + opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Port), sim.FECModel(name)
+}
+
+type wireCapture struct{ frames [][]byte }
+
+func (w *wireCapture) Transmit(f []byte) { w.frames = append(w.frames, append([]byte(nil), f...)) }
+
+func patternFrame(n, seed int) []byte {
+	f := make([]byte, n)
+	for i := range f {
+		f[i] = byte(i*29 + seed*3 + 1)
+	}
+	copy(f[12:14], []byte{0x88, 0xB5})
+	return f
+}
+
+// TestNonCoherentRxNeedsSyncForCPU shows the RX cache invalidate matters: on
+// a non-coherent model the frame arrives intact with it and stale without.
+func TestNonCoherentRxNeedsSyncForCPU(t *testing.T) {
+	prof, _ := model.LookupProfile("imx8mp")
+	if !prof.NonCoherent {
+		t.Skip("imx8mp model profile is coherent")
+	}
+	for _, skip := range []bool{false, true} {
+		p, m := openInternal(t, "soc=imx8mp&rx-ring=8")
+		p.rx[0].skipSyncForCPU = skip
+		f := patternFrame(300, 7)
+		m.Port().Receive(f)
+		pkts := make([]*pool.Packet, 1)
+		if p.rx[0].RxBurst(pkts) != 1 {
+			t.Fatal("no frame")
+		}
+		same := bytes.Equal(pkts[0].Data(), f)
+		pkts[0].Free()
+		if skip && same {
+			t.Fatal("without SyncForCPU the frame still arrived intact: the model does not show cache effects, so this test proves nothing")
+		}
+		if !skip && !same {
+			t.Fatal("with SyncForCPU the frame arrived corrupted")
+		}
+	}
+}
+
+// TestNonCoherentTxNeedsSyncForDevice shows the TX cache clean matters.
+func TestNonCoherentTxNeedsSyncForDevice(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		p, m := openInternal(t, "soc=imx8mp&tx-ring=8")
+		w := &wireCapture{}
+		m.SetWire(w)
+		p.tx[0].skipSyncForDevice = skip
+		f := patternFrame(200, 9)
+		pk := p.rx[0].pool.Alloc()
+		copy(pk.Append(len(f)), f)
+		if p.tx[0].TxBurst([]*pool.Packet{pk}) != 1 {
+			t.Fatal("refused")
+		}
+		p.tx[0].Reclaim()
+		if len(w.frames) != 1 {
+			t.Fatalf("%d frames on the wire", len(w.frames))
+		}
+		same := bytes.Equal(w.frames[0], f)
+		if skip && same {
+			t.Fatal("without SyncForDevice the wire still got the right bytes: the check cannot fail")
+		}
+		if !skip && !same {
+			t.Fatal("with SyncForDevice the wire got stale bytes")
+		}
+	}
+}
+
+// TestOneDoorbellPerBurst counts doorbell writes: one RDAR per RX poll and
+// one TDAR per TX burst, against one per frame for the naive variant.
+func TestOneDoorbellPerBurst(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		p, m := openInternal(t, "soc=imx6ul&rx-ring=64&tx-ring=64")
+		p.rx[0].perPacketDoorbell, p.tx[0].perPacketDoorbell = naive, naive
+		for i := 0; i < 16; i++ {
+			m.Port().Receive(patternFrame(100, i))
+		}
+		before := m.Stats()
+		pkts := make([]*pool.Packet, 32)
+		n := p.rx[0].RxBurst(pkts)
+		if p.tx[0].TxBurst(pkts[:n]) != n || n != 16 {
+			t.Fatalf("forwarded %d of 16", n)
+		}
+		after := m.Stats()
+		rdar, tdar := after.RDARWrites-before.RDARWrites, after.TDARWrites-before.TDARWrites
+		want := uint64(1)
+		if naive {
+			want = 16
+		}
+		if rdar != want || tdar != want {
+			t.Fatalf("naive=%v: %d RDAR and %d TDAR writes for 16 frames, want %d each", naive, rdar, tdar, want)
+		}
+		p.tx[0].Reclaim()
+	}
+}
+
+// TestZeroAllocHotPath: RxBurst, TxBurst and reclaim allocate nothing.
+func TestZeroAllocHotPath(t *testing.T) {
+	p, m := openInternal(t, "soc=imx8mp&rx-ring=64&tx-ring=64")
+	f := patternFrame(128, 1)
+	pkts := make([]*pool.Packet, 32)
+	allocs := testing.AllocsPerRun(50, func() {
+		for i := 0; i < 16; i++ {
+			m.Port().Receive(f)
+		}
+		n := p.rx[0].RxBurst(pkts)
+		p.tx[0].TxBurst(pkts[:n])
+		p.tx[0].Reclaim()
+	})
+	// The model's Receive may allocate; measure the driver alone.
+	mallocsModel := testing.AllocsPerRun(50, func() {
+		for i := 0; i < 16; i++ {
+			m.Port().Receive(f)
+		}
+		n := p.rx[0].RxBurst(pkts)
+		pool.FreeBulk(pkts[:n])
+	})
+	if allocs > mallocsModel {
+		t.Fatalf("forwarding allocates %.1f times per burst beyond receiving (%.1f)", allocs, mallocsModel)
+	}
+}
+
+// FuzzRxDescriptor writes arbitrary status, length and esc values into
+// the RX descriptors the device owns, as a broken or hostile device would:
+// the driver must never hand out data outside a buffer, must count every
+// consumed descriptor as a frame or a drop, and must leak no buffer.
+func FuzzRxDescriptor(f *testing.F) {
+	f.Add(uint32(0x0800_0040), uint32(0), uint32(0), false)           // L, 64 bytes
+	f.Add(uint32(0x0800_FFFF), uint32(0), uint32(0), true)            // L, length past the buffer
+	f.Add(uint32(0x0000_0780), uint32(0x0800_0900), uint32(0), false) // two-BD frame
+	f.Add(uint32(0x0804_0100), uint32(0), uint32(1<<31), true)        // CR, ME
+	f.Add(uint32(0x0800_0003), uint32(0), uint32(0), false)           // runt
+	f.Add(uint32(0x0000_0000), uint32(0x0000_0000), uint32(0), false) // no L at all
+	f.Add(uint32(0x0000_FFFF), uint32(0x0800_0001), uint32(0xFFFFFFFF), true)
+	f.Fuzz(func(t *testing.T, w0a, w0b, esc uint32, enhanced bool) {
+		bd := "legacy"
+		if enhanced {
+			bd = "enhanced"
+		}
+		p, _ := openInternal(t, "soc=imx8mp&rx-ring=8&pool-size=32&bd="+bd)
+		q := p.rx[0]
+		// Play the device: write back the first two posted BDs.
+		for i, w := range []uint32{w0a, w0b} {
+			if enhanced {
+				q.ring.set(i, wESC, esc)
+			}
+			q.ring.publish(i, w)
+		}
+		pkts := make([]*pool.Packet, 8)
+		n := q.RxBurst(pkts)
+		for i := 0; i < n; i++ {
+			total := 0
+			for s := pkts[i]; s != nil; s = s.Next() {
+				if s.Offset() < 0 || s.Offset()+s.Len() > s.BufSize() || s.Len() <= 0 {
+					t.Fatalf("segment window [%d,+%d) outside its %d-byte buffer", s.Offset(), s.Len(), s.BufSize())
+				}
+				total += s.Len()
+			}
+			if total != pkts[i].PktLen {
+				t.Fatalf("segments hold %d bytes, PktLen says %d", total, pkts[i].PktLen)
+			}
+		}
+		pool.FreeBulk(pkts[:n])
+		if q.posted != q.ring.size {
+			t.Fatalf("%d of %d BDs posted after the poll's refill", q.posted, q.ring.size)
+		}
+		if err := p.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if in := q.pool.InFlight(); in != 0 {
+			t.Fatalf("%d buffers leaked", in)
+		}
+	})
+}
