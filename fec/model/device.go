@@ -465,6 +465,19 @@ func (d *Device) mib(off uint32, n uint32) {
 	}
 }
 
+// mibSize counts a frame of n bytes (FCS included) in the size buckets
+// that start at p64 (P64, P65TO127, ..., P_GTE2048).
+func (d *Device) mibSize(p64 uint32, n int) {
+	k := uint32(0)
+	for _, lim := range [...]int{64, 127, 255, 511, 1023, 2047} {
+		if n <= lim {
+			break
+		}
+		k++
+	}
+	d.mib(p64+4*k, 1)
+}
+
 func (d *Device) tcrWrite(v uint32) {
 	def := d.defs[regTCR/4]
 	if d.engine {

@@ -854,7 +854,8 @@ func TestMIBCounters(t *testing.T) {
 	}{
 		{"RMON_T_PACKETS", mibTPackets, 2}, {"RMON_T_BC_PKT", mibTBC, 1}, {"IEEE_T_FRAME_OK", mibTFrameOK, 2},
 		{"RMON_R_PACKETS", mibRPackets, 1}, {"IEEE_R_FRAME_OK", mibRFrameOK, 1},
-		{"RMON_R_OCTETS", mibROctets, 118},
+		{"RMON_R_OCTETS", mibROctets, 118}, {"RMON_R_P65TO127", mibRP64 + 4, 1},
+		{"RMON_T_P65TO127", mibTP64 + 4, 2},
 	} {
 		if got := d.Read32(c.off); got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, got, c.want)

@@ -74,6 +74,7 @@ const (
 	mibTPackets  = 0x204
 	mibTBC       = 0x208
 	mibTMC       = 0x20C
+	mibTP64      = 0x228
 	mibTOctets   = 0x244
 	mibTFrameOK  = 0x24C
 	mibTOctetsOK = 0x274
@@ -83,6 +84,7 @@ const (
 	mibRMC       = 0x28C
 	mibRCRCAlign = 0x290
 	mibROversize = 0x298
+	mibRP64      = 0x2A8
 	mibROctets   = 0x2C4
 	mibRIEEEDrop = 0x2C8
 	mibRFrameOK  = 0x2CC

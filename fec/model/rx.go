@@ -287,12 +287,12 @@ func (d *Device) receiveLocked(frame []byte, loop bool) bool {
 		d.st.rxErrDiscard.Add(1) // RACC.LINEDIS: MAC-layer errors are discarded
 		return false
 	}
-	return d.rxDMA(&d.rx[ring], st[:shift+flen], status, esc, frame[0]&1 != 0)
+	return d.rxDMA(&d.rx[ring], st[:shift+flen], shift, status, esc, frame[0]&1 != 0)
 }
 
 // rxDMA writes data (what goes to memory, FCS included) into the ring's
 // empty BDs and publishes them. status and esc are the last BD's bits.
-func (d *Device) rxDMA(r *rxRing, data []byte, status uint16, esc uint32, group bool) bool {
+func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uint32, group bool) bool {
 	f := d.format()
 	base := d.reg(rdsrOff[r.n])
 	mrbr := int(d.reg(mrbrOff[r.n]) & 0x3FF0)
@@ -412,7 +412,7 @@ func (d *Device) rxDMA(r *rxRing, data []byte, status uint16, esc uint32, group 
 			r.req.CompareAndSwap(req, 0)
 		}
 	}
-	d.countRX(data, status, group)
+	d.countRX(len(data)-shift, status, group)
 	return avail == need
 }
 
@@ -422,14 +422,16 @@ func (d *Device) noBuffer() {
 	d.mib(mibRIEEEDrop, 1)
 }
 
-func (d *Device) countRX(data []byte, status uint16, group bool) {
+// countRX counts a frame of n bytes (FCS included) written to memory.
+func (d *Device) countRX(n int, status uint16, group bool) {
 	d.st.rxFrames.Add(1)
-	d.st.rxBytes.Add(uint64(len(data)))
+	d.st.rxBytes.Add(uint64(n))
 	if status&rxErrBits != 0 {
 		d.st.rxErrors.Add(1)
 	}
 	d.mib(mibRPackets, 1)
-	d.mib(mibROctets, uint32(len(data)))
+	d.mib(mibROctets, uint32(n))
+	d.mibSize(mibRP64, n)
 	switch {
 	case status&rxBC != 0:
 		d.mib(mibRBC, 1)
@@ -445,6 +447,6 @@ func (d *Device) countRX(data []byte, status uint16, group bool) {
 	}
 	if status&rxErrBits == 0 {
 		d.mib(mibRFrameOK, 1)
-		d.mib(mibROctetsOK, uint32(len(data)))
+		d.mib(mibROctetsOK, uint32(n))
 	}
 }

@@ -31,8 +31,8 @@ type Stats struct {
 	// LostTDAR: TDAR writes lost to erratum ERR006358.
 	LostTDAR uint64
 
-	// RxFrames/RxBytes: frames written to memory (bytes as written: the
-	// SHIFT16 pad and the FCS included), with or without error bits.
+	// RxFrames/RxBytes: frames written to memory, with or without error
+	// bits (bytes with the FCS, without the SHIFT16 pad).
 	RxFrames, RxBytes uint64
 	// RxErrors: frames written with an error bit (CR, LG, TR, OV, ...).
 	RxErrors uint64

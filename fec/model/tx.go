@@ -245,6 +245,7 @@ func (d *Device) deliverTX(frame []byte) {
 	d.mib(mibTFrameOK, 1)
 	d.mib(mibTOctets, uint32(len(frame)+4))
 	d.mib(mibTOctetsOK, uint32(len(frame)+4))
+	d.mibSize(mibTP64, len(frame)+4)
 	if frame[0]&1 != 0 {
 		if isBroadcast(frame) {
 			d.mib(mibTBC, 1)
