@@ -134,7 +134,7 @@ type Device struct {
 
 	out     atomic.Pointer[wireBox]
 	discard discard
-	srcs    atomic.Pointer[[]srcEntry]
+	srcs    atomic.Pointer[[]*srcEntry]
 	srcMu   sync.Mutex
 
 	faults faultState
@@ -157,9 +157,13 @@ type Device struct {
 
 type wireBox struct{ w wire.Wire }
 
+// srcEntry is an attached source; a lossless source's frame that did not
+// fit yet waits in pend (owned by whoever pumps).
 type srcEntry struct {
 	s        wire.Source
 	lossless bool
+	pend     []byte
+	pendN    int
 }
 
 // discard is the default wire: it counts and drops (goroutine-safe).
@@ -225,7 +229,7 @@ func New(cfg Config) *Device {
 		d.tx[i].scratch = make([]byte, txScratch)
 	}
 	d.out.Store(&wireBox{&d.discard})
-	d.srcs.Store(&[]srcEntry{})
+	d.srcs.Store(&[]*srcEntry{})
 	d.phy.addr = cfg.PHYAddr
 	d.reset()
 	d.link.Store(!cfg.LinkDown)
@@ -355,9 +359,13 @@ func (d *Device) SetWire(w wire.Wire) {
 func (d *Device) AddSource(s wire.Source) {
 	d.srcMu.Lock()
 	old := *d.srcs.Load()
-	n := make([]srcEntry, len(old), len(old)+1)
+	n := make([]*srcEntry, len(old), len(old)+1)
 	copy(n, old)
-	n = append(n, srcEntry{s: s, lossless: s.Lossless()})
+	e := &srcEntry{s: s, lossless: s.Lossless()}
+	if e.lossless {
+		e.pend = make([]byte, txScratch)
+	}
+	n = append(n, e)
 	d.srcs.Store(&n)
 	d.srcMu.Unlock()
 }

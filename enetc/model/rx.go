@@ -77,8 +77,9 @@ func (d *Device) rxAllowed() bool {
 	return !d.pf || (d.get(PM0_CMD_CFG)&CMD_CFG_RX_EN != 0 && d.get(PMR)&PMR_SI0EN != 0)
 }
 
-// Pump pulls frames from the attached sources and delivers them (lossless
-// sources only while RxRoom is positive), at most 256 per source. It
+// Pump pulls frames from the attached sources and delivers them (a
+// lossless source's frame only once its ring has room: it waits in the
+// source's slot until then), at most 256 per source. It
 // returns how many frames were pulled. Synchronous mode; in engine mode the
 // engine pumps.
 func (d *Device) Pump() int {
@@ -95,21 +96,62 @@ func (d *Device) pump() int {
 	total := 0
 	for _, s := range *d.srcs.Load() {
 		for i := 0; i < pumpBatch; i++ {
-			if s.lossless && d.RxRoom() <= 0 {
-				break
+			if s.lossless {
+				// Pull into the source's pending buffer; deliver only when
+				// every ring the frame may go to has room for it.
+				if s.pendN == 0 {
+					n, ok := s.s.Next(s.pend)
+					if !ok {
+						break
+					}
+					s.pendN = max(min(n, len(s.pend)), 1)
+				}
+				if !d.roomFor(s.pendN) {
+					break
+				}
+				d.deliver(s.pend[:s.pendN])
+				s.pendN = 0
+				total++
+				continue
 			}
 			n, ok := s.s.Next(d.pumpBuf)
 			if !ok {
 				break
 			}
-			if n > len(d.pumpBuf) {
-				n = len(d.pumpBuf)
-			}
-			d.deliver(d.pumpBuf[:n])
+			d.deliver(d.pumpBuf[:min(n, len(d.pumpBuf))])
 			total++
 		}
 	}
 	return total
+}
+
+// roomFor reports whether a frame of size bytes would find its BDs on
+// every ring frames may go to now (ring 0, or the rings of the RSS table).
+func (d *Device) roomFor(size int) bool {
+	if !d.link.Load() || !d.rxAllowed() || d.fifoLock.Load() {
+		return false
+	}
+	rings := uint32(1)
+	if d.get(SIMR)&SIMR_RSSE != 0 {
+		rings = d.rssRings.Load()
+	}
+	for n := 0; n < d.nRx; n++ {
+		if rings&(1<<n) == 0 {
+			continue
+		}
+		rb := uint32(n) * RingStride
+		l := d.get(RBLENR+rb) &^ (RingLenAlign - 1)
+		bs := int(d.get(RBBSR+rb) & RBBSR_MASK)
+		r := &d.rx[n]
+		pi, ci := r.pi.Load(), r.ci.Load()
+		if d.get(RBMR+rb)&RBMR_EN == 0 || l == 0 || bs == 0 || pi >= l || ci >= l {
+			return false
+		}
+		if int((ci+l-pi-1)%l) < (size+bs-1)/bs { // BDs the device owns vs BDs the frame needs
+			return false
+		}
+	}
+	return true
 }
 
 // deliver runs one frame through the MAC, the port filter and RSS into a

@@ -1,0 +1,156 @@
+package model
+
+import (
+	"testing"
+)
+
+func TestRxFaults(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		inject func(d *Device)
+		check  func(t *testing.T, h *harness, first rxBD, firstOK bool)
+	}{
+		{"CRC error", func(d *Device) { d.InjectRxCRC(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+			if !ok || b.err != RxErrCRC || h.d.Read32(RFCS) != 1 || h.d.Read32(RERR) != 1 {
+				t.Errorf("error byte %#x RFCS %d RERR %d", b.err, h.d.Read32(RFCS), h.d.Read32(RERR))
+			}
+		}},
+		{"oversize", func(d *Device) { d.InjectRxOversize(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+			if !ok || b.err != RxErrOversize || h.d.Read32(ROVR) != 1 {
+				t.Errorf("error byte %#x ROVR %d", b.err, h.d.Read32(ROVR))
+			}
+		}},
+		{"length past the buffer", func(d *Device) { d.CorruptNextRxBD(CorruptLength) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+			if !ok || int(b.bufLen) <= h.rx[0].bs {
+				t.Errorf("buf_len %d with %d-byte buffers", b.bufLen, h.rx[0].bs)
+			}
+		}},
+		{"zero status", func(d *Device) { d.CorruptNextRxBD(CorruptZeroStatus) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+			if ok {
+				t.Errorf("BD 0 shows a status: %+v", b)
+			}
+			if b1, ok1 := h.bdAt(0, 1); !ok1 || b1.status != 0xC0 {
+				t.Errorf("the next frame's BD is not ready: %+v", b1)
+			}
+		}},
+		{"missing final bit", func(d *Device) { d.CorruptNextRxBD(CorruptNoFinal) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+			if !ok || b.status != 0x40 {
+				t.Errorf("status %#x, want R without F", b.status)
+			}
+		}},
+		{"bogus fields", func(d *Device) { d.CorruptNextRxBD(CorruptBogus) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+			if !ok || b.bufLen != 0 || b.parse != 0xFFFF || b.status != 0xC0 {
+				t.Errorf("BD %+v", b)
+			}
+		}},
+		{"DMA to an unmapped IOVA", func(d *Device) { d.InjectRxDMAFault(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+			if !ok || b.err&RxErrDMA == 0 {
+				t.Errorf("error byte %#x", b.err)
+			}
+			f := h.io.Faults()
+			if len(f) != 1 || !f[0].Write || f[0].IOVA < unmappedDelta {
+				t.Errorf("IOMMU faults %v", f)
+			}
+			if h.d.Stats().DMAFaults != 1 {
+				t.Errorf("DMAFaults %d", h.d.Stats().DMAFaults)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{PF: true})
+			h.up()
+			h.setupRx(0, 32, 2048, 0)
+			c.inject(h.d)
+			for i := 0; i < 2; i++ {
+				if !h.d.Receive(sized(100)) {
+					t.Fatalf("frame %d not accepted", i)
+				}
+			}
+			b, ok := h.bdAt(0, 0)
+			c.check(t, h, b, ok)
+			if h.d.Stats().FaultsInjected != 1 {
+				t.Errorf("FaultsInjected %d, want 1", h.d.Stats().FaultsInjected)
+			}
+			// The second frame is clean.
+			b1, ok1 := h.bdAt(0, 1)
+			if !ok1 || b1.err != 0 || b1.status != 0xC0 || b1.bufLen != 100 {
+				t.Errorf("second frame's BD %+v", b1)
+			}
+		})
+	}
+}
+
+func TestTxFaults(t *testing.T) {
+	t.Run("DMA fault", func(t *testing.T) {
+		h := newHarness(t, Config{PF: true})
+		h.up()
+		h.setupTx(0, 32)
+		h.d.InjectTxDMAFault(1)
+		h.send(0, 1, sized(64), sized(65))
+		if got := h.w.get(); len(got) != 1 || len(got[0]) != 65 {
+			t.Fatalf("%d frames on the wire", len(got))
+		}
+		if h.d.Read32(TERR) != 1 || h.d.Stats().TxErrors != 1 || h.d.Read32(TBCIR) != 2 {
+			t.Errorf("TERR %d TxErrors %d CI %d", h.d.Read32(TERR), h.d.Stats().TxErrors, h.d.Read32(TBCIR))
+		}
+		if f := h.io.Faults(); len(f) != 1 || f[0].Write {
+			t.Errorf("IOMMU faults %v", f)
+		}
+	})
+	t.Run("bogus consumer index", func(t *testing.T) {
+		h := newHarness(t, Config{PF: true})
+		h.up()
+		h.setupTx(0, 32)
+		h.send(0, 1, sized(64))
+		h.d.InjectBogusTxCI(1)
+		if ci := h.d.Read32(TBCIR); ci < 32 {
+			t.Errorf("TBCIR %d: not past the ring", ci)
+		}
+		if ci := h.d.Read32(TBCIR); ci != 1 {
+			t.Errorf("TBCIR %d after the fault", ci)
+		}
+	})
+	t.Run("stall", func(t *testing.T) {
+		h := newHarness(t, Config{PF: true})
+		h.up()
+		h.setupTx(0, 32)
+		h.d.SetTxStall(true)
+		h.send(0, 1, sized(64))
+		if h.d.Read32(TBCIR) != 0 || h.d.Stats().FaultsInjected != 1 {
+			t.Fatal("CI moved during a stall")
+		}
+		h.d.SetTxStall(false)
+		if h.d.Read32(TBCIR) != 1 || len(h.w.get()) != 1 {
+			t.Fatal("queued frame did not leave after the stall")
+		}
+	})
+}
+
+func TestLinkFlap(t *testing.T) {
+	h := newHarness(t, Config{PF: true})
+	h.up()
+	h.setupRx(0, 32, 2048, 0)
+	h.setupTx(0, 32)
+	h.d.SetLink(false)
+	if h.d.Receive(sized(64)) || h.d.Stats().RxLinkDown != 1 {
+		t.Fatal("frame received with the link down")
+	}
+	h.send(0, 1, sized(64))
+	h.d.FlapLink(3)
+	if !h.d.Link() || len(h.w.get()) != 1 {
+		t.Fatal("after flaps the link is up and the queued frame left")
+	}
+	if !h.d.Receive(sized(64)) {
+		t.Fatal("no RX after the flaps")
+	}
+	if h.d.Stats().FaultsInjected != 3 {
+		t.Errorf("FaultsInjected %d", h.d.Stats().FaultsInjected)
+	}
+}
+
+func TestStartsLinkDown(t *testing.T) {
+	h := newHarness(t, Config{PF: true, LinkDown: true})
+	if h.d.Link() || h.d.Read32(PM0_STATUS) != 0 {
+		t.Fatal("link up although Config.LinkDown")
+	}
+}

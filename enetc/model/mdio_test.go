@@ -1,0 +1,149 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// mdioBusT runs MDIO cycles as §2.9 describes (Linux's sequence).
+type mdioBusT struct {
+	d    *Device
+	base uint32
+}
+
+func (m mdioBusT) wait() {
+	for m.d.Read32(m.base+MDIO_CFG)&MDIO_CFG_BSY != 0 {
+	}
+}
+
+const mdioCfg = 0x00808108 // HOLD(2) | CLKDIV | NEG, as Linux programs it
+
+func (m mdioBusT) read22(phy, reg int) (uint16, bool) {
+	m.d.Write32(m.base+MDIO_CFG, mdioCfg)
+	m.wait()
+	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|reg))
+	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|reg)|MDIO_CTL_READ)
+	m.wait()
+	if m.d.Read32(m.base+MDIO_CFG)&MDIO_CFG_RD_ER != 0 {
+		return 0xFFFF, false
+	}
+	return uint16(m.d.Read32(m.base + MDIO_DATA)), true
+}
+
+func (m mdioBusT) write22(phy, reg int, v uint16) {
+	m.d.Write32(m.base+MDIO_CFG, mdioCfg)
+	m.wait()
+	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|reg))
+	m.d.Write32(m.base+MDIO_DATA, uint32(v))
+	m.wait()
+}
+
+func (m mdioBusT) read45(phy, mmd, reg int) (uint16, bool) {
+	m.d.Write32(m.base+MDIO_CFG, mdioCfg|MDIO_CFG_ENC45)
+	m.wait()
+	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|mmd))
+	m.d.Write32(m.base+MDIO_ADDR, uint32(reg))
+	m.wait()
+	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|mmd)|MDIO_CTL_READ)
+	m.wait()
+	if m.d.Read32(m.base+MDIO_CFG)&MDIO_CFG_RD_ER != 0 {
+		return 0xFFFF, false
+	}
+	return uint16(m.d.Read32(m.base + MDIO_DATA)), true
+}
+
+func TestMDIOPHY(t *testing.T) {
+	h := newHarness(t, Config{PF: true, PHYAddr: 2, PHYID: 0x01410DD1, SpeedMbps: 1000})
+	ext := mdioBusT{h.d, EMDIOBase}
+	for _, c := range []struct {
+		name         string
+		c45          bool
+		phy, mmd, rg int
+		want         uint16
+		ok           bool
+	}{
+		{"C22 PHYID1", false, 2, 0, PHYID1, 0x0141, true},
+		{"C22 PHYID2", false, 2, 0, PHYID2, 0x0DD1, true},
+		{"C22 BMSR link up", false, 2, 0, PHYBMSR, bmsrCaps | BMSRLink | BMSRANComplete, true},
+		{"C22 BMCR", false, 2, 0, PHYBMCR, 0x1140, true},
+		{"C22 1000BASE-T status", false, 2, 0, PHYGBSR, 0x3C00, true},
+		{"C22 speed/link", false, 2, 0, PHYSSR, 2<<14 | 1<<13 | 1<<10, true},
+		{"C22 no PHY at 5", false, 5, 0, PHYID1, 0xFFFF, false},
+		{"C45 PMA/PMD ID1", true, 2, MMDPMAPMD, 2, 0x0141, true},
+		{"C45 PMA/PMD ID2", true, 2, MMDPMAPMD, 3, 0x0DD1, true},
+		{"C45 PCS status link", true, 2, MMDPCS, MMDStatus, BMSRLink, true},
+		{"C45 AN status", true, 2, MMDAN, MMDStatus, BMSRLink | BMSRANComplete, true},
+		{"C45 no PHY at 9", true, 9, MMDPMAPMD, 2, 0xFFFF, false},
+	} {
+		var got uint16
+		var ok bool
+		if c.c45 {
+			got, ok = ext.read45(c.phy, c.mmd, c.rg)
+		} else {
+			got, ok = ext.read22(c.phy, c.rg)
+		}
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: %#04x ok %v, want %#04x ok %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+	// Link loss is latched low in BMSR: the first read after a flap shows
+	// it even though the link is back.
+	h.d.FlapLink(1)
+	if v, _ := ext.read22(2, PHYBMSR); v&BMSRLink != 0 {
+		t.Error("BMSR did not latch the link loss")
+	}
+	if v, _ := ext.read22(2, PHYBMSR); v&BMSRLink == 0 {
+		t.Error("BMSR link still down on the second read")
+	}
+	h.d.SetLink(false)
+	if v, _ := ext.read22(2, PHYSSR); v != 0 {
+		t.Errorf("PHY status %#x with link down", v)
+	}
+	if h.d.Read32(PM0_STATUS)&STATUS_LINK != 0 {
+		t.Error("PM0_STATUS link with link down")
+	}
+	// Writes reach the PHY; BMCR reset self-clears.
+	ext.write22(2, PHYANAR, 0x0061)
+	if v, _ := ext.read22(2, PHYANAR); v != 0x0061 {
+		t.Errorf("ANAR %#x after write", v)
+	}
+	ext.write22(2, PHYBMCR, BMCRReset)
+	if v, _ := ext.read22(2, PHYBMCR); v != 0x1140 {
+		t.Errorf("BMCR %#x after reset", v)
+	}
+	h.noModelErrors()
+}
+
+func TestMDIOInternalPCS(t *testing.T) {
+	h := newHarness(t, Config{PF: true})
+	in := mdioBusT{h.d, IMDIOBase}
+	in.write22(0, 0x14, 0x0003) // IF_MODE = SGMII_EN | SGMII_AN
+	if v, _ := in.read22(0, 0x14); v != 3 {
+		t.Errorf("PCS IF_MODE %#x", v)
+	}
+	if v, _ := in.read22(0, PHYBMSR); v&BMSRLink == 0 {
+		t.Errorf("PCS BMSR %#x without link", v)
+	}
+	if _, ok := in.read22(1, PHYBMSR); ok {
+		t.Error("answer from address 1 of the internal bus")
+	}
+	if h.d.Read32(PCAPR0)&PCAPR0_IMDIO == 0 {
+		t.Error("PCAPR0 does not announce the internal MDIO")
+	}
+}
+
+func TestERR050089Detected(t *testing.T) {
+	h := newHarness(t, Config{PF: true, PHYAddr: 1})
+	d := h.d
+	d.Write32(EMDIOBase+MDIO_CFG, mdioCfg)
+	d.Write32(EMDIOBase+MDIO_CTL, 1<<5|PHYBMSR|MDIO_CTL_READ)
+	d.Read32(SIMR) // another register while the read runs
+	d.Read32(EMDIOBase + MDIO_CFG)
+	d.Read32(SIMR) // after BSY was seen clear: fine
+	if s := d.Stats(); s.ERR050089 != 1 {
+		t.Fatalf("ERR050089 count %d, want 1", s.ERR050089)
+	}
+	if e := d.ModelErrors(); len(e) != 1 || !strings.Contains(e[0], "ERR050089") || !strings.Contains(e[0], "SIMR") {
+		t.Fatalf("model errors %q", e)
+	}
+}
