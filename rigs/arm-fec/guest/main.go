@@ -18,7 +18,6 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec"
-	_ "github.com/gopmd/gopmd/pci"
 	"github.com/gopmd/gopmd/rigs/arm-fec/frames"
 )
 
@@ -64,7 +63,7 @@ func main() {
 			continue
 		}
 		inf := p.Info()
-		say("PASS", "open-"+n, "%s via %s (%s), MAC %s, %s descriptors, %v", inf.Device, inf.Backend, spec, inf.MAC, *bd, time.Since(to).Round(time.Millisecond))
+		say("PASS", "open-"+n, "%s via %s, opened by the "+opener+" (%s), MAC %s, %s descriptors, %v", inf.Device, inf.Backend, spec, inf.MAC, *bd, time.Since(to).Round(time.Millisecond))
 		if fp, ok := p.(*fec.Port); ok {
 			say("INFO", "phy-"+n, "PHY address %d", fp.PHY())
 		}
