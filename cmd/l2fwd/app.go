@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/sim"
@@ -26,21 +28,22 @@ const (
 
 // app is one l2fwd run.
 type app struct {
-	o      *options
-	ports  []driver.Port
-	specs  []string
-	lanes  []*lane
-	cap    *capture
-	stdout io.Writer
-	table  io.Writer // the stats table: stdout, or stderr with --json
-	start  time.Time
-	end    time.Time
-	// Kept at set-up: the sim registry forgets a port when it closes.
+	o           *options
+	ports       []driver.Port
+	specs       []string
+	lanes       []*lane
+	cap         *capture
+	stdout      io.Writer
+	table       io.Writer // the stats table: stdout, or stderr with --json
+	start       time.Time
+	end         time.Time
 	metricsAddr string // where --metrics listens, once it does
 	portsMu     sync.Mutex
-	macs        []string
-	gens        []*sim.Generator
-	sinks       []*sim.Sink
+	bounces     []*bounceMem
+	// Kept at set-up: the sim registry forgets a port when it closes.
+	macs  []string
+	gens  []*sim.Generator
+	sinks []*sim.Sink
 }
 
 // pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
@@ -149,7 +152,10 @@ loop:
 	if stopMetrics != nil {
 		stopMetrics()
 	}
+	bleaks, berrs := a.closeBounces()
 	leaks, closeErrs := a.closePorts()
+	leaks = append(leaks, bleaks...)
+	runErrs = append(runErrs, berrs...)
 	runErrs = append(runErrs, closeErrs...)
 	s := a.summary(final, leaks, runErrs)
 	if o.json {
@@ -207,6 +213,9 @@ func (a *app) setup() error {
 		for q := 0; q < info.RxQueues; q++ {
 			l := &lane{rxPort: i, rxQueue: q, txPort: -1, rx: p.RxQueue(q), mode: a.o.mode, macUpdate: a.o.macUpdating}
 			l.pool = l.rx.Pool()
+			if q == 0 {
+				l.pump = syncPump(a.specs[i])
+			}
 			if a.o.mode == modeFwd || a.o.mode == modeTx {
 				di := a.ports[dst].Info()
 				if q >= di.TxQueues {
@@ -216,6 +225,9 @@ func (a *app) setup() error {
 				l.tx = a.ports[dst].TxQueue(q)
 				l.dst = [6]byte{0x02, 0, 0, 0, 0, byte(dst)}
 				copy(l.src[:], a.ports[dst].MAC())
+				if err := a.bounceIfNeeded(l, i, dst); err != nil {
+					return err
+				}
 				if a.cap != nil {
 					l.capture = sim.NewFrameRing(captureSlots, captureSlotSize)
 					a.cap.rings = append(a.cap.rings, l.capture)
@@ -233,7 +245,16 @@ func (a *app) setup() error {
 // workers spreads the lanes over the workers: one per lane unless --workers.
 func (a *app) workers() []*worker {
 	n := a.o.workers
-	if n == 0 || n > len(a.lanes) {
+	if n == 0 {
+		n = len(a.lanes)
+		// Workers locked to threads never give their CPU up: leave one
+		// to the simulated devices' engines, or they would only run when
+		// the Go scheduler preempts a worker.
+		if e := a.engines(); e > 0 && n+1 > runtime.GOMAXPROCS(0) {
+			n = max(1, runtime.GOMAXPROCS(0)-1)
+		}
+	}
+	if n > len(a.lanes) {
 		n = len(a.lanes)
 	}
 	ws := make([]*worker, n)
@@ -269,6 +290,7 @@ func (a *app) closePorts() (leaks []string, errs []error) {
 
 // closeAll releases everything after a failed start-up.
 func (a *app) closeAll() {
+	_, _ = a.closeBounces()
 	for _, p := range a.ports {
 		_ = p.Close()
 	}
@@ -287,4 +309,103 @@ func (a *app) livePorts() []driver.Port {
 	a.portsMu.Lock()
 	defer a.portsMu.Unlock()
 	return append([]driver.Port(nil), a.ports...)
+}
+
+// bounceMem is a lane's bounce pool and the DMA memory under it.
+type bounceMem struct {
+	pool   *pool.Pool
+	region *dma.Region
+	name   string
+}
+
+// domainOf is the DMA mapper a port's RX buffers are mapped through: two
+// ports with the same one can DMA each other's buffers.
+func domainOf(p driver.Port) dma.Mapper {
+	if p.Info().RxQueues == 0 {
+		return nil
+	}
+	pl := p.RxQueue(0).Pool()
+	if pl == nil || pl.Region() == nil {
+		return nil
+	}
+	return pl.Region().Mapper()
+}
+
+// bounceIfNeeded gives a lane a bounce pool when its TX port is in another
+// DMA domain than its RX port (each device has its own IOMMU domain): the
+// TX device could not read the RX buffers, so frames are copied.
+func (a *app) bounceIfNeeded(l *lane, rx, tx int) error {
+	if rx == tx {
+		return nil
+	}
+	rm, tm := domainOf(a.ports[rx]), domainOf(a.ports[tx])
+	if rm == nil || tm == nil || rm == tm {
+		return nil
+	}
+	count := a.o.ringSize + 2*maxBurst
+	name := fmt.Sprintf("l2fwd-bounce-%d.%d-to-%d", rx, l.rxQueue, tx)
+	r, err := dma.Alloc(tm, count*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: name}})
+	if err != nil {
+		return fmt.Errorf("port %d to port %d: bounce buffers for a second DMA domain: %w", rx, tx, err)
+	}
+	pl, err := pool.New(r, pool.Config{Name: name, Count: count})
+	if err != nil {
+		_ = r.Close()
+		return fmt.Errorf("port %d to port %d: %w", rx, tx, err)
+	}
+	l.bounce = pl
+	a.bounces = append(a.bounces, &bounceMem{pool: pl, region: r, name: name})
+	return nil
+}
+
+// closeBounces closes the bounce pools (after the ports have stopped and
+// given their TX buffers back) and reports leaks as pool.LeakErrors do.
+func (a *app) closeBounces() (leaks []string, errs []error) {
+	for _, b := range a.bounces {
+		err := b.pool.Close(a.closeTimeout())
+		var le *pool.LeakError
+		switch {
+		case errors.As(err, &le):
+			leaks = append(leaks, err.Error())
+			continue // its memory may still be read: keep it mapped
+		case err != nil:
+			errs = append(errs, err)
+			continue
+		}
+		if err := b.region.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", b.name, err))
+		}
+	}
+	a.bounces = nil
+	return leaks, errs
+}
+
+func (a *app) closeTimeout() time.Duration { return 200 * time.Millisecond }
+
+// syncPump returns the Pump of a simulated device in synchronous mode
+// (nothing else would pull its sources), or nil.
+func syncPump(spec string) func() int {
+	s, err := driver.ParseSpec(spec)
+	if err != nil || s.Scheme != "sim" || s.Options.Get("mode") == "engine" {
+		return nil
+	}
+	if m := sim.ENETCModel(s.Name); m != nil {
+		return m.Pump
+	}
+	if m := sim.FECModel(s.Name); m != nil {
+		return m.Pump
+	}
+	return nil
+}
+
+// engines counts the simulated devices that run their own DMA-engine
+// goroutine: each needs CPU time next to the workers.
+func (a *app) engines() int {
+	n := 0
+	for _, spec := range a.specs {
+		if s, err := driver.ParseSpec(spec); err == nil && s.Scheme == "sim" && s.Options.Get("mode") == "engine" {
+			n++
+		}
+	}
+	return n
 }

@@ -42,9 +42,11 @@ type fakeTx struct {
 	ctr  driver.Counters
 }
 
-func newFakePort(name string, id uint16, queues int, mac net.HardwareAddr) *fakePort {
+// newFakePort makes a fake port whose buffers are mapped through m: ports
+// given the same m are in one DMA domain (as devices in one VFIO container).
+func newFakePort(name string, id uint16, queues int, mac net.HardwareAddr, m dma.Mapper) *fakePort {
 	const bufs = 512
-	r, err := dma.NewRegion(make([]byte, queues*bufs*2048), dma.NewSimIOMMU(false), dma.Options{Attr: dma.Attr{Name: name}}, nil)
+	r, err := dma.NewRegion(make([]byte, queues*bufs*2048), m, dma.Options{Attr: dma.Attr{Name: name}}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -38,10 +38,20 @@ type lane struct {
 	macUpdate               bool
 	dst, src                [6]byte // fwd mode: written into every frame
 	capture                 *sim.FrameRing
+	// bounce is set when the TX port cannot reach the RX pool's memory (the
+	// two devices are in different DMA domains): each frame is then copied
+	// into a buffer of this pool, mapped for the TX device, and the RX
+	// buffer recycled at once. The worker owns it.
+	bounce *pool.Pool
+	// pump, for a simulated device in synchronous mode, pulls its sources
+	// (generator, pcap, cable) into the RX ring before each poll: the
+	// device has no engine of its own. Set on queue 0's lane only.
+	pump func() int
 
 	// Written by the worker once per burst, read by the stats printer.
 	handled, handledBytes atomic.Uint64 // sent to TX (fwd, tx) or consumed (drop, pass)
 	txRefused             atomic.Uint64 // TX ring full: freed and counted
+	bounceShort           atomic.Uint64 // no bounce buffer (or too long for one): dropped
 	ipv4, ipv6, arp       atomic.Uint64 // pass mode: what the application saw
 }
 
@@ -67,6 +77,9 @@ func (w *worker) run(stop *atomic.Bool, done chan<- struct{}) {
 
 // poll receives one burst and disposes of it by the lane's mode.
 func (l *lane) poll(pkts []*driver.Packet) {
+	if l.pump != nil {
+		l.pump()
+	}
 	n := l.rx.RxBurst(pkts)
 	if n == 0 {
 		return
@@ -132,6 +145,9 @@ func (l *lane) poll(pkts []*driver.Packet) {
 // send hands a burst to the lane's TX queue; what the ring has no room for
 // is freed and counted, never retried (a forwarder that waits loses more).
 func (l *lane) send(b []*driver.Packet) {
+	if l.bounce != nil {
+		b = l.copyOver(b)
+	}
 	var bytes uint64
 	for _, p := range b {
 		bytes += uint64(p.PktLen)
@@ -153,4 +169,33 @@ func (l *lane) send(b []*driver.Packet) {
 	}
 	l.handled.Add(uint64(sent))
 	l.handledBytes.Add(bytes)
+}
+
+// copyOver replaces every frame of b by a copy in a bounce buffer the TX
+// device can reach, recycling the originals; frames without a bounce buffer
+// are dropped and counted. It returns the frames to send (a prefix of b).
+func (l *lane) copyOver(b []*driver.Packet) []*driver.Packet {
+	k := 0
+	for _, p := range b {
+		q := l.bounce.Alloc()
+		if q != nil && q.SetLen(p.PktLen) {
+			off := 0
+			dst := q.Data()
+			for s := p; s != nil; s = s.Next() {
+				off += copy(dst[off:], s.Data())
+			}
+			q.PktLen, q.NSegs = off, 1
+			q.SetLen(off)
+			b[k] = q
+			k++
+		} else {
+			if q != nil {
+				l.bounce.Recycle(q)
+			}
+			l.bounceShort.Add(1)
+		}
+		// The worker owns the RX queue, hence its pool's cache.
+		l.pool.Recycle(p)
+	}
+	return b[:k]
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/sim"
 )
@@ -93,9 +94,11 @@ var (
 	mac1 = net.HardwareAddr{0x00, 0x04, 0x9f, 0, 0, 0x11}
 )
 
+// twoFakes makes two fake ports in one DMA domain.
 func twoFakes(t *testing.T, queues int) (*fakePort, *fakePort) {
-	p0 := newFakePort("fake0", 0, queues, mac0)
-	p1 := newFakePort("fake1", 1, queues, mac1)
+	iommu := dma.NewSimIOMMU(false)
+	p0 := newFakePort("fake0", 0, queues, mac0, iommu)
+	p1 := newFakePort("fake1", 1, queues, mac1, iommu)
 	withFakes(t, map[string]*fakePort{"sim:fake0": p0, "sim:fake1": p1})
 	return p0, p1
 }
@@ -384,5 +387,34 @@ func TestPairing(t *testing.T) {
 	}
 	if pairOf(0, 2, modeTx) != 0 {
 		t.Error("tx mode must bounce out of the same port")
+	}
+}
+
+func TestForwardAcrossDMADomains(t *testing.T) {
+	// Each port has its own IOMMU domain: port 1 cannot read port 0's
+	// buffers, so l2fwd copies each frame into memory mapped for port 1.
+	p0 := newFakePort("fake0", 0, 1, mac0, dma.NewSimIOMMU(false))
+	p1 := newFakePort("fake1", 1, 1, mac1, dma.NewSimIOMMU(false))
+	withFakes(t, map[string]*fakePort{"sim:fake0": p0, "sim:fake1": p1})
+	in := testFrames(t, 2000, 256)
+	p0.load(0, in)
+	code, out, errOut := runUntil(t, []string{"--json", "--no-mac-updating", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 2000 })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got := p1.txFrames()
+	for i := range in {
+		if !bytes.Equal(got[i], in[i]) {
+			t.Fatalf("frame %d changed on the way", i)
+		}
+	}
+	s := parseSummary(t, out)
+	if !s.Ports[0].Copied || s.Ports[0].Handled != 2000 || s.Ports[0].NoBounce != 0 || !s.LeakCheck.OK {
+		t.Fatalf("summary port 0 %+v, leak check %+v", s.Ports[0], s.LeakCheck)
+	}
+	// The fake's TX buffers are port 1's: the bounce pool, not port 0's.
+	if st := p0.rxq[0].pool.Stats(); st.RecycleRing != 0 {
+		t.Fatalf("port 0's buffers went to TX: %+v", st)
 	}
 }

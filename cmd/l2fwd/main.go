@@ -31,10 +31,14 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
-	_ "github.com/gopmd/gopmd/sim" // the sim: scheme
+	_ "github.com/gopmd/gopmd/enetc" // the ENETC driver
+	_ "github.com/gopmd/gopmd/fec"   // the FEC/ENET driver
+	_ "github.com/gopmd/gopmd/sim"   // the sim: scheme
 )
 
-// defaultSpecs are the ports used when none are given.
+// defaultSpecs are the ports used when none are given: synchronous models,
+// which each worker pumps before it polls (no engine goroutine competing
+// for the CPU with workers that never yield).
 var defaultSpecs = []string{"sim:enetc0?gen=1&sink=1", "sim:enetc1?gen=1&sink=1"}
 
 // options are the parsed command line.
@@ -186,7 +190,7 @@ func metricsAddr(a string, any bool) (string, error) {
 	return "", fmt.Errorf("--metrics %q is not a loopback address: counters would be visible to the network; use 127.0.0.1:%s, or add --metrics-any to expose them on purpose", a, port)
 }
 
-const usageText = `usage: l2fwd [flags] [SPEC...]
+var usageText = `usage: l2fwd [flags] [SPEC...]
 
 Forwards frames between ports: 0<->1, 2<->3, an odd last port to itself.
 SPEC is a device: 0000:01:00.0 or pci:0000:01:00.0 (VFIO), uio:/dev/uio0,
@@ -194,7 +198,7 @@ platform:NODE, sim:enetcN, sim:fecN, with options after '?', e.g.
   sim:enetc0?gen=1&sink=1            generator in, counting sink out
   sim:enetc0?pcap-in=in.pcap&pcap-out=out.pcap
   sim:enetc0?afpacket=veth0          a real Linux interface
-With no SPEC: ` + "sim:enetc0?gen=1&sink=1 sim:enetc1?gen=1&sink=1" + `
+With no SPEC: ` + strings.Join(defaultSpecs, " ") + `
 
 flags:
 `

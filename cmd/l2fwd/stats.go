@@ -17,6 +17,7 @@ type portSnap struct {
 	handled         uint64 // frames the forwarder handed to TX or consumed
 	hBytes          uint64
 	txRefused       uint64
+	noBounce        uint64
 	poolUse         int // buffers out of the RX pools (approximate)
 	poolSize        int
 	ipv4, ipv6, arp uint64
@@ -47,6 +48,7 @@ func (a *app) snapshot() []portSnap {
 		ps.handled += l.handled.Load()
 		ps.hBytes += l.handledBytes.Load()
 		ps.txRefused += l.txRefused.Load()
+		ps.noBounce += l.bounceShort.Load()
 		ps.ipv4 += l.ipv4.Load()
 		ps.ipv6 += l.ipv6.Load()
 		ps.arp += l.arp.Load()
@@ -133,12 +135,16 @@ type portJSON struct {
 	Rx     queueJSON `json:"rx"`
 	Tx     queueJSON `json:"tx"`
 	// Handled: frames the forwarder sent on (fwd, tx) or consumed (drop, pass).
-	Handled      uint64              `json:"handled"`
-	HandledBytes uint64              `json:"handled_bytes"`
-	TxRefused    uint64              `json:"tx_refused"`
-	Pass         map[string]uint64   `json:"pass,omitempty"`
-	Generator    *sim.GeneratorStats `json:"generator,omitempty"`
-	Sink         *sim.SinkStats      `json:"sink,omitempty"`
+	Handled      uint64 `json:"handled"`
+	HandledBytes uint64 `json:"handled_bytes"`
+	TxRefused    uint64 `json:"tx_refused"`
+	// NoBounce: frames dropped for want of a bounce buffer (ports in two
+	// DMA domains only).
+	NoBounce  uint64              `json:"no_bounce,omitempty"`
+	Copied    bool                `json:"copied,omitempty"`
+	Pass      map[string]uint64   `json:"pass,omitempty"`
+	Generator *sim.GeneratorStats `json:"generator,omitempty"`
+	Sink      *sim.SinkStats      `json:"sink,omitempty"`
 }
 
 // summaryJSON is the final summary (--json prints it as one object).
@@ -177,7 +183,12 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 	}
 	for i, f := range final {
 		pj := portJSON{Port: i, Spec: a.specs[i], TxPort: txOf[i], Rx: queueOut(f.stats.Rx), Tx: queueOut(f.stats.Tx),
-			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused}
+			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused, NoBounce: f.noBounce}
+		for _, l := range a.lanes {
+			if l.rxPort == i && l.bounce != nil {
+				pj.Copied = true
+			}
+		}
 		if i < len(a.macs) {
 			pj.MAC = a.macs[i]
 		}
@@ -195,7 +206,7 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 		s.Ports = append(s.Ports, pj)
 		s.Packets += f.handled
 		s.Bytes += f.hBytes
-		s.Dropped += f.txRefused + f.stats.Rx.TotalDrops() + f.stats.Tx.TotalDrops()
+		s.Dropped += f.txRefused + f.noBounce + f.stats.Rx.TotalDrops() + f.stats.Tx.TotalDrops()
 	}
 	if s.Seconds > 0 {
 		s.Mpps = float64(s.Packets) / s.Seconds / 1e6
@@ -231,6 +242,9 @@ func (a *app) printSummary(s summaryJSON) {
 		fmt.Fprintf(w, "  rx %d frames %d bytes, drops %s\n", p.Rx.Packets, p.Rx.Bytes, dropsText(p.Rx.Drops))
 		fmt.Fprintf(w, "  tx %d frames %d bytes, drops %s\n", p.Tx.Packets, p.Tx.Bytes, dropsText(p.Tx.Drops))
 		fmt.Fprintf(w, "  handled %d frames (to port %d), refused by TX %d\n", p.Handled, p.TxPort, p.TxRefused)
+		if p.Copied {
+			fmt.Fprintf(w, "  copied into port %d's DMA domain (the devices share no IOMMU domain); %d dropped for want of a bounce buffer\n", p.TxPort, p.NoBounce)
+		}
 		if p.Generator != nil {
 			fmt.Fprintf(w, "  generator sent %d frames\n", p.Generator.Frames)
 		}

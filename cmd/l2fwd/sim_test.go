@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/gopacket/pcapgo"
+	"github.com/gopmd/gopmd/sim"
+)
+
+// sinkFrames is what the sink of an open simulated port has seen (0 before
+// the port opens).
+func sinkFrames(name string) uint64 {
+	if s := sim.SinkOf(name); s != nil {
+		return s.Stats().Frames
+	}
+	return 0
+}
+
+// The simulated ports run synchronously (the workers pump them) and
+// without the driver's link watcher, whose MDIO transactions close the
+// data path for a moment and would make TX refuse bursts.
+const simOpts = "link-poll=0"
+
+func TestSimGeneratorToSink(t *testing.T) {
+	const n = 20000
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0",
+		"sim:enetc0?gen=1&gen-count=20000&gen-flows=8&" + simOpts, "sim:enetc1?sink=1&" + simOpts},
+		func() bool { return sinkFrames("enetc1") == n })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	p0, p1 := s.Ports[0], s.Ports[1]
+	if p0.Generator == nil || p0.Generator.Frames != n || p1.Sink == nil {
+		t.Fatalf("generator %+v sink %+v", p0.Generator, p1.Sink)
+	}
+	if k := p1.Sink; k.Frames != n || k.Lost != 0 || k.Duplicates != 0 || k.Reordered != 0 || k.Other != 0 {
+		t.Fatalf("sink saw %+v, want %d frames, no loss, duplication or reordering", *k, n)
+	}
+	if p0.Rx.Packets != n || p0.Handled != n || p1.Tx.Packets != n || s.Dropped != 0 || !s.LeakCheck.OK {
+		t.Fatalf("port 0 rx %d handled %d, port 1 tx %d, dropped %d, leak check %+v", p0.Rx.Packets, p0.Handled, p1.Tx.Packets, s.Dropped, s.LeakCheck)
+	}
+}
+
+// writePcap writes frames into a pcap file.
+func writePcap(t *testing.T, path string, frames [][]byte) {
+	t.Helper()
+	w, err := sim.CreatePcap(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frames {
+		w.Transmit(f)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readPcap(t *testing.T, path string) [][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for {
+		d, _, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+}
+
+func TestSimPcapReplayForwarded(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.pcap")
+	// Frames of many sizes, 60 to 1514 bytes.
+	var frames [][]byte
+	for i, size := range []int{64, 65, 128, 200, 511, 1024, 1518} {
+		for _, f := range testFrames(t, 300, size) {
+			f[20] = byte(i) // vary a byte the forwarder must not touch
+			frames = append(frames, f)
+		}
+	}
+	writePcap(t, in, frames)
+	for _, macUpd := range []bool{true, false} {
+		out := filepath.Join(dir, "out.pcap")
+		args := []string{"--json", "--stats-interval", "0", "--burst", "16",
+			"sim:enetc0?pcap-in=" + in + "&" + simOpts, "sim:enetc1?pcap-out=" + out + "&sink=1&" + simOpts}
+		if !macUpd {
+			args = append(args, "--no-mac-updating")
+		}
+		code, stdout, errOut := runUntil(t, args, func() bool { return sinkFrames("enetc1") == uint64(len(frames)) })
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		got := readPcap(t, out)
+		if len(got) != len(frames) {
+			t.Fatalf("mac updating %v: %d frames replayed, %d came out of port 1", macUpd, len(frames), len(got))
+		}
+		for i := range frames {
+			want := frames[i]
+			if macUpd {
+				want = append([]byte{0x02, 0, 0, 0, 0, 1}, want[6:]...)
+				copy(want[6:12], got[i][6:12])
+			}
+			if !bytes.Equal(got[i], want) {
+				t.Fatalf("mac updating %v: frame %d (%d bytes) differs beyond the MACs", macUpd, i, len(frames[i]))
+			}
+		}
+		s := parseSummary(t, stdout)
+		if s.Ports[1].MAC == "" {
+			t.Fatal("port 1 has no MAC in the summary")
+		}
+		if macUpd {
+			if mac := s.Ports[1].MAC; !bytes.Equal(got[0][6:12], mustMAC(t, mac)) {
+				t.Fatalf("source MAC %x is not port 1's MAC %s", got[0][6:12], mac)
+			}
+		}
+		if !s.LeakCheck.OK || s.Dropped != 0 {
+			t.Fatalf("dropped %d, leak check %+v", s.Dropped, s.LeakCheck)
+		}
+	}
+}
+
+func TestSimDropMode(t *testing.T) {
+	const n = 5000
+	done := func() bool {
+		g := sim.GeneratorOf("enetc0")
+		return g != nil && g.Done()
+	}
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--mode", "drop",
+		"sim:enetc0?gen=1&gen-count=5000&" + simOpts}, done)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if s.Ports[0].Rx.Packets != n || s.Ports[0].Handled != n || s.Ports[0].Tx.Packets != 0 || !s.LeakCheck.OK {
+		t.Fatalf("drop mode: rx %d handled %d tx %d leak %+v", s.Ports[0].Rx.Packets, s.Ports[0].Handled, s.Ports[0].Tx.Packets, s.LeakCheck)
+	}
+}
+
+func mustMAC(t *testing.T, s string) []byte {
+	t.Helper()
+	m, err := net.ParseMAC(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
