@@ -126,13 +126,14 @@ func insertChecksums(f []byte, ip, l4 bool) {
 // checkChecksums reports IPv4 header and TCP/UDP checksum errors of a
 // received frame, and the esc bits describing it.
 func checkChecksums(f []byte) (ipBad, l4Bad bool, esc uint32) {
+	if _, et, _ := l3(f); et == 0x86DD {
+		esc |= escRxIPV6
+	}
 	in := parseIP(f)
 	if !in.ok {
-		return false, false, 0
+		return false, false, esc
 	}
-	if in.v6 {
-		esc |= escRxIPV6
-	} else {
+	if !in.v6 {
 		ipBad = fold(sum16(0, f[in.hdr:in.hdr+in.hlen])) != 0xFFFF
 	}
 	if in.frag {

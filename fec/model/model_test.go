@@ -940,3 +940,90 @@ func TestOutOfRangeConfig(t *testing.T) {
 }
 
 var _ = dma.CacheLine
+
+// ipv4UDP builds an IPv4/UDP frame to our address with correct checksums.
+func ipv4UDP(payload int) []byte {
+	f := make([]byte, 14+20+8+payload)
+	copy(f, ourMAC[:])
+	binary.BigEndian.PutUint16(f[12:], 0x0800)
+	ip := f[14:]
+	ip[0], ip[8], ip[9] = 0x45, 64, 17
+	binary.BigEndian.PutUint16(ip[2:], uint16(20+8+payload))
+	copy(ip[12:], []byte{10, 0, 0, 1, 10, 0, 0, 2})
+	binary.BigEndian.PutUint16(ip[20:], 1000)
+	binary.BigEndian.PutUint16(ip[22:], 2000)
+	binary.BigEndian.PutUint16(ip[24:], uint16(8+payload))
+	insertChecksums(f, true, true)
+	return f
+}
+
+func TestRXChecksumFlags(t *testing.T) {
+	good := ipv4UDP(30)
+	badIP := ipv4UDP(30)
+	badIP[14+10] ^= 0xFF
+	badUDP := ipv4UDP(30)
+	badUDP[len(badUDP)-1] ^= 0xFF
+	v6 := testFrame(ourMAC, 60, 1)
+	binary.BigEndian.PutUint16(v6[12:], 0x86DD)
+	for _, c := range []struct {
+		name    string
+		frame   []byte
+		racc    uint32
+		accept  bool
+		escWant uint32
+	}{
+		{"good IPv4/UDP", good, 0, true, 0},
+		{"bad IP header checksum", badIP, 0, true, escRxICE},
+		{"bad UDP checksum", badUDP, 0, true, escRxPCR},
+		{"bad IP header, IPDIS", badIP, raccIPDIS, false, 0},
+		{"bad UDP, PRODIS", badUDP, raccPRODIS, false, 0},
+		{"good, IPDIS|PRODIS", good, raccIPDIS | raccPRODIS, true, 0},
+		{"IPv6 frame", v6, 0, true, escRxIPV6},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			td := newTDrv(t, tOpts{soc: "imx8mp", enh: true})
+			td.d.Write32(regRACC, c.racc)
+			if got := td.d.Receive(c.frame); got != c.accept {
+				t.Fatalf("accepted %v, want %v", got, c.accept)
+			}
+			if !c.accept {
+				return
+			}
+			r, _ := td.recv(0)
+			if r.esc&(escRxICE|escRxPCR|escRxIPV6) != c.escWant {
+				t.Fatalf("esc %#x, want %#x", r.esc, c.escWant)
+			}
+		})
+	}
+}
+
+func TestRead64SplitsIntoTwoReads(t *testing.T) {
+	d, _ := New(Config{SoC: "imx8mp"})
+	d.Write32(regPALR, 0x11223344)
+	d.Write32(regPAUR, 0x55660000)
+	if got := d.Read64(0x0E8); got != 0x0001000055668808 {
+		t.Fatalf("Read64(0xE8) = %#x, want OPD:PAUR 0x0001000055668808", got)
+	}
+	if d.Stats().RegReads != 2 {
+		t.Fatalf("Read64 counted %d register reads, want 2", d.Stats().RegReads)
+	}
+}
+
+func TestPHYResetAndDefaultWire(t *testing.T) {
+	td := newTDrv(t, tOpts{soc: "imx6q"})
+	d := td.d
+	d.Write32(regMMFR, 0x50020000|4<<18|0x0021) // ANAR := 0x21
+	d.Write32(regMMFR, 0x50020000|0<<18|0x8000) // BMCR reset
+	d.Write32(regMMFR, 0x60020000|4<<18)
+	if got := d.Read32(regMMFR) & 0xFFFF; got != 0x01E1 {
+		t.Fatalf("ANAR after PHY reset %#x, want 0x01e1", got)
+	}
+	td.send(0, testFrame(ourMAC, 60, 1))
+	cd, ok := d.Wire().(*CountingDiscard)
+	if !ok || cd.Frames() != 1 || cd.Bytes() != 74 {
+		t.Fatalf("default wire %T counted %v", d.Wire(), cd)
+	}
+	if d.Port() == nil || d.PHYAddr() != 0 || !d.LinkUp() {
+		t.Fatal("accessors")
+	}
+}
