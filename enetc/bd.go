@@ -89,13 +89,13 @@ func rxRing(mem []byte) []rxBD {
 // writes it last, so its ready bit guards the rest of the BD.
 func (b *rxBD) loadStatus() uint32 { return atomic.LoadUint32(&b.lstatus) }
 
-// post hands the BD to the device in the buffer format: the address first,
-// then a zero lstatus published atomically so a concurrent device never sees
-// a stale ready bit on a freshly posted buffer.
+// post writes the BD in the buffer format: the address and a zero lstatus,
+// so no stale ready bit survives from the last write-back. Plain stores are
+// enough: the device does not look at the BD until the RBCIR write that
+// follows (after a barrier) hands it over.
 func (b *rxBD) post(iova uint64) {
 	b.addr = iova
-	b.bufLen, b.vlanOpt = 0, 0
-	atomic.StoreUint32(&b.lstatus, 0)
+	b.bufLen, b.vlanOpt, b.lstatus = 0, 0, 0
 }
 
 // rss is the RSS hash of a written-back BD.

@@ -33,24 +33,24 @@ func TestBringUpProgramsReference(t *testing.T) {
 		{"RBCIR(0)", rxRingReg(0, RBCIR), 63}, // every slot but one posted
 		{"TBIER(0)", txRingReg(0, TBIER), 0},
 	} {
-		if got := f.regs[c.off]; got != c.want {
+		if got := f.regs[(c.off)/4]; got != c.want {
 			t.Errorf("%s = %#x, want %#x", c.name, got, c.want)
 		}
 	}
-	if f.regs[SIMR]&SIMR_EN == 0 || f.regs[PMR]&(1<<16) == 0 {
-		t.Errorf("SIMR %#x / PMR %#x: SI or port not enabled", f.regs[SIMR], f.regs[PMR])
+	if f.regs[(SIMR)/4]&SIMR_EN == 0 || f.regs[(PMR)/4]&(1<<16) == 0 {
+		t.Errorf("SIMR %#x / PMR %#x: SI or port not enabled", f.regs[(SIMR)/4], f.regs[(PMR)/4])
 	}
-	if f.regs[PM0_CMD_CFG]&(PM_CMD_CFG_TX_EN|PM_CMD_CFG_RX_EN) != PM_CMD_CFG_TX_EN|PM_CMD_CFG_RX_EN {
-		t.Errorf("PM0_CMD_CFG %#x: MAC not enabled with the link up", f.regs[PM0_CMD_CFG])
+	if f.regs[(PM0_CMD_CFG)/4]&(PM_CMD_CFG_TX_EN|PM_CMD_CFG_RX_EN) != PM_CMD_CFG_TX_EN|PM_CMD_CFG_RX_EN {
+		t.Errorf("PM0_CMD_CFG %#x: MAC not enabled with the link up", f.regs[(PM0_CMD_CFG)/4])
 	}
 	if p.PHYAddr() != 3 {
 		t.Errorf("PHY found at %d, want 3", p.PHYAddr())
 	}
-	if f.regs[psipmar0(0)] == 0 && f.regs[psipmar1(0)] == 0 {
+	if f.regs[(psipmar0(0))/4] == 0 && f.regs[(psipmar1(0))/4] == 0 {
 		t.Error("no MAC address programmed")
 	}
 	closeClean(t, p)
-	if f.regs[txRingReg(0, TBMR)] != 0 || f.regs[PM0_CMD_CFG]&PM_CMD_CFG_RX_EN != 0 {
+	if f.regs[(txRingReg(0, TBMR))/4] != 0 || f.regs[(PM0_CMD_CFG)/4]&PM_CMD_CFG_RX_EN != 0 {
 		t.Error("Close left ring or MAC enabled")
 	}
 	if f.iommu.Mappings() != 0 {
@@ -280,7 +280,7 @@ func TestTxRefusedWhileLinkDown(t *testing.T) {
 	if p.Link().Up {
 		t.Fatal("link still up")
 	}
-	if f.regs[PM0_CMD_CFG]&PM_CMD_CFG_TX_EN != 0 {
+	if f.regs[(PM0_CMD_CFG)/4]&PM_CMD_CFG_TX_EN != 0 {
 		t.Error("MAC TX still enabled with the link down")
 	}
 	if got := p.tx[0].TxBurst(pk[:n]); got != 0 {
@@ -330,8 +330,8 @@ func TestRSSTableThroughCBDR(t *testing.T) {
 	cfg := smallCfg()
 	cfg.RxQueues = 4
 	p := mustNew(t, d, cfg)
-	if f.regs[SIMR]&SIMR_RSSE == 0 || f.regs[SIRBGCR] != 4 {
-		t.Errorf("SIMR %#x SIRBGCR %d: RSS not enabled for 4 rings", f.regs[SIMR], f.regs[SIRBGCR])
+	if f.regs[(SIMR)/4]&SIMR_RSSE == 0 || f.regs[(SIRBGCR)/4] != 4 {
+		t.Errorf("SIMR %#x SIRBGCR %d: RSS not enabled for 4 rings", f.regs[(SIMR)/4], f.regs[(SIRBGCR)/4])
 	}
 	tbl := p.RSSTable()
 	if len(tbl) != 64 {
@@ -344,8 +344,8 @@ func TestRSSTableThroughCBDR(t *testing.T) {
 	if len(seen) != 4 {
 		t.Errorf("table uses rings %v", seen)
 	}
-	if f.regs[prssk(0)] != 0xda565a6d {
-		t.Errorf("PRSSK(0) = %#x", f.regs[prssk(0)])
+	if f.regs[(prssk(0))/4] != 0xda565a6d {
+		t.Errorf("PRSSK(0) = %#x", f.regs[(prssk(0))/4])
 	}
 	closeClean(t, p)
 }
@@ -356,7 +356,7 @@ func TestMDIOClause45(t *testing.T) {
 	if _, err := p.MDIORead45(3, 1, 0x20); err != nil {
 		t.Errorf("C45 read: %v", err)
 	}
-	if f.regs[EMDIO+MDIO_ADDR] != 0x20 || f.regs[EMDIO+MDIO_CFG]&MDIO_CFG_ENC45 == 0 {
+	if f.regs[(EMDIO+MDIO_ADDR)/4] != 0x20 || f.regs[(EMDIO+MDIO_CFG)/4]&MDIO_CFG_ENC45 == 0 {
 		t.Errorf("C45 read did not program ADDR/ENC45")
 	}
 	if _, err := p.MDIORead(7, 2); !errors.Is(err, ErrMDIONoResponse) {
