@@ -35,6 +35,10 @@ type Config struct {
 	LinkSpeed int
 	// LinkDown starts with the link down.
 	LinkDown bool
+	// MDIOTime is how long a management frame takes (about 25 µs at the
+	// usual 2.5 MHz MDC); 0 completes it inside the MMFR write. A driver
+	// must then wait for EIR.MII before reading MMFR, as on silicon.
+	MDIOTime time.Duration
 }
 
 // Access is one recorded access to an unimplemented register.
@@ -69,8 +73,11 @@ type Device struct {
 	// stage holds one received frame as it will be written to memory.
 	stage []byte
 
-	phy  phy
-	link atomic.Bool
+	phy       phy
+	link      atomic.Bool
+	mdioTime  time.Duration
+	mdioFrame atomic.Uint32
+	mdioDue   atomic.Int64 // UnixNano when the pending frame completes; 0: none
 
 	wire    atomic.Pointer[wireHolder]
 	srcMu   sync.Mutex
@@ -115,16 +122,17 @@ func New(cfg Config) (*Device, error) {
 		return nil, fmt.Errorf("fec model %s: link speed %d Mb/s not possible on %s (10, 100%s)", name, speed, prof.Name, map[bool]string{true: ", 1000", false: ""}[prof.Gigabit])
 	}
 	d := &Device{
-		name:    name,
-		prof:    prof,
-		iommu:   cfg.IOMMU,
-		engine:  cfg.Engine,
-		cost:    cfg.MMIOCost,
-		size:    uint32(prof.WindowSize),
-		bootMAC: cfg.MAC,
-		nrings:  prof.rings(),
-		stage:   make([]byte, rxMaxFrame+8),
-		srcBuf:  make([]byte, rxMaxFrame),
+		name:     name,
+		prof:     prof,
+		iommu:    cfg.IOMMU,
+		engine:   cfg.Engine,
+		cost:     cfg.MMIOCost,
+		mdioTime: cfg.MDIOTime,
+		size:     uint32(prof.WindowSize),
+		bootMAC:  cfg.MAC,
+		nrings:   prof.rings(),
+		stage:    make([]byte, rxMaxFrame+8),
+		srcBuf:   make([]byte, rxMaxFrame),
 	}
 	if d.iommu == nil {
 		d.iommu = dma.NewSimIOMMU(prof.NonCoherent)
@@ -252,6 +260,8 @@ func (d *Device) Read32(off uint32) uint32 {
 		return 0
 	}
 	switch off {
+	case regEIR, regMMFR:
+		d.mdioPoll()
 	case regRDAR, regRDAR1, regRDAR2:
 		if d.rx[rdarRing(off)].req.Load() != 0 {
 			return activeBit
@@ -368,6 +378,7 @@ func (d *Device) unlockAll() {
 // resetRegs loads the reset values and rewinds the rings. Callers hold
 // the engine locks.
 func (d *Device) resetRegs() {
+	d.mdioDue.Store(0)
 	for i := range d.regs {
 		if d.defs[i] != nil {
 			d.regs[i].Store(d.defs[i].reset)

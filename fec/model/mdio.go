@@ -1,6 +1,9 @@
 package model
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // MMFR fields (hw/fec.md §2.3).
 const (
@@ -134,7 +137,29 @@ func (d *Device) mmfrWrite(v uint32) {
 	if d.reg(regMSCR)&0xFF == 0 {
 		return // no MDC: the frame waits until MSCR is set
 	}
-	d.mdioExec(v)
+	d.mdioStart(v)
+}
+
+// mdioStart begins a management frame: at once, or after Config.MDIOTime
+// (then it completes on the first EIR or MMFR read after that time).
+func (d *Device) mdioStart(v uint32) {
+	if d.mdioTime <= 0 {
+		d.mdioExec(v)
+		return
+	}
+	d.mdioFrame.Store(v)
+	d.mdioDue.Store(time.Now().Add(d.mdioTime).UnixNano())
+}
+
+// mdioPoll completes a timed management frame whose time has come.
+func (d *Device) mdioPoll() {
+	due := d.mdioDue.Load()
+	if due == 0 || time.Now().UnixNano() < due {
+		return
+	}
+	if d.mdioDue.CompareAndSwap(due, 0) {
+		d.mdioExec(d.mdioFrame.Load())
+	}
 }
 
 func (d *Device) mscrWrite(v uint32) {
@@ -143,7 +168,7 @@ func (d *Device) mscrWrite(v uint32) {
 	d.regs[regMSCR/4].Store(v)
 	if d.prof.ClearSetupMII && old&0xFF == 0 && v&0xFF != 0 {
 		if m := d.reg(regMMFR); m != 0 {
-			d.mdioExec(m)
+			d.mdioStart(m)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopmd/gopmd/dma"
 )
@@ -1025,5 +1026,19 @@ func TestPHYResetAndDefaultWire(t *testing.T) {
 	}
 	if d.Port() == nil || d.PHYAddr() != 0 || !d.LinkUp() {
 		t.Fatal("accessors")
+	}
+}
+
+func TestMDIOTakesTime(t *testing.T) {
+	d, _ := New(Config{SoC: "imx8mp", MDIOTime: 500 * time.Microsecond})
+	d.Write32(regMSCR, 0x1A)
+	d.Write32(regEIR, eirMII)
+	d.Write32(regMMFR, 0x60020000|2<<18) // PHY 0, ID1
+	if d.Read32(regEIR)&eirMII != 0 || d.Read32(regMMFR)&0xFFFF != 0 {
+		t.Fatal("MDIO frame done at once although it takes 500µs")
+	}
+	time.Sleep(time.Millisecond)
+	if d.Read32(regEIR)&eirMII == 0 || d.Read32(regMMFR)&0xFFFF != phyIDHigh {
+		t.Fatalf("after 1ms: EIR %#x MMFR %#x", d.Read32(regEIR), d.Read32(regMMFR))
 	}
 }
