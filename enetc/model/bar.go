@@ -87,7 +87,7 @@ func (d *Device) Read32(off uint32) uint32 {
 		return half(d.si[(off-SIROCT)/8].Load(), off)
 	case off >= REOCT && off < TECOL+8:
 		if i := macCounterIndex(off &^ 7); i >= 0 {
-			return half(d.mac[i].Load(), off)
+			return half(d.macCounter(i), off)
 		}
 		return 0
 	case off >= REOCT+PM1Offset && off < TECOL+8+PM1Offset:
@@ -144,7 +144,7 @@ func (d *Device) Read64(off uint32) uint64 {
 		if i := macCounterIndex(off); i >= 0 {
 			d.mmio()
 			d.st.reads.Add(1)
-			return d.mac[i].Load()
+			return d.macCounter(i)
 		}
 	}
 	lo := d.Read32(off)

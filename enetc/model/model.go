@@ -314,6 +314,8 @@ func (d *Device) reset() {
 		r.dcr.Store(0)
 		r.reported.Store(0)
 	}
+	d.st.rxFramesBase.Add(d.si[sRFRM].Load()) // Stats survive a reset
+	d.st.rxBytesBase.Add(d.si[sROCT].Load())
 	for i := range d.si {
 		d.si[i].Store(0)
 	}

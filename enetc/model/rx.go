@@ -209,11 +209,11 @@ func (d *Device) deliver(frame []byte) bool {
 	frame = frame[:n]
 	cast := castOf(frame)
 	if d.pf {
-		m[cRPKT].Add(1)
 		m[cREOCT].Add(uint64(n) + 4)
 		m[cR64+sizeBucket(n+4)].Add(1)
 		if errb != 0 {
 			m[cRERR].Add(1)
+			m[cRPKT].Add(1) // RPKT reads as RFRM plus the bad frames counted here
 		} else {
 			m[cRFRM].Add(1)
 			m[cRUCA+cast].Add(1)
@@ -429,8 +429,6 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32)
 	} else {
 		d.si[sRMCA].Add(1)
 	}
-	d.st.rxFrames.Add(1)
-	d.st.rxBytes.Add(uint64(size))
 	if errb != 0 {
 		d.st.rxErrFrames.Add(1)
 	}
