@@ -64,5 +64,10 @@
 //   - RCR.LOOP (set at reset) loops TX frames back to RX and ignores the
 //     wire, so a driver that does not clear it sends nothing.
 //   - The PHY is a generic clause-22 gigabit PHY (ID 0x0022:0x1622) at
-//     Config.PHYAddr that completes auto-negotiation at once.
+//     Config.PHYAddr that completes auto-negotiation at once. An MMFR frame
+//     runs only while MSCR's MDC field is non-zero; it completes inside the
+//     write, or Config.MDIOTime later (seen on the next EIR or MMFR read).
+//   - Reset leaves MIBC.MIB_DIS set (counters stopped until MIBC is
+//     written 0), RCR.LOOP set and PALR/PAUR zero, as the reference says;
+//     the address filter then passes only broadcast frames.
 package model
