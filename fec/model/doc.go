@@ -69,5 +69,5 @@
 //     write, or Config.MDIOTime later (seen on the next EIR or MMFR read).
 //   - Reset leaves MIBC.MIB_DIS set (counters stopped until MIBC is
 //     written 0), RCR.LOOP set and PALR/PAUR zero, as the reference says;
-//     the address filter then passes only broadcast frames.
+//     a driver must clear LOOP and program its address before frames flow.
 package model
