@@ -1,0 +1,122 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc/model"
+)
+
+func openSpec(t *testing.T, raw string) (*driver.Device, error) {
+	t.Helper()
+	s, err := driver.ParseSpec(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openSim(s, driver.Config{})
+}
+
+func TestOpenENETC(t *testing.T) {
+	for _, c := range []struct {
+		spec   string
+		devID  uint16
+		size   int
+		engine bool
+		link   bool
+	}{
+		{"sim:enetc40", ENETCPFDeviceID, model.PFBAR0Size, false, true},
+		{"sim:enetc41?vf=1", ENETCVFDeviceID, model.VFBAR0Size, false, true},
+		{"sim:enetc42?mode=engine", ENETCPFDeviceID, model.PFBAR0Size, true, true},
+		{"sim:enetc43?mode=sync&link=down&mmio-cost=10ns", ENETCPFDeviceID, model.PFBAR0Size, false, false},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			dev, err := openSpec(t, c.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := trimScheme(c.spec)
+			if dev.VendorID != ENETCVendorID || dev.DeviceID != c.devID || dev.Revision != 1 || dev.Bus != "pci" || dev.Backend != "sim" {
+				t.Errorf("identity %04x:%04x rev %d bus %s backend %s", dev.VendorID, dev.DeviceID, dev.Revision, dev.Bus, dev.Backend)
+			}
+			if len(dev.Regions) != 1 || dev.Regions[0].Size() != c.size {
+				t.Fatalf("BAR0 %v", dev.Regions)
+			}
+			m := ENETCModel(name)
+			if m == nil || dev.Extra != m || dev.Regions[0] != driver.Regs(m) {
+				t.Fatal("ENETCModel does not return the device's model")
+			}
+			if m.Link() != c.link {
+				t.Errorf("link %v, want %v", m.Link(), c.link)
+			}
+			if dev.Mapper == nil || dev.Reset == nil {
+				t.Fatal("no mapper or reset")
+			}
+			if err := m.Start(); c.engine && err == nil {
+				t.Error("engine not running after open (Start succeeded again)")
+			} else if !c.engine && err == nil {
+				t.Error("Start succeeded on a synchronous model")
+			}
+			if _, err := openSpec(t, c.spec); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("second open: %v (want an error naming %s)", err, name)
+			}
+			if err := dev.Release(); err != nil {
+				t.Fatal(err)
+			}
+			if ENETCModel(name) != nil {
+				t.Fatal("model still registered after Release")
+			}
+			if c.engine {
+				if err := m.Start(); err != nil {
+					t.Errorf("engine still running after Release: %v", err)
+				}
+				m.Stop()
+			}
+			// The name is free again.
+			dev2, err := openSpec(t, c.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = dev2.Release()
+		})
+	}
+}
+
+func TestOpenENETCBadOptions(t *testing.T) {
+	for _, spec := range []string{
+		"sim:enetc50?mode=fast",
+		"sim:enetc51?mmio-cost=soon",
+		"sim:enetc52?link=sideways",
+		"sim:enetc53?vf=maybe",
+	} {
+		_, err := openSpec(t, spec)
+		var se *driver.SpecError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: %v, want a spec error", spec, err)
+		}
+		if ENETCModel(trimScheme(spec)) != nil {
+			t.Errorf("%s: model registered after a failed open", spec)
+		}
+	}
+}
+
+func TestENETCOpenWithPeer(t *testing.T) {
+	a, err := openSpec(t, "sim:enetc60?peer=sim:enetc61")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := openSpec(t, "sim:enetc61?peer=sim:enetc60&mode=engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ENETCModel("enetc60") == nil || ENETCModel("sim:enetc61") == nil {
+		t.Fatal("models not registered")
+	}
+	if err := errors.Join(b.Release(), a.Release()); err != nil {
+		t.Fatal(err)
+	}
+	if ENETCModel("enetc60") != nil || ENETCModel("enetc61") != nil {
+		t.Fatal("models registered after Release")
+	}
+}
