@@ -207,7 +207,7 @@ func (q *rxQueue) frameBDs() int {
 		if st&rxL != 0 {
 			return k
 		}
-		i = q.next(i)
+		i = q.next(i) // the frame's BDs are consecutive in ring order
 	}
 	if limit == maxRxSegs || q.posted == q.ring.size {
 		return -limit
@@ -328,24 +328,24 @@ func (q *rxQueue) refill() {
 	for i := 0; i < got; i++ {
 		pk := q.scratch[i]
 		pk.SetOwner(q.owner)
-		q.bufs[t] = pk // the buffer is the MAC's from the status write on
-		q.ring.set(t, wAddr, uint32(pk.BufIOVA())+uint32(q.headroom))
+		q.bufs[t] = pk                                                // the buffer is the MAC's from the status write on
+		q.ring.set(t, wAddr, uint32(pk.BufIOVA())+uint32(q.headroom)) // the MAC writes after the pool's headroom
 		if q.enhanced {
 			q.ring.set(t, wESC, 0) // no per-BD interrupt: poll mode
 			q.ring.set(t, wProt, 0)
 			q.ring.set(t, wBDU, 0)
 		}
-		t = q.next(t)
+		t = q.next(t) // empty slots run from tail towards head
 	}
 	dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
 	t = q.tail
 	for i := 0; i < got; i++ {
 		q.ring.publish(t, w0(rxE|q.wrap(t), 0)) // clears L and stale error bits too
 		q.scratch[i] = nil
-		t = q.next(t)
+		t = q.next(t) // same slots, same order as above
 	}
-	q.tail = t
-	q.posted += got
+	q.tail = t            // the next empty slot
+	q.posted += got       // these BDs are the MAC's now
 	dma.DoorbellBarrier() // every E bit visible before the doorbell
 	q.regs.Write32(q.rdar, darActive)
 	q.doorbells.Add(1)
@@ -354,7 +354,7 @@ func (q *rxQueue) refill() {
 // drain takes every posted buffer back after the MAC was disabled.
 func (q *rxQueue) drain() {
 	for q.posted > 0 {
-		q.pool.Recycle(q.take())
+		q.pool.Recycle(q.take()) // the disabled MAC no longer owns it: back to the cache
 	}
-	q.head, q.tail = 0, 0
+	q.head, q.tail = 0, 0 // ETHEREN=0 rewound the MAC to RDSR: so do we
 }

@@ -154,11 +154,11 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 				pk.SetOwner(q.ownerIn(pk.Pool()))
 			}
 			q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
-			t = q.next(t)
+			t = q.next(t) // a frame's BDs are consecutive
 			nbd++
 		}
-		q.head = t
-		q.inFlight += segs
+		q.head = t         // next free slot
+		q.inFlight += segs // owned by the MAC until reclaim sees R clear
 		q.frames++
 		sent++
 		bytes += uint64(total)
@@ -179,13 +179,13 @@ func (q *txQueue) publish(start, nbd int) {
 	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
 	// Last BD first: the MAC, which may still be running, stops at the
 	// first BD without R, so it never sees part of a frame or burst.
-	t := start + nbd - 1
+	t := start + nbd - 1 // the burst's last BD, modulo the ring
 	if t >= q.ring.size {
 		t -= q.ring.size
 	}
 	for i := 0; i < nbd; i++ {
 		q.ring.publish(t, q.pend[t])
-		if t--; t < 0 {
+		if t--; t < 0 { // walk back, wrapping below slot 0
 			t = q.ring.size - 1
 		}
 	}
@@ -290,12 +290,12 @@ func (q *txQueue) drain() {
 	for q.inFlight > 0 {
 		if pk := q.bufs[q.clean]; pk != nil {
 			q.bufs[q.clean] = nil
-			pk.Free()
+			pk.Free() // the disabled MAC will not send it: back to its pool
 			q.stats.Drop(driver.CauseLinkDown, 1)
 		}
 		q.clean = q.next(q.clean)
 		q.inFlight--
 	}
 	q.frames = 0
-	q.head, q.clean = 0, 0
+	q.head, q.clean = 0, 0 // ETHEREN=0 rewound the MAC to TDSR: so do we
 }
