@@ -21,6 +21,7 @@ const (
 	CorruptBogus
 )
 
+// String names the corruption.
 func (c Corruption) String() string {
 	switch c {
 	case CorruptNone:

@@ -1,21 +1,3 @@
-// Package model is a software model of the NXP LS1028A ENETC Ethernet
-// controller (PF and VF), written from /work/shared/hw/enetc.md: a BAR0
-// register window with the documented read-only, write-1-to-clear and
-// trigger semantics, a DMA engine that reaches host memory only by IOVA
-// through a dma.SimIOMMU, a MAC with counters, MDIO with a simulated PHY,
-// the control BD ring (RSS table, MAC filters), RSS hashing, the documented
-// errata and fault injection.
-//
-// A Device runs in one of two modes. Synchronous: a TX doorbell (TBPIR)
-// write processes the ring before it returns, Receive delivers a frame into
-// a posted buffer at once, Pump pulls attached sources; the caller's
-// goroutine does all the work (per ring: one goroutine at a time, and
-// Receive/Pump from one goroutine at a time). Engine: Start launches one
-// goroutine that polls doorbells, the control ring and the sources; Receive
-// from other goroutines is serialised with it by a lock.
-//
-// Reset values the reference leaves open are the model's choice and are
-// listed on reset (see resetRegs).
 package model
 
 import (
@@ -72,6 +54,7 @@ type Access struct {
 	Write bool
 }
 
+// String says "read 0x..." or "write 0x...".
 func (a Access) String() string {
 	if a.Write {
 		return fmt.Sprintf("write %#x", a.Off)

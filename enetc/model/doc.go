@@ -1,0 +1,64 @@
+// Package model is a software model of the NXP LS1028A ENETC Ethernet
+// controller (PF and VF), written from /work/shared/hw/enetc.md and from
+// nothing else: a BAR0 register window with the documented read-only,
+// write-1-to-clear and trigger semantics, a DMA engine that reaches host
+// memory only by IOVA through a dma.SimIOMMU, a MAC with its counters, MDIO
+// controllers with a simulated clause-22/45 PHY and PCS, the control BD
+// ring (RSS indirection table, MAC filter entries), Toeplitz RSS, the
+// documented errata and fault injection. It imports no driver code; its
+// register table (Registers) is its own transcription of the reference.
+//
+// # Modes
+//
+// Synchronous (Config.Engine false): a TBPIR write processes that TX ring
+// before it returns, a SICBDRPIR write runs the control ring, Receive
+// delivers a frame into posted buffers at once, Pump pulls the attached
+// sources. The caller's goroutine does the work: each TX ring from one
+// goroutine at a time, Receive and Pump from one goroutine at a time.
+//
+// Engine (Config.Engine true): Start launches one goroutine that polls the
+// TX doorbells, the control ring and the sources; Stop ends it. Receive
+// from other goroutines (a cable's peer) is serialised with the engine by
+// a lock. Doorbells, indices and RX status words are read and written with
+// atomics, so driver and engine are race-clean under go test -race.
+//
+// # Choices where the reference is silent
+//
+//   - Reset values: see Device.reset's comment.
+//   - RX error byte: RxErrCRC, RxErrOversize, RxErrDMA (real assignments
+//     are UNVERIFIED; drivers treat any non-zero value as a bad frame).
+//     Oversize frames are truncated at PM0_MAXFRM and delivered flagged.
+//   - inet_csum is written as 0; L4 checksums are not checked.
+//   - RSS: Toeplitz over source and destination address, then source and
+//     destination port for TCP/UDP (not fragments); non-IP hashes to 0.
+//     PRSSK(n) holds key bytes 4n..4n+3, byte 4n in bits 7:0. The ring is
+//     table[hash & 63] (64-entry table: SIRSSCAPR = PRSSCAPR = 1).
+//   - RX ownership: the device fills BDs from RBPIR up to, not including,
+//     the one before RBCIR; it never advances RBPIR onto RBCIR (§4.1).
+//   - MAC octet counters (REOCT, TEOCT, TOCT) include the 4-byte FCS; SI
+//     octet counters do not. RPKT counts good and bad frames.
+//   - Port filtering (PF): broadcast passes; unicast needs PSIPMR bit 0,
+//     the SI's PSIPMAR0/1(0) address or an enabled CBDR class-1 entry for
+//     SI 0; multicast needs PSIPMR bit 16 or such an entry. Misses count in
+//     UFDMF / MFDMF. A VF accepts everything (the PF filters in silicon).
+//   - CBDR completion codes: CBDErr* in the low 4 bits of status_flags.
+//   - PHY: ID registers (Config.PHYID), BMSR with link latched low, model
+//     status register PHYSSR (0x11) with speed/duplex/link, clause-45 MMDs
+//     1, 3 and 7. The PCS answers at address 0 of the internal MDIO bus.
+//   - ERR050089: a register access outside the MDIO block between the
+//     start of an MDIO cycle and the next MDIO_CFG read (the BSY poll) is
+//     recorded as a model error and counted.
+//   - PM0_RX_FIFO erratum: with a value other than 1, RX locks up after
+//     Config.FIFOLockAfter frames (default 256) until a function reset;
+//     lost frames count in RDRNTP.
+//   - TX PI/CI erratum: TBCIR writes are refused and recorded (unless they
+//     write the current value); TBPIR writes to a disabled ring that would
+//     move PI off CI are recorded; only Reset clears the indices.
+//
+// # Not modelled
+//
+// Interrupts and MSI-X, TX VLAN insertion and timestamps (extension BDs
+// are skipped), Qbv/Qbu, PAUSE, RFS (class-4 commands complete without
+// effect), the hash filters, pMAC traffic (its counters read 0), the
+// VF-to-PF mailbox.
+package model
