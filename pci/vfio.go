@@ -428,14 +428,12 @@ func (d *VFIODevice) MapRegion(i int, what string) (*Window, error) {
 		return nil, &DeviceError{Device: d.Name, Op: "reserve " + what, Err: err}
 	}
 	d.mapped = append(d.mapped, whole)
-	base := uintptr(unsafe.Pointer(&whole[0]))
 	for _, a := range r.Sparse {
 		if a.Size == 0 {
 			continue
 		}
-		_, _, e := unix.Syscall6(unix.SYS_MMAP, base+uintptr(a.Offset), uintptr(a.Size), uintptr(prot),
-			uintptr(unix.MAP_SHARED|unix.MAP_FIXED), uintptr(d.fd), uintptr(r.Offset+a.Offset))
-		if e != 0 {
+		_, e := unix.MmapPtr(d.fd, int64(r.Offset+a.Offset), unsafe.Add(unsafe.Pointer(&whole[0]), a.Offset), uintptr(a.Size), prot, unix.MAP_SHARED|unix.MAP_FIXED)
+		if e != nil {
 			return nil, &DeviceError{Device: d.Name, Op: fmt.Sprintf("mmap %s area %#x+%#x", what, a.Offset, a.Size), Err: e}
 		}
 	}
