@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// copyTree copies a testdata tree (files, directories, symlinks as they
+// are) into a temporary directory a test may write to.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, out)
+		case d.IsDir():
+			return os.MkdirAll(out, 0o755)
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(out, b, 0o644)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// relink points link (inside root) at target (inside root), relatively.
+func relink(t *testing.T, root, link, target string) {
+	t.Helper()
+	l := filepath.Join(root, link)
+	dir, err := filepath.EvalSymlinks(filepath.Dir(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := filepath.EvalSymlinks(root)
+	rel, err := filepath.Rel(dir, filepath.Join(r, target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, filepath.Base(l)))
+	if err := os.Symlink(rel, filepath.Join(dir, filepath.Base(l))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeKernel makes nicctl's own sysfs writes behave as the kernel's do:
+// unbind removes the driver link, drivers_probe binds driver_override or
+// the device's kernel driver (home), an empty driver_override reads (null).
+func fakeKernel(t *testing.T, root, bus string, home map[string]string) {
+	t.Helper()
+	old := sysWrite
+	t.Cleanup(func() { sysWrite = old })
+	sysWrite = func(p, v string) error {
+		if err := old(p, v); err != nil {
+			return err
+		}
+		name := strings.TrimSpace(v)
+		dev := "/sys/bus/" + bus + "/devices/" + name
+		switch {
+		case strings.HasSuffix(p, "/unbind"):
+			return os.Remove(filepath.Join(root, dev, "driver"))
+		case strings.HasSuffix(p, "/drivers_probe"):
+			if _, err := os.Lstat(filepath.Join(root, dev, "driver")); err == nil {
+				return nil
+			}
+			want := home[name]
+			if b, _ := os.ReadFile(filepath.Join(root, dev, "driver_override")); strings.TrimSpace(string(b)) != "(null)" {
+				want = strings.TrimSpace(string(b))
+			}
+			if want != "" {
+				relink(t, root, dev+"/driver", "/sys/bus/"+bus+"/drivers/"+want)
+			}
+		case strings.HasSuffix(p, "/driver_override") && v == "\n":
+			return os.WriteFile(p, []byte("(null)\n"), 0o644)
+		}
+		return nil
+	}
+}
+
+func bindJSON(t *testing.T, args ...string) bindResult {
+	t.Helper()
+	var r bindResult
+	out := mustRun(t, append(args, "--json")...)
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+func TestBindToVFIO(t *testing.T) {
+	root := copyTree(t, "testdata/ls1028a")
+	// pci.Bind writes unbind and drivers_probe itself: two FIFOs let this
+	// goroutine play the kernel between the writes, in order.
+	unbind := filepath.Join(root, "sys/bus/pci/drivers/fsl_enetc/unbind")
+	probe := filepath.Join(root, "sys/bus/pci/drivers_probe")
+	for _, f := range []string{unbind, probe} {
+		os.Remove(f)
+		if err := syscall.Mkfifo(f, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+	}
+	done := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(unbind) // returns once the unbind write is closed
+		os.Remove(filepath.Join(root, "sys/bus/pci/devices/0000:00:00.1/driver"))
+		relink(t, root, "/sys/bus/pci/devices/0000:00:00.1/driver", "/sys/bus/pci/drivers/vfio-pci")
+		p, _ := os.ReadFile(probe) // lets the probe write through only now
+		done <- string(b) + "|" + string(p)
+	}()
+	r := bindJSON(t, "--root", root, "bind", "0000:00:00.1", "vfio-pci")
+	if got := <-done; got != "0000:00:00.1|0000:00:00.1" {
+		t.Errorf("kernel saw %q", got)
+	}
+	if r.Before.Driver != "fsl_enetc" || r.After.Driver != "vfio-pci" || r.After.Override != "vfio-pci" || !r.Changed || r.After.IOMMUGroup != "6" {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestBindNoChange(t *testing.T) {
+	out := mustRun(t, "--root", "testdata/ls1028a", "bind", "0000:00:00.0", "vfio-pci")
+	for _, want := range []string{"0000:00:00.0: bind to vfio-pci", "before: driver vfio-pci, IOMMU group 5", "after:  driver vfio-pci", "nothing changed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBindKernelAndUnbind(t *testing.T) {
+	root := copyTree(t, "testdata/ls1028a")
+	fakeKernel(t, root, "pci", map[string]string{"0000:00:00.0": "fsl_enetc"})
+	os.WriteFile(filepath.Join(root, "sys/bus/pci/devices/0000:00:00.0/driver_override"), []byte("vfio-pci\n"), 0o644)
+
+	r := bindJSON(t, "--root", root, "unbind", "0000:00:00.0")
+	if r.Before.Driver != "vfio-pci" || r.After.Driver != "" || !r.Changed || !strings.Contains(r.Note, "driver_override is vfio-pci") {
+		t.Errorf("unbind: %+v", r)
+	}
+	r = bindJSON(t, "--root", root, "unbind", "0000:00:00.0")
+	if r.Changed || r.Note != "no driver was bound" {
+		t.Errorf("unbind again: %+v", r)
+	}
+	r = bindJSON(t, "--root", root, "bind", "0000:00:00.0", "kernel")
+	if r.Before.Override != "vfio-pci" || r.After.Driver != "fsl_enetc" || r.After.Override != "" || !r.Changed {
+		t.Errorf("bind kernel: %+v", r)
+	}
+	// A device no kernel driver claims.
+	wantError(t, exitFailed, []string{"--root", root, "bind", "0000:00:01.0", "kernel"}, "0000:00:01.0", "no kernel driver took it", "modprobe")
+}
+
+func TestBindErrors(t *testing.T) {
+	ls := []string{"--root", copyTree(t, "testdata/ls1028a")}
+	for _, c := range []struct {
+		code  int
+		args  []string
+		parts []string
+	}{
+		{exitUsage, []string{"bind", "0000:00:00.0"}, []string{"missing arguments", "vfio-pci|uio_pci_generic|kernel"}},
+		{exitUsage, []string{"bind", "0000:00:00.0", "igb_uio"}, []string{`"igb_uio"`, "vfio-pci, uio_pci_generic, kernel"}},
+		{exitUsage, []string{"bind", "platform:2188000.ethernet", "vfio-pci"}, []string{"vfio-platform, uio_pdrv_genirq, kernel"}},
+		{exitUsage, []string{"bind", "sim:enetc0", "vfio-pci"}, []string{"device model", "needs no binding"}},
+		{exitUsage, []string{"bind", "uio:/dev/uio0", "kernel"}, []string{"UIO device", "parent"}},
+		{exitUsage, []string{"bind", "0000:00:00", "vfio-pci"}, []string{"0000:00:00", "accepted forms"}},
+		{exitFailed, []string{"bind", "0000:00:09.0", "vfio-pci"}, []string{"0000:00:09.0", "no such device", "nicctl list"}},
+		{exitFailed, []string{"bind", "0000:00:00.6", "uio_pci_generic"}, []string{"0000:00:00.6"}},
+		{exitFailed, []string{"bind", "0000:00:01.0", "vfio-pci"}, []string{"0000:00:01.0", "no IOMMU group", "unsafe-noiommu"}},
+		{exitUsage, []string{"unbind"}, []string{"missing arguments", "usage: nicctl unbind DEV"}},
+	} {
+		wantError(t, c.code, append(ls, c.args...), c.parts...)
+	}
+	// fec has no sysfs unbind: the error says how to free the device.
+	wantError(t, exitFailed, []string{"--root", "testdata/imx6ul", "unbind", "platform:2188000.ethernet"},
+		"2188000.ethernet", "suppress_bind_attrs", "rmmod fec")
+	wantError(t, exitFailed, []string{"--root", copyTree(t, "testdata/imx6ul"), "bind", "platform:2188000.ethernet", "uio_pdrv_genirq"},
+		"2188000.ethernet", "rmmod fec")
+}

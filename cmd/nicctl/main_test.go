@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// nicctl runs the command line and returns its exit status and output.
+func nicctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// mustRun runs a command that must succeed.
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := nicctl(t, args...)
+	if code != 0 {
+		t.Fatalf("nicctl %s: exit %d, stderr %q", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", p, got, want)
+	}
+}
+
+// wantError checks a failing command: exit status, one line on stderr,
+// nothing on stdout, and the parts the message must name.
+func wantError(t *testing.T, wantCode int, args []string, parts ...string) {
+	t.Helper()
+	code, out, errOut := nicctl(t, args...)
+	if code != wantCode {
+		t.Errorf("nicctl %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), code, wantCode, errOut)
+	}
+	if out != "" {
+		t.Errorf("nicctl %s: stdout %q, want nothing", strings.Join(args, " "), out)
+	}
+	if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "nicctl") {
+		t.Errorf("nicctl %s: stderr %q, want one line starting with nicctl", strings.Join(args, " "), errOut)
+	}
+	for _, p := range parts {
+		if !strings.Contains(errOut, p) {
+			t.Errorf("nicctl %s: stderr %q does not mention %q", strings.Join(args, " "), errOut, p)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args  []string
+		parts []string
+	}{
+		{nil, []string{"no command", "list"}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "list, bind"}},
+		{[]string{"list", "--bogus"}, []string{"-bogus", "nicctl list -h"}},
+		{[]string{"list", "extra"}, []string{`unexpected argument "extra"`, "usage: nicctl list"}},
+		{[]string{"--nosuch", "list"}, []string{"-nosuch"}},
+	}
+	for _, c := range cases {
+		wantError(t, exitUsage, c.args, c.parts...)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}} {
+		out := mustRun(t, args...)
+		for _, c := range commands {
+			if !strings.Contains(out, "  "+c.name+" ") {
+				t.Errorf("help does not list %s:\n%s", c.name, out)
+			}
+		}
+	}
+	out := mustRun(t, "list", "-h")
+	if !strings.Contains(out, "usage: nicctl list") || !strings.Contains(out, "--all") || !strings.Contains(out, "--json") {
+		t.Errorf("list -h:\n%s", out)
+	}
+}
