@@ -17,12 +17,12 @@ func init() {
 	register(&command{
 		name: "bind", args: "DEV vfio-pci|uio_pci_generic|kernel", min: 2, max: 2,
 		summary: "hand a device to a user-space driver or back to the kernel, showing before and after",
-		run: func(e *env, a []string) (any, error) { return bindCmd(e, a[0], a[1]) },
+		run:     func(e *env, a []string) (any, error) { return bindCmd(e, a[0], a[1]) },
 	})
 	register(&command{
 		name: "unbind", args: "DEV", min: 1, max: 1,
 		summary: "detach a device from its driver, showing before and after",
-		run: func(e *env, a []string) (any, error) { return unbindCmd(e, a[0]) },
+		run:     func(e *env, a []string) (any, error) { return unbindCmd(e, a[0]) },
 	})
 }
 
