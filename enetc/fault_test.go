@@ -29,24 +29,37 @@ func TestRxFaultsEndInCounters(t *testing.T) {
 		cause  driver.Cause
 		// dmaFault: the fault makes the model DMA to an unmapped address.
 		dmaFault bool
+		// opts and size, if set, replace the spec options and frame size.
+		opts string
+		size int
 	}{
-		{"crc", func(m *model.Device) { m.InjectRxCRC(1) }, driver.CauseFrame, false},
-		{"oversize", func(m *model.Device) { m.InjectRxOversize(1) }, driver.CauseFrame, false},
-		{"dma fault", func(m *model.Device) { m.InjectRxDMAFault(1) }, driver.CauseFrame, true},
-		{"length past buffer", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptLength) }, driver.CauseBadDescriptor, false},
-		{"zero status", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptZeroStatus) }, driver.CauseBadDescriptor, false},
-		{"no final bit", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptNoFinal) }, driver.CauseBadDescriptor, false},
-		{"bogus write-back", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptBogus) }, driver.CauseBadDescriptor, false},
+		{"crc", func(m *model.Device) { m.InjectRxCRC(1) }, driver.CauseFrame, false, "", 0},
+		{"oversize", func(m *model.Device) { m.InjectRxOversize(1) }, driver.CauseFrame, false, "", 0},
+		{"dma fault", func(m *model.Device) { m.InjectRxDMAFault(1) }, driver.CauseFrame, true, "", 0},
+		{"length past buffer", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptLength) }, driver.CauseBadDescriptor, false, "", 0},
+		{"zero status", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptZeroStatus) }, driver.CauseBadDescriptor, false, "", 0},
+		{"no final bit", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptNoFinal) }, driver.CauseBadDescriptor, false, "", 0},
+		{"bogus write-back", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptBogus) }, driver.CauseBadDescriptor, false, "", 0},
+		{"length past buffer, two-BD frame", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptLength) }, driver.CauseBadDescriptor, false, "buf-size=1024", 1200},
+		{"crc, two-BD frame", func(m *model.Device) { m.InjectRxCRC(1) }, driver.CauseFrame, false, "buf-size=1024", 1200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+			size := 200
+			if c.size != 0 {
+				size = c.size
+			}
+			opts := "link-poll=0"
+			if c.opts != "" {
+				opts += "&" + c.opts
+			}
+			s := openSim(t, opts, driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 			var got []*pool.Packet
 			buf := make([]*pool.Packet, 8)
 			for i := 0; i < frames; i++ {
 				if i == at {
 					c.inject(s.model)
 				}
-				s.model.Port().Receive(udp4(t, 200, uint16(i)))
+				s.model.Port().Receive(udp4(t, size, uint16(i)))
 				n := s.port.RxQueue(0).RxBurst(buf)
 				got = append(got, buf[:n]...)
 			}
@@ -55,8 +68,8 @@ func TestRxFaultsEndInCounters(t *testing.T) {
 				got = append(got, buf[:n]...)
 			}
 			for _, pk := range got {
-				if pk.PktLen != 200 || len(frameOf(pk)) != 200 {
-					t.Errorf("a delivered frame has %d bytes, want 200", pk.PktLen)
+				if pk.PktLen != size || len(frameOf(pk)) != size {
+					t.Errorf("a delivered frame has %d bytes, want %d", pk.PktLen, size)
 				}
 			}
 			pool.FreeBulk(got)

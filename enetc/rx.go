@@ -48,11 +48,12 @@ type rxQueue struct {
 	_      [60]byte
 
 	// Set-up state.
-	port   *Port
-	idx    int
-	iova   uint64
-	region *dma.Region
-	badBDs atomic.Uint64 // write-backs refused by a check, for stats
+	port    *Port
+	idx     int
+	iova    uint64
+	region  *dma.Region
+	badBDs  atomic.Uint64 // write-backs refused by a check, for stats
+	skipped atomic.Uint64 // BDs given up as never written back
 }
 
 func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma.Region) *rxQueue {
@@ -135,6 +136,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				q.stuck++
 				if q.stuck >= rxStuckPolls {
 					q.stuck = 0
+					q.skipped.Add(1)
 					q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
 					ntc = (ntc + 1) & mask // wraps by the power-of-two mask
 					posted--
@@ -173,13 +175,15 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		}
 		// Multi-BD frame: find its final BD; every BD up to it must be ready
 		// and lie within the posted BDs and the most BDs a frame may need.
-		// A non-final BD is always filled to RBBSR (§4.4): one that is not
-		// ends a broken frame (a lost F bit) and is dropped at once.
+		// A non-final BD is always filled to RBBSR (§4.4): a shorter one
+		// ends a broken frame (a lost F bit) and is dropped at once; a longer
+		// one is corrupt, but its missing F still says the frame goes on, so
+		// the whole frame up to F is dropped below.
 		k := uint32(1)
 		j := ntc
 		final, wait := false, false
 		dma.ReadBarrier() // the status load before the length
-		broken := uint32(bd.bufLen) != q.bufLen
+		broken := uint32(bd.bufLen) < q.bufLen
 		for !broken && k < posted && k < q.maxSegs {
 			j = (j + 1) & mask // next BD of the frame, wrapping
 			s := q.bds[j].loadStatus()
@@ -194,7 +198,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				break
 			}
 			dma.ReadBarrier() // the status load before the length
-			broken = uint32(q.bds[j].bufLen) != q.bufLen
+			broken = uint32(q.bds[j].bufLen) < q.bufLen
 		}
 		if wait {
 			break

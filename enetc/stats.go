@@ -22,6 +22,7 @@ func (p *Port) Stats() driver.PortStats {
 		qs.Drops[driver.CauseNoBuffer] += dcr
 		s.HW[fmt.Sprintf("RBDCR(%d)", q.idx)] = dcr
 		s.HW[fmt.Sprintf("drv_rx%d_bad_bd", q.idx)] = q.badBDs.Load()
+		s.HW[fmt.Sprintf("drv_rx%d_skipped_bd", q.idx)] = q.skipped.Load()
 		s.RxQueues = append(s.RxQueues, qs)
 		s.Rx.Add(qs)
 	}
