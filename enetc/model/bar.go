@@ -135,20 +135,26 @@ func (d *Device) Read64(off uint32) uint64 {
 		d.outOfWindow(off, 8, false)
 		return ^uint64(0)
 	}
+	idx := -1
 	switch {
 	case off >= SIROCT && off < SITMCA+8:
-		d.mmio()
-		d.st.reads.Add(1)
-		return d.si[(off-SIROCT)/8].Load()
+		idx = 0
 	case off >= REOCT && off < TECOL+8:
-		if i := macCounterIndex(off); i >= 0 {
-			d.mmio()
-			d.st.reads.Add(1)
-			return d.macCounter(i)
-		}
+		idx = macCounterIndex(off)
 	}
-	lo := d.Read32(off)
-	return uint64(lo) | uint64(d.Read32(off+4))<<32
+	if idx < 0 {
+		lo := d.Read32(off)
+		return uint64(lo) | uint64(d.Read32(off+4))<<32
+	}
+	d.mmio()
+	d.st.reads.Add(1)
+	if d.faults.mdioBusy.Load() {
+		d.err050089(off)
+	}
+	if off < REOCT {
+		return d.si[(off-SIROCT)/8].Load()
+	}
+	return d.macCounter(idx)
 }
 
 // Write32 writes a 32-bit register.

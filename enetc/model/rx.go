@@ -344,6 +344,7 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32)
 			d.recordErr("RX ring %d: BD ring at IOVA %#x (%d BDs of %d bytes) is not mapped", n, base, l, bdsz)
 		}
 		r.dcr.Add(1)
+		d.st.rxRingOff.Add(1)
 		return false
 	}
 	if take(&d.faults.rxDMA) {
