@@ -15,7 +15,9 @@
 // Spec options: bd=legacy|enhanced (descriptor format; default enhanced
 // where the part has it), phy=N (PHY address; default: scan), phy-mode=
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), dma-coherent=1
-// (declare the device's DMA cache-coherent, as under QEMU).
+// (declare the device's DMA cache-coherent, as under QEMU), shift16=0 (no
+// RACC.SHIFT16 pad before received frames; QEMU 7.2 ignores SHIFT16 with
+// legacy descriptors).
 package fec
 
 import (
@@ -34,7 +36,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "phy-mode", "dma-coherent"}
+var options = []string{"bd", "phy", "phy-mode", "dma-coherent", "shift16"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -83,14 +85,15 @@ type Port struct {
 	// non-coherent and this CPU cannot maintain caches from user space
 	// (32-bit ARM); a simulated IOMMU plays the cache itself instead.
 	uncachedBufs bool
-	shift       int // 2 with RACC.SHIFT16, else 0
-	headroom    int
-	mrbr        int // bytes the device may write per RX buffer
-	maxFL       int
-	mtu         int
-	phyMode     string
-	promisc     bool
-	mac         net.HardwareAddr
+	noShift16    bool // shift16=0
+	shift        int  // 2 with RACC.SHIFT16, else 0
+	headroom     int
+	mrbr         int // bytes the device may write per RX buffer
+	maxFL        int
+	mtu          int
+	phyMode      string
+	promisc      bool
+	mac          net.HardwareAddr
 
 	rx      []*rxQueue
 	tx      []*txQueue
@@ -144,7 +147,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, fmt.Errorf("fec: %d RX / %d TX queues asked; %s has %d of each (queues=%d)",
 			cfg.RxQueues, cfg.TxQueues, prof.compatible, prof.maxQueues(), prof.maxQueues())
 	}
-	if prof.has(qRACC) {
+	if prof.has(qRACC) && !p.noShift16 {
 		p.shift = shiftLen
 	}
 	p.mrbr = (cfg.BufSize - p.headroom) &^ 15 // MRBR[13:4]: a multiple of 16
@@ -202,6 +205,13 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		return v[0], true
 	}
 	p.enhanced = p.prof.has(qBufDescEx)
+	if v, ok := get("shift16"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("fec: shift16=%q: use 1 or 0", v)
+		}
+		p.noShift16 = !b
+	}
 	if v, ok := get("bd"); ok {
 		switch v {
 		case "legacy":
@@ -461,7 +471,11 @@ func (p *Port) Start() error {
 		r.Write32(regDMA2CFG, dmaCfgClassEn|dmaCfgIdleSlop)
 	}
 	if p.prof.has(qRACC) {
-		r.Write32(regRACC, raccSHIFT16) // IP header 4-byte aligned; no checksum discards
+		racc := uint32(0) // no checksum discards
+		if p.shift != 0 {
+			racc |= raccSHIFT16 // IP header 4-byte aligned
+		}
+		r.Write32(regRACC, racc)
 		r.Write32(regFTRL, uint32(p.maxFL))
 	}
 	r.Write32(regTACC, 0) // TX data starts at the BD address; no checksum insertion

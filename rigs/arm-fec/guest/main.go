@@ -51,6 +51,9 @@ func main() {
 	ports := make([]driver.Port, len(names))
 	for i, n := range names {
 		spec := fmt.Sprintf("platform:%s?unsafe-noiommu=1&bd=%s&rx-ring=64&tx-ring=64&pool-size=256", n, *bd)
+		if *bd == "legacy" {
+			spec += "&shift16=0" // QEMU 7.2 ignores RACC.SHIFT16 with legacy descriptors
+		}
 		if *carve != 0 {
 			spec += fmt.Sprintf("&dma-carveout=%#x+%#x", *carve+uint64(i)*(*carveSize), *carveSize)
 		} else {
