@@ -120,7 +120,8 @@ func (p *Port) Link() driver.Link {
 
 // UpdateLink reads the PHY over MDIO and resolves speed and duplex from
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
-// is reported up at the part's top speed, full duplex (fixed link).
+// is reported up at the part's top speed, full duplex (fixed link). On a
+// started port a change is applied to the MAC at once.
 func (p *Port) UpdateLink() driver.Link {
 	l := driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
 	if p.prof.has(qGBIT) {
@@ -130,9 +131,30 @@ func (p *Port) UpdateLink() driver.Link {
 		l = p.readPHYLink()
 	}
 	p.linkMu.Lock()
+	old := p.link
 	p.link = l
 	p.linkMu.Unlock()
+	if p.started && l != old {
+		p.applyLink(l)
+	}
 	return l
+}
+
+// applyLink makes the MAC's speed and duplex match the PHY's (§5.4):
+// ECR.SPEED, RCR.RMII_10T/DRT, TCR.FDEN. Frames pass only when they agree.
+func (p *Port) applyLink(l driver.Link) {
+	r := p.regs
+	ecr := r.Read32(regECR) &^ ecrSPEED
+	if p.prof.has(qGBIT) && l.Up && l.SpeedMbps == 1000 {
+		ecr |= ecrSPEED
+	}
+	r.Write32(regECR, ecr)
+	r.Write32(regRCR, p.rcr())
+	tcr := r.Read32(regTCR) &^ tcrFDEN
+	if !l.Up || l.FullDuplex {
+		tcr |= tcrFDEN
+	}
+	r.Write32(regTCR, tcr)
 }
 
 func (p *Port) readPHYLink() driver.Link {

@@ -642,3 +642,24 @@ func TestShift16Off(t *testing.T) {
 		t.Fatal("frame not sent intact")
 	}
 }
+
+// TestLinkChange takes the model's link down and up: UpdateLink follows it
+// and frames pass again afterwards.
+func TestLinkChange(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp")
+	m.SetLink(false)
+	if l := p.UpdateLink(); l.Up {
+		t.Fatalf("link %v after the PHY went down", l)
+	}
+	m.SetLink(true)
+	if l := p.UpdateLink(); !l.Up || l.SpeedMbps != 1000 {
+		t.Fatalf("link %v after the PHY came back", l)
+	}
+	f := udpFrame(t, 128, -1, 1)
+	m.Port().Receive(f)
+	pkts := make([]*driver.Packet, 1)
+	if p.RxQueue(0).RxBurst(pkts) != 1 || !bytes.Equal(pkts[0].Data(), f) {
+		t.Fatal("no frame after the link came back")
+	}
+	pkts[0].Free()
+}

@@ -79,7 +79,7 @@ func (d *Device) txHeld() bool {
 // whether any BD was processed.
 func (d *Device) runTX(r *txRing) bool {
 	progress := false
-	for {
+	for pass := 0; ; pass++ {
 		n := r.req.Load()
 		if n == 0 || d.txHeld() {
 			return progress
@@ -89,11 +89,17 @@ func (d *Device) runTX(r *txRing) bool {
 		if done && r.req.CompareAndSwap(n, 0) {
 			return progress
 		}
-		if !done && d.engine {
-			return progress // yield; the engine comes back
+		if !done && (d.engine || pass >= maxSyncPasses) {
+			// Yield: the engine comes back; in synchronous mode a ring that
+			// keeps re-arming itself (loopback into its own BDs) is left
+			// with TDAR set for the next TDAR write to continue.
+			return progress
 		}
 	}
 }
+
+// maxSyncPasses bounds the walks one synchronous TDAR write makes.
+const maxSyncPasses = 16
 
 // txWalk processes BDs from r.cur. done means the walk stopped on a BD
 // without R (or on a fatal fault, after clearing TDAR).
