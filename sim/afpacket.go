@@ -14,6 +14,12 @@ import (
 // model's receive side.
 const afpacketSlots = 1024
 
+// afpacketRcvBuf is the socket receive buffer asked for.
+const afpacketRcvBuf = 8 << 20
+
+// minFrame is the shortest Ethernet frame on a wire, without FCS.
+const minFrame = 60
+
 // AFPacket joins a model port to a real Linux interface through an
 // AF_PACKET raw socket: frames the kernel sees on the interface are offered
 // to the port's receive side (a wire.Source fed by a reader goroutine), and
@@ -33,6 +39,8 @@ type AFPacket struct {
 	rxFrames, rxBytes           atomic.Uint64
 	txFrames, txBytes, txErrors atomic.Uint64
 	lastErr                     atomic.Pointer[error]
+	kdropsMu                    sync.Mutex
+	kdrops                      uint64 // PACKET_STATISTICS resets on read: summed here
 }
 
 // AFPacketStats are the counters of an AF_PACKET wire.
@@ -43,6 +51,9 @@ type AFPacketStats struct {
 	RxDropped uint64
 	// RxTooBig: longer than CableSlotSize (offloads on).
 	RxTooBig uint64
+	// KernelDrops: frames the kernel dropped because the socket's receive
+	// buffer was full (the reader fell behind).
+	KernelDrops uint64
 	// TxFrames/TxBytes: sent into the interface; TxErrors: refused by it.
 	TxFrames, TxBytes, TxErrors uint64
 }
@@ -79,6 +90,12 @@ func OpenAFPacket(ifname string) (*AFPacket, error) {
 	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
 		return fail("PACKET_IGNORE_OUTGOING (needs Linux 4.20)", err)
 	}
+	// Room for bursts while the reader is descheduled: a TCP sender on a
+	// veth sends hundreds of frames at once. Beyond rmem_max needs
+	// CAP_NET_ADMIN; without it the kernel caps the plain request.
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, afpacketRcvBuf) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, afpacketRcvBuf)
+	}
 	// A receive timeout lets the reader notice Close.
 	tv := unix.Timeval{Usec: 100000}
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
@@ -109,6 +126,12 @@ func (a *AFPacket) reader() {
 			a.ring.TooBig.Add(1)
 			continue
 		}
+		if n < minFrame {
+			// The kernel hands over frames as its stack built them; on a
+			// wire the sender's MAC pads them to the minimum.
+			clear(buf[n:minFrame])
+			n = minFrame
+		}
 		if a.ring.Put(buf[:n]) { // a full ring counts the drop itself
 			a.rxFrames.Add(1)
 			a.rxBytes.Add(uint64(n))
@@ -136,14 +159,30 @@ func (a *AFPacket) Transmit(frame []byte) {
 func (a *AFPacket) Stats() AFPacketStats {
 	return AFPacketStats{RxFrames: a.rxFrames.Load(), RxBytes: a.rxBytes.Load(),
 		RxDropped: a.ring.Full.Load(), RxTooBig: a.ring.TooBig.Load(),
-		TxFrames: a.txFrames.Load(), TxBytes: a.txBytes.Load(), TxErrors: a.txErrors.Load()}
+		TxFrames: a.txFrames.Load(), TxBytes: a.txBytes.Load(), TxErrors: a.txErrors.Load(),
+		KernelDrops: a.kernelDrops()}
+}
+
+// kernelDrops reads and sums the socket's drop counter.
+func (a *AFPacket) kernelDrops() uint64 {
+	a.kdropsMu.Lock()
+	defer a.kdropsMu.Unlock()
+	if !a.stop.Load() {
+		if st, err := unix.GetsockoptTpacketStats(a.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
+			a.kdrops += uint64(st.Drops)
+		}
+	}
+	return a.kdrops
 }
 
 // Close stops the reader and closes the socket (which also ends the
 // promiscuous membership). It reports a receive error that stopped the
 // reader early.
 func (a *AFPacket) Close() error {
+	a.kernelDrops() // the last count before the socket goes
+	a.kdropsMu.Lock()
 	a.stop.Store(true)
+	a.kdropsMu.Unlock()
 	a.wg.Wait()
 	err := unix.Close(a.fd)
 	if p := a.lastErr.Load(); p != nil {

@@ -179,6 +179,7 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 			return fail(err)
 		}
 		closers = append(closers, a.Close)
+		e.afp = a
 		ep.AddSource(a)
 		txWires = append(txWires, a)
 	}
@@ -282,6 +283,17 @@ func GeneratorOf(name string) *Generator {
 	defer regMu.Unlock()
 	if e, ok := reg[trimScheme(name)]; ok {
 		return e.gen
+	}
+	return nil
+}
+
+// AFPacketOf returns the AF_PACKET wire of an open simulated port, or nil
+// when its spec has no afpacket option.
+func AFPacketOf(name string) *AFPacket {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if e, ok := reg[trimScheme(name)]; ok {
+		return e.afp
 	}
 	return nil
 }

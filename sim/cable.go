@@ -192,6 +192,7 @@ type regEntry struct {
 	ep    *Endpoint
 	gen   *Generator
 	sink  *Sink
+	afp   *AFPacket
 	cable *Cable
 	// txClaimed: the port's spec chose where it transmits (sink,
 	// afpacket, pcap-out), so it cannot be the far end of another's cable.

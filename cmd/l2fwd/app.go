@@ -44,6 +44,7 @@ type app struct {
 	macs  []string
 	gens  []*sim.Generator
 	sinks []*sim.Sink
+	afps  []*sim.AFPacket
 }
 
 // pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
@@ -99,6 +100,13 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 
 	workers := a.workers()
+	// A worker locked to its thread never gives its P back: keep one more
+	// for everything else (AF_PACKET readers, device engines, the capture
+	// writer, metrics, this goroutine), or those would only run when the
+	// scheduler preempts a worker, every 10 ms.
+	if need := len(workers) + 1; runtime.GOMAXPROCS(0) < need {
+		runtime.GOMAXPROCS(need)
+	}
 	var stop atomic.Bool
 	done := make(chan struct{}, len(workers))
 	a.start = time.Now()
@@ -209,6 +217,7 @@ func (a *app) setup() error {
 		a.macs = append(a.macs, p.MAC().String())
 		a.gens = append(a.gens, sim.GeneratorOf(a.specs[i]))
 		a.sinks = append(a.sinks, sim.SinkOf(a.specs[i]))
+		a.afps = append(a.afps, sim.AFPacketOf(a.specs[i]))
 		dst := pairOf(i, n, a.o.mode)
 		for q := 0; q < info.RxQueues; q++ {
 			l := &lane{rxPort: i, rxQueue: q, txPort: -1, rx: p.RxQueue(q), mode: a.o.mode, macUpdate: a.o.macUpdating}

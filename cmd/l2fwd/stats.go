@@ -145,6 +145,7 @@ type portJSON struct {
 	Pass      map[string]uint64   `json:"pass,omitempty"`
 	Generator *sim.GeneratorStats `json:"generator,omitempty"`
 	Sink      *sim.SinkStats      `json:"sink,omitempty"`
+	AFPacket  *sim.AFPacketStats  `json:"afpacket,omitempty"`
 }
 
 // summaryJSON is the final summary (--json prints it as one object).
@@ -199,6 +200,11 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 			st := a.gens[i].Stats()
 			pj.Generator = &st
 		}
+		if i < len(a.afps) && a.afps[i] != nil {
+			st := a.afps[i].Stats()
+			pj.AFPacket = &st
+			s.Dropped += st.RxDropped + st.RxTooBig + st.KernelDrops + st.TxErrors
+		}
 		if i < len(a.sinks) && a.sinks[i] != nil {
 			st := a.sinks[i].Stats()
 			pj.Sink = &st
@@ -250,6 +256,10 @@ func (a *app) printSummary(s summaryJSON) {
 		}
 		if p.Sink != nil {
 			fmt.Fprintf(w, "  sink got %d frames: lost %d, duplicated %d, reordered %d, unstamped %d\n", p.Sink.Frames, p.Sink.Lost, p.Sink.Duplicates, p.Sink.Reordered, p.Sink.Other)
+		}
+		if x := p.AFPacket; x != nil {
+			fmt.Fprintf(w, "  afpacket: %d frames in, %d out; lost: %d in the kernel (socket buffer full), %d queue full, %d too big, %d send errors\n",
+				x.RxFrames, x.TxFrames, x.KernelDrops, x.RxDropped, x.RxTooBig, x.TxErrors)
 		}
 		if p.Pass != nil {
 			fmt.Fprintf(w, "  application saw ipv4 %d, ipv6 %d, arp %d\n", p.Pass["ipv4"], p.Pass["ipv6"], p.Pass["arp"])
