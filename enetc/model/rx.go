@@ -201,6 +201,15 @@ func (d *Device) deliver(frame []byte) bool {
 			}
 		}
 	}
+	if n > len(d.vlanBuf) {
+		// Longer than the MAC's buffering can hold (a jumbo past any
+		// MAXFRM the MAC takes): truncated and flagged.
+		if errb&RxErrOversize == 0 {
+			m[cROVR].Add(1)
+		}
+		errb |= RxErrOversize
+		n = len(d.vlanBuf)
+	}
 	if take(&d.faults.crc) {
 		d.st.faultsInjected.Add(1)
 		errb |= RxErrCRC
