@@ -1,0 +1,107 @@
+package enetc_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+)
+
+// TestRestartAndMTU: Stop takes every buffer back, SetMTU refuses while
+// running and takes effect when stopped, and Start brings the rings back
+// (TX indices adopted from the device, which cannot reset them).
+func TestRestartAndMTU(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	pass := func(size int) bool {
+		s.model.Port().Receive(udp4(t, size, 1))
+		got := s.rxAll(0, 1, 5)
+		if len(got) != 1 {
+			return false
+		}
+		return s.port.TxQueue(0).TxBurst(got) == 1
+	}
+	for i := 0; i < 100; i++ { // move the TX indices away from 0
+		if !pass(100) {
+			t.Fatal("traffic before restart failed")
+		}
+	}
+	if err := s.port.SetMTU(9000); err == nil || !strings.Contains(err.Error(), "stop") {
+		t.Errorf("SetMTU while running: %v", err)
+	}
+	s.stopCheck()
+	if err := s.port.SetMTU(9000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.port.Start(); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if s.port.Info().MTU != 9000 {
+		t.Errorf("MTU %d after SetMTU(9000)", s.port.Info().MTU)
+	}
+	if !pass(9000) || !pass(60) {
+		t.Fatal("traffic after restart failed")
+	}
+	rs := s.port.Rings()
+	if len(rs) != 2 || rs[0].HWProducer != rs[0].NextToUse || !rs[0].Enabled {
+		t.Errorf("ring state after restart: %+v", rs)
+	}
+	if err := s.port.SetMTU(9600); err == nil {
+		t.Error("MTU 9600 accepted (max frame would exceed 9600)")
+	}
+	s.close(false)
+}
+
+// TestNoBufferDropsCounted: frames the device drops for lack of a posted
+// buffer show up as CauseNoBuffer, matching the device's RBDCR.
+func TestNoBufferDropsCounted(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	for i := 0; i < 100; i++ { // the ring holds at most 63 frames
+		s.model.Port().Receive(udp4(t, 64, uint16(i)))
+	}
+	got := s.rxAll(0, 100, 10)
+	pool.FreeBulk(got)
+	st := s.port.Stats()
+	ms := s.model.Stats()
+	if ms.NoBufferDrops == 0 || st.Rx.Drops[driver.CauseNoBuffer] != ms.NoBufferDrops {
+		t.Errorf("no_buffer drops %d, model counted %d", st.Rx.Drops[driver.CauseNoBuffer], ms.NoBufferDrops)
+	}
+	if uint64(len(got))+st.Rx.Drops[driver.CauseNoBuffer] != 100 {
+		t.Errorf("delivered %d + no-buffer %d != 100", len(got), st.Rx.Drops[driver.CauseNoBuffer])
+	}
+	s.close(false)
+}
+
+// TestTxTooBigCounted: a chained frame of more BDs than a frame may use is
+// taken, freed and counted; the burst around it goes out.
+func TestTxTooBigCounted(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	pl := s.port.RxQueue(0).Pool()
+	segs := make([]*pool.Packet, 16)
+	if pl.AllocBulk(segs) != 16 {
+		t.Fatal("pool empty")
+	}
+	for i, p := range segs {
+		p.SetLen(64)
+		if i > 0 {
+			segs[i-1].SetNext(p)
+		}
+	}
+	good := make([]*pool.Packet, 2)
+	pl.AllocBulk(good)
+	for _, p := range good {
+		copy(p.Buf()[p.Offset():], udp4(t, 60, 1))
+		p.SetLen(60)
+	}
+	burst := []*pool.Packet{good[0], segs[0], good[1]}
+	if n := s.port.TxQueue(0).TxBurst(burst); n != 3 {
+		t.Fatalf("TxBurst = %d, want 3", n)
+	}
+	if d := s.port.TxQueue(0).Stats().Drops[driver.CauseTooBig]; d != 1 {
+		t.Errorf("too_big drops %d, want 1", d)
+	}
+	if s.wire.count != 2 {
+		t.Errorf("%d frames on the wire, want 2", s.wire.count)
+	}
+	s.close(false)
+}
