@@ -264,3 +264,21 @@ func copyFromIO(dst, src []byte) {
 		}
 	}
 }
+
+// RequireSize checks that a device's register window r is at least min
+// bytes long before a driver relies on offsets up to min: an ENETC PF needs
+// a 256 KiB BAR0 (a VF has 64 KiB), an i.MX ENET 16 KiB. The error wraps
+// ErrRegionTooSmall and names the window.
+func RequireSize(r interface{ Size() int }, min int, what string) error {
+	if r == nil {
+		return fmt.Errorf("%s: %w: the region is absent (not implemented by the device or not mappable)", what, ErrRegionTooSmall)
+	}
+	if r.Size() >= min {
+		return nil
+	}
+	name := what
+	if w, ok := r.(*Window); ok {
+		name = w.Name()
+	}
+	return fmt.Errorf("%s: %w: %#x bytes, need %#x (is this the right device or function? a VF or a different SoC has a smaller window)", name, ErrRegionTooSmall, r.Size(), min)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -157,4 +158,29 @@ func TestCopyIO(t *testing.T) {
 	if _, err := CopyFromIO(back, dst[:8]); err == nil {
 		t.Error("short source accepted")
 	}
+}
+
+func TestRequireSize(t *testing.T) {
+	w := NewWindow("0000:00:00.1 BAR0", make([]byte, 0x10000))
+	if err := RequireSize(w, 0x10000, "SI registers"); err != nil {
+		t.Fatal(err)
+	}
+	err := RequireSize(w, 0x40000, "PF registers")
+	if !errors.Is(err, ErrRegionTooSmall) || !strings.Contains(err.Error(), "0000:00:00.1 BAR0") || !strings.Contains(err.Error(), "need 0x40000") {
+		t.Errorf("small BAR: %v", err)
+	}
+	if err := RequireSize(nil, 4, "BAR2"); !errors.Is(err, ErrRegionTooSmall) || !strings.Contains(err.Error(), "BAR2") {
+		t.Errorf("absent: %v", err)
+	}
+}
+
+func ExampleWindow() {
+	mem := make([]byte, 0x4000) // in a program: a BAR or UIO map mmapped by the backend
+	w := NewWindow("2188000.ethernet reg0", mem)
+	w.Write32(0xe4, 0x11223344) // PALR
+	fmt.Printf("%#x\n", w.Read32(0xe4))
+	fmt.Printf("%#x %v\n", w.Read32(0x4000), w.Err() != nil)
+	// Output:
+	// 0x11223344
+	// 0xffffffff true
 }
