@@ -322,6 +322,9 @@ func (d *Device) writeRing(off, v uint32) {
 		case RBCIR:
 			r.doorbells.Add(1)
 			r.ci.Store(v & 0xFFFF) // hands the BDs before it to the device
+			if !d.engine && len(*d.srcs.Load()) != 0 {
+				d.Pump() // buffers are back: frames waiting at sources come in
+			}
 			return
 		case RBPIR:
 			r.pi.Store(v & 0xFFFF)

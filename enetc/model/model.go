@@ -113,6 +113,7 @@ type Device struct {
 	fifoCount int
 	fifoLock  atomic.Bool
 	pumpBuf   []byte
+	pumping   atomic.Bool // a synchronous-mode pump is running
 	vlanBuf   []byte
 
 	out     atomic.Pointer[wireBox]

@@ -82,6 +82,10 @@ func (d *Device) rxAllowed() bool {
 // source's slot until then), at most 256 per source. It
 // returns how many frames were pulled. Synchronous mode; in engine mode the
 // engine pumps.
+//
+// In synchronous mode every RBCIR write pumps too, so a driver that only
+// refills its ring keeps frames from sources coming; a pump already running
+// in another goroutine makes the second one return 0.
 func (d *Device) Pump() int {
 	if d.engine {
 		d.rxMu.Lock()
@@ -89,7 +93,12 @@ func (d *Device) Pump() int {
 		d.rxMu.Unlock()
 		return n
 	}
-	return d.pump()
+	if !d.pumping.CompareAndSwap(false, true) {
+		return 0 // another goroutine is pumping
+	}
+	n := d.pump()
+	d.pumping.Store(false)
+	return n
 }
 
 func (d *Device) pump() int {
