@@ -3,6 +3,7 @@ package pci
 import (
 	"encoding/binary"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -184,5 +185,39 @@ func TestOpenPCIUIO(t *testing.T) {
 	}
 	if _, err := s.OpenPCI(spec(t, "pci:0000:00:03.1"), driver.Config{}); !errors.Is(err, ErrWrongDriver) || !strings.Contains(err.Error(), "e1000e") {
 		t.Errorf("e1000e: %v", err)
+	}
+}
+
+// A sparse region's hole (an MSI-X table) is reached through the device fd,
+// never through the inaccessible reservation.
+func TestWindowSparseHole(t *testing.T) {
+	mem := guardedPage(t)                      // page 0 mapped; page 1 PROT_NONE
+	whole := unsafe.Slice(&mem[0], 2*len(mem)) // the reserved region: area + hole
+	f, err := os.CreateTemp(t.TempDir(), "region")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(le32(0xabcd0123), int64(len(mem))+8)
+	w := NewWindow("0000:00:00.0 BAR2", whole)
+	w.io = &regionIO{fd: int(f.Fd()), areas: []vfio.RegionSparseMmapArea{{Offset: 0, Size: uint64(len(mem))}}}
+	w.Write32(0, 5)
+	if mem[0] != 5 {
+		t.Error("store to the mapped area did not reach memory")
+	}
+	if v := w.Read32(uint32(len(mem)) + 8); v != 0xabcd0123 {
+		t.Errorf("hole read %#x", v)
+	}
+	w.Write32(uint32(len(mem))+12, 0x55aa55aa)
+	var b [4]byte
+	f.ReadAt(b[:], int64(len(mem))+12)
+	if binary.LittleEndian.Uint32(b[:]) != 0x55aa55aa {
+		t.Errorf("hole write landed as % x", b)
+	}
+	if err := w.WriteBytes(uint32(len(mem))+16, []byte("msix")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if err := w.ReadBytes(uint32(len(mem))+16, got); err != nil || string(got) != "msix" {
+		t.Errorf("hole bytes %q %v", got, err)
 	}
 }
