@@ -153,6 +153,7 @@ type srcEntry struct {
 // discard is the default wire: it counts and drops (goroutine-safe).
 type discard struct{ frames, bytes atomic.Uint64 }
 
+// Transmit counts and drops the frame.
 func (d *discard) Transmit(frame []byte) { d.frames.Add(1); d.bytes.Add(uint64(len(frame))) }
 
 type macFilter struct {

@@ -222,3 +222,41 @@ func TestUnimplementedAndOutOfWindow(t *testing.T) {
 		t.Errorf("VF SIPMAR0 = %#x", v)
 	}
 }
+
+// Indexed families follow the strides the reference trusts (Linux's);
+// the other sources' strides land on unimplemented offsets and are
+// recorded.
+func TestRegisterFamilies(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		off    uint32
+		implem bool
+	}{
+		{"PSIPMAR0(1), stride 8", PSIPMAR0 + 8, true},
+		{"PSIPMAR0(1) at DPDK's stride 0x20", PSIPMAR0 + 0x20, false},
+		{"PSICFGR0(1), stride 0xC", PSICFGR0 + 0xC, true},
+		{"PSICFGR0(1) at U-Boot's stride 0x10", PSICFGR0 + 0x10, false},
+		{"PRSSK(9)", PRSSK + 36, true},
+		{"PTCMSDUR(7)", PTCMSDUR + 28, true},
+		{"SIMSIRRV(15)", SIMSIRRV + 60, true},
+		{"PSIVHFR1(2)", PSIVHFR1 + 16, true},
+		{"RBDCR(15)", RBDCR + 15*RingStride, true},
+	} {
+		h := newHarness(t, Config{PF: true, TxRings: 16, RxRings: 16})
+		h.d.Write32(c.off, 0x1234)
+		got := h.d.Read32(c.off)
+		unimpl := h.d.Stats().Unimplemented
+		if c.implem && unimpl != 0 || !c.implem && unimpl != 2 {
+			t.Errorf("%s: %d unimplemented accesses recorded", c.name, unimpl)
+		}
+		if !c.implem && got != 0 {
+			t.Errorf("%s: unimplemented register reads %#x", c.name, got)
+		}
+	}
+	if n := regName(PSIPMAR0 + 16); n != "PSIPMAR0(2)" {
+		t.Errorf("regName = %q", n)
+	}
+	if n := regName(TBCIR + 3*RingStride); n != "TBCIR(3)" {
+		t.Errorf("regName = %q", n)
+	}
+}

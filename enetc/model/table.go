@@ -131,7 +131,7 @@ var families = []struct {
 	{G_EPFBLPR, 4, 4, accRO},
 	{PSIUMHFR0, 0x10, 3, accRW}, {PSIUMHFR1, 0x10, 3, accRW},
 	{PSIMMHFR0, 0x10, 3, accRW}, {PSIMMHFR1, 0x10, 3, accRW},
-	{PSIVHFR0, 8, 3, accRW},
+	{PSIVHFR0, 8, 3, accRW}, {PSIVHFR1, 8, 3, accRW},
 }
 
 // Registers returns the model's register table: every register it
@@ -187,7 +187,7 @@ func init() {
 	for _, d := range portRegs {
 		switch d.off {
 		case PSIPMAR0, PSIPMAR1, PSIVLANR, PICDR, PSICFGR0, PRSSK, PSIRFSCFGR, PTCMSDUR, G_EPFBLPR,
-			PSIUMHFR0, PSIUMHFR1, PSIMMHFR0, PSIMMHFR1, PSIVHFR0:
+			PSIUMHFR0, PSIUMHFR1, PSIMMHFR0, PSIMMHFR1, PSIVHFR0, PSIVHFR1:
 			continue // families below
 		}
 		set(d.off, d.acc)
