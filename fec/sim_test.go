@@ -663,3 +663,25 @@ func TestLinkChange(t *testing.T) {
 	}
 	pkts[0].Free()
 }
+
+// TestRingFullCountedAsNoBuffer overruns an unpolled RX ring: the frames
+// the MAC had no BD for show up as no_buffer drops (IEEE_R_DROP), and
+// polling resumes reception.
+func TestRingFullCountedAsNoBuffer(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&rx-ring=8")
+	for i := 0; i < 12; i++ {
+		m.Port().Receive(udpFrame(t, 100, -1, i))
+	}
+	if d := p.Stats().Rx.Drops[driver.CauseNoBuffer]; d != 4 {
+		t.Fatalf("%d no_buffer drops for 12 frames into 8 BDs, want 4", d)
+	}
+	pkts := make([]*driver.Packet, 16)
+	n := p.RxQueue(0).RxBurst(pkts)
+	pool.FreeBulk(pkts[:n])
+	f := udpFrame(t, 100, -1, 99)
+	m.Port().Receive(f)
+	if n := p.RxQueue(0).RxBurst(pkts); n != 1 || !bytes.Equal(pkts[0].Data(), f) {
+		t.Fatalf("after the refill %d frames arrived", n)
+	}
+	pkts[0].Free()
+}

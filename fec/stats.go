@@ -34,7 +34,9 @@ func (p *Port) Stats() driver.PortStats {
 		p.mibLast[i] = v
 		s.HW[n] = p.mibSum[i]
 	}
-	s.Rx.Drops[driver.CauseNoBuffer] += s.HW["IEEE_R_MACERR"]
+	// Frames the MAC dropped, for want of an empty BD among other reasons:
+	// the device's own count, so it stands for no_buffer.
+	s.Rx.Drops[driver.CauseNoBuffer] += s.HW["IEEE_R_DROP"]
 	return s
 }
 
