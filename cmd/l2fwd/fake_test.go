@@ -25,21 +25,23 @@ type fakePort struct {
 }
 
 type fakeRx struct {
-	mu    sync.Mutex
-	inbox [][]byte
-	pool  *pool.Pool
-	port  uint16
-	queue uint16
-	ctr   driver.Counters
+	mu     sync.Mutex
+	inbox  [][]byte
+	repeat []byte // when set, every RxBurst fills the whole burst with it
+	pool   *pool.Pool
+	port   uint16
+	queue  uint16
+	ctr    driver.Counters
 }
 
 type fakeTx struct {
-	mu   sync.Mutex
-	out  [][]byte
-	room int  // frames TxBurst takes in all (-1: unlimited)
-	keep bool // hold the buffers instead of freeing them (a leak)
-	held []*driver.Packet
-	ctr  driver.Counters
+	mu      sync.Mutex
+	out     [][]byte
+	room    int  // frames TxBurst takes in all (-1: unlimited)
+	keep    bool // hold the buffers instead of freeing them (a leak)
+	discard bool // free without recording (allocation tests)
+	held    []*driver.Packet
+	ctr     driver.Counters
 }
 
 // newFakePort makes a fake port whose buffers are mapped through m: ports
@@ -66,13 +68,16 @@ func (r *fakeRx) RxBurst(pkts []*driver.Packet) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, bytes := 0, 0
-	for n < len(pkts) && len(r.inbox) > 0 {
+	for n < len(pkts) && (len(r.inbox) > 0 || r.repeat != nil) {
 		p := r.pool.Alloc()
 		if p == nil {
 			break
 		}
-		f := r.inbox[0]
-		r.inbox = r.inbox[1:]
+		f := r.repeat
+		if f == nil {
+			f = r.inbox[0]
+			r.inbox = r.inbox[1:]
+		}
 		p.SetLen(len(f))
 		copy(p.Data(), f)
 		p.PktLen, p.NSegs, p.Port, p.Queue = len(f), 1, r.port, r.queue
@@ -98,6 +103,11 @@ func (t *fakeTx) TxBurst(pkts []*driver.Packet) int {
 	}
 	bytes := 0
 	for _, p := range pkts[:n] {
+		if t.discard {
+			bytes += p.Len()
+			p.Free()
+			continue
+		}
 		t.out = append(t.out, append([]byte(nil), p.Data()...))
 		bytes += p.Len()
 		if t.keep {

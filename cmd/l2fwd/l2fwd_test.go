@@ -23,7 +23,9 @@ import (
 )
 
 // testFrames builds n generator frames of the given size.
-func testFrames(t *testing.T, n, size int) [][]byte {
+func testFrames(t *testing.T, n, size int) [][]byte { return testFramesTB(t, n, size) }
+
+func testFramesTB(t testing.TB, n, size int) [][]byte {
 	t.Helper()
 	g, err := sim.NewGenerator(sim.GenConfig{Size: size, Flows: 4})
 	if err != nil {
