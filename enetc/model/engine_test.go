@@ -73,7 +73,7 @@ func TestEngineModeTwoPorts(t *testing.T) {
 			bds, ok := b.recvNoFatal(0)
 			if !ok {
 				s := b.d.Stats()
-				if s.RxFrames+s.NoBufferDrops == frames && a.d.Read32(TBCIR) == a.tx[0].next && n == int(s.RxFrames) {
+				if s.RxFrames+s.NoBufferDrops == frames && a.d.Read32(TBCIR) == a.d.Read32(TBPIR) && n == int(s.RxFrames) {
 					break
 				}
 				continue
