@@ -35,6 +35,7 @@ type env struct {
 	stdout, stderr io.Writer
 	json           bool
 	force          bool
+	unsafeNoIOMMU  bool
 	sys            pci.Sys
 	// interrupt is closed when the user asks a long-running command
 	// (stats --watch, bench, pktgen) to stop; nil never fires.
@@ -180,6 +181,7 @@ func runEnv(e *env, args []string) int {
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
 	fs.StringVar(root, "root", *root, "read sysfs, /dev and the device tree under `DIR`")
+	fs.BoolVar(&e.unsafeNoIOMMU, "unsafe-noiommu", false, "allow device access without an IOMMU (UIO, /dev/mem, VFIO no-IOMMU): the device can DMA anywhere")
 	check := func() error { return nil }
 	if c.flags != nil {
 		if f := c.flags(fs); f != nil {
@@ -276,3 +278,7 @@ func (e *env) print(res any) error {
 	_, err := fmt.Fprintf(e.stdout, "%v\n", res)
 	return err
 }
+
+// marshalJSON is json.Marshal, for results whose JSON form is not their
+// own layout.
+func marshalJSON(v any) ([]byte, error) { return json.Marshal(v) }

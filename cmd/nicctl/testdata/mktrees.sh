@@ -92,6 +92,9 @@ resource 0001:01:00.0 0x40000000 0x20000 0 0
 mkdir -p $D/0000:00:00.2/uio/uio0
 R=$D/0000:00:00.2/resource0
 sized $R 0x40000
+sized $D/0000:00:00.2/resource2 0x10000
+sized $D/0000:00:00.2/config 0x100
+le32 $D/0000:00:00.2/config 0 0xe1001957
 le32 $R 0x000 0x80000000     # SIMR: EN
 le32 $R 0x040 0x2B2B6727     # SICAR0
 le32 $R 0x080 0xe1000002     # SIPMAR0: 02:00:00:e1:...

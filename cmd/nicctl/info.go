@@ -1,0 +1,268 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gopmd/gopmd/driver"
+	fecmodel "github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/pci"
+	"github.com/gopmd/gopmd/sim"
+)
+
+func init() {
+	register(&command{
+		name: "info", args: "DEV", min: 1, max: 1,
+		summary: "driver, BARs/regions and sizes, capabilities, MAC, link",
+		run:     func(e *env, a []string) (any, error) { return infoCmd(e, a[0]) },
+	})
+}
+
+// region is a register window: a PCI BAR, a platform reg range, a UIO map.
+type region struct {
+	Name string `json:"name"`
+	Addr uint64 `json:"addr,omitempty"` // physical address where known
+	Size uint64 `json:"size"`
+	Kind string `json:"kind,omitempty"` // "mem", "mem64 prefetchable", ...
+}
+
+// linkInfo is a port's link.
+type linkInfo struct {
+	Up         bool `json:"up"`
+	SpeedMbps  int  `json:"speed_mbps"`
+	FullDuplex bool `json:"full_duplex"`
+}
+
+func linkOf(l driver.Link) *linkInfo {
+	return &linkInfo{Up: l.Up, SpeedMbps: l.SpeedMbps, FullDuplex: l.FullDuplex}
+}
+
+// infoResult describes a device.
+type infoResult struct {
+	Spec         string   `json:"spec"`
+	Bus          string   `json:"bus"`
+	ID           string   `json:"id,omitempty"`
+	Revision     *uint8   `json:"revision,omitempty"`
+	Compatible   []string `json:"compatible,omitempty"`
+	KernelDriver string   `json:"kernel_driver,omitempty"`
+	IOMMUGroup   string   `json:"iommu_group,omitempty"`
+	DMACoherent  *bool    `json:"dma_coherent,omitempty"`
+	Regions      []region `json:"regions"`
+
+	// What the gopmd driver says once the port is open.
+	Driver      string    `json:"driver,omitempty"`
+	Backend     string    `json:"backend,omitempty"`
+	Device      string    `json:"device,omitempty"`
+	MAC         string    `json:"mac,omitempty"`
+	Link        *linkInfo `json:"link,omitempty"`
+	PHY         *int      `json:"phy,omitempty"` // MDIO address; -1: fixed link
+	Caps        []string  `json:"caps,omitempty"`
+	RxQueues    int       `json:"rx_queues,omitempty"`
+	TxQueues    int       `json:"tx_queues,omitempty"`
+	MaxRxQueues int       `json:"max_rx_queues,omitempty"`
+	MaxTxQueues int       `json:"max_tx_queues,omitempty"`
+	RxRingSize  int       `json:"rx_ring_size,omitempty"`
+	TxRingSize  int       `json:"tx_ring_size,omitempty"`
+	MTU         int       `json:"mtu,omitempty"`
+	MaxMTU      int       `json:"max_mtu,omitempty"`
+	// NotOpened says why the port was not opened (sysfs facts only).
+	NotOpened string `json:"not_opened,omitempty"`
+}
+
+func (r *infoResult) text(w io.Writer) {
+	p := func(k, f string, a ...any) { fmt.Fprintf(w, "%-14s "+f+"\n", append([]any{k + ":"}, a...)...) }
+	p("device", "%s", r.Spec)
+	p("bus", "%s", r.Bus)
+	if r.ID != "" {
+		id := r.ID
+		if r.Revision != nil {
+			id += fmt.Sprintf(" rev %d", *r.Revision)
+		}
+		p("id", "%s", id)
+	}
+	if len(r.Compatible) > 0 {
+		p("compatible", "%s", strings.Join(r.Compatible, ", "))
+	}
+	if r.KernelDriver != "" {
+		p("kernel driver", "%s", r.KernelDriver)
+	}
+	if r.IOMMUGroup != "" {
+		p("iommu group", "%s", r.IOMMUGroup)
+	}
+	if r.DMACoherent != nil {
+		if *r.DMACoherent {
+			p("dma", "coherent")
+		} else {
+			p("dma", "not coherent (buffers need cache maintenance or uncached memory)")
+		}
+	}
+	for _, g := range r.Regions {
+		at := ""
+		if g.Addr != 0 {
+			at = fmt.Sprintf(" at %#x", g.Addr)
+		}
+		kind := ""
+		if g.Kind != "" {
+			kind = " (" + g.Kind + ")"
+		}
+		p("region", "%s: %s%s%s", g.Name, sizeString(g.Size), at, kind)
+	}
+	if r.NotOpened != "" {
+		p("port", "not opened: %s", r.NotOpened)
+		return
+	}
+	p("driver", "%s (%s backend)", r.Driver, r.Backend)
+	p("found", "%s", r.Device)
+	p("mac", "%s", r.MAC)
+	if r.Link != nil {
+		p("link", "%s", driver.Link{Up: r.Link.Up, SpeedMbps: r.Link.SpeedMbps, FullDuplex: r.Link.FullDuplex})
+	}
+	if r.PHY != nil {
+		if *r.PHY < 0 {
+			p("phy", "none (fixed link)")
+		} else {
+			p("phy", "MDIO address %d", *r.PHY)
+		}
+	}
+	p("caps", "%s", strings.Join(r.Caps, ", "))
+	p("queues", "rx %d of %d, tx %d of %d", r.RxQueues, r.MaxRxQueues, r.TxQueues, r.MaxTxQueues)
+	p("rings", "rx %d, tx %d descriptors", r.RxRingSize, r.TxRingSize)
+	p("mtu", "%d (max %d)", r.MTU, r.MaxMTU)
+}
+
+// sizeString prints a size the way a datasheet does: 256 KiB, 4 MiB.
+func sizeString(n uint64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func barKind(b pci.BAR) string {
+	k := "mem"
+	if b.IsIO() {
+		k = "io"
+	}
+	if b.Flags&0x100000 != 0 {
+		k += "64"
+	}
+	if b.Prefetchable() {
+		k += " prefetchable"
+	}
+	return k
+}
+
+func infoCmd(e *env, dev string) (any, error) {
+	sp, err := parseDev(dev)
+	if err != nil {
+		return nil, err
+	}
+	r := &infoResult{Spec: dev, Regions: []region{}}
+	switch sp.Scheme {
+	case "pci":
+		a, err := pci.ParseAddress(sp.Name)
+		if err != nil {
+			return nil, &usageError{err.Error()}
+		}
+		d, err := e.sys.Device(a)
+		if err != nil {
+			return nil, err
+		}
+		r.Bus, r.ID, r.KernelDriver, r.IOMMUGroup = "pci", d.ID(), d.Driver, d.IOMMUGroup
+		r.Revision = &d.Revision
+		for _, b := range d.BARs {
+			if b.Size > 0 {
+				r.Regions = append(r.Regions, region{Name: fmt.Sprintf("BAR%d", b.Index), Addr: b.Start, Size: b.Size, Kind: barKind(b)})
+			}
+		}
+	case "platform":
+		pd, err := e.sys.Platform(sp.Name)
+		if err != nil {
+			return nil, err
+		}
+		r.Bus, r.Compatible, r.KernelDriver, r.IOMMUGroup = "platform", pd.Compatible, pd.Driver, pd.IOMMUGroup
+		r.DMACoherent = boolp(pd.DMACoherent)
+		for i, g := range pd.Reg {
+			r.Regions = append(r.Regions, region{Name: fmt.Sprintf("reg%d", i), Addr: g.Addr, Size: g.Size, Kind: "mem"})
+		}
+		for _, u := range pd.UIO {
+			if info, err := e.sys.UIO(u); err == nil {
+				for _, m := range info.Maps {
+					r.Regions = append(r.Regions, region{Name: fmt.Sprintf("%s map%d", info.Dev, m.Index), Addr: m.Addr + m.Offset, Size: m.Size, Kind: "uio"})
+				}
+			}
+		}
+	case "uio":
+		info, err := e.sys.UIO(sp.Name)
+		if err != nil {
+			return nil, err
+		}
+		r.Bus, r.KernelDriver = "uio", "UIO device named "+info.Name
+		for _, m := range info.Maps {
+			r.Regions = append(r.Regions, region{Name: fmt.Sprintf("map%d %s", m.Index, m.Name), Addr: m.Addr + m.Offset, Size: m.Size, Kind: "uio"})
+		}
+	case "sim":
+		r.Bus = "sim"
+	}
+	if sp.Scheme != "sim" && e.sys.Root != "" && e.sys.Root != "/" {
+		r.NotOpened = "--root names an offline tree"
+		return r, nil
+	}
+	p, _, err := openPort(e, dev, driver.Config{})
+	if err != nil {
+		if sp.Scheme == "sim" {
+			return nil, err
+		}
+		r.NotOpened = oneLine(err.Error())
+		return r, nil
+	}
+	defer p.Close()
+	in := p.Info()
+	r.Driver, r.Backend, r.Device, r.MAC = in.Driver, in.Backend, in.Device, in.MAC.String()
+	r.RxQueues, r.TxQueues, r.MaxRxQueues, r.MaxTxQueues = in.RxQueues, in.TxQueues, in.MaxRxQueues, in.MaxTxQueues
+	r.RxRingSize, r.TxRingSize, r.MTU, r.MaxMTU = in.RxRingSize, in.TxRingSize, in.MTU, in.MaxMTU
+	r.Caps = strings.Split(in.Caps.String(), ",")
+	r.Link = linkOf(currentLink(p))
+	if a, ok := phyAddress(p); ok {
+		r.PHY = &a
+	}
+	if sp.Scheme == "sim" {
+		simRegions(r, sp)
+	}
+	return r, nil
+}
+
+// simRegions fills in a model's register window and identity.
+func simRegions(r *infoResult, sp driver.Spec) {
+	if m := sim.ENETCModel(sp.Name); m != nil {
+		r.ID = "1957:e100"
+		if sp.Options.Get("vf") == "1" || sp.Options.Get("vf") == "true" {
+			r.ID = "1957:ef00"
+		}
+		r.Regions = append(r.Regions, region{Name: "BAR0", Size: uint64(m.Size()), Kind: "model"})
+	}
+	if m := sim.FECModel(sp.Name); m != nil {
+		soc := sp.Options.Get("soc")
+		if soc == "" {
+			soc = fecmodel.DefaultSoC
+		}
+		if prof, ok := fecmodel.LookupProfile(soc); ok {
+			r.Compatible = prof.Compatible
+			r.DMACoherent = boolp(!prof.NonCoherent)
+		}
+		r.Regions = append(r.Regions, region{Name: "reg0", Size: uint64(m.Size()), Kind: "model"})
+	}
+}
+
+// currentLink reads the link now where the driver can (FEC reads its PHY
+// only when asked).
+func currentLink(p driver.Port) driver.Link {
+	if u, ok := p.(linkUpdater); ok {
+		return u.UpdateLink()
+	}
+	return p.Link()
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestInfoGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"sim-enetc0", []string{"info", "sim:enetc0"}},
+		{"sim-enetc1-vf", []string{"info", "sim:enetc1?vf=1"}},
+		{"sim-fec0-imx6ul", []string{"info", "sim:fec0?soc=imx6ul"}},
+		{"ls1028a-pf", []string{"--root", "testdata/ls1028a", "info", "0000:00:00.0"}},
+		{"imx8mp-enet", []string{"--root", "testdata/imx8mp", "info", "platform:30be0000.ethernet"}},
+		{"imx8mp-uio0", []string{"--root", "testdata/imx8mp", "info", "uio:/dev/uio0"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			golden(t, "info-"+c.name+".txt", mustRun(t, c.args...))
+			golden(t, "info-"+c.name+".json", mustRun(t, append(c.args, "--json")...))
+		})
+	}
+}
+
+func infoJSON(t *testing.T, args ...string) infoResult {
+	t.Helper()
+	var r infoResult
+	out := mustRun(t, append([]string{"info", "--json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+func TestInfo(t *testing.T) {
+	r := infoJSON(t, "sim:enetc0")
+	if r.Driver != "enetc" || r.MAC != "02:00:00:e1:00:00" || r.Link == nil || !r.Link.Up || len(r.Regions) != 1 || r.Regions[0].Size != 256<<10 {
+		t.Errorf("sim:enetc0 %+v", r)
+	}
+	if r.PHY == nil || *r.PHY < 0 || !strings.Contains(strings.Join(r.Caps, ","), "mdio") {
+		t.Errorf("a PF has its PHY on MDIO: phy %v caps %v", r.PHY, r.Caps)
+	}
+	r = infoJSON(t, "sim:enetc1?vf=1")
+	if r.ID != "1957:ef00" || r.PHY == nil || *r.PHY != -1 || r.Regions[0].Size != 64<<10 {
+		t.Errorf("VF: %+v", r)
+	}
+	r = infoJSON(t, "sim:fec0?soc=imx6ul&link=down")
+	if r.Link == nil || r.Link.Up || r.DMACoherent == nil || *r.DMACoherent || r.Compatible[0] != "fsl,imx6ul-fec" {
+		t.Errorf("imx6ul, link down: %+v", r)
+	}
+	r = infoJSON(t, "--root", "testdata/ls1028a", "0000:00:00.0")
+	if r.KernelDriver != "vfio-pci" || r.IOMMUGroup != "5" || len(r.Regions) != 2 || r.Regions[0].Size != 256<<10 || r.Regions[0].Addr != 0x1f8000000 || r.NotOpened == "" {
+		t.Errorf("ls1028a 00:00.0: %+v", r)
+	}
+	r = infoJSON(t, "--root", "testdata/imx8mp", "platform:30be0000.ethernet")
+	if len(r.Regions) != 2 || r.Regions[0].Addr != 0x30be0000 || r.Regions[1].Name != "/dev/uio0 map0" || r.DMACoherent == nil || *r.DMACoherent {
+		t.Errorf("imx8mp ENET: %+v", r)
+	}
+}
+
+func TestInfoErrors(t *testing.T) {
+	wantError(t, exitUsage, []string{"info"}, "missing arguments")
+	wantError(t, exitUsage, []string{"info", "sim:enetc0", "sim:enetc1"}, `unexpected argument "sim:enetc1"`)
+	wantError(t, exitUsage, []string{"info", "sim:fec0?soc=imx1"}, "imx1", "imx8mp")
+	wantError(t, exitFailed, []string{"--root", "testdata/ls1028a", "info", "0000:00:1f.0"}, "0000:00:1f.0", "no such device")
+	wantError(t, exitFailed, []string{"--root", "testdata/imx8mp", "info", "uio:/dev/uio9"}, "/dev/uio9", "ls /sys/class/uio")
+}

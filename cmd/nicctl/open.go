@@ -1,0 +1,214 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
+	"github.com/gopmd/gopmd/fec"
+)
+
+// The drivers' Ports export what a bring-up tool needs beyond driver.Port
+// as methods on their concrete types. nicctl reaches them through these
+// small interfaces, so a driver that lacks one is reported, not a crash.
+
+// mdio22 is clause-22 MDIO on the port's bus (ENETC PF, FEC).
+type mdio22 interface {
+	MDIORead(phy, reg int) (uint16, error)
+	MDIOWrite(phy, reg int, v uint16) error
+}
+
+// mdio45 is clause-45 MDIO (ENETC PF).
+type mdio45 interface {
+	MDIORead45(phy, devad, reg int) (uint16, error)
+	MDIOWrite45(phy, devad, reg int, v uint16) error
+}
+
+// linkUpdater reads the PHY now instead of returning the last state (FEC).
+type linkUpdater interface{ UpdateLink() driver.Link }
+
+// phyAddress returns the MDIO address of the port's PHY, -1 when it runs
+// as a fixed link, and false when the driver does not say.
+func phyAddress(p driver.Port) (int, bool) {
+	switch q := p.(type) {
+	case interface{ PHYAddr() int }: // enetc
+		return q.PHYAddr(), true
+	case interface{ PHY() int }: // fec
+		return q.PHY(), true
+	}
+	return -1, false
+}
+
+// regValue is one register read from a device, with its description.
+type regValue struct {
+	Name   string  `json:"name"`
+	Offset uint32  `json:"offset"`
+	Block  string  `json:"block"`
+	Value  uint32  `json:"value"`
+	Fields []field `json:"fields"`
+}
+
+// field is a decoded bit field of a register value.
+type field struct {
+	Name  string `json:"name"`
+	Lo    uint   `json:"lo"`
+	Hi    uint   `json:"hi"`
+	Value uint32 `json:"value"`
+}
+
+// bits is a bit field as both drivers describe one (enetc.Field and
+// fec.Field have this layout).
+type bits struct {
+	Name   string
+	Lo, Hi uint
+}
+
+func decode(v uint32, fs []bits) []field {
+	out := []field{}
+	for _, f := range fs {
+		mask := ^uint32(0)
+		if w := f.Hi - f.Lo + 1; w < 32 {
+			mask = uint32(1)<<w - 1
+		}
+		out = append(out, field{Name: f.Name, Lo: f.Lo, Hi: f.Hi, Value: v >> f.Lo & mask})
+	}
+	return out
+}
+
+func enetcFields(fs []enetc.Field) []bits {
+	out := make([]bits, len(fs))
+	for i, f := range fs {
+		out[i] = bits(f)
+	}
+	return out
+}
+
+func fecFields(fs []fec.Field) []bits {
+	out := make([]bits, len(fs))
+	for i, f := range fs {
+		out[i] = bits(f)
+	}
+	return out
+}
+
+// fecBlock groups the FEC map (which has no blocks of its own) by offset,
+// as hw/fec.md §2 lays it out.
+func fecBlock(off uint32) string {
+	switch {
+	case off < 0x200:
+		return "mac"
+	case off < 0x300:
+		return "mib"
+	case off < 0x400:
+		return "gasket"
+	default:
+		return "ptp"
+	}
+}
+
+// rawRegs reads a device's registers without a driver: every register of
+// the map its identity selects, read once, never written. MDIO data
+// registers (a read may start a transaction) are left out.
+func rawRegs(d *driver.Device) (string, []regValue, error) {
+	if len(d.Regions) == 0 || d.Regions[0] == nil {
+		return "", nil, errors.New("the device has no register window 0")
+	}
+	w := d.Regions[0]
+	var out []regValue
+	switch {
+	case d.Bus == "pci" && d.VendorID == 0x1957 && (d.DeviceID == 0xe100 || d.DeviceID == 0xef00):
+		capr := w.Read32(enetc.SICAPR0)
+		tx, rx := int(capr&0xff), int(capr>>16&0xff)
+		pf := w.Size() > 0x10000
+		for _, r := range enetc.RegisterMap(tx, rx) {
+			if (r.PFOnly() && !pf) || r.Block == "mdio" {
+				continue
+			}
+			v := w.Read32(r.Offset)
+			out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: r.Block, Value: v, Fields: decode(v, enetcFields(r.Fields))})
+		}
+		return "enetc", out, w.Err()
+	case d.Bus == "platform" && isFEC(d.Compatible):
+		for _, r := range fec.RegisterMap() {
+			if int(r.Offset)+4 > w.Size() {
+				continue
+			}
+			v := w.Read32(r.Offset)
+			out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: fecBlock(r.Offset), Value: v, Fields: decode(v, fecFields(r.Fields))})
+		}
+		return "fec", out, w.Err()
+	}
+	return "", nil, fmt.Errorf("no register map for this device (%s)", identity(d))
+}
+
+func isFEC(compat []string) bool {
+	f, _ := fecCompatible(compat)
+	return f
+}
+
+// identity describes what a backend found.
+func identity(d *driver.Device) string {
+	if d.Bus == "pci" {
+		return fmt.Sprintf("PCI %04x:%04x rev %d", d.VendorID, d.DeviceID, d.Revision)
+	}
+	if len(d.Compatible) > 0 {
+		return "compatible " + strings.Join(d.Compatible, ", ")
+	}
+	return d.Bus + " device"
+}
+
+// openRaw reaches a hardware device through its backend (VFIO, UIO,
+// /dev/mem) under the --root tree, without a driver, to read registers.
+// Nothing is programmed and no DMA memory is handed to the device, so
+// the unsafe-noiommu opt-in (which guards DMA) is not asked for. VFIO
+// resets the function when it is opened.
+func openRaw(e *env, sp driver.Spec) (*driver.Device, error) {
+	cfg := driver.Config{UnsafeNoIOMMU: true}
+	switch sp.Scheme {
+	case "pci":
+		return e.sys.OpenPCI(sp, cfg)
+	case "platform":
+		return e.sys.OpenPlatform(sp, cfg)
+	case "uio":
+		return e.sys.OpenUIOBackend(sp, cfg)
+	}
+	return nil, fmt.Errorf("%s: not a hardware device", sp.Raw)
+}
+
+// withOption returns spec with key=value added (replacing a value given).
+func withOption(sp driver.Spec, key, value string) string {
+	o := url.Values{}
+	for k, v := range sp.Options {
+		o[k] = v
+	}
+	o.Set(key, value)
+	body, _, _ := strings.Cut(sp.Raw, "?")
+	return body + "?" + o.Encode()
+}
+
+// openPort opens DEV through its driver (bring-up, not started). Under
+// --root only sim devices can be driven: the tree is not a machine.
+func openPort(e *env, dev string, cfg driver.Config) (driver.Port, driver.Spec, error) {
+	sp, err := parseDev(dev)
+	if err != nil {
+		return nil, sp, err
+	}
+	if e.sys.Root != "" && e.sys.Root != "/" && sp.Scheme != "sim" {
+		return nil, sp, fmt.Errorf("%s: --root names an offline tree, where only sim devices can be driven (drop --root on the board)", dev)
+	}
+	if e.unsafeNoIOMMU {
+		cfg.UnsafeNoIOMMU = true
+	}
+	p, err := driver.OpenConfig(dev, cfg)
+	if err != nil {
+		var se *driver.SpecError
+		if errors.As(err, &se) {
+			return nil, sp, &usageError{err.Error()}
+		}
+		return nil, sp, err
+	}
+	return p, sp, nil
+}

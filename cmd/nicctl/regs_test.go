@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// sictr hides the model's free-running 1588 clock (SICTR0/1), the one
+// register whose value differs from run to run.
+var sictr = regexp.MustCompile(`(SICTR[01]\s+)0x[0-9a-f]{8}`)
+
+func TestRegsGolden(t *testing.T) {
+	ls := copyTree(t, "testdata/ls1028a") // opening through UIO sets Bus Master Enable in config
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"ls1028a-pf-uio", []string{"--root", ls, "regs", "0000:00:00.2"}},
+		{"imx8mp-uio", []string{"--root", "testdata/imx8mp", "regs", "platform:30be0000.ethernet"}},
+		{"sim-enetc0", []string{"regs", "sim:enetc0"}},
+		{"sim-enetc0-vf", []string{"regs", "sim:enetc3?vf=1"}},
+		{"sim-fec0-imx6ul", []string{"regs", "sim:fec0?soc=imx6ul"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			golden(t, "regs-"+c.name+".txt", sictr.ReplaceAllString(mustRun(t, c.args...), "${1}(clock)"))
+			var regs []regValue
+			if err := json.Unmarshal([]byte(mustRun(t, append(c.args, "--json")...)), &regs); err != nil {
+				t.Fatal(err)
+			}
+			for i := range regs {
+				if strings.HasPrefix(regs[i].Name, "SICTR") {
+					regs[i].Value = 0
+				}
+			}
+			b, _ := json.MarshalIndent(regs, "", "  ")
+			golden(t, "regs-"+c.name+".json", string(b)+"\n")
+		})
+	}
+}
+
+// regsJSON runs regs --json and indexes the registers by name.
+func regsJSON(t *testing.T, args ...string) (map[string]regValue, []regValue) {
+	t.Helper()
+	out := mustRun(t, append([]string{"regs", "--json"}, args...)...)
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("regs --json is not an array of objects: %v\n%s", err, out)
+	}
+	for _, r := range raw {
+		for _, k := range []string{"name", "offset", "value", "fields"} {
+			if _, ok := r[k]; !ok {
+				t.Fatalf("register %v has no %q", r, k)
+			}
+		}
+		if _, ok := r["offset"].(float64); !ok {
+			t.Fatalf("offset of %v is not a number", r)
+		}
+	}
+	var regs []regValue
+	json.Unmarshal([]byte(out), &regs)
+	m := map[string]regValue{}
+	for _, r := range regs {
+		m[r.Name] = r
+	}
+	return m, regs
+}
+
+func fieldOf(r regValue, name string) (uint32, bool) {
+	for _, f := range r.Fields {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return 0, false
+}
+
+func TestRegsENETC(t *testing.T) {
+	m, regs := regsJSON(t, "sim:enetc0")
+	// Absolute BAR0 offsets of the reference: rings at 0x8000 + 0x200·n,
+	// port registers at 0x10000, the MAC at 0x18000.
+	for name, off := range map[string]uint32{"SIMR": 0, "SICAPR0": 0x900, "TBMR(0)": 0x8000, "RBMR(0)": 0x8100, "PMR": 0x10000, "PM0_CMD_CFG": 0x18008} {
+		if r, ok := m[name]; !ok || r.Offset != off {
+			t.Errorf("%s: %+v, want offset %#x", name, r, off)
+		}
+	}
+	if v, ok := fieldOf(m["SIMR"], "EN"); !ok || v != 1 {
+		t.Errorf("SIMR.EN after bring-up = %d (%v)", v, ok)
+	}
+	if v, _ := fieldOf(m["TBMR(0)"], "EN"); v != 1 {
+		t.Error("TX ring 0 is not enabled after Start")
+	}
+	// Every ring the SI owns is dumped (8 TX, 8 RX on a PF).
+	if _, ok := m["TBMR(7)"]; !ok {
+		t.Error("TBMR(7) missing: the dump must cover every ring")
+	}
+	if _, ok := m["RBMR(7)"]; !ok {
+		t.Error("RBMR(7) missing")
+	}
+	for _, r := range regs {
+		if r.Block == "mdio" {
+			t.Errorf("%s read: MDIO data registers must not be read by a dump", r.Name)
+		}
+	}
+	// A VF has only the SI block.
+	vf, _ := regsJSON(t, "sim:enetc2?vf=1")
+	if _, ok := vf["PMR"]; ok {
+		t.Error("a VF dump shows the port block")
+	}
+	// --block keeps one block.
+	port, regs := regsJSON(t, "sim:enetc0", "--block", "tx-ring")
+	if len(regs) == 0 || len(port) == 0 {
+		t.Fatal("no tx-ring registers")
+	}
+	for _, r := range regs {
+		if r.Block != "tx-ring" {
+			t.Errorf("--block tx-ring shows %s (%s)", r.Name, r.Block)
+		}
+	}
+}
+
+func TestRegsRaw(t *testing.T) {
+	m, _ := regsJSON(t, "--root", "testdata/imx8mp", "platform:30be0000.ethernet")
+	if r := m["ECR"]; r.Offset != 0x24 || r.Value != 0xf0000132 {
+		t.Errorf("ECR %+v: want 0xf0000132 at 0x24, as the fake /dev/uio0 holds", r)
+	}
+	if v, _ := fieldOf(m["RCR"], "MAX_FL"); v != 1984 {
+		t.Errorf("RCR.MAX_FL = %d, want 1984", v)
+	}
+	m, _ = regsJSON(t, "--root", copyTree(t, "testdata/ls1028a"), "0000:00:00.2")
+	if r := m["TBPIR(0)"]; r.Offset != 0x8018 || r.Value != 5 {
+		t.Errorf("TBPIR(0) %+v", r)
+	}
+	if r := m["PM0_CMD_CFG"]; r.Value != 0x8813 {
+		t.Errorf("PM0_CMD_CFG %+v", r)
+	}
+}
+
+func TestRegsErrors(t *testing.T) {
+	for _, c := range []struct {
+		code  int
+		args  []string
+		parts []string
+	}{
+		{exitUsage, []string{"regs"}, []string{"missing arguments", "usage: nicctl regs DEV"}},
+		{exitUsage, []string{"regs", "sim:enetc0", "--block", "nosuch"}, []string{`no block "nosuch"`, "tx-ring", "mac"}},
+		{exitUsage, []string{"regs", "sim:enetc0", "--block"}, []string{"flag needs an argument", "-block"}},
+		{exitUsage, []string{"regs", "bogus"}, []string{`"bogus"`, "accepted forms"}},
+		{exitUsage, []string{"regs", "sim:enetc0?color=red"}, []string{`unknown option "color"`}},
+		{exitUsage, []string{"regs", "sim:zz0"}, []string{"zz0", "enetc, fec"}},
+		{exitFailed, []string{"--root", "testdata/imx8mp", "regs", "platform:30bf0000.ethernet"}, []string{"30bf0000.ethernet", "imx-dwmac"}},
+		{exitFailed, []string{"--root", "testdata/imx8mp", "regs", "platform:nosuch"}, []string{"nosuch", "no such device"}},
+		{exitFailed, []string{"--root", "testdata/ls1028a", "regs", "0000:00:00.1"}, []string{"0000:00:00.1", "fsl_enetc"}},
+	} {
+		wantError(t, c.code, c.args, c.parts...)
+	}
+	if strings.Contains(sictr.ReplaceAllString("SICTR0  0x12345678", "${1}(clock)"), "0x1234") {
+		t.Error("the clock mask does not mask")
+	}
+}
