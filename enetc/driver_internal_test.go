@@ -232,6 +232,38 @@ func TestRxAllReadyNoFinalDropped(t *testing.T) {
 	closeClean(t, p)
 }
 
+func TestRxSkippedBDsGivenUp(t *testing.T) {
+	R, F := uint32(RXBD_LSTATUS_R), uint32(RXBD_LSTATUS_F)
+	for _, c := range []struct {
+		name string
+		wbs  []fakeWB
+	}{
+		{"first BD never ready", []fakeWB{{noWrite: true}, {data: make([]byte, 64), bufLen: 64, status: R | F}}},
+		{"second BD never ready", []fakeWB{{bufLen: 1920, status: R}, {noWrite: true}, {data: make([]byte, 64), bufLen: 64, status: R | F}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, d := newFakeDev(t, true)
+			cfg := smallCfg()
+			cfg.MTU = 9000 // frames may span BDs
+			p := mustNew(t, d, cfg)
+			f.writeBack(0, c.wbs...)
+			pk := make([]*pool.Packet, 8)
+			got := 0
+			for i := 0; i < 2*rxStuckPolls && got == 0; i++ {
+				got = p.rx[0].RxBurst(pk)
+			}
+			if got != 1 || pk[0].Len() != 64 {
+				t.Fatalf("RxBurst delivered %d frames, want the one after the skipped BD", got)
+			}
+			pk[0].Free()
+			if st := p.rx[0].Stats(); st.Drops[driver.CauseBadDescriptor] != 1 || p.rx[0].skipped.Load() != 1 {
+				t.Errorf("drops %v, skipped %d: want one bad descriptor", st.Drops, p.rx[0].skipped.Load())
+			}
+			closeClean(t, p)
+		})
+	}
+}
+
 func TestTxBogusConsumerIndexIgnored(t *testing.T) {
 	f, d := newFakeDev(t, true)
 	p := mustNew(t, d, smallCfg())

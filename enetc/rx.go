@@ -188,7 +188,19 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			j = (j + 1) & mask // next BD of the frame, wrapping
 			s := q.bds[j].loadStatus()
 			if s&RXBD_LSTATUS_R == 0 {
-				wait = true // the rest of the frame is still being written back
+				// The rest of the frame is still being written back, unless
+				// a later BD is ready and this one stays not ready for many
+				// polls: then its status write was lost (see above).
+				wait = true
+				if k+1 < posted && q.bds[(j+1)&mask].loadStatus()&RXBD_LSTATUS_R != 0 {
+					q.stuck++
+					if q.stuck >= rxStuckPolls {
+						q.stuck = 0
+						q.skipped.Add(1)
+						k++ // the frame so far and the skipped BD
+						wait = false
+					}
+				}
 				break
 			}
 			k++
@@ -208,7 +220,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			// more BDs than the longest frame needs: the device wrote
 			// nonsense. Drop them all.
 			q.dropBDs(ntc, k, driver.CauseBadDescriptor)
-			ntc = (ntc + k) & mask
+			ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
 			posted -= k
 			continue
 		}
@@ -216,7 +228,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		if st&RXBD_LSTATUS_ERR_MASK != 0 {
 			q.ctr.Drop(errCause(st), 1)
 			q.recycleBDs(ntc, k)
-			ntc = (ntc + k) & mask
+			ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
 			posted -= k
 			continue
 		}
@@ -229,7 +241,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				ok = false
 			}
 			total += ln
-			s = (s + 1) & mask
+			s = (s + 1) & mask // next BD of the frame, wrapping
 		}
 		if !ok || total > q.maxLen {
 			cause := driver.CauseBadDescriptor
@@ -237,7 +249,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				cause = driver.CauseOversize
 			}
 			q.dropBDs(ntc, k, cause)
-			ntc = (ntc + k) & mask
+			ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
 			posted -= k
 			continue
 		}
@@ -253,11 +265,11 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				pk.SetOwner(q.appOwn)
 			}
 			prev = pk
-			s = (s + 1) & mask
+			s = (s + 1) & mask // next BD of the frame, wrapping
 		}
 		head.PktLen, head.NSegs = int(total), int32(k)
 		q.meta(head, st, q.bds[ntc].parseSummary(), q.bds[ntc].rssHash(), q.bds[ntc].vlanOpt)
-		ntc = (ntc + k) & mask
+		ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
 		posted -= k
 		pkts[n] = head
 		n++
@@ -268,7 +280,8 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	}
 	q.ntc = ntc
 	q.ctr.Add(uint64(n), bytes)
-	if q.mask-((q.ntu-q.ntc)&q.mask) >= rxRefillBundle {
+	if q.mask-((q.ntu-q.ntc)&q.mask) >= rxRefillBundle { // free slots: size - 1 - posted
+
 		q.refill()
 	}
 	q.active.Store(0)

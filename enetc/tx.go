@@ -223,7 +223,7 @@ func (q *txQueue) hwCI() uint32 { return q.regs.Read32(q.tbcir) & TBCIR_IDX_MSK 
 // our consumer and producer indices. Returns the frames freed.
 func (q *txQueue) reclaim() int {
 	ci := q.hwCI()
-	inflight := (q.ntu - q.ntc) & q.mask
+	inflight := (q.ntu - q.ntc) & q.mask // BDs queued and not yet reclaimed, wrapping
 	if ci > q.mask || (ci-q.ntc)&q.mask > inflight {
 		q.badCI.Add(1) // a bogus index: trust nothing, free nothing
 		return 0
@@ -263,7 +263,7 @@ func (q *txQueue) freeUpTo(end uint32) int {
 // lost. Control goroutine, port stopped.
 func (q *txQueue) drain(linkDown bool) int {
 	ci := q.hwCI()
-	inflight := (q.ntu - q.ntc) & q.mask
+	inflight := (q.ntu - q.ntc) & q.mask // BDs queued and not yet reclaimed, wrapping
 	if ci <= q.mask && (ci-q.ntc)&q.mask <= inflight {
 		q.freeUpTo(ci)
 	}
