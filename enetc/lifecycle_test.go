@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -137,5 +138,29 @@ func TestForwardAcrossPortsByteIdentical(t *testing.T) {
 		if string(out[i]) != string(sent[i]) {
 			t.Errorf("frame %d changed crossing ports", i)
 		}
+	}
+}
+
+// TestJumboToTheLimit: with the largest MTU (9578) a 9596-byte frame (9600
+// with FCS) goes through both ways; MTU 9579 is refused.
+func TestJumboToTheLimit(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{MTU: enetc.MaxMTU})
+	f := udp4(t, enetc.MaxFrame-4, 3)
+	if !s.model.Port().Receive(f) {
+		t.Fatal("the model refused a 9600-byte frame")
+	}
+	got := s.rxAll(0, 1, 5)
+	if len(got) != 1 || got[0].PktLen != len(f) || got[0].NSegs != 5 {
+		t.Fatalf("received %d frames", len(got))
+	}
+	if s.port.TxQueue(0).TxBurst(got) != 1 {
+		t.Fatal("TxBurst refused the frame")
+	}
+	if w := s.wire.take(); len(w) != 1 || string(w[0]) != string(f) {
+		t.Error("jumbo frame changed on the wire")
+	}
+	s.close(false)
+	if _, err := driver.OpenConfig("sim:enetc99", driver.Config{MTU: enetc.MaxMTU + 1}); err == nil {
+		t.Error("MTU past the limit accepted")
 	}
 }
