@@ -232,3 +232,41 @@ func TestMMIOCostCounted(t *testing.T) {
 		t.Fatalf("reads %d writes %d", s.RegReads, s.RegWrites)
 	}
 }
+
+// In synchronous mode a TX doorbell and a link change may come from two
+// goroutines: every frame must leave exactly once, in order.
+func TestSyncTxDoorbellAndLinkFromTwoGoroutines(t *testing.T) {
+	const frames = 2000
+	h := newHarness(t, Config{PF: true})
+	h.up()
+	h.setupTx(0, 64)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < frames; {
+			if h.sendFree(udp4(uint16(i), 7, 50)) { // padded: gathered in the ring's scratch
+				i++
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 300; i++ {
+			h.d.SetLink(false)
+			h.d.SetLink(true)
+		}
+	}()
+	wg.Wait()
+	h.d.SetLink(true)
+	got := h.w.get()
+	if len(got) != frames {
+		t.Fatalf("%d frames on the wire, want %d", len(got), frames)
+	}
+	for i, f := range got {
+		if !bytes.Equal(f, pad(udp4(uint16(i), 7, 50))) {
+			t.Fatalf("frame %d out of order or damaged", i)
+		}
+	}
+	h.noModelErrors()
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/binary"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -22,7 +23,8 @@ const pumpBatch = 256
 // Receive implements wire.Port: a frame arrives from the wire (without
 // FCS). It is written into posted buffers of the ring RSS (or ring 0)
 // selects, or counted where it is lost. It reports whether the frame
-// reached a ring.
+// reached a ring. In synchronous mode it takes no lock unless sources are
+// attached (then it waits for a running pump).
 func (d *Device) Receive(frame []byte) bool {
 	if d.engine {
 		d.rxMu.Lock() // the engine delivers too; one delivery at a time
@@ -30,7 +32,15 @@ func (d *Device) Receive(frame []byte) bool {
 		d.rxMu.Unlock()
 		return ok
 	}
-	return d.deliver(frame)
+	if len(*d.srcs.Load()) == 0 {
+		return d.deliver(frame) // nothing else delivers: no lock at all
+	}
+	for !d.pumping.CompareAndSwap(false, true) {
+		runtime.Gosched() // a pump (from an RBCIR write) is delivering
+	}
+	ok := d.deliver(frame)
+	d.pumping.Store(false)
+	return ok
 }
 
 // RxRoom implements wire.Port: how many maximum-size frames the rings that

@@ -12,6 +12,7 @@ type txRing struct {
 	ci        atomic.Uint32 // TBCIR: next BD the device will send
 	doorbells atomic.Uint64
 	halted    atomic.Bool   // stopped on a fatal ring error until reprogrammed
+	busy      atomic.Bool   // a goroutine is working the ring (processTx)
 	reported  atomic.Uint32 // ring errors already recorded since programming
 	scratch   []byte        // gathers multi-BD and padded frames
 }
@@ -89,8 +90,28 @@ type txBatch struct {
 }
 
 // processTx sends the frames of TX ring n from its consumer index up to its
-// producer index and returns how many left.
+// producer index and returns how many left. One goroutine works a ring at a
+// time (in synchronous mode a doorbell and a link change may come from two);
+// one that finds the ring taken leaves its work to the holder, which
+// re-reads PI after letting go: a try-lock per doorbell, never per frame.
 func (d *Device) processTx(n int) int {
+	t := &d.tx[n]
+	sent := 0
+	for {
+		if !t.busy.CompareAndSwap(false, true) {
+			return sent // the holder sees our PI when it re-checks
+		}
+		pi := t.pi.Load() // acquire: the BDs before PI are the driver's published work
+		sent += d.txPass(n, pi)
+		t.busy.Store(false)
+		if t.pi.Load() == pi {
+			return sent
+		}
+	}
+}
+
+// txPass is one pass of processTx over the BDs before pi.
+func (d *Device) txPass(n int, pi uint32) int {
 	t := &d.tx[n]
 	rb := uint32(n) * RingStride
 	if t.halted.Load() || d.get(TBMR+rb)&TBMR_EN == 0 || !d.txAllowed() {
@@ -114,7 +135,6 @@ func (d *Device) processTx(n int) int {
 		}
 		return 0
 	}
-	pi := t.pi.Load() // acquire: the BDs before PI are the driver's published work
 	ci := t.ci.Load()
 	if pi >= l || ci >= l {
 		if once(&t.reported, reIndex) {
