@@ -20,6 +20,10 @@ const (
 	ENETCRevision   = 1
 )
 
+// ENETCPHYAddr is the address of the simulated PHY on a sim:enetcN port's
+// external MDIO bus: 2, as on the LS1028A-RDB's PF0 (hw/enetc.md §6).
+const ENETCPHYAddr = 2
+
 // enetcOptions are the spec options of sim:enetcN.
 var enetcOptions = []string{"vf", "mode", "mmio-cost", "link"}
 
@@ -92,6 +96,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Engine:   engine,
 		MMIOCost: cost,
 		LinkDown: linkDown,
+		PHYAddr:  ENETCPHYAddr,
 	})
 	enetcMu.Lock()
 	if _, dup := enetcModels[name]; dup {
