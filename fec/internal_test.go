@@ -3,9 +3,11 @@ package fec
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec/model"
 	"github.com/gopmd/gopmd/pool"
@@ -206,4 +208,31 @@ func FuzzRxDescriptor(f *testing.F) {
 			t.Fatalf("%d buffers leaked", in)
 		}
 	})
+}
+
+// TestPagemapRingMustFitAPage: without an IOMMU or a carve-out only one
+// 4 KiB page is known to be physically contiguous, so a larger ring is
+// refused with the fix; and a non-coherent device without uncached memory
+// is refused too.
+func TestPagemapRingMustFitAPage(t *testing.T) {
+	m, err := model.New(model.Config{Name: "pm", SoC: "imx8mp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := func(opts string) *driver.Device {
+		s, err := driver.ParseSpec("platform:30be0000.ethernet" + opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &driver.Device{Spec: s, Backend: "devmem", Bus: "platform", NonCoherent: true,
+			Compatible: []string{"fsl,imx8mp-fec", "fsl,imx8mq-fec"}, Regions: []driver.Regs{m}, Mapper: &dma.Pagemap{}}
+	}
+	_, err = New(dev("?dma-coherent=1&bd=enhanced"), driver.Config{RxRingSize: 512})
+	if err == nil || !strings.Contains(err.Error(), "rx-ring=128") {
+		t.Fatalf("512 enhanced BDs in pagemap memory: %v", err)
+	}
+	_, err = New(dev(""), driver.Config{})
+	if err == nil || !strings.Contains(err.Error(), "dma-carveout=ADDR+SIZE") {
+		t.Fatalf("non-coherent device with pagemap memory: %v", err)
+	}
 }
