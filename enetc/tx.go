@@ -206,7 +206,7 @@ func (q *txQueue) tooBig(pk *pool.Packet) {
 // Reclaim implements driver.TxQueue.
 func (q *txQueue) Reclaim() int {
 	q.active.Store(1) // TBCIR is a register: honour the MDIO gate
-	if q.gate.Load()&gateMDIO != 0 {
+	if q.gate.Load()&(gateMDIO|gateStopped) != 0 { // stopped: Stop reclaimed everything
 		q.active.Store(0)
 		return 0
 	}
