@@ -51,6 +51,8 @@
 //   - PM0_RX_FIFO erratum: with a value other than 1, RX locks up after
 //     Config.FIFOLockAfter frames (default 256) until a function reset;
 //     lost frames count in RDRNTP.
+//   - PM0_CMD_CFG XGLP (PF) loops transmitted frames back into the port's
+//     own receive side instead of the wire.
 //   - TX PI/CI erratum: TBCIR writes are refused and recorded (unless they
 //     write the current value); TBPIR writes to a disabled ring that would
 //     move PI off CI are recorded; only Reset clears the indices.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -152,5 +153,21 @@ func TestStartsLinkDown(t *testing.T) {
 	h := newHarness(t, Config{PF: true, LinkDown: true})
 	if h.d.Link() || h.d.Read32(PM0_STATUS) != 0 {
 		t.Fatal("link up although Config.LinkDown")
+	}
+}
+
+func TestMACLoopback(t *testing.T) {
+	h := newHarness(t, Config{PF: true})
+	h.up()
+	h.setupTx(0, 32)
+	h.setupRx(0, 32, 2048, 0)
+	h.d.Write32(PM0_CMD_CFG, h.d.Read32(PM0_CMD_CFG)|CMD_CFG_XGLP)
+	h.send(0, 2, sized(300))
+	if len(h.w.get()) != 0 {
+		t.Fatal("frame reached the wire in loopback")
+	}
+	bds, ok := h.recv(0)
+	if !ok || !bytes.Equal(frameOf(bds), sized(300)) {
+		t.Fatal("looped-back frame not received")
 	}
 }

@@ -155,6 +155,9 @@ func (d *Device) txPass(n int, pi uint32) int {
 		cmd = d.get(PM0_CMD_CFG)
 	}
 	w := d.out.Load().w
+	if d.pf && cmd&CMD_CFG_XGLP != 0 {
+		w = loopback{d} // MAC loopback: frames come back into this port's RX
+	}
 	for ci != pi {
 		// Gather one frame: BDs from ci up to and including the one with F.
 		j := ci
@@ -254,6 +257,12 @@ func (d *Device) txPass(n int, pi uint32) int {
 	d.flushTx(&b, t, ci)
 	return int(b.frames)
 }
+
+// loopback is the wire of a MAC in loopback (PM0_CMD_CFG XGLP).
+type loopback struct{ d *Device }
+
+// Transmit hands the frame to the port's own receive side.
+func (l loopback) Transmit(f []byte) { l.d.Receive(f) }
 
 // flushTx publishes the consumer index and the batch's counters. MAC octet
 // counters include the 4-byte FCS; SI octet counters do not.
