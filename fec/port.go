@@ -154,6 +154,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if p.mrbr < 64 || p.mrbr > 0x3FF0 {
 		return nil, fmt.Errorf("fec: buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.mrbr, p.headroom)
 	}
+	if uint64(p.headroom)&prof.rxAlign() != 0 {
+		return nil, fmt.Errorf("fec: RX data at headroom %d breaks the %d-byte buffer alignment %s needs", p.headroom, prof.rxAlign()+1, prof.compatible)
+	}
 	if err := p.setMTU(cfg.MTU); err != nil {
 		return nil, err
 	}

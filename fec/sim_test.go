@@ -685,3 +685,61 @@ func TestRingFullCountedAsNoBuffer(t *testing.T) {
 	}
 	pkts[0].Free()
 }
+
+// TestControlPath changes MAC, promiscuity and MTU on a running port and
+// reads the registers back through DumpRegs.
+func TestControlPath(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp")
+	mac := net.HardwareAddr{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}
+	if err := p.SetMAC(mac); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.MAC(); !bytes.Equal(got[:], mac) || !bytes.Equal(p.MAC(), mac) {
+		t.Fatalf("PALR/PAUR hold %x, want %v", got, mac)
+	}
+	if err := p.SetMAC(net.HardwareAddr{0x01, 0, 0, 0, 0, 1}); err == nil {
+		t.Fatal("a multicast MAC was accepted")
+	}
+	reg := func(name string) uint32 {
+		for _, r := range p.DumpRegs() {
+			if r.Name == name {
+				return r.Value
+			}
+		}
+		t.Fatalf("DumpRegs has no %s", name)
+		return 0
+	}
+	if reg("RCR")&(1<<3) == 0 {
+		t.Fatal("RCR.PROM clear on a promiscuous port")
+	}
+	p.SetPromiscuous(false)
+	if reg("RCR")&(1<<3) != 0 {
+		t.Fatal("RCR.PROM still set")
+	}
+	if reg("ECR")&(1<<1) == 0 || reg("RCR")&1 != 0 {
+		t.Fatalf("ECR %#x RCR %#x: MAC not enabled or loopback left on", reg("ECR"), reg("RCR"))
+	}
+	for _, r := range p.DumpRegs() {
+		if r.Name == "ECR" && !strings.Contains(r.String(), "ETHEREN") {
+			t.Fatalf("ECR dump %q does not name ETHEREN", r.String())
+		}
+	}
+	p.SetPromiscuous(true) // the test frames are not addressed to the new MAC
+	pkts := make([]*driver.Packet, 2)
+	big := udpFrame(t, 4000, -1, 1)
+	m.Port().Receive(big)
+	if n := p.RxQueue(0).RxBurst(pkts); n != 0 {
+		t.Fatalf("a 4000-byte frame passed an MTU of 1500")
+	}
+	if p.Stats().Rx.Drops[driver.CauseOversize] != 1 {
+		t.Fatalf("oversize drop not counted: %+v model %+v hw %v", p.Stats().Rx.Drops, m.Stats(), p.Stats().HW)
+	}
+	if err := p.SetMTU(9000); err != nil {
+		t.Fatal(err)
+	}
+	m.Port().Receive(big)
+	if n := p.RxQueue(0).RxBurst(pkts); n != 1 || pkts[0].PktLen != len(big) {
+		t.Fatalf("a 4000-byte frame did not pass an MTU of 9000")
+	}
+	pkts[0].Free()
+}
