@@ -39,22 +39,13 @@ func TestRegisterTableWellFormed(t *testing.T) {
 		"EMDIO_CFG": 0x11C00, "IMDIO_CFG": 0x18030, "REOCT": 0x18100, "RFRM": 0x18120, "RDRNTP": 0x181C8,
 		"TEOCT": 0x18200, "TFRM": 0x18220, "TECOL": 0x182F0, "SICBDRPIR": 0x818, "G_EIPBRR0": 0x20BF8,
 	} {
-		if got, ok := find(name); !ok || got.Offset != off {
+		if got, ok := Lookup(name); !ok || got.Offset != off {
 			t.Errorf("%s: table has %#x (found %v), reference says %#x", name, got.Offset, ok, off)
 		}
 	}
 	if RingStride != 0x200 {
 		t.Errorf("RingStride = %#x", RingStride)
 	}
-}
-
-func find(name string) (RegInfo, bool) {
-	for _, r := range Registers() {
-		if r.Name == name {
-			return r, true
-		}
-	}
-	return RegInfo{}, false
 }
 
 // The counter indices used by the data path must match the table's order.

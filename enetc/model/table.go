@@ -229,3 +229,14 @@ func macCounterIndex(off uint32) int {
 	}
 	return -1
 }
+
+// Lookup returns the table entry of the register with the given name (as
+// Registers lists it), or false.
+func Lookup(name string) (RegInfo, bool) {
+	for _, r := range Registers() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return RegInfo{}, false
+}
