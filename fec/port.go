@@ -316,9 +316,11 @@ func (p *Port) allocQueues() error {
 		if err != nil {
 			return fmt.Errorf("fec: %s buffer memory (%d x %d bytes): %w", name, cfg.PoolSize, cfg.BufSize, err)
 		}
-		if last := bufs.IOVAAt(bufs.Len() - 1); last >= 1<<32 {
-			bufs.Close()
-			return fmt.Errorf("fec: %s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB", name, last)
+		for off := 0; off < bufs.Len(); off += dma.PageSize { // scattered pages: check each
+			if a := bufs.IOVAAt(off) + dma.PageSize - 1; a >= 1<<32 {
+				bufs.Close()
+				return fmt.Errorf("fec: %s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB (a carve-out: dma-carveout=ADDR+SIZE)", name, a)
+			}
 		}
 		pl, err := pool.New(bufs, pool.Config{Name: name, Count: cfg.PoolSize, BufSize: cfg.BufSize, Headroom: p.headroom})
 		if err != nil {
