@@ -56,6 +56,8 @@ type command struct {
 	summary string
 	// min and max bound the positional arguments (max -1: no bound).
 	min, max int
+	// force: the command can write registers, behind --force.
+	force bool
 	// flags adds the command's own flags; the returned function runs
 	// after parsing and may check them.
 	flags func(fs *flag.FlagSet) func() error
@@ -182,6 +184,9 @@ func runEnv(e *env, args []string) int {
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
 	fs.StringVar(root, "root", *root, "read sysfs, /dev and the device tree under `DIR`")
 	fs.BoolVar(&e.unsafeNoIOMMU, "unsafe-noiommu", false, "allow device access without an IOMMU (UIO, /dev/mem, VFIO no-IOMMU): the device can DMA anywhere")
+	if c.force {
+		fs.BoolVar(&e.force, "force", false, "allow register writes (they change the device)")
+	}
 	check := func() error { return nil }
 	if c.flags != nil {
 		if f := c.flags(fs); f != nil {

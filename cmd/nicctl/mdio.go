@@ -1,0 +1,374 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
+)
+
+func init() {
+	var devad int
+	register(&command{
+		name: "mdio", args: "DEV read|write PHY[.DEVAD] REG [VAL]", min: 4, max: 5, force: true,
+		summary: "read or write a PHY register, clause 22 (PHY) or 45 (PHY.DEVAD or --devad)",
+		flags: func(fs *flag.FlagSet) func() error {
+			fs.IntVar(&devad, "devad", -1, "clause-45 MMD `DEVAD` (the same as PHY.DEVAD)")
+			return nil
+		},
+		run: func(e *env, a []string) (any, error) { return mdioCmd(e, a, devad) },
+	})
+	var phyAddr int
+	register(&command{
+		name: "phy", args: "DEV", min: 1, max: 1,
+		summary: "PHY ID and the standard registers decoded (BMCR, BMSR, ANAR, ANLPAR, 1000BASE-T)",
+		flags: func(fs *flag.FlagSet) func() error {
+			fs.IntVar(&phyAddr, "phy", -1, "MDIO `ADDRESS` of the PHY (default: the one the driver found)")
+			return nil
+		},
+		run: func(e *env, a []string) (any, error) { return phyCmd(e, a[0], phyAddr) },
+	})
+}
+
+// Clause-22 registers (IEEE 802.3 clause 22.2.4).
+const (
+	regBMCR     = 0
+	regBMSR     = 1
+	regPHYID1   = 2
+	regPHYID2   = 3
+	regANAR     = 4
+	regANLPAR   = 5
+	regANER     = 6
+	regCTRL1000 = 9
+	regSTAT1000 = 10
+	regESTATUS  = 15
+)
+
+var c22Names = map[int]string{regBMCR: "BMCR", regBMSR: "BMSR", regPHYID1: "PHYID1", regPHYID2: "PHYID2",
+	regANAR: "ANAR", regANLPAR: "ANLPAR", regANER: "ANER", 7: "ANNPTR", 8: "ANLPNPAR", regCTRL1000: "CTRL1000",
+	regSTAT1000: "STAT1000", 13: "MMDCTRL", 14: "MMDDATA", regESTATUS: "ESTATUS"}
+
+// bitNames name the single bits of the standard registers, high bit first.
+var bitNames = map[int][]struct {
+	bit  uint
+	name string
+}{
+	regBMCR: {{15, "RESET"}, {14, "LOOPBACK"}, {13, "SPEED_LSB"}, {12, "ANENABLE"}, {11, "POWERDOWN"},
+		{10, "ISOLATE"}, {9, "ANRESTART"}, {8, "FULLDUPLEX"}, {7, "COLLTEST"}, {6, "SPEED_MSB"}},
+	regBMSR: {{15, "100BASE-T4"}, {14, "100FULL"}, {13, "100HALF"}, {12, "10FULL"}, {11, "10HALF"},
+		{10, "100T2FULL"}, {9, "100T2HALF"}, {8, "ESTATUS"}, {6, "PREAMBLE_SUPPRESS"}, {5, "ANCOMPLETE"},
+		{4, "REMOTE_FAULT"}, {3, "ANCAPABLE"}, {2, "LINK"}, {1, "JABBER"}, {0, "EXTCAP"}},
+	regANAR: {{15, "NEXTPAGE"}, {14, "ACK"}, {13, "REMOTE_FAULT"}, {11, "ASYM_PAUSE"}, {10, "PAUSE"},
+		{9, "100BASE-T4"}, {8, "100FULL"}, {7, "100HALF"}, {6, "10FULL"}, {5, "10HALF"}},
+	regANLPAR: {{15, "NEXTPAGE"}, {14, "ACK"}, {13, "REMOTE_FAULT"}, {11, "ASYM_PAUSE"}, {10, "PAUSE"},
+		{9, "100BASE-T4"}, {8, "100FULL"}, {7, "100HALF"}, {6, "10FULL"}, {5, "10HALF"}},
+	regANER: {{4, "PARALLEL_DETECT_FAULT"}, {3, "LP_NEXTPAGE_ABLE"}, {2, "NEXTPAGE_ABLE"}, {1, "PAGE_RECEIVED"}, {0, "LP_AN_ABLE"}},
+	regCTRL1000: {{12, "MS_MANUAL"}, {11, "MS_MASTER"}, {10, "MULTIPORT"}, {9, "1000FULL"}, {8, "1000HALF"}},
+	regSTAT1000: {{15, "MS_FAULT"}, {14, "MS_IS_MASTER"}, {13, "LOCAL_RX_OK"}, {12, "REMOTE_RX_OK"},
+		{11, "LP_1000FULL"}, {10, "LP_1000HALF"}},
+	regESTATUS: {{15, "1000X_FULL"}, {14, "1000X_HALF"}, {13, "1000T_FULL"}, {12, "1000T_HALF"}},
+}
+
+// setBits lists the names of the set bits of a standard register.
+func setBits(reg int, v uint16) []string {
+	out := []string{}
+	for _, b := range bitNames[reg] {
+		if v>>b.bit&1 != 0 {
+			out = append(out, b.name)
+		}
+	}
+	return out
+}
+
+// parseNum parses a number in Go syntax (0x.. hex) within [0, max].
+func parseNum(what, s string, max uint64) (int, error) {
+	v, err := strconv.ParseUint(s, 0, 64)
+	if err != nil || v > max {
+		return 0, badInput("%s %q: give a number from 0 to %d (%#x), decimal or 0x hex", what, s, max, max)
+	}
+	return int(v), nil
+}
+
+// mdioResult is one MDIO access.
+type mdioResult struct {
+	Op    string   `json:"op"`
+	PHY   int      `json:"phy"`
+	DevAd *int     `json:"devad,omitempty"` // clause 45
+	Reg   int      `json:"reg"`
+	Name  string   `json:"name,omitempty"` // clause-22 register name
+	Value uint16   `json:"value"`
+	Bits  []string `json:"bits,omitempty"`
+}
+
+func (r *mdioResult) text(w io.Writer) {
+	where := fmt.Sprintf("phy %d reg %#x", r.PHY, r.Reg)
+	if r.DevAd != nil {
+		where = fmt.Sprintf("phy %d devad %d reg %#x", r.PHY, *r.DevAd, r.Reg)
+	}
+	if r.Name != "" {
+		where += " (" + r.Name + ")"
+	}
+	verb := "="
+	if r.Op == "write" {
+		verb = "<-"
+	}
+	fmt.Fprintf(w, "%s %s 0x%04x", where, verb, r.Value)
+	if len(r.Bits) > 0 {
+		fmt.Fprintf(w, "  %s", strings.Join(r.Bits, " "))
+	}
+	fmt.Fprintln(w)
+}
+
+func mdioCmd(e *env, a []string, devadFlag int) (any, error) {
+	dev, op := a[0], a[1]
+	if op != "read" && op != "write" {
+		return nil, badInput("unknown MDIO operation %q: use read or write", op)
+	}
+	if op == "read" && len(a) != 4 {
+		return nil, badInput("mdio read takes DEV read PHY REG, no value")
+	}
+	if op == "write" && len(a) != 5 {
+		return nil, badInput("mdio write needs a value: DEV write PHY REG VAL")
+	}
+	phyS, devS, c45 := strings.Cut(a[2], ".")
+	phy, err := parseNum("PHY address", phyS, 31)
+	if err != nil {
+		return nil, err
+	}
+	devad := -1
+	if c45 {
+		if devad, err = parseNum("clause-45 DEVAD", devS, 31); err != nil {
+			return nil, err
+		}
+	}
+	if devadFlag >= 0 {
+		if c45 && devadFlag != devad {
+			return nil, badInput("DEVAD given twice (%d in %s and --devad %d): give one", devad, a[2], devadFlag)
+		}
+		if devadFlag > 31 {
+			return nil, badInput("--devad %d: give a number from 0 to 31", devadFlag)
+		}
+		devad = devadFlag
+	}
+	regMax := uint64(31)
+	if devad >= 0 {
+		regMax = 0xffff
+	}
+	reg, err := parseNum("register", a[3], regMax)
+	if err != nil {
+		return nil, err
+	}
+	var val int
+	if op == "write" {
+		if val, err = parseNum("value", a[4], 0xffff); err != nil {
+			return nil, err
+		}
+		if !e.force {
+			return nil, badInput("mdio write changes the PHY: add --force to do it")
+		}
+	}
+	p, _, err := openPort(e, dev, driver.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	r := &mdioResult{Op: op, PHY: phy, Reg: reg, Value: uint16(val)}
+	if devad >= 0 {
+		r.DevAd = &devad
+		m, ok := p.(mdio45)
+		if !ok {
+			return nil, fmt.Errorf("%s: the %s driver has no clause-45 MDIO; use clause 22 (PHY without .DEVAD)", dev, p.Info().Driver)
+		}
+		if op == "read" {
+			r.Value, err = m.MDIORead45(phy, devad, reg)
+		} else {
+			err = m.MDIOWrite45(phy, devad, reg, uint16(val))
+		}
+	} else {
+		m, ok := p.(mdio22)
+		if !ok {
+			return nil, fmt.Errorf("%s: the %s driver has no MDIO access", dev, p.Info().Driver)
+		}
+		r.Name = c22Names[reg]
+		if op == "read" {
+			r.Value, err = m.MDIORead(phy, reg)
+		} else {
+			err = m.MDIOWrite(phy, reg, uint16(val))
+		}
+		r.Bits = setBits(reg, r.Value)
+		if len(r.Bits) == 0 {
+			r.Bits = nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: mdio %s: %w%s", dev, op, err, mdioHint(err))
+	}
+	return r, nil
+}
+
+// mdioHint says what to try when an MDIO access fails.
+func mdioHint(err error) string {
+	if errors.Is(err, enetc.ErrNotPF) {
+		return " (a VF has no MDIO: use the PF's spec)"
+	}
+	return " (check the PHY address with nicctl phy DEV, and the PHY's power and reset)"
+}
+
+// phyRegister is one standard register in the phy report.
+type phyRegister struct {
+	Name  string   `json:"name"`
+	Reg   int      `json:"reg"`
+	Value uint16   `json:"value"`
+	Bits  []string `json:"bits"`
+}
+
+// phyResult is the phy report.
+type phyResult struct {
+	Dev   string `json:"dev"`
+	PHY   int    `json:"phy"`
+	ID    uint32 `json:"id"`
+	OUI   uint32 `json:"oui"`
+	Model uint8  `json:"model"`
+	Rev   uint8  `json:"rev"`
+	// LinkLatched is BMSR.LINK as first read (latched low: 0 if the link
+	// dropped since the last read); Link is the second read.
+	LinkLatched bool          `json:"link_latched"`
+	Link        bool          `json:"link"`
+	ANComplete  bool          `json:"an_complete"`
+	Resolved    string        `json:"resolved"` // "1000full", "100half", ..., "" when none
+	Registers   []phyRegister `json:"registers"`
+}
+
+func (r *phyResult) text(w io.Writer) {
+	fmt.Fprintf(w, "%s: PHY at MDIO address %d, ID 0x%08x (OUI 0x%06x, model %#x, rev %d)\n", r.Dev, r.PHY, r.ID, r.OUI, r.Model, r.Rev)
+	link := "down"
+	if r.Link {
+		link = "up"
+	}
+	if r.Link != r.LinkLatched {
+		link += " (latched " + map[bool]string{true: "up", false: "down: it dropped since the last read"}[r.LinkLatched] + ")"
+	}
+	an := "not complete"
+	if r.ANComplete {
+		an = "complete"
+	}
+	res := r.Resolved
+	if res == "" {
+		res = "none"
+	}
+	fmt.Fprintf(w, "link %s, autonegotiation %s, resolved %s\n", link, an, res)
+	for _, g := range r.Registers {
+		fmt.Fprintf(w, "  %-9s (%2d) 0x%04x  %s\n", g.Name, g.Reg, g.Value, strings.Join(g.Bits, " "))
+	}
+}
+
+// resolve picks the best mode both ends advertise (IEEE 802.3 annex 28B
+// priority), "" when there is none.
+func resolve(anar, anlpar, ctrl1000, stat1000 uint16) string {
+	switch {
+	case ctrl1000&(1<<9) != 0 && stat1000&(1<<11) != 0:
+		return "1000full"
+	case ctrl1000&(1<<8) != 0 && stat1000&(1<<10) != 0:
+		return "1000half"
+	}
+	both := anar & anlpar
+	for _, m := range []struct {
+		bit  uint
+		name string
+	}{{8, "100full"}, {9, "100base-t4"}, {7, "100half"}, {6, "10full"}, {5, "10half"}} {
+		if both>>m.bit&1 != 0 {
+			return m.name
+		}
+	}
+	return ""
+}
+
+func phyCmd(e *env, dev string, addr int) (any, error) {
+	if addr > 31 {
+		return nil, badInput("--phy %d: give an MDIO address from 0 to 31", addr)
+	}
+	p, _, err := openPort(e, dev, driver.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	m, ok := p.(mdio22)
+	if !ok {
+		return nil, fmt.Errorf("%s: the %s driver has no MDIO access", dev, p.Info().Driver)
+	}
+	if addr < 0 {
+		a, known := phyAddress(p)
+		if !known || a < 0 {
+			return nil, fmt.Errorf("%s: no PHY: the port runs as a fixed link (a VF, an internal port, or no PHY answered); give --phy ADDRESS to read one anyway", dev)
+		}
+		addr = a
+	}
+	read := func(reg int) (uint16, error) {
+		v, err := m.MDIORead(addr, reg)
+		if err != nil {
+			return 0, fmt.Errorf("%s: read PHY %d register %d (%s): %w%s", dev, addr, reg, c22Names[reg], err, mdioHint(err))
+		}
+		return v, nil
+	}
+	r := &phyResult{Dev: dev, PHY: addr}
+	vals := map[int]uint16{}
+	latched, err := read(regBMSR)
+	if err != nil {
+		return nil, err
+	}
+	for _, reg := range []int{regBMCR, regBMSR, regPHYID1, regPHYID2, regANAR, regANLPAR, regANER, regCTRL1000, regSTAT1000, regESTATUS} {
+		v, err := read(reg)
+		if err != nil {
+			return nil, err
+		}
+		vals[reg] = v
+	}
+	id1, id2 := vals[regPHYID1], vals[regPHYID2]
+	r.ID = uint32(id1)<<16 | uint32(id2)
+	r.OUI = uint32(id1)<<6 | uint32(id2)>>10
+	r.Model, r.Rev = uint8(id2>>4&0x3f), uint8(id2&0xf)
+	r.LinkLatched, r.Link = latched&(1<<2) != 0, vals[regBMSR]&(1<<2) != 0
+	r.ANComplete = vals[regBMSR]&(1<<5) != 0
+	gig := vals[regBMSR]&(1<<8) != 0 // extended status: a gigabit PHY has CTRL1000/STAT1000
+	c1000, s1000 := vals[regCTRL1000], vals[regSTAT1000]
+	if !gig {
+		c1000, s1000 = 0, 0
+	}
+	if r.ANComplete {
+		r.Resolved = resolve(vals[regANAR], vals[regANLPAR], c1000, s1000)
+	}
+	for _, reg := range []int{regBMCR, regBMSR, regANAR, regANLPAR, regANER, regCTRL1000, regSTAT1000, regESTATUS} {
+		if !gig && (reg == regCTRL1000 || reg == regSTAT1000 || reg == regESTATUS) {
+			continue
+		}
+		bits := setBits(reg, vals[reg])
+		switch reg {
+		case regANAR, regANLPAR:
+			bits = append(bits, fmt.Sprintf("SELECTOR=%d", vals[reg]&0x1f))
+		case regSTAT1000:
+			bits = append(bits, fmt.Sprintf("IDLE_ERRORS=%d", vals[reg]&0xff))
+		case regBMCR:
+			bits = append(bits, "speed="+bmcrSpeed(vals[reg]))
+		}
+		r.Registers = append(r.Registers, phyRegister{Name: c22Names[reg], Reg: reg, Value: vals[reg], Bits: bits})
+	}
+	return r, nil
+}
+
+// bmcrSpeed decodes BMCR's two speed bits (forced mode).
+func bmcrSpeed(v uint16) string {
+	switch (v>>6&1)<<1 | v>>13&1 { // MSB bit 6, LSB bit 13
+	case 0:
+		return "10"
+	case 1:
+		return "100"
+	case 2:
+		return "1000"
+	}
+	return "reserved"
+}
