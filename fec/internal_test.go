@@ -236,3 +236,34 @@ func TestPagemapRingMustFitAPage(t *testing.T) {
 		t.Fatalf("non-coherent device with pagemap memory: %v", err)
 	}
 }
+
+// TestProfilesMatchModel cross-checks the driver's quirk table against the
+// model's, transcribed independently from the same reference.
+func TestProfilesMatchModel(t *testing.T) {
+	for _, soc := range model.Profiles() {
+		mp, _ := model.LookupProfile(soc)
+		dp, ok := lookupProfile(mp.Compatible)
+		if !ok {
+			t.Errorf("%s (%v): no driver profile", soc, mp.Compatible)
+			continue
+		}
+		for _, c := range []struct {
+			name       string
+			model, drv bool
+		}{
+			{"gigabit", mp.Gigabit, dp.has(qGBIT)},
+			{"enhanced BD", mp.EnhancedBD, dp.has(qBufDescEx)},
+			{"multi-queue", mp.MultiQueue, dp.has(qAVB)},
+			{"RACC", mp.RACC, dp.has(qRACC)},
+			{"ERR006358", mp.ERR006358, dp.has(qERR006358)},
+			{"ERR007885", mp.ERR007885, dp.has(qERR007885)},
+			{"CLEAR_SETUP_MII", mp.ClearSetupMII, dp.has(qClearSetupMII)},
+			{"DBSWP (ENET-MAC)", mp.DBSWP, dp.has(qENETMAC)},
+			{"non-coherent", mp.NonCoherent, !dp.has(qCoherent)},
+		} {
+			if c.model != c.drv {
+				t.Errorf("%s (%s): %s is %v in the model, %v in the driver", soc, dp.compatible, c.name, c.model, c.drv)
+			}
+		}
+	}
+}
