@@ -67,7 +67,7 @@ var bitNames = map[int][]struct {
 		{9, "100BASE-T4"}, {8, "100FULL"}, {7, "100HALF"}, {6, "10FULL"}, {5, "10HALF"}},
 	regANLPAR: {{15, "NEXTPAGE"}, {14, "ACK"}, {13, "REMOTE_FAULT"}, {11, "ASYM_PAUSE"}, {10, "PAUSE"},
 		{9, "100BASE-T4"}, {8, "100FULL"}, {7, "100HALF"}, {6, "10FULL"}, {5, "10HALF"}},
-	regANER: {{4, "PARALLEL_DETECT_FAULT"}, {3, "LP_NEXTPAGE_ABLE"}, {2, "NEXTPAGE_ABLE"}, {1, "PAGE_RECEIVED"}, {0, "LP_AN_ABLE"}},
+	regANER:     {{4, "PARALLEL_DETECT_FAULT"}, {3, "LP_NEXTPAGE_ABLE"}, {2, "NEXTPAGE_ABLE"}, {1, "PAGE_RECEIVED"}, {0, "LP_AN_ABLE"}},
 	regCTRL1000: {{12, "MS_MANUAL"}, {11, "MS_MASTER"}, {10, "MULTIPORT"}, {9, "1000FULL"}, {8, "1000HALF"}},
 	regSTAT1000: {{15, "MS_FAULT"}, {14, "MS_IS_MASTER"}, {13, "LOCAL_RX_OK"}, {12, "REMOTE_RX_OK"},
 		{11, "LP_1000FULL"}, {10, "LP_1000HALF"}},
