@@ -587,18 +587,28 @@ func TestEngineMode(t *testing.T) {
 			want = append(want, udpFrame(t, frameSizes[i%len(frameSizes)], -1, i))
 		}
 		done := make(chan struct{})
+		var quit atomic.Bool
 		go func() { // the wire side: offer frames while there is room
 			defer close(done)
-			for i := 0; i < total; {
+			for i := 0; i < total && !quit.Load(); {
 				if m.Port().RxRoom() > 0 && m.Port().Receive(want[i]) {
 					i++
 				}
 			}
 		}()
 		pkts := make([]*driver.Packet, 32)
-		got := 0
+		got, idle := 0, 0
 		for got < total {
 			n := rxq.RxBurst(pkts)
+			if n == 0 {
+				if idle++; idle > 50_000_000 { // a bound on polls, not on time
+					quit.Store(true)
+					<-done
+					t.Fatalf("%s: %d of %d frames arrived; the rest never came (model %+v)", opts, got, total, m.Stats())
+				}
+				continue
+			}
+			idle = 0
 			for i := 0; i < n; i++ {
 				if !bytes.Equal(pkts[i].Data(), want[got+i]) {
 					t.Fatalf("%s: frame %d differs", opts, got+i)
@@ -610,7 +620,10 @@ func TestEngineMode(t *testing.T) {
 			got += n
 		}
 		<-done
-		for txq.Pending() > 0 {
+		for i := 0; txq.Pending() > 0; i++ {
+			if i > 50_000_000 {
+				t.Fatalf("%s: %d frames never completed", opts, txq.Pending())
+			}
 			txq.Reclaim()
 		}
 		out := w.take()
