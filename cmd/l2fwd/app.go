@@ -41,10 +41,11 @@ type app struct {
 	portsMu     sync.Mutex
 	bounces     []*bounceMem
 	// Kept at set-up: the sim registry forgets a port when it closes.
-	macs  []string
-	gens  []*sim.Generator
-	sinks []*sim.Sink
-	afps  []*sim.AFPacket
+	macs   []string
+	gens   []*sim.Generator
+	sinks  []*sim.Sink
+	afps   []*sim.AFPacket
+	cables []*sim.Cable
 }
 
 // pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
@@ -218,6 +219,7 @@ func (a *app) setup() error {
 		a.gens = append(a.gens, sim.GeneratorOf(a.specs[i]))
 		a.sinks = append(a.sinks, sim.SinkOf(a.specs[i]))
 		a.afps = append(a.afps, sim.AFPacketOf(a.specs[i]))
+		a.cables = append(a.cables, sim.CableOf(a.specs[i]))
 		dst := pairOf(i, n, a.o.mode)
 		for q := 0; q < info.RxQueues; q++ {
 			l := &lane{rxPort: i, rxQueue: q, txPort: -1, rx: p.RxQueue(q), mode: a.o.mode, macUpdate: a.o.macUpdating}

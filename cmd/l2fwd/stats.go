@@ -60,8 +60,8 @@ func (a *app) printTableHeader() {
 	if a.o.statsInterval == 0 {
 		return
 	}
-	fmt.Fprintf(a.table, "l2fwd: %d ports, mode %s, burst %d, %d queue(s) per port, %d lane(s), MAC updating %v\n",
-		len(a.ports), a.o.mode, a.o.burst, a.o.queues, len(a.lanes), a.o.macUpdating && a.o.mode == modeFwd)
+	fmt.Fprintf(a.table, "l2fwd: %d ports, mode %s, burst %d, %d queue(s) per port, %d worker(s) for %d RX queue(s), MAC updating %v; Mbps count frame bytes (no FCS, preamble or gap)\n",
+		len(a.ports), a.o.mode, a.o.burst, a.o.queues, len(a.workers()), len(a.lanes), a.o.macUpdating && a.o.mode == modeFwd)
 }
 
 func rate(d uint64, dt time.Duration) float64 {
@@ -146,6 +146,8 @@ type portJSON struct {
 	Generator *sim.GeneratorStats `json:"generator,omitempty"`
 	Sink      *sim.SinkStats      `json:"sink,omitempty"`
 	AFPacket  *sim.AFPacketStats  `json:"afpacket,omitempty"`
+	// Cable: the direction this port transmits into (sim cables only).
+	Cable *sim.CableStats `json:"cable,omitempty"`
 }
 
 // summaryJSON is the final summary (--json prints it as one object).
@@ -205,6 +207,14 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 			pj.AFPacket = &st
 			s.Dropped += st.RxDropped + st.RxTooBig + st.KernelDrops + st.TxErrors
 		}
+		if i < len(a.cables) && a.cables[i] != nil {
+			ab, ba := a.cables[i].Stats()
+			if x, _ := a.cables[i].Ends(); x != trimSim(a.specs[i]) {
+				ab = ba
+			}
+			pj.Cable = &ab
+			s.Dropped += ab.Unplugged + ab.Full + ab.TooBig
+		}
 		if i < len(a.sinks) && a.sinks[i] != nil {
 			st := a.sinks[i].Stats()
 			pj.Sink = &st
@@ -261,6 +271,9 @@ func (a *app) printSummary(s summaryJSON) {
 			fmt.Fprintf(w, "  afpacket: %d frames in, %d out; lost: %d in the kernel (socket buffer full), %d queue full, %d too big, %d send errors\n",
 				x.RxFrames, x.TxFrames, x.KernelDrops, x.RxDropped, x.RxTooBig, x.TxErrors)
 		}
+		if c := p.Cable; c != nil {
+			fmt.Fprintf(w, "  cable out: %d frames carried; lost: %d ring full, %d too big, %d peer not open\n", c.Frames, c.Full, c.TooBig, c.Unplugged)
+		}
 		if p.Pass != nil {
 			fmt.Fprintf(w, "  application saw ipv4 %d, ipv6 %d, arp %d\n", p.Pass["ipv4"], p.Pass["ipv6"], p.Pass["arp"])
 		}
@@ -289,4 +302,13 @@ func dropsText(m map[string]uint64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// trimSim is a sim spec's device name ("sim:enetc0?x=1" -> "enetc0").
+func trimSim(spec string) string {
+	s, err := driver.ParseSpec(spec)
+	if err != nil {
+		return ""
+	}
+	return s.Name
 }
