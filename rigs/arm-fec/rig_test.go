@@ -13,7 +13,7 @@ import (
 
 const howTo = `the ARM FEC rig boots Debian's armmp kernel under qemu-system-arm; it needs root, Debian 12 apt
 sources, Go and ~45 MB of downloads (~200 MB more for the uio mode), cached in $RIGS_CACHE. Run it with
-	GOPMD_RIGS=1 go test -v -timeout 20m ./rigs/arm-fec/
+	GOPMD_RIGS=1 go test -count=1 -v -timeout 20m ./rigs/arm-fec/
 or one mode by hand:
 	bash rigs/arm-fec/run.sh                       # /dev/mem window, carve-out DMA memory
 	RIG_ACCESS=uio bash rigs/arm-fec/run.sh        # uio_pdrv_genirq
