@@ -186,3 +186,19 @@ func TestSimCable(t *testing.T) {
 		t.Fatalf("ports %+v dropped %d leak %+v", s.Ports, s.Dropped, s.LeakCheck)
 	}
 }
+
+func TestSimFECToENETC(t *testing.T) {
+	// An i.MX FEC port forwarding to an ENETC port: two drivers, two
+	// device models, one forwarder.
+	const n = 10000
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0",
+		"sim:fec0?gen=1&gen-count=10000", "sim:enetc1?sink=1&" + simOpts},
+		func() bool { return sinkFrames("enetc1") == n })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if k := s.Ports[1].Sink; k == nil || k.Frames != n || k.Lost != 0 || k.Reordered != 0 || !s.LeakCheck.OK {
+		t.Fatalf("sink %+v leak %+v", k, s.LeakCheck)
+	}
+}
