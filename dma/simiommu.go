@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // SimIOMMU is a software IOMMU for device models: a translation table from
@@ -89,7 +91,14 @@ func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
 	defer s.mu.Unlock()
 	e := simEntry{iova: s.next, cpu: mem, dev: mem, name: attr.Name}
 	if s.noncoh && !attr.Uncached {
-		e.dev = make([]byte, len(mem))
+		// The device-side copy is mmapped like the CPU side, outside the Go
+		// heap: both are DMA memory, whose ordering the descriptor status
+		// words carry, not Go synchronisation the race detector could see.
+		dev, err := unix.Mmap(-1, 0, len(mem), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return Mapping{}, fmt.Errorf("sim-iommu: map %q: device-side copy of %d bytes: %w", attr.Name, len(mem), err)
+		}
+		e.dev = dev
 		copy(e.dev, mem) // memory starts out clean
 	}
 	s.next += uint64(roundUp(len(mem), simGuard)) + simGuard
@@ -112,6 +121,13 @@ func (s *SimIOMMU) Unmap(mem []byte, m Mapping) error {
 			t = append(t, old[:i]...)
 			t = append(t, old[i+1:]...)
 			s.table.Store(&t)
+			if &e.dev[0] != &e.cpu[0] {
+				// Like the CPU side, the copy goes away with the mapping: a
+				// device must be stopped before its memory is unmapped.
+				if err := unix.Munmap(e.dev); err != nil {
+					return fmt.Errorf("sim-iommu: unmap %q: device-side copy: %w", e.name, err)
+				}
+			}
 			return nil
 		}
 	}

@@ -573,9 +573,6 @@ func TestBadOptions(t *testing.T) {
 // silicon runs concurrently with the driver: frames injected while the
 // driver polls arrive intact and in order, and frames sent leave intact.
 func TestEngineMode(t *testing.T) {
-	if raceEnabled {
-		t.Skip("engine mode orders driver and model through descriptor words in mmap'd memory, which the race detector does not see (see race_test.go)")
-	}
 	for _, opts := range []string{"soc=imx8mp&bd=enhanced", "soc=imx6q&bd=legacy"} {
 		p, m := openSim(t, opts+"&mode=engine&rx-ring=32&tx-ring=32")
 		w := &capture{}

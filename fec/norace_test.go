@@ -1,5 +1,0 @@
-//go:build !race
-
-package fec_test
-
-const raceEnabled = false
