@@ -280,7 +280,14 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 		res <- run(ctx, []string{"--json", "--stats-interval", "0", "--no-mac-updating",
 			"sim:enetc0?afpacket=" + hostA + "&" + simOpts, "sim:enetc1?afpacket=" + hostB + "&" + simOpts}, &stdout, &stderr)
 	}()
-	for sim.ENETCModel("enetc1") == nil || sim.ENETCModel("enetc0") == nil {
+	// Traffic may start once both ports are started: their models then
+	// have receive buffers posted (before, a frame would be dropped by a
+	// MAC that is not enabled yet).
+	started := func(name string) bool {
+		m := sim.ENETCModel(name)
+		return m != nil && m.RxRoom() > 0
+	}
+	for !started("enetc0") || !started("enetc1") {
 		select {
 		case code := <-res:
 			t.Fatalf("l2fwd exited %d before traffic: %s", code, stderr.String())
