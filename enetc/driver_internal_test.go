@@ -315,15 +315,20 @@ func TestTxRefusedWhileLinkDown(t *testing.T) {
 	if f.regs[(PM0_CMD_CFG)/4]&PM_CMD_CFG_TX_EN != 0 {
 		t.Error("MAC TX still enabled with the link down")
 	}
-	if got := p.tx[0].TxBurst(pk[:n]); got != 0 {
-		t.Fatalf("TxBurst with link down = %d, want 0", got)
+	sent := f.txSent
+	if got := p.tx[0].TxBurst(pk[:n]); got != n || f.txSent != sent || p.tx[0].Pending() != 0 {
+		t.Fatalf("TxBurst with link down = %d (sent %d, pending %d), want all taken and dropped", got, f.txSent-sent, p.tx[0].Pending())
 	}
-	if st := p.tx[0].Stats(); st.Drops[driver.CauseLinkDown] != uint64(n) {
-		t.Errorf("link-down drops %d, want %d", st.Drops[driver.CauseLinkDown], n)
+	if st := p.tx[0].Stats(); st.Drops[driver.CauseLinkDown] != uint64(n) || st.Packets != 0 {
+		t.Errorf("link-down drops %d, packets %d; want %d, 0", st.Drops[driver.CauseLinkDown], st.Packets, n)
 	}
 	f.link = true
 	if !p.Link().Up {
 		t.Fatal("link not back")
+	}
+	n = pl.AllocBulk(pk)
+	for _, x := range pk[:n] {
+		x.SetLen(60)
 	}
 	if got := p.tx[0].TxBurst(pk[:n]); got != n {
 		t.Fatalf("TxBurst after link up = %d", got)

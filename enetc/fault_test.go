@@ -180,11 +180,15 @@ func TestLinkFlap(t *testing.T) {
 		t.Fatal("driver still sees the link up")
 	}
 	b := mk(8)
-	if n := tx.TxBurst(b); n != 0 {
-		t.Fatalf("TxBurst with link down = %d", n)
+	before := s.wire.count
+	if n := tx.TxBurst(b); n != 8 || tx.Pending() != 0 || s.wire.count != before {
+		t.Fatalf("TxBurst with link down = %d, pending %d: want all 8 taken and dropped", n, tx.Pending())
 	}
 	if d := tx.Stats().Drops[driver.CauseLinkDown]; d != 8 {
 		t.Errorf("link_down drops %d, want 8", d)
+	}
+	if n := pl.InFlight(); n != s.port.Info().RxRingSize-1 {
+		t.Errorf("%d buffers out, want only the %d posted in the RX ring", n, s.port.Info().RxRingSize-1)
 	}
 	if st := s.port.Stats(); st.HW["link_up"] != 0 {
 		t.Error("HW link_up not 0")
@@ -193,12 +197,12 @@ func TestLinkFlap(t *testing.T) {
 	if !s.port.Link().Up {
 		t.Fatal("link not back")
 	}
-	if n := tx.TxBurst(b); n != 8 {
+	if n := tx.TxBurst(mk(8)); n != 8 {
 		t.Fatalf("TxBurst after link up = %d", n)
 	}
 	// Down without the driver polling: frames stay queued in the ring and
 	// leave when the link comes back.
-	before := s.wire.count
+	before = s.wire.count
 	s.model.SetLink(false)
 	b = mk(5)
 	if n := tx.TxBurst(b); n != 5 {
@@ -220,6 +224,34 @@ func TestLinkFlap(t *testing.T) {
 	got := s.rxAll(0, 1, 5)
 	if len(got) != 1 || tx.TxBurst(got) != 1 {
 		t.Fatal("no traffic after link flaps")
+	}
+	s.close(false)
+}
+
+// TestStopAfterLinkReturns: frames queued before the driver saw the link go
+// down stay queued while its MAC is off; the link comes back unnoticed by
+// the driver; Stop must notice, let them leave and lose nothing.
+func TestStopAfterLinkReturns(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	s.wire.keep = false
+	for i := 0; i < 5; i++ {
+		s.model.Port().Receive(udp4(t, 100, uint16(i)))
+	}
+	got := s.rxAll(0, 5, 5)
+	s.model.SetLink(false)
+	if n := s.port.TxQueue(0).TxBurst(got); n != 5 { // the driver has not noticed yet
+		t.Fatalf("TxBurst = %d", n)
+	}
+	s.port.Link()         // now it has: MAC off
+	s.model.SetLink(true) // back, unnoticed
+	if err := s.port.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if s.wire.count != 5 {
+		t.Errorf("%d of 5 queued frames left", s.wire.count)
+	}
+	if d := s.port.Stats().Tx.TotalDrops(); d != 0 {
+		t.Errorf("%d TX drops", d)
 	}
 	s.close(false)
 }

@@ -502,10 +502,19 @@ func (p *Port) stopLocked() error {
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	p.waitQueuesIdle(deadline)
 	var errs []error
-	// TX first: wait until the device consumed every queued BD (TBCIR == TBPIR).
+	// TX first: wait until the device consumed every queued BD (TBCIR ==
+	// TBPIR). Frames cannot leave while the link is down or the MAC is off
+	// (§5.4), so follow the link meanwhile: a link that came back since the
+	// last poll gets the MAC enabled again.
+	p.pollLinkLocked()
+	lastPoll := time.Now()
 	for _, q := range p.tx {
 		for q.hwCI() != q.ntu && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Microsecond)
+			if p.pf && p.phyAddr >= 0 && time.Since(lastPoll) > 2*time.Millisecond {
+				p.pollLinkLocked()
+				lastPoll = time.Now()
+			}
 		}
 	}
 	if p.pf {

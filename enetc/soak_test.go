@@ -20,8 +20,10 @@ const rxBufLenSoak = 896
 // TestSoak forwards frames between two sim ports in engine mode (each model
 // runs its own DMA-engine goroutine) while faults are injected at random:
 // RX CRC/oversize/DMA errors and corrupted write-backs on the receiving
-// port, TX DMA faults, bogus consumer indices and link flaps on the sending
-// port. Afterwards every counter must balance and every buffer be back.
+// port, TX DMA faults, bogus consumer indices, link flaps and link-down
+// periods on the sending
+// port, bursts faster than the forwarder (no-buffer drops). Afterwards
+// every counter must balance and every buffer be back.
 //
 // 10^6 frames by default (10^5 with -short); GOPMD_SOAK=1 runs 10^8.
 func TestSoak(t *testing.T) {
@@ -84,10 +86,15 @@ func TestSoak(t *testing.T) {
 		frames[i] = udp4(t, 60+rng.Intn(1459), uint16(i))
 	}
 	in := a.model.Port()
-	var offered, faults uint64
-	var kinds [10]int
+	var offered, faults, linkUpAt uint64
+	var kinds [12]int
+	bLinkDown := false
 	start := time.Now()
 	for offered < total {
+		if bLinkDown && offered >= linkUpAt {
+			b.model.SetLink(true)
+			bLinkDown = false
+		}
 		if in.RxRoom() <= 0 {
 			runtime.Gosched()
 			continue
@@ -95,7 +102,7 @@ func TestSoak(t *testing.T) {
 		if rng.Intn(5000) == 0 {
 			faults++
 			oneBD := len(frames[offered%uint64(len(frames))]) <= rxBufLenSoak
-			kind := rng.Intn(10)
+			kind := rng.Intn(12)
 			kinds[kind]++
 			switch kind {
 			case 0:
@@ -126,10 +133,26 @@ func TestSoak(t *testing.T) {
 				b.model.InjectBogusTxCI(1)
 			case 9:
 				b.model.FlapLink(1)
+			case 10:
+				// B's link down for a while: its watcher notices, TX drops
+				// and counts; frames queued before it noticed stay queued.
+				if !bLinkDown {
+					b.model.SetLink(false)
+					bLinkDown, linkUpAt = true, offered+20000
+				}
+			case 11:
+				// A burst faster than the forwarder: no-buffer drops.
+				for k := 0; k < 300 && offered < total; k++ {
+					in.Receive(frames[offered%uint64(len(frames))])
+					offered++
+				}
 			}
 		}
 		in.Receive(frames[offered%uint64(len(frames))])
 		offered++
+	}
+	if bLinkDown {
+		b.model.SetLink(true)
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -153,12 +176,16 @@ func TestSoak(t *testing.T) {
 	if got := rxs.Drops[driver.CauseNoBuffer]; got != ma.NoBufferDrops {
 		t.Errorf("RX no_buffer drops %d (RBDCR), model counted %d", got, ma.NoBufferDrops)
 	}
-	// Forwarding: every received frame was queued on B or freed by the forwarder.
-	if rxs.Packets != txs.Packets+fwdFreed {
-		t.Errorf("forward: received %d != queued %d + freed %d", rxs.Packets, txs.Packets, fwdFreed)
+	if offered != ma.RxFrames+ma.NoBufferDrops {
+		t.Errorf("model A: %d offered != %d written + %d no-buffer", offered, ma.RxFrames, ma.NoBufferDrops)
+	}
+	// Forwarding: every received frame was queued on B, dropped there with
+	// a cause, or freed by the forwarder after B's ring stayed full.
+	if rxs.Packets != txs.Packets+txs.TotalDrops()+fwdFreed {
+		t.Errorf("forward: received %d != queued %d + dropped %d + freed %d", rxs.Packets, txs.Packets, txs.TotalDrops(), fwdFreed)
 	}
 	// TX: every queued frame left the model, or failed there (DMA fault).
-	if txs.Packets != mb.TxFrames+mb.TxErrors || txs.TotalDrops() != txs.Drops[driver.CauseLinkDown] {
+	if txs.Packets != mb.TxFrames+mb.TxErrors || txs.TotalDrops() != txs.Drops[driver.CauseLinkDown] || (kinds[10] > 0 && txs.Drops[driver.CauseLinkDown] == 0) {
 		t.Errorf("TX: queued %d != sent %d + failed %d (drops %v)", txs.Packets, mb.TxFrames, mb.TxErrors, txs.Drops)
 	}
 	if rxs.Packets < total/2 {

@@ -93,10 +93,12 @@ func (q *txQueue) Doorbells() uint64 { return q.doorbells.Load() }
 
 // TxBurst implements driver.TxQueue: it writes every BD of the burst
 // (several for a chained packet, F on the last), issues one barrier and ONE
-// TBPIR write. It refuses everything while the link is down (counted as
-// CauseLinkDown: frames queued then would stay in the ring, §5.4). Packets
-// the device cannot take (too long, too many segments, empty) are accepted,
-// freed and counted as CauseTooBig.
+// TBPIR write. While the link is down nothing goes into the ring (frames
+// queued then would stay there, §5.4): every packet is taken, freed and
+// counted once as CauseLinkDown, as a NIC without carrier drops. Packets the
+// device cannot take (too long, too many segments, empty) are taken, freed
+// and counted as CauseTooBig. While an MDIO transaction runs or the port is
+// stopped it takes nothing and returns 0.
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if len(pkts) == 0 {
 		return 0
@@ -104,10 +106,12 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	q.active.Store(1) // announce the burst before reading the gate (ERR050089 handshake)
 	if g := q.gate.Load(); g != 0 {
 		q.active.Store(0)
-		if g&(gateMDIO|gateStopped) == 0 {
-			q.ctr.Drop(driver.CauseLinkDown, uint64(len(pkts)))
+		if g&(gateMDIO|gateStopped) != 0 {
+			return 0
 		}
-		return 0
+		q.ctr.Drop(driver.CauseLinkDown, uint64(len(pkts)))
+		pool.FreeBulk(pkts) // link down: the frames are ours, and dropped
+		return len(pkts)
 	}
 	mask := q.mask
 	free := mask - ((q.ntu - q.ntc) & mask) // one slot stays empty: PI == CI means empty
@@ -205,7 +209,7 @@ func (q *txQueue) tooBig(pk *pool.Packet) {
 
 // Reclaim implements driver.TxQueue.
 func (q *txQueue) Reclaim() int {
-	q.active.Store(1) // TBCIR is a register: honour the MDIO gate
+	q.active.Store(1)                              // TBCIR is a register: honour the MDIO gate
 	if q.gate.Load()&(gateMDIO|gateStopped) != 0 { // stopped: Stop reclaimed everything
 		q.active.Store(0)
 		return 0
