@@ -186,7 +186,13 @@ func withOption(sp driver.Spec, key, value string) string {
 	}
 	o.Set(key, value)
 	body, _, _ := strings.Cut(sp.Raw, "?")
-	return body + "?" + o.Encode()
+	return body + "?" + encodeOptions(o)
+}
+
+// encodeOptions is url.Values.Encode keeping ':' and '/' readable, as
+// specs are written by hand ("peer=sim:enetc1", "uio:/dev/uio0").
+func encodeOptions(o url.Values) string {
+	return strings.NewReplacer("%3A", ":", "%2F", "/").Replace(o.Encode())
 }
 
 // openPort opens DEV through its driver (bring-up, not started). Under

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
+	"github.com/gopmd/gopmd/fec"
+	"github.com/gopmd/gopmd/sim"
+)
+
+func init() {
+	var window, at, send int
+	register(&command{
+		name: "rings", args: "DEV", min: 1, max: 1,
+		summary: "descriptor ring state: indices and a window of decoded BDs",
+		flags: func(fs *flag.FlagSet) func() error {
+			fs.IntVar(&window, "window", 4, "decode `N` BDs per ring")
+			fs.IntVar(&at, "at", -1, "first BD of the window, `INDEX` (default: the driver's next-to-clean index)")
+			fs.IntVar(&send, "send", 0, "transmit `N` test frames on TX queue 0 first (so TX BDs have something to show)")
+			return func() error {
+				if window < 0 || window > 4096 {
+					return badInput("--window %d: give 0 to 4096 BDs", window)
+				}
+				if send < 0 || send > 4096 {
+					return badInput("--send %d: give 0 to 4096 frames", send)
+				}
+				return nil
+			}
+		},
+		run: func(e *env, a []string) (any, error) { return ringsCmd(e, a[0], window, at, send) },
+	})
+}
+
+// ringInfo is one descriptor ring.
+type ringInfo struct {
+	Kind       string `json:"kind"` // "tx" or "rx"
+	Queue      int    `json:"queue"`
+	Size       int    `json:"size"`
+	Enabled    bool   `json:"enabled"`
+	IOVA       uint64 `json:"iova,omitempty"`
+	HWProducer *int   `json:"hw_producer,omitempty"` // ENETC TBPIR/RBPIR
+	HWConsumer *int   `json:"hw_consumer,omitempty"` // ENETC TBCIR/RBCIR
+	// NextToUse and NextToClean are the driver's own indices.
+	NextToUse   int      `json:"next_to_use"`
+	NextToClean int      `json:"next_to_clean"`
+	Owned       *int     `json:"owned_by_device,omitempty"`
+	Doorbells   *uint64  `json:"doorbells,omitempty"`
+	BDs         []bdInfo `json:"bds"`
+	// NoBDs says why no BD could be decoded.
+	NoBDs string `json:"no_bds,omitempty"`
+}
+
+// bdInfo is one decoded buffer descriptor.
+type bdInfo struct {
+	Index  int      `json:"index"`
+	Raw    string   `json:"raw"` // the BD's bytes in hex, as in memory
+	Addr   uint64   `json:"addr"`
+	Len    int      `json:"len"`
+	FrmLen int      `json:"frame_len,omitempty"`
+	Flags  []string `json:"flags"`
+	Note   string   `json:"note,omitempty"`
+}
+
+type ringsResult struct {
+	Dev   string     `json:"dev"`
+	Rings []ringInfo `json:"rings"`
+}
+
+func (r *ringsResult) text(w io.Writer) {
+	for _, g := range r.Rings {
+		en := "disabled"
+		if g.Enabled {
+			en = "enabled"
+		}
+		fmt.Fprintf(w, "%s ring %d: %d BDs, %s", g.Kind, g.Queue, g.Size, en)
+		if g.IOVA != 0 {
+			fmt.Fprintf(w, ", base %#x", g.IOVA)
+		}
+		fmt.Fprintln(w)
+		if g.HWProducer != nil {
+			fmt.Fprintf(w, "  device: producer %d consumer %d\n", *g.HWProducer, *g.HWConsumer)
+		}
+		fmt.Fprintf(w, "  driver: next-to-use %d next-to-clean %d", g.NextToUse, g.NextToClean)
+		if g.Owned != nil {
+			fmt.Fprintf(w, ", %d owned by the device", *g.Owned)
+		}
+		if g.Doorbells != nil {
+			fmt.Fprintf(w, ", %d doorbells", *g.Doorbells)
+		}
+		fmt.Fprintln(w)
+		if g.NoBDs != "" {
+			fmt.Fprintf(w, "  BDs: %s\n", g.NoBDs)
+		}
+		for _, b := range g.BDs {
+			fmt.Fprintf(w, "  [%4d] addr %#012x len %5d", b.Index, b.Addr, b.Len)
+			if b.FrmLen != 0 {
+				fmt.Fprintf(w, " frame %5d", b.FrmLen)
+			}
+			fmt.Fprintf(w, "  %s", strings.Join(b.Flags, " "))
+			if b.Note != "" {
+				fmt.Fprintf(w, "  (%s)", b.Note)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func intp(v int) *int { return &v }
+
+// testFrame is a broadcast frame of the local-experimental EtherType
+// 0x88B5 whose payload counts up from seq: easy to spot in a capture.
+func testFrame(size int, src []byte, seq int) []byte {
+	f := make([]byte, size)
+	copy(f[0:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	copy(f[6:12], src)
+	binary.BigEndian.PutUint16(f[12:14], 0x88B5)
+	for i := 14; i < size; i++ {
+		f[i] = byte(seq + i)
+	}
+	return f
+}
+
+// sendFrames transmits n test frames of size bytes on TX queue 0, built
+// in buffers of RX queue 0's pool, and returns how many the queue took.
+func sendFrames(p driver.Port, n, size int, seq int) (int, error) {
+	pl := p.RxQueue(0).Pool()
+	tx := p.TxQueue(0)
+	sent := 0
+	for sent < n {
+		pk := pl.Alloc()
+		if pk == nil {
+			return sent, fmt.Errorf("no free buffer in RX queue 0's pool after %d frames", sent)
+		}
+		f := testFrame(size, p.MAC(), seq+sent)
+		if err := fill(pk, f); err != nil {
+			pk.Free()
+			return sent, err
+		}
+		if tx.TxBurst([]*driver.Packet{pk}) != 1 {
+			pk.Free()
+			return sent, nil
+		}
+		sent++
+	}
+	return sent, nil
+}
+
+func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
+	p, sp, err := openPort(e, dev, driver.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start: %w", dev, err)
+	}
+	if send > 0 {
+		if _, err := sendFrames(p, send, 64, 0); err != nil {
+			return nil, fmt.Errorf("%s: --send: %w", dev, err)
+		}
+	}
+	r := &ringsResult{Dev: dev}
+	// BD memory is reachable only on a model, through its IOMMU: a driver
+	// does not hand its ring memory out.
+	var mem *dma.SimIOMMU
+	var regs driver.Regs
+	if sp.Scheme == "sim" {
+		if m := sim.ENETCModel(sp.Name); m != nil {
+			mem, regs = m.IOMMU(), m
+		} else if m := sim.FECModel(sp.Name); m != nil {
+			mem, regs = m.IOMMU(), m
+		}
+	}
+	noBDs := "BD memory is only readable on sim devices (the driver does not export its rings)"
+	switch q := p.(type) {
+	case *enetc.Port:
+		for _, s := range q.Rings() {
+			g := ringInfo{Kind: s.Kind, Queue: s.Index, Size: s.Size, Enabled: s.Enabled,
+				HWProducer: intp(int(s.HWProducer)), HWConsumer: intp(int(s.HWConsumer)),
+				NextToUse: int(s.NextToUse), NextToClean: int(s.NextToClean), BDs: []bdInfo{}}
+			if s.Kind == "tx" {
+				if d := q.TxDoorbells(s.Index); true {
+					g.Doorbells = &d
+				}
+			}
+			if mem != nil {
+				base := uint32(0x8000 + 0x200*s.Index)
+				if s.Kind == "rx" {
+					base += 0x100
+				}
+				g.IOVA = uint64(regs.Read32(base+enetc.TBBAR0)) | uint64(regs.Read32(base+enetc.TBBAR1))<<32
+				g.BDs = readBDs(mem, g.IOVA, 16, s.Size, start(at, g.NextToClean), window, func(i int, b []byte) bdInfo { return enetcBD(s.Kind, i, b) })
+			} else {
+				g.NoBDs = noBDs
+			}
+			r.Rings = append(r.Rings, g)
+		}
+	case *fec.Port:
+		bdSize := 8
+		if regs != nil && regs.Read32(0x024)&(1<<4) != 0 { // ECR.EN1588: enhanced 32-byte BDs
+			bdSize = 32
+		}
+		for _, s := range q.RingState() {
+			g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: s.Active, IOVA: s.IOVA,
+				NextToUse: s.Head, NextToClean: s.Tail, Owned: intp(s.Owned), BDs: []bdInfo{}}
+			db := s.Doorbells
+			g.Doorbells = &db
+			if mem != nil {
+				g.BDs = readBDs(mem, s.IOVA, bdSize, s.Size, start(at, fecClean(s)), window, func(i int, b []byte) bdInfo { return fecBD(s.Kind, i, b) })
+			} else {
+				g.NoBDs = noBDs
+			}
+			r.Rings = append(r.Rings, g)
+		}
+	default:
+		return nil, fmt.Errorf("%s: the %s driver does not report its rings", dev, p.Info().Driver)
+	}
+	return r, nil
+}
+
+// fecClean is the index the driver will look at next: the RX BD it reads
+// next, or the oldest TX BD not reclaimed.
+func fecClean(s fec.RingState) int {
+	if s.Kind == "rx" {
+		return s.Head
+	}
+	return s.Tail
+}
+
+func start(at, clean int) int {
+	if at >= 0 {
+		return at
+	}
+	return clean
+}
+
+// readBDs reads n BDs from index first (wrapping) of a ring at iova.
+func readBDs(mem *dma.SimIOMMU, iova uint64, bdSize, size, first, n int, dec func(int, []byte) bdInfo) []bdInfo {
+	out := []bdInfo{}
+	if size == 0 {
+		return out
+	}
+	n = min(n, size)
+	for k := 0; k < n; k++ {
+		i := (first + k) % size
+		b := make([]byte, bdSize)
+		if !mem.Read(iova+uint64(i*bdSize), b) {
+			out = append(out, bdInfo{Index: i, Flags: []string{}, Note: "not readable through the IOMMU"})
+			continue
+		}
+		out = append(out, dec(i, b))
+	}
+	return out
+}
+
+// enetcBD decodes a 16-byte ENETC BD (hw/enetc.md §3): TX in the
+// software-written format, RX in the buffer format until the device sets
+// R, the write-back format after.
+func enetcBD(kind string, i int, b []byte) bdInfo {
+	le := binary.LittleEndian
+	d := bdInfo{Index: i, Raw: fmt.Sprintf("%x", b), Flags: []string{}}
+	q, l1, l2, ls := le.Uint64(b[0:]), le.Uint16(b[8:]), le.Uint16(b[10:]), le.Uint32(b[12:])
+	if kind == "tx" {
+		d.Addr, d.Len, d.FrmLen = q, int(l1), int(l2)
+		flags := ls >> 24
+		for _, f := range []struct {
+			bit  uint32
+			name string
+		}{{enetc.TXBD_FLAGS_F, "F"}, {enetc.TXBD_FLAGS_EX, "EX"}, {enetc.TXBD_FLAGS_W, "W"}, {enetc.TXBD_FLAGS_TSE, "TSE"}} {
+			if flags&f.bit != 0 {
+				d.Flags = append(d.Flags, f.name)
+			}
+		}
+		return d
+	}
+	if ls&enetc.RXBD_LSTATUS_R == 0 {
+		d.Addr = q
+		d.Note = "posted, waiting for a frame"
+		return d
+	}
+	d.Len = int(l1)
+	d.Flags = append(d.Flags, "R")
+	if ls&enetc.RXBD_LSTATUS_F != 0 {
+		d.Flags = append(d.Flags, "F")
+	}
+	if e := ls & enetc.RXBD_LSTATUS_ERR_MASK >> enetc.RXBD_LSTATUS_ERR_SHIFT; e != 0 {
+		d.Flags = append(d.Flags, fmt.Sprintf("ERR=%#x", e))
+	}
+	if ls&enetc.RXBD_FLAG_VLAN != 0 {
+		d.Flags = append(d.Flags, fmt.Sprintf("VLAN=%d", l2))
+	}
+	d.Note = fmt.Sprintf("written back: rss %#x parse %#x", uint32(q>>32), uint16(q>>16))
+	return d
+}
+
+// FEC status bits of word 0's high half (hw/fec.md §3.3).
+var fecRxBits = []struct {
+	bit  uint16
+	name string
+}{{0x8000, "E"}, {0x2000, "W"}, {0x0800, "L"}, {0x0100, "M"}, {0x0080, "BC"}, {0x0040, "MC"},
+	{0x0020, "LG"}, {0x0010, "NO"}, {0x0004, "CR"}, {0x0002, "OV"}, {0x0001, "TR"}}
+var fecTxBits = []struct {
+	bit  uint16
+	name string
+}{{0x8000, "R"}, {0x2000, "W"}, {0x0800, "L"}, {0x0400, "TC"}, {0x0200, "ABC"}}
+
+// fecBD decodes an FEC BD: word 0 holds status<<16 | length and word 1
+// the buffer address, as the CPU sees them with ECR.DBSWP set; enhanced
+// BDs add the extended status word and BDU.
+func fecBD(kind string, i int, b []byte) bdInfo {
+	le := binary.LittleEndian
+	d := bdInfo{Index: i, Raw: fmt.Sprintf("%x", b), Flags: []string{}}
+	w0 := le.Uint32(b[0:])
+	sc := uint16(w0 >> 16)
+	d.Len, d.Addr = int(w0&0xffff), uint64(le.Uint32(b[4:]))
+	bitsOf := fecTxBits
+	if kind == "rx" {
+		bitsOf = fecRxBits
+	}
+	for _, f := range bitsOf {
+		if sc&f.bit != 0 {
+			d.Flags = append(d.Flags, f.name)
+		}
+	}
+	if len(b) >= 32 {
+		esc, bdu := le.Uint32(b[8:]), le.Uint32(b[16:])
+		if esc != 0 {
+			d.Flags = append(d.Flags, fmt.Sprintf("ESC=%#x", esc))
+		}
+		if bdu&(1<<31) != 0 {
+			d.Flags = append(d.Flags, "BDU")
+		}
+	}
+	switch {
+	case kind == "rx" && sc&0x8000 != 0:
+		d.Note = "empty, owned by the MAC"
+	case kind == "tx" && sc&0x8000 != 0:
+		d.Note = "ready, owned by the MAC"
+	}
+	return d
+}

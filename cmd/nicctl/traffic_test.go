@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRings(t *testing.T) {
+	var r ringsResult
+	if err := json.Unmarshal([]byte(mustRun(t, "rings", "sim:enetc0", "--send", "3", "--at", "0", "--json")), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rings) != 2 {
+		t.Fatalf("rings %+v", r.Rings)
+	}
+	tx, rx := r.Rings[0], r.Rings[1]
+	if tx.Kind != "tx" || *tx.HWProducer != 3 || tx.NextToUse != 3 || len(tx.BDs) != 4 || !tx.Enabled {
+		t.Errorf("tx ring after 3 frames: %+v", tx)
+	}
+	for i := 0; i < 3; i++ {
+		if b := tx.BDs[i]; b.Len != 64 || b.FrmLen != 64 || b.Addr == 0 || strings.Join(b.Flags, " ") != "F" {
+			t.Errorf("TX BD %d: %+v", i, b)
+		}
+	}
+	if rx.Kind != "rx" || rx.BDs[0].Addr == 0 || !strings.Contains(rx.BDs[0].Note, "posted") {
+		t.Errorf("rx ring: %+v", rx)
+	}
+	out := mustRun(t, "rings", "sim:fec0", "--send", "2", "--at", "0", "--window", "3")
+	for _, want := range []string{"rx ring 0: 512 BDs", "E  (empty, owned by the MAC)", "tx ring 0", "len    64  L TC BDU", "2 doorbells"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rings sim:fec0 lacks %q:\n%s", want, out)
+		}
+	}
+	wantError(t, exitUsage, []string{"rings", "sim:enetc0", "--window", "-1"}, "--window")
+	wantError(t, exitUsage, []string{"rings", "sim:enetc0", "--send", "9999"}, "--send")
+	wantError(t, exitFailed, []string{"--root", "testdata/ls1028a", "rings", "0000:00:00.0"}, "offline tree")
+}
+
+func selftestJSON(t *testing.T, wantCode int, args ...string) selftestResult {
+	t.Helper()
+	code, out, errOut := nicctl(t, append([]string{"selftest", "--json"}, args...)...)
+	if code != wantCode {
+		t.Fatalf("selftest %v: exit %d, want %d; stderr %q\n%s", args, code, wantCode, errOut, out)
+	}
+	var r selftestResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+func TestSelftest(t *testing.T) {
+	for _, dev := range []string{"sim:enetc0", "sim:fec0?soc=imx6ul", "sim:fec1?mode=engine", "sim:enetc4?peer=sim:enetc7"} {
+		r := selftestJSON(t, exitOK, dev)
+		if !r.Pass || len(r.Steps) < 8 || r.Loopback != "cable" {
+			t.Errorf("%s: %+v", dev, r)
+		}
+		names := map[string]bool{}
+		for _, s := range r.Steps {
+			names[s.Name] = s.Pass
+		}
+		for _, n := range []string{"A->B: frames come back", "B->A: frames come back", "A->B: queue counters", "A->B: MAC counters"} {
+			if !names[n] {
+				t.Errorf("%s: step %q missing or failed: %+v", dev, n, r.Steps)
+			}
+		}
+	}
+	if r := selftestJSON(t, exitOK, "sim:enetc4?peer=sim:enetc7"); r.Peer != "sim:enetc7" {
+		t.Errorf("peer given in the spec: %q", r.Peer)
+	}
+	// The text form says PASS or FAIL per step and ends with the verdict.
+	out := mustRun(t, "selftest", "sim:enetc0", "--frames", "4")
+	if !strings.Contains(out, "PASS  A->B: frames come back: 4 frames, bytes identical") || !strings.HasSuffix(out, "RESULT: PASS\n") {
+		t.Errorf("text:\n%s", out)
+	}
+}
+
+func TestSelftestFails(t *testing.T) {
+	// A port whose link is down: the step fails, the steps are printed, exit 1.
+	r := selftestJSON(t, exitFailed, "sim:enetc0?link=down")
+	if r.Pass || len(r.Steps) != 2 || r.Steps[1].Name != "link up" || r.Steps[1].Pass {
+		t.Errorf("link down: %+v", r)
+	}
+	code, out, errOut := nicctl(t, "selftest", "sim:fec0?link=down")
+	if code != exitFailed || !strings.Contains(out, "FAIL  link up") || !strings.HasSuffix(out, "RESULT: FAIL\n") || !strings.Contains(errOut, "1 of 2 steps failed") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	// PHY loopback on the ENETC model: the model does not loop at the PHY,
+	// so nothing comes back and the test says so; BMCR is put back.
+	r = selftestJSON(t, exitFailed, "sim:enetc0", "--loopback", "phy", "--force", "--timeout", "50ms", "--frames", "2")
+	var back, off bool
+	for _, s := range r.Steps {
+		back = back || (s.Name == "A->B: frames come back" && !s.Pass)
+		off = off || (s.Name == "PHY loopback off" && s.Pass)
+	}
+	if !back || !off {
+		t.Errorf("phy loopback: %+v", r.Steps)
+	}
+	for _, c := range []struct {
+		args  []string
+		parts []string
+	}{
+		{[]string{"selftest", "sim:enetc0", "--loopback", "phy"}, []string{"--force"}},
+		{[]string{"selftest", "sim:enetc0", "--loopback", "mirror"}, []string{`"mirror"`, "cable, phy or external"}},
+		{[]string{"selftest", "sim:enetc0", "--frames", "0"}, []string{"--frames"}},
+		{[]string{"selftest", "sim:enetc0?gen=1"}, []string{"gen=", "drop it"}},
+		{[]string{"selftest", "0000:00:00.0", "--loopback", "cable"}, []string{"sim devices"}},
+	} {
+		wantError(t, exitUsage, c.args, c.parts...)
+	}
+}
+
+func TestPktgen(t *testing.T) {
+	var r pktgenResult
+	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", "sim:enetc0?sink=1", "--count", "1000", "--size", "128", "--json")), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Sent != 1000 || r.Bytes != 128000 || r.Delivered == nil || *r.Delivered != 1000 {
+		t.Errorf("pktgen: %+v", r)
+	}
+	// At a set rate the run takes as long as the rate says.
+	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", "sim:fec0?sink=1", "--count", "200", "--rate", "2k", "--json")), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Sent != 200 || r.Seconds < 0.08 || r.PPS > 2600 {
+		t.Errorf("200 frames at 2 kpps took %.3fs (%.0f pps)", r.Seconds, r.PPS)
+	}
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--size", "10"}, "--size 10", "64 to 9600")
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--rate", "fast"}, `--rate "fast"`)
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--count", "-5"}, "--count")
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--size", "9000"}, "MTU")
+	wantError(t, exitFailed, []string{"pktgen", "sim:enetc0?link=down"}, "link is down")
+}
+
+func TestBench(t *testing.T) {
+	for _, mode := range []string{"drop", "pass", "tx", "redirect"} {
+		out := mustRun(t, "bench", "sim:enetc0", mode, "--duration", "300ms", "--interval", "100ms")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) < 3 || !strings.HasPrefix(lines[len(lines)-1], "Summary") {
+			t.Errorf("%s:\n%s", mode, out)
+			continue
+		}
+		sum := lines[len(lines)-1]
+		if !strings.Contains(sum, " rx/s") || !strings.Contains(sum, " err,drop/s") {
+			t.Errorf("%s summary %q lacks xdp-bench's columns", mode, sum)
+		}
+		if tx := mode == "tx" || mode == "redirect"; tx != strings.Contains(sum, " xmit/s") {
+			t.Errorf("%s summary %q: xmit/s column only for tx and redirect", mode, sum)
+		}
+		var r benchResult
+		if err := json.Unmarshal([]byte(mustRun(t, "bench", "sim:fec0", mode, "--duration", "200ms", "--interval", "100ms", "--json")), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Rx == 0 || r.Summary.RxPPS == 0 || (mode == "tx" && r.Xmit == 0) {
+			t.Errorf("%s on sim:fec0: %+v", mode, r)
+		}
+	}
+	wantError(t, exitUsage, []string{"bench", "sim:enetc0", "spin"}, `"spin"`, "drop, tx, pass or redirect")
+	wantError(t, exitUsage, []string{"bench", "sim:enetc0", "drop", "--to", "sim:enetc1"}, "--to", "redirect")
+	wantError(t, exitUsage, []string{"bench", "sim:enetc0"}, "missing arguments")
+	wantError(t, exitUsage, []string{"bench", "sim:enetc0", "drop", "--interval", "0s"}, "--interval")
+}
+
+func TestCommas(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 2783123: "2,783,123"} {
+		if got := commas(n); got != want {
+			t.Errorf("commas(%d) = %q", n, got)
+		}
+	}
+}
