@@ -124,7 +124,7 @@ func TestTxFaults(t *testing.T) {
 
 // TestStopWithStalledTx: the TX ring erratum. Frames the device never
 // takes make Stop report the ring, count the frames, free their buffers;
-// Close resets the function.
+// the next Start resets the function (Close would too).
 func TestStopWithStalledTx(t *testing.T) {
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	s.model.SetTxStall(true)
@@ -146,12 +146,21 @@ func TestStopWithStalledTx(t *testing.T) {
 	if n := s.port.RxQueue(0).Pool().InFlight(); n != 0 {
 		t.Errorf("%d buffers in flight", n)
 	}
-	if err := s.port.Close(); err != nil {
-		t.Errorf("Close: %v", err)
+	// Start again: the function is reset and set up anew, traffic flows.
+	s.model.SetTxStall(false)
+	if err := s.port.Start(); err != nil {
+		t.Fatalf("Start after a stuck TX ring: %v", err)
 	}
 	if s.model.Stats().Resets == 0 {
-		t.Error("Close did not reset the function after a stuck TX ring")
+		t.Error("Start did not reset the function after a stuck TX ring")
 	}
+	before := s.wire.count
+	s.model.Port().Receive(udp4(t, 100, 1))
+	got = s.rxAll(0, 1, 5)
+	if len(got) != 1 || s.port.TxQueue(0).TxBurst(got) != 1 || s.wire.count != before+1 {
+		t.Fatal("no traffic after the reset")
+	}
+	s.close(false)
 }
 
 // TestLinkFlap: with the link down TX is refused and counted, the MAC is

@@ -159,6 +159,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if err := p.checkConfig(); err != nil {
 		return nil, err
 	}
+	p.promisc = *cfg.Promiscuous
 	ok := false
 	defer func() {
 		if !ok {
@@ -286,7 +287,6 @@ func (p *Port) configurePort() error {
 	}
 	r.Write32(psipmar0(0), macLo(p.mac))
 	r.Write32(psipmar1(0), macHi(p.mac))
-	p.promisc = *p.cfg.Promiscuous
 	p.writePromisc()
 	r.Write32(PMR, r.Read32(PMR)|PMR_EN)
 	return nil
@@ -436,7 +436,8 @@ func (p *Port) PF() bool { return p.pf }
 // Start implements driver.Port: it programs and enables every ring with its
 // BDs fully written first (§4.2, §4.3), then enables the MAC if the link is
 // up. Call it before any queue goroutine polls: it fills the RX rings from
-// their pools as their owner.
+// their pools as their owner. After a Stop that left a TX ring stuck it
+// first resets the function and sets the port up again.
 func (p *Port) Start() error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
@@ -445,6 +446,11 @@ func (p *Port) Start() error {
 	}
 	if p.started {
 		return nil
+	}
+	if p.needsReset {
+		if err := p.resetFunction(); err != nil {
+			return err
+		}
 	}
 	for _, q := range p.tx {
 		if err := q.setup(); err != nil {
@@ -468,6 +474,33 @@ func (p *Port) Start() error {
 		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
 		go p.watchLink(p.watchStop, p.watchDone, p.linkPoll)
 	}
+	return nil
+}
+
+// resetFunction recovers from a TX ring that could not drain (its indices
+// cannot be reset otherwise, §5.4): a function-level reset, then port, SI and
+// RSS set up again as in New. Caller holds ctl; the port is stopped.
+func (p *Port) resetFunction() error {
+	if p.dev.Reset == nil {
+		return fmt.Errorf("enetc %s: a TX ring did not drain at the last Stop and this device offers no function reset: close and reopen it", p.name)
+	}
+	if err := p.dev.Reset(); err != nil {
+		return fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w", p.name, err)
+	}
+	if p.pf {
+		if err := p.configurePort(); err != nil {
+			return err
+		}
+	}
+	if err := p.configureSI(); err != nil {
+		return err
+	}
+	if p.rssOn {
+		if err := p.setupRSS(); err != nil {
+			return err
+		}
+	}
+	p.needsReset = false
 	return nil
 }
 
