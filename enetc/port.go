@@ -22,6 +22,20 @@
 // atomics one side always sees the other, so no ring register (RBCIR, TBPIR,
 // TBCIR) is touched while MDIO runs; a burst that finds the gate closed
 // returns 0 and the caller simply polls again.
+//
+// # Device-written fields
+//
+// Every RX write-back is checked before use: the ready bit on each BD of a
+// frame, buf_len against RBBSR and the maximum frame, non-final BDs filled
+// to RBBSR, the frame within the posted BDs; TBCIR must lie in the ring and
+// between the driver's consumer and producer indices. A failed check drops
+// the frame as driver.CauseBadDescriptor and recycles its buffers. A BD that
+// stays not ready while a later one is ready is given up after
+// rxStuckPolls polls (a lost status write would otherwise stall the ring).
+// The reference does not document the RX error bits, so any non-zero error
+// byte counts as driver.CauseFrame. One case no driver can detect: if the
+// first BD of a multi-BD frame loses its status (or its F bit turns up
+// garbled), the frame's remaining BDs look like a frame of their own.
 package enetc
 
 import (
