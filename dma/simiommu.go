@@ -22,13 +22,22 @@ import (
 // driver that forgets a sync call then reads or sends stale bytes, as it
 // would on a non-coherent SoC.
 type SimIOMMU struct {
-	noncoh bool
+	*simSpace
 
-	mu     sync.Mutex // serialises Map/Unmap and fault recording
-	table  atomic.Pointer[[]simEntry]
-	next   uint64
+	// Faults are recorded per handle: each device that shares the address
+	// space (Share) keeps its own log.
+	fmu    sync.Mutex
 	faults []Fault
 	nfault atomic.Uint64
+}
+
+// simSpace is an address space: the translation table several devices may
+// share, as the NICs of one VFIO container do.
+type simSpace struct {
+	noncoh bool
+	mu     sync.Mutex // serialises Map/Unmap
+	table  atomic.Pointer[[]simEntry]
+	next   uint64
 }
 
 type simEntry struct {
@@ -68,10 +77,15 @@ const simGuard = 64 << 10
 // NewSimIOMMU returns an empty simulated IOMMU. nonCoherent selects the
 // non-coherent cache model described on SimIOMMU.
 func NewSimIOMMU(nonCoherent bool) *SimIOMMU {
-	s := &SimIOMMU{noncoh: nonCoherent, next: simIOVABase}
-	s.table.Store(&[]simEntry{})
-	return s
+	sp := &simSpace{noncoh: nonCoherent, next: simIOVABase}
+	sp.table.Store(&[]simEntry{})
+	return &SimIOMMU{simSpace: sp}
 }
+
+// Share returns a handle on the same address space with its own fault log:
+// what a second device attached to the same IOMMU domain sees. Memory mapped
+// through either handle is reachable through both.
+func (s *SimIOMMU) Share() *SimIOMMU { return &SimIOMMU{simSpace: s.simSpace} }
 
 // Name implements Mapper.
 func (s *SimIOMMU) Name() string { return "sim-iommu" }
@@ -156,11 +170,11 @@ func (s *SimIOMMU) lookup(iova uint64, n int) []byte {
 
 func (s *SimIOMMU) fault(iova uint64, n int, write bool) {
 	s.nfault.Add(1)
-	s.mu.Lock()
+	s.fmu.Lock()
 	if len(s.faults) < maxRecordedFaults {
 		s.faults = append(s.faults, Fault{IOVA: iova, Len: n, Write: write})
 	}
-	s.mu.Unlock()
+	s.fmu.Unlock()
 }
 
 // Slice returns the device's view of [iova, iova+n) for a read (write=false)
@@ -225,8 +239,8 @@ func (s *SimIOMMU) Store32(iova uint64, v uint32) bool {
 
 // Faults returns the recorded faults (the first 256).
 func (s *SimIOMMU) Faults() []Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
 	return append([]Fault(nil), s.faults...)
 }
 

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc/model"
 )
@@ -87,7 +86,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	default:
 		return nil, bad("link", "use up or down (the link state the device starts with)")
 	}
-	iommu := dma.NewSimIOMMU(false)
+	iommu := sharedIOMMU(false)
 	dev := model.New(model.Config{
 		Name:     name,
 		PF:       !vf,

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec/model"
 )
@@ -92,7 +91,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		fecMu.Unlock()
 	}
 
-	iommu := dma.NewSimIOMMU(prof.NonCoherent)
+	iommu := sharedIOMMU(prof.NonCoherent)
 	dev, err := model.New(model.Config{Name: name, SoC: prof.Name, MAC: fecMAC(name), IOMMU: iommu,
 		Engine: engine, MMIOCost: cost, LinkDown: linkDown})
 	if err != nil {

@@ -75,6 +75,9 @@ func (d *Device) run(done chan struct{}) {
 		d.engMu.Unlock()
 		if work != 0 {
 			idle = 0
+			// Busy engines of several ports share cores with each other and
+			// with the driver's workers: let them run between rounds.
+			runtime.Gosched()
 			continue
 		}
 		idle++

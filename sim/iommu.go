@@ -1,0 +1,28 @@
+package sim
+
+import (
+	"sync"
+
+	"github.com/gopmd/gopmd/dma"
+)
+
+// Simulated devices share one IOMMU per coherence kind, as the NICs of one
+// process share one VFIO container: a buffer a port received into is at the
+// same IOVA for every port, so a forwarder hands it to another port's TX
+// without copying. (Non-coherent devices get their own IOMMU because the
+// cache model is a property of the whole address space.)
+var (
+	iommuOnce   [2]sync.Once
+	iommuShared [2]*dma.SimIOMMU
+)
+
+// sharedIOMMU returns a handle on the shared address space of the given
+// kind, with a fault log of its own for the device that asks.
+func sharedIOMMU(nonCoherent bool) *dma.SimIOMMU {
+	i := 0
+	if nonCoherent {
+		i = 1
+	}
+	iommuOnce[i].Do(func() { iommuShared[i] = dma.NewSimIOMMU(nonCoherent) })
+	return iommuShared[i].Share()
+}
