@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
@@ -66,6 +68,8 @@ type infoResult struct {
 	TxRingSize  int       `json:"tx_ring_size,omitempty"`
 	MTU         int       `json:"mtu,omitempty"`
 	MaxMTU      int       `json:"max_mtu,omitempty"`
+	// Hugepages is the host's 2 MiB page pool (hardware devices only).
+	Hugepages *hugepageInfo `json:"hugepages,omitempty"`
 	// NotOpened says why the port was not opened (sysfs facts only).
 	NotOpened string `json:"not_opened,omitempty"`
 }
@@ -107,6 +111,13 @@ func (r *infoResult) text(w io.Writer) {
 			kind = " (" + g.Kind + ")"
 		}
 		p("region", "%s: %s%s%s", g.Name, sizeString(g.Size), at, kind)
+	}
+	if h := r.Hugepages; h != nil {
+		if h.Total == 0 {
+			p("hugepages", "none reserved: DMA memory falls back to 4 KiB pages (echo 64 > /proc/sys/vm/nr_hugepages)")
+		} else {
+			p("hugepages", "%d free of %d (%d kB each)", h.Free, h.Total, h.SizeKB)
+		}
 	}
 	if r.NotOpened != "" {
 		p("port", "not opened: %s", r.NotOpened)
@@ -208,6 +219,9 @@ func infoCmd(e *env, dev string) (any, error) {
 	case "sim":
 		r.Bus = "sim"
 	}
+	if sp.Scheme != "sim" {
+		r.Hugepages = readHugepages(e)
+	}
 	if sp.Scheme != "sim" && e.sys.Root != "" && e.sys.Root != "/" {
 		r.NotOpened = "--root names an offline tree"
 		return r, nil
@@ -265,4 +279,36 @@ func currentLink(p driver.Port) driver.Link {
 		return u.UpdateLink()
 	}
 	return p.Link()
+}
+
+// hugepageInfo is the default huge page pool from /proc/meminfo.
+type hugepageInfo struct {
+	Total  int `json:"total"`
+	Free   int `json:"free"`
+	SizeKB int `json:"size_kb"`
+}
+
+// readHugepages reads /proc/meminfo under the root; nil when absent.
+func readHugepages(e *env) *hugepageInfo {
+	b, err := os.ReadFile(e.sys.Path("/proc/meminfo"))
+	if err != nil {
+		return nil
+	}
+	h := &hugepageInfo{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.Atoi(f[1])
+		switch f[0] {
+		case "HugePages_Total:":
+			h.Total = n
+		case "HugePages_Free:":
+			h.Free = n
+		case "Hugepagesize:":
+			h.SizeKB = n
+		}
+	}
+	return h
 }

@@ -56,6 +56,12 @@ func TestInfo(t *testing.T) {
 	if r.KernelDriver != "vfio-pci" || r.IOMMUGroup != "5" || len(r.Regions) != 2 || r.Regions[0].Size != 256<<10 || r.Regions[0].Addr != 0x1f8000000 || r.NotOpened == "" {
 		t.Errorf("ls1028a 00:00.0: %+v", r)
 	}
+	if h := r.Hugepages; h == nil || h.Total != 64 || h.Free != 60 || h.SizeKB != 2048 {
+		t.Errorf("hugepages from the tree's /proc/meminfo: %+v", h)
+	}
+	if out := mustRun(t, "--root", "testdata/imx8mp", "info", "platform:30be0000.ethernet"); !strings.Contains(out, "hugepages:     none reserved") {
+		t.Errorf("no hugepages on the i.MX tree:\n%s", out)
+	}
 	r = infoJSON(t, "--root", "testdata/imx8mp", "platform:30be0000.ethernet")
 	if len(r.Regions) != 2 || r.Regions[0].Addr != 0x30be0000 || r.Regions[1].Name != "/dev/uio0 map0" || r.DMACoherent == nil || *r.DMACoherent {
 		t.Errorf("imx8mp ENET: %+v", r)

@@ -125,6 +125,9 @@ put $D/0000:00:00.2/uio/uio0/name uio_pci_generic
 put $D/0000:00:00.2/uio/uio0/version 0.01.0
 lnk $D/0000:00:00.2/uio/uio0/device $D/0000:00:00.2
 
+mkdir -p $T/proc
+printf 'MemTotal:        3970000 kB\nHugePages_Total:      64\nHugePages_Free:       60\nHugepagesize:       2048 kB\n' >$T/proc/meminfo
+
 mkdir -p $T/usr/share/misc
 cat >$T/usr/share/misc/pci.ids <<'IDS'
 # A tiny pci.ids for the fake tree: the names nicctl list shows.
@@ -214,6 +217,9 @@ le32 $R 0x1b0 0x000007c0     # FTRL
 le32 $R 0x1c4 0x00000080     # RACC: SHIFT16
 le32 $R 0x204 100            # RMON_T_PACKETS
 le32 $R 0x284 200            # RMON_R_PACKETS
+
+mkdir -p $T/proc
+printf 'MemTotal:        3900000 kB\nHugePages_Total:       0\nHugePages_Free:        0\nHugepagesize:       2048 kB\n' >$T/proc/meminfo
 
 # ---------------------------------------------------------------- i.MX6UL
 T=imx6ul
