@@ -260,3 +260,10 @@ func TestSimIOMMUShare(t *testing.T) {
 		t.Fatalf("faults: a %d, b %d; each handle keeps its own", a.FaultCount(), b.FaultCount())
 	}
 }
+
+func TestSameDomain(t *testing.T) {
+	a := NewSimIOMMU(false)
+	if !SameDomain(a, a.Share()) || SameDomain(a, NewSimIOMMU(false)) || SameDomain(a, &Pagemap{}) {
+		t.Fatal("SameDomain")
+	}
+}

@@ -61,3 +61,16 @@ type Syncer interface {
 // ErrNotContiguous is returned when a region that must be one run of bus
 // addresses is not.
 var ErrNotContiguous = errors.New("memory is not physically contiguous")
+
+// SameDomain reports whether memory mapped through a is reachable at the
+// same bus addresses by a device that maps through b: the same mapper, or
+// two handles on one address space (mappers with a Domain method, such as
+// SimIOMMU handles from Share).
+func SameDomain(a, b Mapper) bool {
+	if a == b {
+		return true
+	}
+	da, ok1 := a.(interface{ Domain() any })
+	db, ok2 := b.(interface{ Domain() any })
+	return ok1 && ok2 && da.Domain() == db.Domain()
+}

@@ -289,3 +289,6 @@ func lineSpan(off, n, size int) (int, int) {
 	}
 	return lo, hi
 }
+
+// Domain identifies the address space: handles from Share have the same one.
+func (s *SimIOMMU) Domain() any { return s.simSpace }

@@ -350,7 +350,7 @@ func (a *app) bounceIfNeeded(l *lane, rx, tx int) error {
 		return nil
 	}
 	rm, tm := domainOf(a.ports[rx]), domainOf(a.ports[tx])
-	if rm == nil || tm == nil || rm == tm {
+	if rm == nil || tm == nil || dma.SameDomain(rm, tm) {
 		return nil
 	}
 	count := a.o.ringSize + 2*maxBurst
