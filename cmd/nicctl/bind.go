@@ -147,6 +147,11 @@ func parseDev(dev string) (driver.Spec, error) {
 	if err != nil {
 		return sp, &usageError{err.Error()}
 	}
+	if sp.Scheme == "pci" {
+		if _, err := pci.ParseAddress(sp.Name); err != nil {
+			return sp, &usageError{err.Error()}
+		}
+	}
 	return sp, nil
 }
 

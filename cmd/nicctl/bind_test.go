@@ -192,3 +192,23 @@ func TestBindErrors(t *testing.T) {
 	wantError(t, exitFailed, []string{"--root", copyTree(t, "testdata/imx6ul"), "bind", "platform:2188000.ethernet", "uio_pdrv_genirq"},
 		"2188000.ethernet", "rmmod fec")
 }
+
+func TestBindPlatform(t *testing.T) {
+	root := copyTree(t, "testdata/imx8mp")
+	fakeKernel(t, root, "platform", map[string]string{"30be0000.ethernet": "uio_pdrv_genirq"})
+	r := bindJSON(t, "--root", root, "unbind", "platform:30be0000.ethernet")
+	if r.Before.Driver != "uio_pdrv_genirq" || r.After.Driver != "" || !r.Changed {
+		t.Errorf("unbind from uio_pdrv_genirq: %+v", r)
+	}
+	// The package binds through driver_override and a probe; the tree has
+	// no kernel to answer, as when the module is not loaded.
+	wantError(t, exitFailed, []string{"--root", root, "bind", "platform:30be0000.ethernet", "vfio-platform"},
+		"30be0000.ethernet", "modprobe vfio-platform")
+	// bind kernel: the probe gives the node to the driver its compatible
+	// matches (here generic-uio's).
+	os.WriteFile(filepath.Join(root, "sys/bus/platform/devices/30be0000.ethernet/driver_override"), []byte("(null)\n"), 0o644)
+	r = bindJSON(t, "--root", root, "bind", "platform:30be0000.ethernet", "kernel")
+	if r.Before.Driver != "" || r.After.Driver != "uio_pdrv_genirq" {
+		t.Errorf("bind kernel: %+v", r)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -198,7 +199,7 @@ func (e *env) interrupted() (<-chan struct{}, func()) {
 		return e.interrupt, func() {}
 	}
 	c := make(chan os.Signal, 1)
-	signal.Notify(c, os.Interrupt)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	stop := make(chan struct{})
 	go func() {
