@@ -1,6 +1,8 @@
 package enetc_test
 
 import (
+	"fmt"
+	"github.com/gopmd/gopmd/internal/testnote"
 	"math/rand"
 	"os"
 	"runtime"
@@ -35,7 +37,7 @@ func TestSoak(t *testing.T) {
 		total = 100_000
 		t.Logf("short soak of %d frames; the long one: GOPMD_SOAK=1 go test ./enetc -run TestSoak -timeout 3h", total)
 	default:
-		t.Logf("soak of %d frames; the long one (10^8): GOPMD_SOAK=1 go test ./enetc -run TestSoak -timeout 3h", total)
+		testnote.Note(t, fmt.Sprintf("ran the ENETC soak at %d frames; the long one (10^8): GOPMD_SOAK=1 go test ./enetc -run TestSoak -timeout 3h", total))
 	}
 	cfg := driver.Config{RxRingSize: 256, TxRingSize: 256, PoolSize: 1024}
 	a := openSim(t, "mode=engine&buf-size=1024&link-poll=0", cfg)

@@ -1,6 +1,7 @@
 package pci
 
 import (
+	"github.com/gopmd/gopmd/internal/testnote"
 	"os"
 	"os/exec"
 	"strings"
@@ -19,7 +20,7 @@ import (
 //	GOPMD_RIGS=1 go test -run RigX86VFIO -v ./pci/
 func TestRigX86VFIO(t *testing.T) {
 	if os.Getenv("GOPMD_RIGS") != "1" {
-		t.Skip("real-kernel rig (QEMU, ~10 s warm, root): GOPMD_RIGS=1 go test -run RigX86VFIO -v ./pci/   (or: bash rigs/x86-vfio/run.sh)")
+		testnote.Skip(t, "the x86 VFIO kernel rig", "QEMU, ~10 s warm, root: GOPMD_RIGS=1 go test -run RigX86VFIO -v ./pci/ (or bash rigs/x86-vfio/run.sh)")
 	}
 	t0 := time.Now()
 	out, err := exec.Command("bash", "../rigs/x86-vfio/run.sh").CombinedOutput()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"github.com/gopmd/gopmd/internal/testnote"
 	"os"
 	"os/exec"
 	"testing"
@@ -12,7 +13,7 @@ import (
 func vethPair(t *testing.T, a, b string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("afpacket test needs root (CAP_NET_ADMIN to make a veth pair, CAP_NET_RAW for the socket); run as root to include it")
+		testnote.Skip(t, "the AF_PACKET wire test", "needs root (CAP_NET_ADMIN to make a veth pair, CAP_NET_RAW for the socket); run as root to include it")
 	}
 	ip, err := exec.LookPath("ip")
 	if err != nil {

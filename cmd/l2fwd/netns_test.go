@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"github.com/gopmd/gopmd/internal/testnote"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -236,7 +237,7 @@ func counter(t *testing.T, n *netns, ns, ifname, name string) uint64 {
 
 func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("kernel-traffic test needs root (network namespaces, veth pairs, raw sockets); run go test as root to include it")
+		testnote.Skip(t, "the l2fwd kernel-traffic test", "needs root (network namespaces, veth pairs, raw sockets); run go test as root to include it")
 	}
 	ipPath, err := exec.LookPath("ip")
 	if err != nil {

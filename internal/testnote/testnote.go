@@ -25,6 +25,17 @@ func Skip(t testing.TB, what, how string) {
 	t.Skip(msg)
 }
 
+// Note logs msg on t and repeats it, once per test binary, where a plain
+// `go test ./...` run shows it: for tests that ran a reduced version of
+// themselves (a short soak) and say how to run the full one.
+func Note(t testing.TB, msg string) {
+	t.Helper()
+	if _, dup := once.LoadOrStore(msg, true); !dup && !testing.Verbose() {
+		tellParent("gopmd: " + msg + "\n")
+	}
+	t.Log(msg)
+}
+
 // tellParent writes to the standard error of the go command that runs this
 // test binary, if that is the parent; otherwise it does nothing.
 func tellParent(s string) {

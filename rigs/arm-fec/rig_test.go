@@ -5,6 +5,7 @@ package rig
 
 import (
 	"bytes"
+	"github.com/gopmd/gopmd/internal/testnote"
 	"os"
 	"os/exec"
 	"regexp"
@@ -22,7 +23,7 @@ or one mode by hand:
 
 func TestARMFECRig(t *testing.T) {
 	if os.Getenv("GOPMD_RIGS") != "1" {
-		t.Skip("set GOPMD_RIGS=1 to run: " + howTo)
+		testnote.Skip(t, "the ARM FEC kernel rig", "set GOPMD_RIGS=1 to run: "+howTo)
 	}
 	modes := []struct {
 		name string
