@@ -259,8 +259,9 @@ func uioOf(e *env, dir string) []string {
 	return out
 }
 
-// listUIO lists UIO devices whose parent is not a listed platform device
-// (a PCI function on uio_pci_generic is listed under its address).
+// listUIO lists UIO devices whose parent is neither a PCI function (listed
+// under its address) nor a node listPlatform showed: gopmd drives none of
+// them, and the list says what they belong to.
 func listUIO(e *env, claimed map[string]bool) []listEntry {
 	ents, err := os.ReadDir(e.sys.Path("/sys/class/uio"))
 	if err != nil {
@@ -275,10 +276,12 @@ func listUIO(e *env, claimed map[string]bool) []listEntry {
 		if err != nil || info.ParentBus == "pci" {
 			continue
 		}
-		le := listEntry{Spec: "uio:" + info.Dev, Bus: "uio", Kind: "UIO " + info.Name, Driver: info.Name,
-			UIO: []string{info.Dev}}
-		le.Why = "needs ?unsafe-noiommu=1; the parent node's compatible decides the driver"
-		le.Usable = true
+		le := listEntry{Spec: "uio:" + info.Dev, Bus: "uio", Kind: "UIO " + info.Name, UIO: []string{info.Dev}}
+		le.Why = "belongs to " + info.Parent + ", not an FEC/ENET node"
+		if pd, err := e.sys.Platform(info.Parent); err == nil && len(pd.Compatible) > 0 {
+			le.Compatible = pd.Compatible
+			le.Why += " (compatible " + strings.Join(pd.Compatible, ", ") + ")"
+		}
 		out = append(out, le)
 	}
 	return out

@@ -96,4 +96,7 @@ func TestListIMX(t *testing.T) {
 	if e := m["platform:20b4000.ethernet"]; e.Usable || !strings.Contains(e.Why, "fsl,<soc>-fec") {
 		t.Errorf("ENET2 generic-uio only: %+v", e)
 	}
+	if e, ok := m["uio:/dev/uio0"]; !ok || e.Usable || !strings.Contains(e.Why, "900000.sram") || !strings.Contains(e.Why, "mmio-sram") {
+		t.Errorf("a UIO device of on-chip RAM: %+v (listed %v)", e, ok)
+	}
 }

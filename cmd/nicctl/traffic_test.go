@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRings(t *testing.T) {
@@ -166,6 +168,33 @@ func TestCommas(t *testing.T) {
 	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 2783123: "2,783,123"} {
 		if got := commas(n); got != want {
 			t.Errorf("commas(%d) = %q", n, got)
+		}
+	}
+}
+
+// TestInterrupt stops commands that run until interrupted.
+func TestInterrupt(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "sim:enetc0", "drop", "--duration", "0", "--interval", "20ms"},
+		{"stats", "sim:enetc0", "--watch", "--interval", "20ms"},
+		{"pktgen", "sim:enetc0", "--count", "0", "--rate", "1k"},
+	} {
+		stop := make(chan struct{})
+		var o, e bytes.Buffer
+		done := make(chan int)
+		go func() { done <- runEnv(&env{stdout: &o, stderr: &e, now: time.Now, interrupt: stop}, args) }()
+		time.Sleep(150 * time.Millisecond)
+		close(stop)
+		select {
+		case code := <-done:
+			if code != exitOK {
+				t.Errorf("%v: exit %d, stderr %q", args, code, e.String())
+			}
+			if o.Len() == 0 {
+				t.Errorf("%v printed nothing", args)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v did not stop on interrupt", args)
 		}
 	}
 }

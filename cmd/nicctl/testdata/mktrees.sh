@@ -265,3 +265,22 @@ lnk $P/2000000.bus/20b4000.ethernet/of_node $N2
 lnk $P/2100000.bus/2188000.ethernet/driver $T/sys/bus/platform/drivers/fec
 lnk $T/sys/bus/platform/devices/2188000.ethernet $P/2100000.bus/2188000.ethernet
 lnk $T/sys/bus/platform/devices/20b4000.ethernet $P/2000000.bus/20b4000.ethernet
+# a UIO device of something else (on-chip RAM), which list names but does not offer
+N3=$S/sram@900000
+mkdir -p $N3
+printf 'mmio-sram\000' >$N3/compatible
+be32 0x900000 0x20000 >$N3/reg
+mkdir -p $P/900000.sram
+lnk $P/900000.sram/of_node $N3
+lnk $T/sys/bus/platform/devices/900000.sram $P/900000.sram
+U=$P/900000.sram/uio/uio0
+mkdir -p $U/maps/map0
+put $U/name sram
+put $U/version devicetree
+put $U/maps/map0/name sram@900000
+put $U/maps/map0/addr 0x900000
+put $U/maps/map0/size 0x20000
+put $U/maps/map0/offset 0x0
+lnk $U/device $P/900000.sram
+mkdir -p $T/sys/class/uio
+lnk $T/sys/class/uio/uio0 $U
