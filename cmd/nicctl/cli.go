@@ -179,20 +179,7 @@ func runEnv(e *env, args []string) int {
 	}
 	e.sys = pci.Sys{Root: *root}
 
-	fs := flag.NewFlagSet("nicctl "+c.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
-	fs.StringVar(root, "root", *root, "read sysfs, /dev and the device tree under `DIR`")
-	fs.BoolVar(&e.unsafeNoIOMMU, "unsafe-noiommu", false, "allow device access without an IOMMU (UIO, /dev/mem, VFIO no-IOMMU): the device can DMA anywhere")
-	if c.force {
-		fs.BoolVar(&e.force, "force", false, "allow register writes (they change the device)")
-	}
-	check := func() error { return nil }
-	if c.flags != nil {
-		if f := c.flags(fs); f != nil {
-			check = f
-		}
-	}
+	fs, check := commandFlags(e, c, root)
 	pos, err := parseInterspersed(fs, rest[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -222,6 +209,27 @@ func runEnv(e *env, args []string) int {
 	return exitOK
 }
 
+// commandFlags builds a command's flag set: the common flags (--json,
+// --root, --unsafe-noiommu, and --force where the command writes) and its
+// own. The returned function checks the command's flags after parsing.
+func commandFlags(e *env, c *command, root *string) (*flag.FlagSet, func() error) {
+	fs := flag.NewFlagSet("nicctl "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.StringVar(root, "root", *root, "read sysfs, /dev and the device tree under `DIR`")
+	fs.BoolVar(&e.unsafeNoIOMMU, "unsafe-noiommu", false, "allow device access without an IOMMU (UIO, /dev/mem, VFIO no-IOMMU): the device can DMA anywhere")
+	if c.force {
+		fs.BoolVar(&e.force, "force", false, "allow register writes (they change the device)")
+	}
+	check := func() error { return nil }
+	if c.flags != nil {
+		if f := c.flags(fs); f != nil {
+			check = f
+		}
+	}
+	return fs, check
+}
+
 func argCountProblem(c *command, pos []string) string {
 	switch {
 	case len(pos) < c.min && len(pos) == 0:
@@ -247,11 +255,8 @@ func report(e *env, c *command, err error) int {
 func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: nicctl %s %s\n\n%s\n", c.name, c.args, c.summary)
 	if fs == nil {
-		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
-		fs.Bool("json", false, "print the result as JSON")
-		if c.flags != nil {
-			c.flags(fs)
-		}
+		root := ""
+		fs, _ = commandFlags(&env{}, c, &root)
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })

@@ -97,6 +97,12 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
+	if out := mustRun(t, "help", "mdio"); !strings.Contains(out, "--force") || !strings.Contains(out, "--devad") {
+		t.Errorf("help mdio:\n%s", out)
+	}
+	if out := mustRun(t, "regs", "-h"); strings.Contains(out, "--force") || !strings.Contains(out, "--block") {
+		t.Errorf("regs writes nothing and takes no --force:\n%s", out)
+	}
 	out := mustRun(t, "list", "-h")
 	if !strings.Contains(out, "usage: nicctl list") || !strings.Contains(out, "--all") || !strings.Contains(out, "--json") {
 		t.Errorf("list -h:\n%s", out)
