@@ -26,6 +26,7 @@ type SimIOMMU struct {
 
 	// Faults are recorded per handle: each device that shares the address
 	// space (Share) keeps its own log.
+	hint   atomic.Pointer[simEntry] // the mapping this handle hit last
 	fmu    sync.Mutex
 	faults []Fault
 	nfault atomic.Uint64
@@ -36,11 +37,12 @@ type SimIOMMU struct {
 type simSpace struct {
 	noncoh bool
 	mu     sync.Mutex // serialises Map/Unmap
-	table  atomic.Pointer[[]simEntry]
+	table  atomic.Pointer[[]*simEntry]
 	next   uint64
 }
 
 type simEntry struct {
+	dead atomic.Bool // set on Unmap, so a cached look-up hint is not used after it
 	iova uint64
 	cpu  []byte
 	dev  []byte // == cpu unless cached memory in non-coherent mode
@@ -78,7 +80,7 @@ const simGuard = 64 << 10
 // non-coherent cache model described on SimIOMMU.
 func NewSimIOMMU(nonCoherent bool) *SimIOMMU {
 	sp := &simSpace{noncoh: nonCoherent, next: simIOVABase}
-	sp.table.Store(&[]simEntry{})
+	sp.table.Store(&[]*simEntry{})
 	return &SimIOMMU{simSpace: sp}
 }
 
@@ -103,7 +105,7 @@ func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := simEntry{iova: s.next, cpu: mem, dev: mem, name: attr.Name}
+	e := &simEntry{iova: s.next, cpu: mem, dev: mem, name: attr.Name}
 	if s.noncoh && !attr.Uncached {
 		// The device-side copy is mmapped like the CPU side, outside the Go
 		// heap: both are DMA memory, whose ordering the descriptor status
@@ -117,7 +119,7 @@ func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
 	}
 	s.next += uint64(roundUp(len(mem), simGuard)) + simGuard
 	old := *s.table.Load()
-	t := make([]simEntry, len(old), len(old)+1)
+	t := make([]*simEntry, len(old), len(old)+1)
 	copy(t, old)
 	t = append(t, e)
 	s.table.Store(&t)
@@ -131,7 +133,8 @@ func (s *SimIOMMU) Unmap(mem []byte, m Mapping) error {
 	old := *s.table.Load()
 	for i, e := range old {
 		if e.iova == m.IOVA {
-			t := make([]simEntry, 0, len(old)-1)
+			e.dead.Store(true)
+			t := make([]*simEntry, 0, len(old)-1)
 			t = append(t, old[:i]...)
 			t = append(t, old[i+1:]...)
 			s.table.Store(&t)
@@ -152,20 +155,37 @@ func (s *SimIOMMU) Unmap(mem []byte, m Mapping) error {
 func (s *SimIOMMU) Mappings() int { return len(*s.table.Load()) }
 
 // lookup finds the device-side bytes of [iova, iova+n). It does not record.
+// The mapping hit last is tried first: a device touches a few regions (its
+// rings, its pools) over and over.
 func (s *SimIOMMU) lookup(iova uint64, n int) []byte {
 	if n < 0 {
 		return nil
 	}
+	if e := s.hint.Load(); e != nil && !e.dead.Load() {
+		if b, ok := e.span(iova, n); ok {
+			return b
+		}
+	}
 	for _, e := range *s.table.Load() {
-		if iova >= e.iova && iova-e.iova < uint64(len(e.dev)) {
-			off := iova - e.iova
-			if uint64(n) > uint64(len(e.dev))-off {
-				return nil // runs past the end of the mapping
-			}
-			return e.dev[off : off+uint64(n) : off+uint64(n)]
+		if b, ok := e.span(iova, n); ok {
+			s.hint.Store(e)
+			return b
 		}
 	}
 	return nil
+}
+
+// span is [iova, iova+n) inside e: ok with the bytes when iova falls in e
+// (nil bytes when the access runs past its end), not ok otherwise.
+func (e *simEntry) span(iova uint64, n int) ([]byte, bool) {
+	if iova < e.iova || iova-e.iova >= uint64(len(e.dev)) {
+		return nil, false
+	}
+	off := iova - e.iova
+	if uint64(n) > uint64(len(e.dev))-off {
+		return nil, true // runs past the end of the mapping
+	}
+	return e.dev[off : off+uint64(n) : off+uint64(n)], true
 }
 
 func (s *SimIOMMU) fault(iova uint64, n int, write bool) {
@@ -271,13 +291,13 @@ func (s *SimIOMMU) SyncForCPU(mem []byte, m Mapping, off, n int) {
 	}
 }
 
-func (s *SimIOMMU) entry(iova uint64) (simEntry, bool) {
+func (s *SimIOMMU) entry(iova uint64) (*simEntry, bool) {
 	for _, e := range *s.table.Load() {
 		if e.iova == iova {
 			return e, true
 		}
 	}
-	return simEntry{}, false
+	return nil, false
 }
 
 // lineSpan widens [off, off+n) to whole cache lines inside [0, size).

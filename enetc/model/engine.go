@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +36,11 @@ func (d *Device) Stop() {
 	if !d.running.Load() {
 		return
 	}
+	if e := d.shared.Swap(nil); e != nil {
+		e.detach(d)
+		d.running.Store(false)
+		return
+	}
 	d.stop.Store(true)
 	d.kickEngine()
 	<-d.done
@@ -42,6 +49,10 @@ func (d *Device) Stop() {
 
 // kickEngine wakes a sleeping engine (a doorbell was written).
 func (d *Device) kickEngine() {
+	if e := d.shared.Load(); e != nil {
+		e.kick()
+		return
+	}
 	if d.sleeping.Load() {
 		select {
 		case d.wake <- struct{}{}:
@@ -50,30 +61,36 @@ func (d *Device) kickEngine() {
 	}
 }
 
-// run is the engine: one round processes every TX ring with work, the
-// control ring and the sources.
+// round is one pass of the DMA engine over this device: every TX ring with
+// work, the control ring and the sources. It returns how much it did.
+func (d *Device) round() int {
+	d.engMu.Lock()
+	work := 0
+	for i := 0; i < d.nTx; i++ {
+		t := &d.tx[i]
+		if t.pi.Load() != t.ci.Load() {
+			work += d.processTx(i)
+		}
+	}
+	if d.get(SICBDRPIR) != d.get(SICBDRCIR) {
+		work += d.processCBDR()
+	}
+	d.rxMu.Lock()
+	work += d.pump()
+	d.rxMu.Unlock()
+	d.engMu.Unlock()
+	return work
+}
+
+// run is the engine of one device: rounds until Stop, yielding between busy
+// rounds and napping when idle.
 func (d *Device) run(done chan struct{}) {
 	defer close(done)
 	timer := time.NewTimer(engineNap)
 	timer.Stop()
 	idle := 0
 	for !d.stop.Load() {
-		d.engMu.Lock()
-		work := 0
-		for i := 0; i < d.nTx; i++ {
-			t := &d.tx[i]
-			if t.pi.Load() != t.ci.Load() {
-				work += d.processTx(i)
-			}
-		}
-		if d.get(SICBDRPIR) != d.get(SICBDRCIR) {
-			work += d.processCBDR()
-		}
-		d.rxMu.Lock()
-		work += d.pump()
-		d.rxMu.Unlock()
-		d.engMu.Unlock()
-		if work != 0 {
+		if d.round() != 0 {
 			idle = 0
 			// Busy engines of several ports share cores with each other and
 			// with the driver's workers: let them run between rounds.
@@ -92,5 +109,118 @@ func (d *Device) run(done chan struct{}) {
 		case <-timer.C:
 		}
 		d.sleeping.Store(false)
+	}
+}
+
+// Engine is one DMA-engine goroutine serving several devices in turn: the
+// simulated NICs of a benchmark then take one core between them, as the
+// NIC side of a real machine takes none of the CPU's, instead of each
+// competing for the cores the forwarder's workers run on.
+type Engine struct {
+	mu       sync.Mutex // serialises Attach and Detach
+	devs     atomic.Pointer[[]*Device]
+	running  bool
+	stop     atomic.Bool
+	sleeping atomic.Bool
+	wake     chan struct{}
+	done     chan struct{}
+}
+
+// NewEngine returns an engine with no devices; its goroutine runs while it
+// has at least one.
+func NewEngine() *Engine {
+	e := &Engine{wake: make(chan struct{}, 1)}
+	e.devs.Store(&[]*Device{})
+	return e
+}
+
+// StartOn runs the device's DMA engine on e (engine mode only), instead of
+// on a goroutine of its own as Start does. Stop detaches it.
+func (d *Device) StartOn(e *Engine) error {
+	if !d.engine {
+		return errors.New(d.name + ": StartOn: the model is in synchronous mode (Config.Engine false)")
+	}
+	if d.running.Swap(true) {
+		return errors.New(d.name + ": StartOn: engine already running")
+	}
+	d.shared.Store(e)
+	e.attach(d)
+	return nil
+}
+
+func (e *Engine) attach(d *Device) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := *e.devs.Load()
+	n := append(append(make([]*Device, 0, len(old)+1), old...), d)
+	e.devs.Store(&n)
+	if !e.running {
+		e.running = true
+		e.stop.Store(false)
+		e.done = make(chan struct{})
+		go e.run(e.done)
+	}
+}
+
+// detach removes d and stops the goroutine when no device is left; it
+// returns after the goroutine has finished any round touching d.
+func (e *Engine) detach(d *Device) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := *e.devs.Load()
+	n := make([]*Device, 0, len(old))
+	for _, x := range old {
+		if x != d {
+			n = append(n, x)
+		}
+	}
+	e.devs.Store(&n)
+	// A round in progress may still hold d: wait for d's round lock, which
+	// the engine holds for the whole of a device's round.
+	d.engMu.Lock()
+	d.engMu.Unlock()
+	if len(n) == 0 && e.running {
+		e.stop.Store(true)
+		e.kick()
+		<-e.done
+		e.running = false
+	}
+}
+
+func (e *Engine) kick() {
+	if e.sleeping.Load() {
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (e *Engine) run(done chan struct{}) {
+	defer close(done)
+	timer := time.NewTimer(engineNap)
+	timer.Stop()
+	idle := 0
+	for !e.stop.Load() {
+		work := 0
+		for _, d := range *e.devs.Load() {
+			work += d.round()
+		}
+		if work != 0 {
+			idle = 0
+			continue
+		}
+		idle++
+		if idle < engineIdleSpins {
+			runtime.Gosched()
+			continue
+		}
+		e.sleeping.Store(true)
+		timer.Reset(engineNap)
+		select {
+		case <-e.wake:
+		case <-timer.C:
+		}
+		e.sleeping.Store(false)
 	}
 }

@@ -135,6 +135,7 @@ type Device struct {
 	running  atomic.Bool
 	stop     atomic.Bool
 	sleeping atomic.Bool
+	shared   atomic.Pointer[Engine] // the shared engine running this device, if any
 	wake     chan struct{}
 	done     chan struct{}
 }
