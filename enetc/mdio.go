@@ -73,7 +73,10 @@ func (p *Port) mdioWait() error {
 			return fmt.Errorf("enetc %s: MDIO_CFG.BSY still set after %v: %w (is the port's MDIO clocked?)", p.name, mdioTimeout, ErrMDIOTimeout)
 		}
 		if i > 16 {
-			time.Sleep(10 * time.Microsecond)
+			// Spin, do not sleep: the data path waits at the gate for the
+			// whole transaction (ERR050089), and a timer sleep lasts far
+			// longer than the ~26 µs an MDIO frame takes at 2.5 MHz.
+			runtime.Gosched()
 		}
 	}
 }

@@ -88,8 +88,11 @@ const (
 	MaxMTU = MaxFrame - ethOverhead
 	// fcsLen is the FCS the device strips on RX and appends on TX.
 	fcsLen = 4
-	// defaultLinkPoll is how often the link watcher polls the PHY.
-	defaultLinkPoll = 100 * time.Millisecond
+	// defaultLinkPoll is how often the link watcher polls the PHY. Every
+	// poll closes the data path for a few MDIO frames (ERR050089), and if the
+	// OS deschedules the watcher meanwhile the queues wait for it: once a
+	// second keeps that cost negligible (link-poll= overrides it).
+	defaultLinkPoll = time.Second
 )
 
 // ErrNotPF is returned for operations only a PF can perform (MAC, MDIO,
