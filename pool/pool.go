@@ -72,6 +72,7 @@ type Pool struct {
 	refill   int
 	offset   int // of the first buffer in the region
 	needSync bool
+	simple   bool // whole buffers on coherent memory: the fast paths apply
 	fresh    meta // what a header's meta looks like when allocated
 
 	// Owner-only state: no atomics.
@@ -191,6 +192,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		p.refs = make([]atomic.Int32, units)
 	}
 	p.fresh = meta{off: int32(cfg.Headroom), NSegs: 1}
+	p.simple = cfg.PerPage == 1 && !p.needSync
 	mem := r.Bytes()
 	for i := range p.hdrs {
 		off := cfg.Offset + i*cfg.BufSize
@@ -403,8 +405,8 @@ func (p *Pool) dirtySync(h *Packet) {
 func (p *Pool) Recycle(pk *Packet) {
 	// The fast path: a single, whole, out buffer of this very pool (the
 	// header's address proves it), coherent memory, room in the cache.
-	if n := len(p.cache); pk.next == nil && n < cap(p.cache) && !p.needSync &&
-		p.perPage == 1 && uint(pk.idx) < uint(len(p.hdrs)) && &p.hdrs[pk.idx] == pk && pk.state == stateOut {
+	if n := len(p.cache); p.simple && pk.next == nil && n < cap(p.cache) &&
+		uint(pk.idx) < uint(len(p.hdrs)) && &p.hdrs[pk.idx] == pk && pk.state == stateOut {
 		pk.state = stateFree
 		p.cache = p.cache[:n+1]
 		p.cache[n] = pk.idx
