@@ -76,3 +76,57 @@ func TestRig(t *testing.T) {
 		t.Errorf("list: %s", out)
 	}
 }
+
+// TestRigFEC runs nicctl in the arm-fec rig of the shared rigs: Debian's
+// armmp kernel under qemu-system-arm (mcimx6ul-evk by default), with the
+// ENET named by $DEV released from the kernel's fec and the top of RAM
+// kept from the kernel as a carve-out at $CARVE:
+//
+//	GOARCH=arm GOARM=7 CGO_ENABLED=0 go test -c -o /tmp/nicctl-arm.test ./cmd/nicctl
+//	RIG_EXTRA=/tmp/nicctl-arm.test RIG_EXTRA_ARGS='-test.run=TestRigFEC -test.v' bash arm-fec/run.sh
+//
+// It reads the registers through /dev/mem, then brings the port up with
+// gopmd's fec driver on QEMU's ENET model and asks the PHY over MDIO.
+func TestRigFEC(t *testing.T) {
+	dev, carve := os.Getenv("DEV"), os.Getenv("CARVE")
+	if _, err := os.Stat("/rig.conf"); err != nil || dev == "" || carve == "" {
+		t.Skip("runs inside the arm-fec rig only (see the comment above)")
+	}
+	m := listJSON(t)
+	e, ok := m["platform:"+dev]
+	t.Logf("list: %+v", e)
+	if !ok || !e.Usable || e.Driver != "" || !strings.Contains(e.Why, "/dev/mem") {
+		t.Errorf("list: the released ENET %s: %+v", dev, e)
+	}
+	regs, _ := regsJSON(t, "platform:"+dev)
+	t.Logf("regs: ECR %#x RCR %#x MSCR %#x", regs["ECR"].Value, regs["RCR"].Value, regs["MSCR"].Value)
+	if r, ok := regs["RCR"]; !ok || r.Offset != 0x84 {
+		t.Errorf("regs: RCR %+v", r)
+	}
+	spec := "platform:" + dev + "?unsafe-noiommu=1&dma-carveout=" + carve + "+16M"
+	var info infoResult
+	if err := json.Unmarshal([]byte(mustRun(t, "info", spec, "--json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("info: %+v", info)
+	if info.Driver != "fec" || info.Backend != "devmem" || info.MAC == "" || info.DMACoherent == nil || *info.DMACoherent {
+		t.Errorf("info: %+v", info)
+	}
+	var phy phyResult
+	if err := json.Unmarshal([]byte(mustRun(t, "phy", spec, "--json")), &phy); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("phy: address %d ID %#08x link %v resolved %q", phy.PHY, phy.ID, phy.Link, phy.Resolved)
+	if phy.ID != 0x0007c0d1 { // QEMU's LAN9118-style PHY
+		t.Errorf("PHY ID %#08x, want 0x0007c0d1", phy.ID)
+	}
+	t.Log(strings.TrimSpace(mustRun(t, "link", spec)))
+	var pg pktgenResult
+	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", spec, "--count", "16", "--json")), &pg); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pktgen: %+v", pg)
+	if pg.Sent != 16 {
+		t.Errorf("pktgen sent %d of 16", pg.Sent)
+	}
+}
