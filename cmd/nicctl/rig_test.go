@@ -14,7 +14,7 @@ import (
 // binary:
 //
 //	CGO_ENABLED=0 go test -c -o /tmp/nicctl.test ./cmd/nicctl
-//	RIG_EXTRA=/tmp/nicctl.test RIG_EXTRA_ARGS='-test.run=TestRig -test.v' bash rigs/x86-vfio/run.sh
+//	RIG_EXTRA=/tmp/nicctl.test RIG_EXTRA_ARGS='-test.run=TestRig -test.v' bash ../shared/rigs/x86-vfio/run.sh
 //
 // Anywhere else it is skipped. It leaves edu on vfio-pci, as it found it.
 func TestRig(t *testing.T) {
@@ -83,7 +83,7 @@ func TestRig(t *testing.T) {
 // kept from the kernel as a carve-out at $CARVE:
 //
 //	GOARCH=arm GOARM=7 CGO_ENABLED=0 go test -c -o /tmp/nicctl-arm.test ./cmd/nicctl
-//	RIG_EXTRA=/tmp/nicctl-arm.test RIG_EXTRA_ARGS='-test.run=TestRigFEC -test.v' bash arm-fec/run.sh
+//	RIG_EXTRA=/tmp/nicctl-arm.test RIG_EXTRA_ARGS='-test.run=TestRigFEC -test.v' bash ../shared/rigs/arm-fec/run.sh
 //
 // It reads the registers through /dev/mem, then brings the port up with
 // gopmd's fec driver on QEMU's ENET model and asks the PHY over MDIO.
