@@ -78,6 +78,28 @@ func TestSelftest(t *testing.T) {
 	}
 }
 
+func TestSelftestMACLoopback(t *testing.T) {
+	for _, dev := range []string{"sim:enetc0", "sim:fec0", "sim:fec1?soc=imx6ul&mode=engine"} {
+		r := selftestJSON(t, exitOK, dev, "--loopback", "mac", "--force")
+		var on, back, off bool
+		for _, s := range r.Steps {
+			on = on || (s.Name == "MAC loopback on" && s.Pass)
+			back = back || (s.Name == "A->B: frames come back" && s.Pass)
+			off = off || (s.Name == "MAC loopback off" && s.Pass)
+		}
+		if !on || !back || !off || r.Peer != "" {
+			t.Errorf("%s: %+v", dev, r)
+		}
+	}
+	// A VF has no MAC to loop.
+	r := selftestJSON(t, exitFailed, "sim:enetc1?vf=1", "--loopback", "mac", "--force")
+	if r.Steps[len(r.Steps)-1].Pass || !strings.Contains(r.Steps[len(r.Steps)-1].Detail, "VF has no MAC") {
+		t.Errorf("VF: %+v", r.Steps)
+	}
+	wantError(t, exitUsage, []string{"selftest", "sim:enetc0", "--loopback", "mac"}, "--force")
+	wantError(t, exitUsage, []string{"selftest", "0000:00:00.0", "--loopback", "mac", "--force"}, "phy", "external")
+}
+
 func TestSelftestFails(t *testing.T) {
 	// A port whose link is down: the step fails, the steps are printed, exit 1.
 	r := selftestJSON(t, exitFailed, "sim:enetc0?link=down")
@@ -104,7 +126,7 @@ func TestSelftestFails(t *testing.T) {
 		parts []string
 	}{
 		{[]string{"selftest", "sim:enetc0", "--loopback", "phy"}, []string{"--force"}},
-		{[]string{"selftest", "sim:enetc0", "--loopback", "mirror"}, []string{`"mirror"`, "cable, phy or external"}},
+		{[]string{"selftest", "sim:enetc0", "--loopback", "mirror"}, []string{`"mirror"`, "cable, mac, phy or external"}},
 		{[]string{"selftest", "sim:enetc0", "--frames", "0"}, []string{"--frames"}},
 		{[]string{"selftest", "sim:enetc0?gen=1"}, []string{"gen=", "drop it"}},
 		{[]string{"selftest", "0000:00:00.0", "--loopback", "cable"}, []string{"sim devices"}},
