@@ -177,8 +177,6 @@ func runEnv(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "nicctl: unknown command %q (commands: %s)\n", name, commandNames())
 		return exitUsage
 	}
-	e.sys = pci.Sys{Root: *root}
-
 	fs, check := commandFlags(e, c, root)
 	pos, err := parseInterspersed(fs, rest[1:])
 	if err != nil {
@@ -243,12 +241,11 @@ func argCountProblem(c *command, pos []string) string {
 
 // report prints err as one line and returns the exit status it means.
 func report(e *env, c *command, err error) int {
+	fmt.Fprintf(e.stderr, "nicctl %s: %s\n", c.name, oneLine(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(e.stderr, "nicctl %s: %s\n", c.name, oneLine(err.Error()))
 		return exitUsage
 	}
-	fmt.Fprintf(e.stderr, "nicctl %s: %s\n", c.name, oneLine(err.Error()))
 	return exitFailed
 }
 

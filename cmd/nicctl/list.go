@@ -172,11 +172,15 @@ func pciUsable(e *env, d *pci.Device, port, known bool) (bool, string) {
 		return true, ""
 	case pci.DriverUIO:
 		return true, "uio_pci_generic gives no DMA isolation: needs ?unsafe-noiommu=1"
-	case "":
-		return false, "no driver bound: nicctl bind " + addr + " vfio-pci"
-	default:
-		return false, "held by kernel driver " + d.Driver + ": nicctl bind " + addr + " vfio-pci"
 	}
+	how := "nicctl bind " + addr + " vfio-pci"
+	if d.IOMMUGroup == "" {
+		how = "it has no IOMMU group, so enable the IOMMU first (or, with no DMA isolation, nicctl bind " + addr + " uio_pci_generic and ?unsafe-noiommu=1)"
+	}
+	if d.Driver == "" {
+		return false, "no driver bound: " + how
+	}
+	return false, "held by kernel driver " + d.Driver + ": " + how
 }
 
 // fecCompatible reports whether a compatible list names an FEC/ENET

@@ -54,7 +54,7 @@ func TestListLS1028A(t *testing.T) {
 	check("0000:00:00.2", true, "unsafe-noiommu")
 	check("0000:00:00.3", false, "not an Ethernet port")
 	check("0000:00:00.6", false, "0000:00:00.5", "mscc_felix")
-	check("0000:00:01.0", false, "no driver bound")
+	check("0000:00:01.0", false, "no driver bound", "no IOMMU group", "uio_pci_generic")
 	check("sim:enetc0", true)
 	check("sim:fec0", true, "imx8mp")
 	if e := m["0000:00:00.0"]; e.IOMMUGroup != "5" || e.GroupViable == nil || !*e.GroupViable || e.Kind != "ENETC PF" || e.Driver != "vfio-pci" {
