@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -237,10 +238,15 @@ func statsCmd(e *env, dev string, watch bool, interval time.Duration, count int)
 		}
 		cur := sample(dev, p, e.now())
 		cur.Rates = rates(prev, cur)
-		if err := e.print(cur); err != nil {
-			return nil, err
-		}
-		if !e.json {
+		if e.json {
+			// One object per line (JSON Lines), for jq and friends.
+			b, err := json.Marshal(cur)
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(e.stdout, "%s\n", b)
+		} else {
+			cur.text(e.stdout)
 			fmt.Fprintln(e.stdout, strings.Repeat("-", 40))
 		}
 		prev = cur

@@ -59,8 +59,8 @@ func TestStatsWatch(t *testing.T) {
 		}
 		samples = append(samples, s)
 	}
-	if len(samples) != 3 {
-		t.Fatalf("%d samples, want 3:\n%s", len(samples), out)
+	if len(samples) != 3 || strings.Count(out, "\n") != 3 {
+		t.Fatalf("%d samples, want 3, one per line:\n%s", len(samples), out)
 	}
 	last := samples[2]
 	if last.HW["IEEE_R_FRAME_OK"] == 0 || last.Rates == nil {
