@@ -51,6 +51,8 @@ type infoResult struct {
 	IOMMUGroup   string   `json:"iommu_group,omitempty"`
 	DMACoherent  *bool    `json:"dma_coherent,omitempty"`
 	Regions      []region `json:"regions"`
+	// PCICaps are the function's PCI capabilities from its config space.
+	PCICaps []pciCap `json:"pci_capabilities,omitempty"`
 
 	// What the gopmd driver says once the port is open.
 	Driver      string    `json:"driver,omitempty"`
@@ -111,6 +113,13 @@ func (r *infoResult) text(w io.Writer) {
 			kind = " (" + g.Kind + ")"
 		}
 		p("region", "%s: %s%s%s", g.Name, sizeString(g.Size), at, kind)
+	}
+	if len(r.PCICaps) > 0 {
+		var cs []string
+		for _, c := range r.PCICaps {
+			cs = append(cs, c.String())
+		}
+		p("pci caps", "%s", strings.Join(cs, ", "))
 	}
 	if h := r.Hugepages; h != nil {
 		if h.Total == 0 {
@@ -185,6 +194,7 @@ func infoCmd(e *env, dev string) (any, error) {
 		}
 		r.Bus, r.ID, r.KernelDriver, r.IOMMUGroup = "pci", d.ID(), d.Driver, d.IOMMUGroup
 		r.Revision = &d.Revision
+		r.PCICaps = readCaps(e, a.String())
 		for _, b := range d.BARs {
 			if b.Size > 0 {
 				r.Regions = append(r.Regions, region{Name: fmt.Sprintf("BAR%d", b.Index), Addr: b.Start, Size: b.Size, Kind: barKind(b)})

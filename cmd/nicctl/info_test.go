@@ -56,6 +56,9 @@ func TestInfo(t *testing.T) {
 	if r.KernelDriver != "vfio-pci" || r.IOMMUGroup != "5" || len(r.Regions) != 2 || r.Regions[0].Size != 256<<10 || r.Regions[0].Addr != 0x1f8000000 || r.NotOpened == "" {
 		t.Errorf("ls1028a 00:00.0: %+v", r)
 	}
+	if len(r.PCICaps) != 4 || r.PCICaps[2].Name != "Enhanced Allocation" || r.PCICaps[2].Offset != 0x9c || !r.PCICaps[3].Extended {
+		t.Errorf("PCI capabilities from the tree's config space: %+v", r.PCICaps)
+	}
 	if h := r.Hugepages; h == nil || h.Total != 64 || h.Free != 60 || h.SizeKB != 2048 {
 		t.Errorf("hugepages from the tree's /proc/meminfo: %+v", h)
 	}

@@ -49,7 +49,17 @@ fn() {
 	put $dev/revision 0x01
 	put $dev/driver_override "(null)"
 	put $dev/numa_node -1
-	: >$dev/config
+	# config: IDs, Status.Capabilities List, and the capability list
+	# PCI Express @0x40 -> MSI-X @0x80 -> Enhanced Allocation @0x9c (where
+	# the LS1028A's ENETC functions keep their fixed BARs), then SR-IOV @0x100.
+	sized $dev/config 0x200
+	le32 $dev/config 0x00 $((0x${2#*:} << 16 | 0x${2%:*}))
+	le32 $dev/config 0x04 0x00100000
+	le32 $dev/config 0x34 0x40
+	le32 $dev/config 0x40 0x00028010
+	le32 $dev/config 0x80 0x00009c11
+	le32 $dev/config 0x9c 0x00040014
+	le32 $dev/config 0x100 0x00010010
 	v=$(echo ${2%:*} | tr a-f A-F); d=$(echo ${2#*:} | tr a-f A-F)
 	put $dev/modalias "pci:v0000${v}d0000${d}sv00001957sd0000E100bc02sc00i01"
 	lnk $T/sys/bus/pci/devices/$1 $dev
@@ -93,8 +103,6 @@ mkdir -p $D/0000:00:00.2/uio/uio0
 R=$D/0000:00:00.2/resource0
 sized $R 0x40000
 sized $D/0000:00:00.2/resource2 0x10000
-sized $D/0000:00:00.2/config 0x100
-le32 $D/0000:00:00.2/config 0 0xe1001957
 le32 $R 0x000 0x80000000     # SIMR: EN
 le32 $R 0x040 0x2B2B6727     # SICAR0
 le32 $R 0x080 0xe1000002     # SIPMAR0: 02:00:00:e1:...
