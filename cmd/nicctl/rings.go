@@ -39,10 +39,13 @@ func init() {
 
 // ringInfo is one descriptor ring.
 type ringInfo struct {
-	Kind       string `json:"kind"` // "tx" or "rx"
-	Queue      int    `json:"queue"`
-	Size       int    `json:"size"`
+	Kind  string `json:"kind"` // "tx" or "rx"
+	Queue int    `json:"queue"`
+	Size  int    `json:"size"`
+	// Enabled is the ring's enable bit (ENETC TBMR/RBMR.EN); FEC rings have
+	// none and report Active, the RDAR/TDAR doorbell state, instead.
 	Enabled    bool   `json:"enabled"`
+	Active     *bool  `json:"active,omitempty"`
 	IOVA       uint64 `json:"iova,omitempty"`
 	HWProducer *int   `json:"hw_producer,omitempty"` // ENETC TBPIR/RBPIR
 	HWConsumer *int   `json:"hw_consumer,omitempty"` // ENETC TBCIR/RBCIR
@@ -75,7 +78,12 @@ type ringsResult struct {
 func (r *ringsResult) text(w io.Writer) {
 	for _, g := range r.Rings {
 		en := "disabled"
-		if g.Enabled {
+		switch {
+		case g.Active != nil && *g.Active:
+			en = "doorbell active"
+		case g.Active != nil:
+			en = "doorbell idle"
+		case g.Enabled:
 			en = "enabled"
 		}
 		fmt.Fprintf(w, "%s ring %d: %d BDs, %s", g.Kind, g.Queue, g.Size, en)
@@ -207,7 +215,8 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 			bdSize = 32
 		}
 		for _, s := range q.RingState() {
-			g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: s.Active, IOVA: s.IOVA,
+			active := s.Active
+			g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: true, Active: &active, IOVA: s.IOVA,
 				NextToUse: s.Head, NextToClean: s.Tail, Owned: intp(s.Owned), BDs: []bdInfo{}}
 			db := s.Doorbells
 			g.Doorbells = &db
