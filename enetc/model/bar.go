@@ -314,6 +314,10 @@ func (d *Device) writeRing(off, v uint32) {
 			if v&TBMR_EN != 0 && !d.engine {
 				d.processTx(n) // frames queued on a disabled ring leave now
 			}
+			if v&TBMR_EN == 0 && d.engine {
+				d.engMu.Lock() // quiet once the write returns (see below)
+				d.engMu.Unlock()
+			}
 			return
 		}
 	} else {
@@ -334,6 +338,13 @@ func (d *Device) writeRing(off, v uint32) {
 		}
 	}
 	d.set(off, v)
+	if d.engine && (reg == RBMR || reg == TBMR) && v&RBMR_EN == 0 {
+		// A disabled ring is quiet once the write returns: the engine
+		// finishes the round it is in (which may still be filling this
+		// ring) before the driver goes on to free the ring's memory.
+		d.engMu.Lock()
+		d.engMu.Unlock()
+	}
 }
 
 // regName names a register by offset for messages (not on a hot path).
