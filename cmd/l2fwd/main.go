@@ -34,6 +34,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	_ "github.com/gopmd/gopmd/enetc" // the ENETC driver
 	_ "github.com/gopmd/gopmd/fec"   // the FEC/ENET driver
+	_ "github.com/gopmd/gopmd/pci"   // the pci (VFIO), uio and platform schemes
 	_ "github.com/gopmd/gopmd/sim"   // the sim: scheme
 )
 
