@@ -46,9 +46,65 @@ func TestIoctlNumbers(t *testing.T) {
 		{"VFIO_TYPE1_IOMMU", Type1IOMMU, 1},
 		{"VFIO_TYPE1v2_IOMMU", Type1v2IOMMU, 3},
 		{"VFIO_NOIOMMU_IOMMU", NoIOMMUIOMMU, 8},
+		{"VFIO_API_VERSION", APIVersion, 0},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s = %#x, want %#x", c.name, c.got, c.want)
+		}
+	}
+}
+
+// Every flag, capability id and index the package defines, as the kernel
+// headers (anchors.md §4.2) give them.
+func TestFlagValues(t *testing.T) {
+	cases := []struct {
+		name      string
+		got, want int
+	}{
+		{"VFIO_GROUP_FLAGS_VIABLE", GroupFlagsViable, 1},
+		{"VFIO_GROUP_FLAGS_CONTAINER_SET", GroupFlagsContainerSet, 2},
+		{"VFIO_DEVICE_FLAGS_RESET", DeviceFlagsReset, 1},
+		{"VFIO_DEVICE_FLAGS_PCI", DeviceFlagsPCI, 2},
+		{"VFIO_DEVICE_FLAGS_PLATFORM", DeviceFlagsPlatform, 4},
+		{"VFIO_DEVICE_FLAGS_AMBA", DeviceFlagsAMBA, 8},
+		{"VFIO_DEVICE_FLAGS_CAPS", DeviceFlagsCaps, 0x80},
+		{"VFIO_REGION_INFO_FLAG_READ", RegionInfoFlagRead, 1},
+		{"VFIO_REGION_INFO_FLAG_WRITE", RegionInfoFlagWrite, 2},
+		{"VFIO_REGION_INFO_FLAG_MMAP", RegionInfoFlagMmap, 4},
+		{"VFIO_REGION_INFO_FLAG_CAPS", RegionInfoFlagCaps, 8},
+		{"VFIO_REGION_INFO_CAP_SPARSE_MMAP", RegionInfoCapSparseMmap, 1},
+		{"VFIO_REGION_INFO_CAP_TYPE", RegionInfoCapType, 2},
+		{"VFIO_REGION_INFO_CAP_MSIX_MAPPABLE", RegionInfoCapMSIXMappable, 3},
+		{"VFIO_PCI_BAR0_REGION_INDEX", PCIBAR0RegionIndex, 0},
+		{"VFIO_PCI_ROM_REGION_INDEX", PCIROMRegionIndex, 6},
 		{"VFIO_PCI_CONFIG_REGION_INDEX", PCIConfigRegionIndex, 7},
+		{"VFIO_IRQ_INFO_EVENTFD", IRQInfoEventfd, 1},
+		{"VFIO_IRQ_INFO_MASKABLE", IRQInfoMaskable, 2},
+		{"VFIO_IRQ_INFO_AUTOMASKED", IRQInfoAutomasked, 4},
+		{"VFIO_IRQ_INFO_NORESIZE", IRQInfoNoResize, 8},
+		{"VFIO_PCI_INTX_IRQ_INDEX", PCIINTxIRQIndex, 0},
+		{"VFIO_PCI_MSI_IRQ_INDEX", PCIMSIIRQIndex, 1},
 		{"VFIO_PCI_MSIX_IRQ_INDEX", PCIMSIXIRQIndex, 2},
-		{"VFIO_IRQ_SET_DATA_EVENTFD|ACTION_TRIGGER", IRQSetDataEventfd | IRQSetActionTrigger, 0x24},
+		{"VFIO_PCI_ERR_IRQ_INDEX", PCIErrIRQIndex, 3},
+		{"VFIO_PCI_REQ_IRQ_INDEX", PCIReqIRQIndex, 4},
+		{"VFIO_IRQ_SET_DATA_NONE", IRQSetDataNone, 1},
+		{"VFIO_IRQ_SET_DATA_BOOL", IRQSetDataBool, 2},
+		{"VFIO_IRQ_SET_DATA_EVENTFD", IRQSetDataEventfd, 4},
+		{"VFIO_IRQ_SET_ACTION_MASK", IRQSetActionMask, 8},
+		{"VFIO_IRQ_SET_ACTION_UNMASK", IRQSetActionUnmask, 0x10},
+		{"VFIO_IRQ_SET_ACTION_TRIGGER", IRQSetActionTrigger, 0x20},
+		{"VFIO_IOMMU_INFO_PGSIZES", IOMMUInfoPgsizes, 1},
+		{"VFIO_IOMMU_INFO_CAPS", IOMMUInfoCaps, 2},
+		{"VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE", IOMMUType1InfoCapIOVARange, 1},
+		{"VFIO_IOMMU_TYPE1_INFO_CAP_MIGRATION", IOMMUType1InfoCapMigration, 2},
+		{"VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL", IOMMUType1InfoDMAAvail, 3},
+		{"VFIO_DMA_MAP_FLAG_READ", DMAMapFlagRead, 1},
+		{"VFIO_DMA_MAP_FLAG_WRITE", DMAMapFlagWrite, 2},
+		{"VFIO_DMA_UNMAP_FLAG_ALL", DMAUnmapFlagAll, 2},
+		{"IOMMU_IOAS_MAP_FIXED_IOVA", IOASMapFixedIOVA, 1},
+		{"IOMMU_IOAS_MAP_WRITEABLE", IOASMapWriteable, 2},
+		{"IOMMU_IOAS_MAP_READABLE", IOASMapReadable, 4},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -78,8 +134,8 @@ func TestStructLayouts(t *testing.T) {
 		{"vfio_region_sparse_mmap_area", RegionSparseMmapArea{}, 16, []field{{"Offset", 0, 8}, {"Size", 8, 8}}},
 		{"vfio_irq_info", IRQInfo{}, 16, []field{{"Argsz", 0, 4}, {"Flags", 4, 4}, {"Index", 8, 4}, {"Count", 12, 4}}},
 		{"vfio_irq_set", IRQSet{}, 20, []field{{"Argsz", 0, 4}, {"Flags", 4, 4}, {"Index", 8, 4}, {"Start", 12, 4}, {"Count", 16, 4}}},
-		{"vfio_iommu_type1_info", IOMMUType1Info{}, 24, []field{{"Argsz", 0, 4}, {"Flags", 4, 4}, {"IOVAPgsizes", 8, 8}, {"CapOffset", 16, 4}}},
-		{"vfio_iommu_type1_info_cap_iova_range", IOMMUType1InfoCapIOVARangeHdr{}, 16, []field{{"Header", 0, 8}, {"NrIOVAs", 8, 4}}},
+		{"vfio_iommu_type1_info", IOMMUType1Info{}, 24, []field{{"Argsz", 0, 4}, {"Flags", 4, 4}, {"IOVAPgsizes", 8, 8}, {"CapOffset", 16, 4}, {"Pad", 20, 4}}},
+		{"vfio_iommu_type1_info_cap_iova_range", IOMMUType1InfoCapIOVARangeHdr{}, 16, []field{{"Header", 0, 8}, {"NrIOVAs", 8, 4}, {"Reserved", 12, 4}}},
 		{"vfio_iova_range", IOVARange{}, 16, []field{{"Start", 0, 8}, {"End", 8, 8}}},
 		{"vfio_iommu_type1_dma_map", DMAMap{}, 32, []field{{"Argsz", 0, 4}, {"Flags", 4, 4}, {"Vaddr", 8, 8}, {"IOVA", 16, 8}, {"Size", 24, 8}}},
 		{"vfio_iommu_type1_dma_unmap", DMAUnmap{}, 24, []field{{"Argsz", 0, 4}, {"Flags", 4, 4}, {"IOVA", 8, 8}, {"Size", 16, 8}}},
