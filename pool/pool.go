@@ -350,15 +350,41 @@ func (p *Pool) allocSlow() *Packet {
 }
 
 // AllocBulk fills out with buffers and returns how many it got. Owner only.
+// Whole buffers come off the cache in one run (a driver's RX refill).
 func (p *Pool) AllocBulk(out []*Packet) int {
-	for i := range out {
-		h := p.Alloc()
-		if h == nil {
-			return i
+	if !p.simple {
+		for i := range out {
+			h := p.Alloc()
+			if h == nil {
+				return i
+			}
+			out[i] = h
 		}
-		out[i] = h
+		return len(out)
 	}
-	return len(out)
+	n := 0
+	for n < len(out) {
+		c := len(p.cache)
+		if c == 0 {
+			if p.refillCache() == 0 {
+				p.o[cAllocEmpty]++
+				break
+			}
+			p.o[cAllocSlow]++ // this refill served the allocation of one buffer slowly
+			c = len(p.cache)
+		}
+		k := min(c, len(out)-n)
+		for i, u := range p.cache[c-k : c] {
+			h := &p.hdrs[u]
+			h.state = stateOut
+			h.gen++
+			h.meta = p.fresh
+			out[n+k-1-i] = h // LIFO order, as Alloc would hand them out
+		}
+		p.cache = p.cache[:c-k]
+		n += k
+	}
+	return n
 }
 
 func (p *Pool) allocPiece() *Packet {
@@ -403,17 +429,25 @@ func (p *Pool) dirtySync(h *Packet) {
 // path. Owner only; use Packet.Free from other goroutines. Chained segments
 // are recycled too.
 func (p *Pool) Recycle(pk *Packet) {
-	// The fast path: a single, whole, out buffer of this very pool (the
-	// header's address proves it), coherent memory, room in the cache.
-	if n := len(p.cache); p.simple && pk.next == nil && n < cap(p.cache) &&
-		uint(pk.idx) < uint(len(p.hdrs)) && &p.hdrs[pk.idx] == pk && pk.state == stateOut {
-		pk.state = stateFree
-		p.cache = p.cache[:n+1]
-		p.cache[n] = pk.idx
-		p.o[cRecycleCached]++
-		return
+	if !p.tryCache(pk) {
+		p.recycleSlow(pk)
 	}
-	p.recycleSlow(pk)
+}
+
+// tryCache is the recycle fast path: a single, whole, out buffer of this
+// very pool (the header's address proves it), coherent memory, room in the
+// cache. It reports whether it took the buffer.
+func (p *Pool) tryCache(pk *Packet) bool {
+	n := len(p.cache)
+	if !p.simple || pk.next != nil || n == cap(p.cache) ||
+		uint(pk.idx) >= uint(len(p.hdrs)) || &p.hdrs[pk.idx] != pk || pk.state != stateOut {
+		return false
+	}
+	pk.state = stateFree
+	p.cache = p.cache[:n+1]
+	p.cache[n] = pk.idx
+	p.o[cRecycleCached]++
+	return true
 }
 
 func (p *Pool) recycleSlow(pk *Packet) {
@@ -471,7 +505,9 @@ func (p *Pool) unitHome(u uint32) {
 // RecycleBulk is Recycle for many buffers. Owner only.
 func (p *Pool) RecycleBulk(pkts []*Packet) {
 	for _, pk := range pkts {
-		p.Recycle(pk)
+		if !p.tryCache(pk) {
+			p.recycleSlow(pk)
+		}
 	}
 }
 
