@@ -41,7 +41,9 @@ type Profile struct {
 	// ECR.DBSWP is set (every ENET-MAC part); false on old FEC blocks,
 	// which are little-endian by construction.
 	DBSWP bool
-	// NonCoherent: the block's DMA does not snoop CPU caches.
+	// NonCoherent: the block's DMA does not snoop CPU caches. True on every
+	// profile: hw/fec.md §4.7 finds no i.MX FEC declared dma-coherent and
+	// takes them all as non-coherent (the driver's quirk table agrees).
 	NonCoherent bool
 }
 
