@@ -62,7 +62,11 @@
 //   - The MAC and PHY speeds must agree (ECR.SPEED, RCR.RMII_10T against
 //     the PHY's resolved speed) or no frame passes, as on silicon.
 //   - RCR.LOOP (set at reset) loops TX frames back to RX and ignores the
-//     wire, so a driver that does not clear it sends nothing.
+//     wire, so a driver that does not clear it sends nothing. The reference
+//     calls it internal loopback, between the MAC and the PHY interface:
+//     the MAC transmits the frame, so the TX MIB counters (RMON_T_*,
+//     IEEE_T_FRAME_OK, ...) count it, and the RX counters count it again
+//     when it comes back. No link is needed.
 //   - The PHY is a generic clause-22 gigabit PHY (ID 0x0022:0x1622) at
 //     Config.PHYAddr that completes auto-negotiation at once. An MMFR frame
 //     runs only while MSCR's MDC field is non-zero; it completes inside the

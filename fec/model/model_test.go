@@ -631,6 +631,13 @@ func TestLoopbackAfterReset(t *testing.T) {
 	if td.d.Receive(f) {
 		t.Fatal("wire frame accepted in loopback")
 	}
+	// The MAC sent the looped frame and received it: both sides count it.
+	for name, off := range map[string]uint32{"IEEE_T_FRAME_OK": mibTFrameOK, "RMON_T_PACKETS": mibTPackets,
+		"IEEE_R_FRAME_OK": mibRFrameOK, "RMON_R_PACKETS": mibRPackets} {
+		if v := td.d.Read32(off); v != 1 {
+			t.Errorf("%s = %d after one looped frame, want 1", name, v)
+		}
+	}
 }
 
 func TestLinkDownAndSpeedMismatch(t *testing.T) {

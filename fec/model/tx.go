@@ -232,8 +232,10 @@ func (d *Device) txSend(r *txRing, sc uint16, esc uint32, enh bool) uint32 {
 func (d *Device) deliverTX(frame []byte) {
 	rcr := d.reg(regRCR)
 	if rcr&rcrLOOP != 0 {
-		d.st.txFrames.Add(1)
-		d.st.txBytes.Add(uint64(len(frame)))
+		// RCR.LOOP loops at the MAC-PHY interface (hw/fec.md §2.5): the
+		// MAC's transmit side sent the frame, so its TX counters count it
+		// as they would for the wire, and the RX side counts it again.
+		d.countTX(frame)
 		if d.engine {
 			d.rxMu.Lock()
 			defer d.rxMu.Unlock()
@@ -245,6 +247,13 @@ func (d *Device) deliverTX(frame []byte) {
 		d.st.txLinkDown.Add(1)
 		return
 	}
+	d.countTX(frame)
+	d.wire.Load().w.Transmit(frame)
+}
+
+// countTX counts a frame (padded, without FCS) the MAC transmitted, in the
+// model's counters and the MIB.
+func (d *Device) countTX(frame []byte) {
 	d.st.txFrames.Add(1)
 	d.st.txBytes.Add(uint64(len(frame)))
 	d.mib(mibTPackets, 1)
@@ -259,7 +268,6 @@ func (d *Device) deliverTX(frame []byte) {
 			d.mib(mibTMC, 1)
 		}
 	}
-	d.wire.Load().w.Transmit(frame)
 }
 
 func (d *Device) descFault(dir string, ring int, iova uint64) {
