@@ -171,6 +171,7 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 			return fail(err)
 		}
 		closers = append(closers, s.Close)
+		e.pcap = s
 		ep.AddSource(s)
 	}
 	if ifname := o.Get("afpacket"); ifname != "" {
@@ -294,6 +295,17 @@ func AFPacketOf(name string) *AFPacket {
 	defer regMu.Unlock()
 	if e, ok := reg[trimScheme(name)]; ok {
 		return e.afp
+	}
+	return nil
+}
+
+// PcapSourceOf returns the pcap-in replay of an open simulated port, or nil
+// when its spec has no pcap-in option.
+func PcapSourceOf(name string) *PcapSource {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if e, ok := reg[trimScheme(name)]; ok {
+		return e.pcap
 	}
 	return nil
 }

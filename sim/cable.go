@@ -193,6 +193,7 @@ type regEntry struct {
 	gen   *Generator
 	sink  *Sink
 	afp   *AFPacket
+	pcap  *PcapSource
 	cable *Cable
 	// txClaimed: the port's spec chose where it transmits (sink,
 	// afpacket, pcap-out), so it cannot be the far end of another's cable.

@@ -57,12 +57,22 @@ func TestPcapOutThenIn(t *testing.T) {
 	// rest wait.
 	b, cb := newFake(t, "tpcap1", false, "sim:tpcap1?pcap-in="+out)
 	defer cb()
+	src := PcapSourceOf("sim:tpcap1")
+	if src == nil || PcapSourceOf("tpcap0") != nil {
+		t.Fatal("PcapSourceOf does not find the replay of the port with pcap-in (or finds one without)")
+	}
 	b.setRoom(3)
 	if n := b.pump(); n != 3 {
 		t.Fatalf("pulled %d frames into 3 buffers", n)
 	}
+	if src.Done() || src.Frames() != 3 {
+		t.Fatalf("after 3 of 10 frames: done %v, frames %d", src.Done(), src.Frames())
+	}
 	b.setRoom(100)
 	b.pump()
+	if !src.Done() || src.Frames() != uint64(len(sent)) || src.Err() != nil {
+		t.Fatalf("after the whole file: done %v, frames %d, err %v", src.Done(), src.Frames(), src.Err())
+	}
 	got := b.frames()
 	if len(got) != len(sent) || b.dropped != 0 {
 		t.Fatalf("replayed %d frames with %d drops, want %d and none", len(got), b.dropped, len(sent))
