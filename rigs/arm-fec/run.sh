@@ -16,6 +16,10 @@
 #        RIG_PORT    first of four UDP ports on 127.0.0.1 (default: picked from the PID).
 #        RIGS_CACHE  downloads (default /tmp/rigs-cache; outside the tree), RIG_OUT outputs
 #                    (default /tmp/rigs-out/gopmd-arm-fec), TIMEOUT seconds (default 300).
+#        RIG_EXTRA   a static linux/arm program (e.g. a Go test binary built GOARCH=arm GOARM=7) copied
+#                    to /extra and run after fecrig with RIG_EXTRA_ARGS; /rig.conf gives it DEVS and
+#                    CARVE. Its output is printed between RIG-EXTRA-BEGIN and RIG-EXTRA-END, its exit
+#                    code becomes a PASS/FAIL line.
 # Needs root (apt, dpkg --add-architecture armhf), Debian 12 apt sources and Go on PATH.
 # Prints PASS/FAIL lines and TIME lines; exit 0 only when everything passed.
 set -euo pipefail
@@ -176,6 +180,7 @@ rm -rf "$ROOT"
 mkdir -p "$ROOT"/{bin,proc,sys,dev,tmp,lib/modules}
 cp "$BROOT/bin/busybox" "$ROOT/bin/busybox"
 cp "$OUT/fecrig" "$ROOT/fecrig"
+if [ -n "${RIG_EXTRA:-}" ]; then cp "$RIG_EXTRA" "$ROOT/extra"; chmod +x "$ROOT/extra"; fi
 : >"$ROOT/lib/modules/order"
 if [ "$ACCESS" = uio ]; then
 	f=$(find "$MODDIR/kernel" -name uio.ko | head -1)
@@ -184,11 +189,13 @@ if [ "$ACCESS" = uio ]; then
 	printf 'uio.ko\nuio_pdrv_genirq.ko\n' >"$ROOT/lib/modules/order"
 fi
 cat >"$ROOT/rig.conf" <<CONF
+RIG=arm-fec
 DEVS=$DEVS
 CARVE=$CARVE_ARG
 ACCESS=$ACCESS
 BD=$BD
 FRAMES=$FRAMES
+EXTRA_ARGS="${RIG_EXTRA_ARGS:-}"
 CONF
 cat >"$ROOT/init" <<'INIT'
 #!/bin/busybox sh
@@ -210,7 +217,14 @@ for d in ${DEVS//,/ }; do
 done
 echo "RIG-START uptime=$(cut -d' ' -f1 /proc/uptime)"
 /fecrig -devs "$DEVS" -carve "$CARVE" -n "$FRAMES" -bd "$BD"
-echo "RIG-DONE rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
+rc=$?
+if [ -x /extra ]; then
+	echo "RIG-EXTRA-BEGIN"
+	/extra $EXTRA_ARGS
+	echo "RIG-EXTRA-RC $?"
+	echo "RIG-EXTRA-END"
+fi
+echo "RIG-DONE rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 poweroff -f
 sleep 5
 INIT
@@ -251,6 +265,10 @@ wait $HPID 2>/dev/null || true
 
 echo "===== guest console ====="
 tr -d '\r' <"$CONSOLE_LOG" | grep -a -E '^(PASS|FAIL|INFO|TIME) |RIG-|FECRIG|^---|insmod:|Kernel panic|panic:|goroutine ' || true
+if [ -n "${RIG_EXTRA:-}" ]; then
+	echo "===== extra: $(basename "$RIG_EXTRA") $RIG_EXTRA_ARGS ====="
+	tr -d '\r' <"$CONSOLE_LOG" | sed -n '/^RIG-EXTRA-BEGIN/,/^RIG-EXTRA-END/p' | grep -a -v -E '^\[ *[0-9]+\.[0-9]+\]' || true
+fi
 echo "===== host ====="
 cat "$HOST_LOG"
 echo "================="
@@ -267,6 +285,9 @@ done
 check "guest: no failures" "grep -a -q 'FECRIG RESULT: PASS' '$CONSOLE_LOG'"
 check "host port0 (ENET1): guest frames arrived intact" "grep -q '^PASS host-port0' '$HOST_LOG'"
 check "host port1 (ENET2): guest frames arrived intact" "grep -q '^PASS host-port1' '$HOST_LOG'"
+if [ -n "${RIG_EXTRA:-}" ]; then
+	check "guest: extra program ($(basename "$RIG_EXTRA")) exited 0" "tr -d '\r' <'$CONSOLE_LOG' | grep -a -q '^RIG-EXTRA-RC 0$'"
+fi
 ENET_RE='\[imx\.(fec|enet)\]'
 if [ -s "$OUT/qemu.log" ] && grep -a -q -E "$ENET_RE" "$OUT/qemu.log"; then
 	echo "INFO qemu: ENET guest errors (registers QEMU does not model, e.g. MIB counters read by Stats):"

@@ -10,6 +10,9 @@
 #        ACCEL       tcg (default) or kvm
 #        TIMEOUT     seconds before the guest is killed (default 240)
 #        KERNEL_PKG  e.g. linux-image-6.1.0-57-amd64-unsigned (default: newest 6.1 one in the apt index)
+#        RIG_EXTRA   a static linux/amd64 program (e.g. a Go test binary) copied to /extra and run
+#                    after gopmd-rig with RIG_EXTRA_ARGS; its output is printed between RIG-EXTRA-BEGIN
+#                    and RIG-EXTRA-END, its exit code becomes a PASS/FAIL line. /rig.conf names the rig.
 # Prints the guest's PASS/FAIL/INFO lines, a TIME line and RESULT; exits 0 only when all passed.
 set -euo pipefail
 
@@ -75,6 +78,8 @@ rm -rf "$ROOT"
 mkdir -p "$ROOT"/{bin,proc,sys,dev,tmp,lib/modules}
 cp "$BROOT/bin/busybox" "$ROOT/bin/"
 cp "$OUT/gopmd-rig" "$ROOT/"
+if [ -n "${RIG_EXTRA:-}" ]; then cp "$RIG_EXTRA" "$ROOT/extra"; chmod +x "$ROOT/extra"; fi
+printf 'RIG=x86-vfio\nEXTRA_ARGS="%s"\n' "${RIG_EXTRA_ARGS:-}" >"$ROOT/rig.conf"
 declare -A seen=()
 order=()
 addmod() {
@@ -98,6 +103,13 @@ for m in $(cat /lib/modules/order); do insmod /lib/modules/$m 2>&1 | sed 's/^/in
 echo 8 > /proc/sys/vm/nr_hugepages
 /gopmd-rig
 echo "RIG-RC $?"
+. /rig.conf
+if [ -x /extra ]; then
+	echo "RIG-EXTRA-BEGIN"
+	/extra $EXTRA_ARGS
+	echo "RIG-EXTRA-RC $?"
+	echo "RIG-EXTRA-END"
+fi
 echo "RIG-DONE uptime=$(cut -d' ' -f1 /proc/uptime)"
 poweroff -f
 INIT
@@ -138,11 +150,19 @@ wait $QPID 2>/dev/null || true
 echo "===== guest ====="
 tr -d '\r' <"$CONSOLE" | grep -a -E '^(PASS|FAIL|INFO) |RESULT|RIG-|insmod:|Kernel panic|EDU:' || true
 echo "================="
+if [ -n "${RIG_EXTRA:-}" ]; then
+	echo "===== extra: $(basename "$RIG_EXTRA") $RIG_EXTRA_ARGS ====="
+	tr -d '\r' <"$CONSOLE" | sed -n '/^RIG-EXTRA-BEGIN/,/^RIG-EXTRA-END/p' | grep -a -v -E '^\[ *[0-9]+\.[0-9]+\]' || true
+	echo "================="
+fi
 fails=0
 check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi; }
 check "guest reached /init" "grep -q RIG-INIT '$CONSOLE'"
 check "gopmd-rig passed every check" "grep -a -q 'GOPMD-RIG RESULT: PASS' '$CONSOLE'"
 check "host finds the guest's marker in ivshmem" "grep -a -q GOPMD-IVSHMEM-FROM-GUEST '$SHM'"
+if [ -n "${RIG_EXTRA:-}" ]; then
+	check "guest: extra program ($(basename "$RIG_EXTRA")) exited 0" "tr -d '\r' <'$CONSOLE' | grep -a -q '^RIG-EXTRA-RC 0$'"
+fi
 TF=$(date +%s.%N)
 awk -v b="$TB" -v i="${TI:-$TE}" -v e="$TE" -v s="$T0" -v f="$TF" -v a="$ACCEL" 'BEGIN {
 	printf "TIME (%s) boot-to-init %.1fs, boot-to-done %.1fs, whole script %.1fs\n", a, i-b, e-b, f-s }'
