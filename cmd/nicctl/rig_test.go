@@ -1,25 +1,122 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gopmd/gopmd/internal/testnote"
 )
 
-// TestRig runs nicctl against a real kernel: the x86-vfio rig of the
-// shared rigs boots Debian's kernel under QEMU with an emulated IOMMU and
-// QEMU's edu device, which the rig leaves on vfio-pci. Hand it this test
-// binary:
+// The kernel rig tests run twice over. On the host, with GOPMD_RIGS=1, each
+// builds this test binary statically for the rig's guest, hands it to the
+// project's rig script (rigs/x86-vfio/run.sh, rigs/arm-fec/run.sh) as
+// RIG_EXTRA with -test.run naming itself, and fails unless the rig passes
+// and the binary exits 0 in the guest. In the guest, where /rig.conf names
+// the rig, the same test runs nicctl against the real kernel. Anywhere else
+// it is skipped with a note saying how to run it.
+
+// rigConf reads /rig.conf, the KEY=VALUE lines a rig's initramfs carries;
+// nil outside a rig.
+func rigConf() map[string]string {
+	b, err := os.ReadFile("/rig.conf")
+	if err != nil {
+		return nil
+	}
+	conf := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			conf[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return conf
+}
+
+// rigRun describes how the host runs one rig with this test binary inside.
+type rigRun struct {
+	rig    string   // directory under rigs/
+	goarch []string // GOARCH and friends for the guest binary
+	env    []string // extra environment for run.sh
+	what   string   // for the skip note
+}
+
+// hostRig runs the test named t.Name() inside r's rig, or skips it when
+// GOPMD_RIGS is not 1.
+func hostRig(t *testing.T, r rigRun) {
+	how := fmt.Sprintf("set GOPMD_RIGS=1 (root, QEMU, Debian apt sources; a few minutes): "+
+		"GOPMD_RIGS=1 go test -count=1 -run '^%s$' -v ./cmd/nicctl "+
+		"(builds this test binary and runs it inside rigs/%s/run.sh)", t.Name(), r.rig)
+	if os.Getenv("GOPMD_RIGS") != "1" {
+		testnote.Skip(t, r.what, how)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "rigs", r.rig, "run.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("no rig script: %v", err)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building the guest's test binary needs the go command on PATH: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "nicctl-"+r.rig+".test")
+	t0 := time.Now()
+	build := exec.Command(goTool, "test", "-c", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), append([]string{"GOOS=linux", "CGO_ENABLED=0"}, r.goarch...)...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c (%s): %v\n%s", strings.Join(r.goarch, " "), err, out)
+	}
+	tBuild := time.Since(t0)
+	cmd := exec.Command("bash", script)
+	cmd.Env = append(os.Environ(), r.env...)
+	cmd.Env = append(cmd.Env,
+		"RIG_EXTRA="+bin,
+		"RIG_EXTRA_ARGS=-test.run=^"+t.Name()+"$ -test.timeout=5m -test.v",
+		"RIG_OUT=/tmp/rigs-out/gopmd-"+r.rig+"-nicctl")
+	if os.Getenv("TIMEOUT") == "" {
+		cmd.Env = append(cmd.Env, "TIMEOUT=420")
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t1 := time.Now()
+	err = cmd.Run()
+	tRig := time.Since(t1)
+	o := out.String()
+	t.Logf("built the %s test binary in %v; rig ran %v", strings.Join(r.goarch, " "), tBuild.Round(100*time.Millisecond), tRig.Round(100*time.Millisecond))
+	for _, l := range regexp.MustCompile(`(?m)^TIME .*$`).FindAllString(o, -1) {
+		t.Log(l)
+	}
+	passed := regexp.MustCompile(`(?m)^--- PASS: ` + regexp.QuoteMeta(t.Name()) + ` `).MatchString(o)
+	if err != nil || !strings.Contains(o, "\nRESULT: PASS") || !strings.Contains(o, "PASS guest: extra program") || !passed {
+		t.Fatalf("%s in rigs/%s failed (run.sh: %v, the guest's test passed: %v):\n%s", t.Name(), r.rig, err, passed, o)
+	}
+	if i, j := strings.LastIndex(o, "RIG-EXTRA-BEGIN"), strings.LastIndex(o, "RIG-EXTRA-END"); i >= 0 && j > i {
+		t.Logf("in the guest:\n%s", o[i:j])
+	}
+}
+
+// TestRig runs nicctl against a real kernel: the project's x86-vfio rig
+// boots Debian's kernel under QEMU with an emulated IOMMU and QEMU's edu
+// device. On the host it builds this test binary and runs it there:
 //
-//	CGO_ENABLED=0 go test -c -o /tmp/nicctl.test ./cmd/nicctl
-//	RIG_EXTRA=/tmp/nicctl.test RIG_EXTRA_ARGS='-test.run=TestRig -test.v' bash ../shared/rigs/x86-vfio/run.sh
+//	GOPMD_RIGS=1 go test -count=1 -run '^TestRig$' -v ./cmd/nicctl
 //
-// Anywhere else it is skipped. It leaves edu on vfio-pci, as it found it.
+// In the guest it moves edu between vfio-pci, uio_pci_generic and no
+// driver with bind and unbind, checks info, and opens edu through VFIO with
+// regs; it leaves edu on vfio-pci.
 func TestRig(t *testing.T) {
-	if _, err := os.Stat("/rig.conf"); err != nil {
-		t.Skip("runs inside the x86-vfio rig only (see the comment above)")
+	if rigConf()["RIG"] != "x86-vfio" {
+		hostRig(t, rigRun{rig: "x86-vfio", goarch: []string{"GOARCH=amd64"},
+			what: "nicctl in the x86-vfio kernel rig (bind, unbind, info, regs on edu behind an emulated IOMMU)"})
+		return
 	}
 	edu := ""
 	devs, _ := filepath.Glob("/sys/bus/pci/devices/*")
@@ -32,6 +129,13 @@ func TestRig(t *testing.T) {
 	}
 	if edu == "" {
 		t.Fatal("no edu device (1234:11e8) in /sys/bus/pci/devices")
+	}
+	// The rig's own program ran first and may have left edu anywhere:
+	// start from vfio-pci.
+	first := bindJSON(t, "bind", edu, "vfio-pci")
+	t.Logf("bind %s vfio-pci: %+v -> %+v", edu, first.Before, first.After)
+	if first.After.Driver != "vfio-pci" || first.Changed != (first.Before != first.After) {
+		t.Fatalf("bind %s vfio-pci: %+v", edu, first)
 	}
 	var info infoResult
 	if err := json.Unmarshal([]byte(mustRun(t, "info", edu, "--json")), &info); err != nil {
@@ -77,20 +181,28 @@ func TestRig(t *testing.T) {
 	}
 }
 
-// TestRigFEC runs nicctl in the arm-fec rig of the shared rigs: Debian's
-// armmp kernel under qemu-system-arm (mcimx6ul-evk by default), with the
-// ENET named by $DEV released from the kernel's fec and the top of RAM
-// kept from the kernel as a carve-out at $CARVE:
+// TestRigFEC runs nicctl in the project's arm-fec rig: Debian's armmp
+// kernel under qemu-system-arm (mcimx6ul-evk), with no kernel driver on the
+// ENETs and the top of RAM kept from the kernel as a carve-out. On the host
+// it builds this test binary for GOARCH=arm GOARM=7 and runs it there:
 //
-//	GOARCH=arm GOARM=7 CGO_ENABLED=0 go test -c -o /tmp/nicctl-arm.test ./cmd/nicctl
-//	RIG_EXTRA=/tmp/nicctl-arm.test RIG_EXTRA_ARGS='-test.run=TestRigFEC -test.v' bash ../shared/rigs/arm-fec/run.sh
+//	GOPMD_RIGS=1 go test -count=1 -run '^TestRigFEC$' -v ./cmd/nicctl
 //
-// It reads the registers through /dev/mem, then brings the port up with
-// gopmd's fec driver on QEMU's ENET model and asks the PHY over MDIO.
+// In the guest it reads the first ENET's registers through /dev/mem, then
+// brings the port up with gopmd's fec driver on QEMU's ENET model, asks
+// the PHY over MDIO and sends frames with pktgen.
 func TestRigFEC(t *testing.T) {
-	dev, carve := os.Getenv("DEV"), os.Getenv("CARVE")
-	if _, err := os.Stat("/rig.conf"); err != nil || dev == "" || carve == "" {
-		t.Skip("runs inside the arm-fec rig only (see the comment above)")
+	conf := rigConf()
+	if conf["RIG"] != "arm-fec" {
+		hostRig(t, rigRun{rig: "arm-fec", goarch: []string{"GOARCH=arm", "GOARM=7"},
+			env:  []string{"RIG_ACCESS=devmem", "RIG_DMA=carveout", "RIG_FROM_HEAD=0"},
+			what: "nicctl in the arm-fec kernel rig (list, regs, info, phy, link, pktgen on QEMU's i.MX6UL ENET)"})
+		return
+	}
+	dev, _, _ := strings.Cut(conf["DEVS"], ",")
+	carve := conf["CARVE"]
+	if dev == "" || carve == "" || carve == "0" {
+		t.Fatalf("/rig.conf %v: want DEVS and a carve-out base in CARVE (the rig's RIG_DMA=carveout)", conf)
 	}
 	m := listJSON(t)
 	e, ok := m["platform:"+dev]
