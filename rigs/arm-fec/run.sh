@@ -266,7 +266,7 @@ wait $HPID 2>/dev/null || true
 echo "===== guest console ====="
 tr -d '\r' <"$CONSOLE_LOG" | grep -a -E '^(PASS|FAIL|INFO|TIME) |RIG-|FECRIG|^---|insmod:|Kernel panic|panic:|goroutine ' || true
 if [ -n "${RIG_EXTRA:-}" ]; then
-	echo "===== extra: $(basename "$RIG_EXTRA") $RIG_EXTRA_ARGS ====="
+	echo "===== extra: $(basename "$RIG_EXTRA") ${RIG_EXTRA_ARGS:-} ====="
 	tr -d '\r' <"$CONSOLE_LOG" | sed -n '/^RIG-EXTRA-BEGIN/,/^RIG-EXTRA-END/p' | grep -a -v -E '^\[ *[0-9]+\.[0-9]+\]' || true
 fi
 echo "===== host ====="

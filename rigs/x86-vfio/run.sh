@@ -151,7 +151,7 @@ echo "===== guest ====="
 tr -d '\r' <"$CONSOLE" | grep -a -E '^(PASS|FAIL|INFO) |RESULT|RIG-|insmod:|Kernel panic|EDU:' || true
 echo "================="
 if [ -n "${RIG_EXTRA:-}" ]; then
-	echo "===== extra: $(basename "$RIG_EXTRA") $RIG_EXTRA_ARGS ====="
+	echo "===== extra: $(basename "$RIG_EXTRA") ${RIG_EXTRA_ARGS:-} ====="
 	tr -d '\r' <"$CONSOLE" | sed -n '/^RIG-EXTRA-BEGIN/,/^RIG-EXTRA-END/p' | grep -a -v -E '^\[ *[0-9]+\.[0-9]+\]' || true
 	echo "================="
 fi
