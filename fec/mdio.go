@@ -121,8 +121,50 @@ func (p *Port) Link() driver.Link {
 // UpdateLink reads the PHY over MDIO and resolves speed and duplex from
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
 // is reported up at the part's top speed, full duplex (fixed link). On a
-// started port a change is applied to the MAC at once.
+// started port a change is applied to the MAC at once. The link watcher
+// (option link-poll=) calls it once a second; call it directly to see a
+// change sooner.
 func (p *Port) UpdateLink() driver.Link {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	return p.updateLinkLocked()
+}
+
+// watchLink reads the PHY every interval until stop is closed, so that a
+// renegotiated speed or duplex reaches ECR/RCR/TCR without anyone asking.
+func (p *Port) watchLink(stop, done chan struct{}, interval time.Duration) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p.ctl.Lock()
+			if p.started {
+				p.updateLinkLocked()
+			}
+			p.ctl.Unlock()
+		}
+	}
+}
+
+// stopWatcher ends the link watcher, if one runs, and waits for it. The
+// caller must not hold ctl.
+func (p *Port) stopWatcher() {
+	p.ctl.Lock()
+	stop, done := p.watchStop, p.watchDone
+	p.watchStop, p.watchDone = nil, nil
+	p.ctl.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+// updateLinkLocked is UpdateLink with ctl held.
+func (p *Port) updateLinkLocked() driver.Link {
 	l := driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
 	if p.prof.has(qGBIT) {
 		l.SpeedMbps = 1000

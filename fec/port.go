@@ -14,10 +14,16 @@
 //
 // Spec options: bd=legacy|enhanced (descriptor format; default enhanced
 // where the part has it), phy=N (PHY address; default: scan), phy-mode=
-// rgmii|rmii|mii (MAC-PHY interface; default per SoC), dma-coherent=1
-// (declare the device's DMA cache-coherent, as under QEMU), shift16=0 (no
-// RACC.SHIFT16 pad before received frames; QEMU 7.2 ignores SHIFT16 with
-// legacy descriptors).
+// rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
+// (how often a goroutine reads the PHY and brings the MAC's speed and
+// duplex bits in line; default 1s, 0 only at Start and UpdateLink),
+// dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU).
+//
+// shift16=0 is a workaround for QEMU only, never for silicon: QEMU 7.2's
+// ENET model ignores RACC.SHIFT16 when it receives into legacy (8-byte)
+// descriptors, so frames arrive 2 bytes short unless the driver stops
+// expecting the pad. The default, right for every RACC part (hw/fec.md
+// §4.6), is SHIFT16 on in both descriptor formats.
 package fec
 
 import (
@@ -36,7 +42,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "phy-mode", "dma-coherent", "shift16"}
+var options = []string{"bd", "phy", "phy-mode", "link-poll", "dma-coherent", "shift16"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -67,6 +73,9 @@ const (
 	// deriving the MDC divider: user space does not know the real clock,
 	// and a slower MDC than needed is always safe.
 	ipgHzBound = 266_000_000
+	// defaultLinkPoll is how often the link watcher reads the PHY: a few
+	// MDIO frames of ~25 µs each, once a second (link-poll= overrides it).
+	defaultLinkPoll = time.Second
 )
 
 // Port is one FEC/ENET MAC driven from user space. It implements
@@ -99,14 +108,21 @@ type Port struct {
 	tx      []*txQueue
 	regions []*dma.Region // ring memory, closed after the pools
 
+	// ctl serialises the control path: Start, Stop, the setters and the
+	// link watcher, which all write ECR, RCR or TCR and read the settings
+	// above. The data path never takes it.
+	ctl      sync.Mutex
 	started  bool
 	closed   bool
 	stopping atomic.Bool
 
-	mdioMu  sync.Mutex
-	phyAddr int // -1: no PHY answered
-	linkMu  sync.Mutex
-	link    driver.Link
+	mdioMu    sync.Mutex
+	phyAddr   int // -1: no PHY answered
+	linkMu    sync.Mutex
+	link      driver.Link
+	linkPoll  time.Duration
+	watchStop chan struct{} // closed to end the link watcher
+	watchDone chan struct{} // closed by the link watcher when it ends
 
 	statsMu sync.Mutex
 	mibLast [len(mibNames)]uint32
@@ -135,7 +151,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, errors.New("fec: device has no DMA mapper; the backend must provide one (pagemap, carve-out, IOMMU or sim)")
 	}
 	p := &Port{dev: d, regs: regs, prof: prof, cfg: cfg, name: d.Spec.Raw, phyAddr: -1,
-		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode}
+		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode, linkPoll: defaultLinkPoll}
 	if p.name == "" {
 		p.name = "fec"
 	}
@@ -234,6 +250,13 @@ func (p *Port) parseOptions(o map[string][]string) error {
 			return fmt.Errorf("fec: phy=%q: a PHY address is 0..31", v)
 		}
 		p.phyAddr = n
+	}
+	if v, ok := get("link-poll"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("fec: link-poll=%q: use a duration such as 100ms, or 0 to read the PHY only at Start and UpdateLink", v)
+		}
+		p.linkPoll = d
 	}
 	if v, ok := get("phy-mode"); ok {
 		switch v {
@@ -441,6 +464,8 @@ func (p *Port) rcr() uint32 {
 // Start programs the rings and the MAC and enables it (§5.3 steps 5-7):
 // frames flow when it returns.
 func (p *Port) Start() error {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
 	if p.closed {
 		return errors.New("fec: port is closed; open it again")
 	}
@@ -451,7 +476,7 @@ func (p *Port) Start() error {
 		return err
 	}
 	r := p.regs
-	link := p.UpdateLink()
+	link := p.updateLinkLocked()
 	for i, q := range p.rx {
 		q.init()
 		r.Write32(regRDSRn[i], uint32(q.ring.iova))
@@ -511,6 +536,10 @@ func (p *Port) Start() error {
 		q.refill() // posts every buffer and writes RDAR once
 	}
 	p.started = true
+	if p.phyAddr >= 0 && p.linkPoll > 0 {
+		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
+		go p.watchLink(p.watchStop, p.watchDone, p.linkPoll)
+	}
 	return r.Err()
 }
 
@@ -520,6 +549,9 @@ func (p *Port) Start() error {
 // idle, and take every buffer back from the rings. The queue goroutines
 // must have stopped polling.
 func (p *Port) Stop() error {
+	p.stopWatcher() // before ctl: the watcher takes ctl on every tick
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
 	if !p.started {
 		return nil
 	}
@@ -576,6 +608,8 @@ func (p *Port) Close() error {
 		return nil
 	}
 	err := p.Stop()
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
 	p.regs.Write32(regECR, 0)
 	p.closed = true
 	if e := p.freeMemory(); e != nil {
@@ -613,6 +647,8 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	if len(mac) != 6 || mac[0]&1 != 0 {
 		return fmt.Errorf("fec: MAC %v must be a 6-byte unicast address", mac)
 	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
 	p.mac = append(net.HardwareAddr(nil), mac...)
 	p.writeMAC()
 	return p.regs.Err()
@@ -620,6 +656,8 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 
 // SetPromiscuous turns RCR.PROM on or off.
 func (p *Port) SetPromiscuous(on bool) error {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
 	p.promisc = on
 	if p.started {
 		p.regs.Write32(regRCR, p.rcr())
@@ -642,6 +680,8 @@ func (p *Port) setMTU(mtu int) error {
 // SetMTU sets the largest L3 payload (RCR.MAX_FL, FTRL). Frames longer than
 // one buffer span several descriptors.
 func (p *Port) SetMTU(mtu int) error {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
 	if err := p.setMTU(mtu); err != nil {
 		return err
 	}

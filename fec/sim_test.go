@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -752,4 +753,90 @@ func TestControlPath(t *testing.T) {
 		t.Fatalf("a 4000-byte frame did not pass an MTU of 9000")
 	}
 	pkts[0].Free()
+}
+
+// regValue reads one register by name through DumpRegs.
+func regValue(t *testing.T, p *fec.Port, name string) uint32 {
+	t.Helper()
+	for _, r := range p.DumpRegs() {
+		if r.Name == name {
+			return r.Value
+		}
+	}
+	t.Fatalf("DumpRegs has no %s", name)
+	return 0
+}
+
+// checkSpeedBits checks that ECR.SPEED and RCR.RMII_10T say speed and
+// that a frame passes the model, which refuses frames while the MAC's
+// speed differs from the PHY's.
+func checkSpeedBits(t *testing.T, p *fec.Port, m *model.Device, speed int, what string) {
+	t.Helper()
+	ecr, rcr := regValue(t, p, "ECR"), regValue(t, p, "RCR")
+	if got := ecr&(1<<5) != 0; got != (speed == 1000) {
+		t.Fatalf("%s: ECR %#x: SPEED is %v at %d Mb/s", what, ecr, got, speed)
+	}
+	if got := rcr&(1<<9) != 0; got != (speed == 10) {
+		t.Fatalf("%s: RCR %#x: RMII_10T is %v at %d Mb/s", what, rcr, got, speed)
+	}
+	f := udpFrame(t, 128, -1, speed)
+	mis := m.Stats().SpeedMismatch
+	m.Port().Receive(f)
+	pkts := make([]*driver.Packet, 1)
+	if p.RxQueue(0).RxBurst(pkts) != 1 || !bytes.Equal(pkts[0].Data(), f) {
+		t.Fatalf("%s: no frame passed at %d Mb/s (model speed mismatches +%d)", what, speed, m.Stats().SpeedMismatch-mis)
+	}
+	pkts[0].Free()
+}
+
+// TestLinkSpeedSetsMACBits: the speed the PHY resolves (read over MDIO
+// clause 22) reaches ECR.SPEED and RCR.RMII_10T at Start, and again after
+// the PHY renegotiates to another speed on a running port.
+func TestLinkSpeedSetsMACBits(t *testing.T) {
+	for _, c := range []struct {
+		soc          string
+		speed, later int
+	}{{"imx8mp", 1000, 100}, {"imx8mp", 100, 10}, {"imx8mp", 10, 1000}, {"imx6ul", 100, 1000}, {"imx6q", 1000, 10}} {
+		name := fmt.Sprintf("%s/%d-then-%d", c.soc, c.speed, c.later)
+		p, m := openSim(t, fmt.Sprintf("soc=%s&speed=%d&link-poll=0", c.soc, c.speed))
+		if l := p.Link(); !l.Up || l.SpeedMbps != c.speed || !l.FullDuplex {
+			t.Fatalf("%s: link %v, want up %d Mb/s full duplex", name, l, c.speed)
+		}
+		checkSpeedBits(t, p, m, c.speed, name+" at start")
+		if err := m.SetLinkSpeed(c.later); err != nil {
+			t.Fatal(err)
+		}
+		m.Port().Receive(udpFrame(t, 128, -1, 1))
+		pkts := make([]*driver.Packet, 1)
+		if p.RxQueue(0).RxBurst(pkts) != 0 {
+			t.Fatalf("%s: a frame passed while the MAC still ran at the old speed: the check below proves nothing", name)
+		}
+		if l := p.UpdateLink(); l.SpeedMbps != c.later {
+			t.Fatalf("%s: UpdateLink says %v after the PHY went to %d Mb/s", name, l, c.later)
+		}
+		checkSpeedBits(t, p, m, c.later, name+" after renegotiation")
+	}
+	if _, err := driver.Open("sim:fec98?soc=imx6ul&speed=5"); err == nil || !strings.Contains(err.Error(), "10, 100 or 1000") {
+		t.Fatalf("speed=5: %v", err)
+	}
+}
+
+// TestLinkWatcherFollowsPHY: with the link watcher on (link-poll=), a
+// renegotiated speed reaches the MAC without anyone calling UpdateLink.
+func TestLinkWatcherFollowsPHY(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&link-poll=1ms")
+	if err := m.SetLinkSpeed(100); err != nil {
+		t.Fatal(err)
+	}
+	// A bound on polls (each at least one watcher period), not a timing check.
+	for i := 0; p.Link().SpeedMbps != 100; i++ {
+		if i == 20_000 {
+			t.Fatalf("the watcher never saw the PHY at 100 Mb/s: link %v", p.Link())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	checkSpeedBits(t, p, m, 100, "after the watcher")
+	if err := p.Stop(); err != nil { // ends the watcher first
+		t.Fatal(err)
+	}
 }

@@ -12,10 +12,11 @@ import (
 )
 
 // fecOptions are the spec options of sim:fecN: soc=NAME (default
-// model.DefaultSoC), mode=sync|engine, mmio-cost=DURATION, link=down.
-// The descriptor format is not an option: the driver selects it with
-// ECR.EN1588, as on silicon.
-var fecOptions = []string{"soc", "mode", "mmio-cost", "link"}
+// model.DefaultSoC, imx8mp), mode=sync|engine, mmio-cost=DURATION,
+// link=down, speed=10|100|1000 (the speed the PHY resolves; default the
+// part's top speed). The descriptor format is not an option: the driver
+// selects it with ECR.EN1588, as on silicon.
+var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed"}
 
 var (
 	fecMu   sync.Mutex
@@ -69,6 +70,14 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		}
 		cost = d
 	}
+	speed := 0
+	if v := o.Get("speed"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n != 10 && n != 100 && n != 1000 {
+			return nil, bad("speed", "must be 10, 100 or 1000 (Mb/s)")
+		}
+		speed = n
+	}
 	linkDown := false
 	switch o.Get("link") {
 	case "", "up":
@@ -93,7 +102,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 
 	iommu := sharedIOMMU(prof.NonCoherent)
 	dev, err := model.New(model.Config{Name: name, SoC: prof.Name, MAC: fecMAC(name), IOMMU: iommu,
-		Engine: engine, MMIOCost: cost, LinkDown: linkDown})
+		Engine: engine, MMIOCost: cost, LinkDown: linkDown, LinkSpeed: speed})
 	if err != nil {
 		unreserve()
 		return nil, err

@@ -111,15 +111,9 @@ func New(cfg Config) (*Device, error) {
 	if cfg.PHYAddr < 0 || cfg.PHYAddr > 31 {
 		return nil, fmt.Errorf("fec model %s: PHY address %d outside 0..31", name, cfg.PHYAddr)
 	}
-	speed := cfg.LinkSpeed
-	if speed == 0 {
-		speed = 100
-		if prof.Gigabit {
-			speed = 1000
-		}
-	}
-	if speed != 10 && speed != 100 && speed != 1000 || speed == 1000 && !prof.Gigabit {
-		return nil, fmt.Errorf("fec model %s: link speed %d Mb/s not possible on %s (10, 100%s)", name, speed, prof.Name, map[bool]string{true: ", 1000", false: ""}[prof.Gigabit])
+	speed, err := checkSpeed(name, prof, cfg.LinkSpeed)
+	if err != nil {
+		return nil, err
 	}
 	d := &Device{
 		name:     name,
@@ -506,6 +500,24 @@ func (d *Device) tcrWrite(v uint32) {
 	if old&tcrGTS != 0 && v&tcrGTS == 0 {
 		d.resumeTX()
 	}
+}
+
+// checkSpeed validates a PHY speed for prof; 0 picks the part's top speed.
+func checkSpeed(name string, prof Profile, speed int) (int, error) {
+	if speed == 0 {
+		speed = 100
+		if prof.Gigabit {
+			speed = 1000
+		}
+	}
+	if speed != 10 && speed != 100 && speed != 1000 || speed == 1000 && !prof.Gigabit {
+		top := "10, 100"
+		if prof.Gigabit {
+			top += ", 1000"
+		}
+		return 0, fmt.Errorf("fec model %s: link speed %d Mb/s not possible on %s (%s)", name, speed, prof.Name, top)
+	}
+	return speed, nil
 }
 
 // MAC returns the station address PALR/PAUR hold now.

@@ -106,5 +106,25 @@ func (d *Device) FlapLink() {
 	d.SetLink(true)
 }
 
+// SetLinkSpeed makes the PHY renegotiate to speed Mb/s (10, 100 or, on
+// gigabit parts, 1000; 0: the part's top speed), full duplex, as when the
+// link partner changes: the link goes down once (latched low in BMSR) and
+// comes back at the new speed. Frames pass again only once the MAC's
+// ECR.SPEED and RCR.RMII_10T match it.
+func (d *Device) SetLinkSpeed(speed int) error {
+	s, err := checkSpeed(d.name, d.prof, speed)
+	if err != nil {
+		return err
+	}
+	up := d.link.Load()
+	d.SetLink(false)
+	d.phy.speed.Store(int32(s))
+	d.SetLink(up)
+	return nil
+}
+
+// LinkSpeed is the speed the PHY resolved, in Mb/s.
+func (d *Device) LinkSpeed() int { return int(d.phy.speed.Load()) }
+
 // LinkUp reports the PHY's link state.
 func (d *Device) LinkUp() bool { return d.link.Load() }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,7 +43,7 @@ const (
 type phy struct {
 	mu       sync.Mutex
 	addr     int
-	speed    int
+	speed    atomic.Int32 // resolved speed in Mb/s; read by the MAC per frame
 	gigabit  bool
 	up       bool
 	latchLow bool // link went down since BMSR was last read
@@ -50,7 +51,8 @@ type phy struct {
 }
 
 func (p *phy) init(addr, speed int, gigabit bool) {
-	p.addr, p.speed, p.gigabit = addr, speed, gigabit
+	p.addr, p.gigabit = addr, gigabit
+	p.speed.Store(int32(speed))
 	p.reset()
 }
 
@@ -97,7 +99,7 @@ func (p *phy) read(reg int) uint16 {
 		if !p.up {
 			return 0
 		}
-		if p.speed == 10 {
+		if p.speed.Load() == 10 {
 			return 0x4061 // ACK, 10 FD/HD
 		}
 		return 0x41E1 // ACK, 100/10 FD/HD
@@ -107,7 +109,7 @@ func (p *phy) read(reg int) uint16 {
 		}
 		return 0
 	case phyGBSR:
-		if p.up && p.speed == 1000 {
+		if p.up && p.speed.Load() == 1000 {
 			return 0x3C00 // local/remote receiver OK, partner 1000 FD/HD
 		}
 		return 0

@@ -116,7 +116,7 @@ func (d *Device) linkOK(ecr, rcr uint32) bool {
 	case rcr&rcrRMII10T != 0:
 		mac = 10
 	}
-	if mac != d.phy.speed {
+	if int32(mac) != d.phy.speed.Load() {
 		d.st.speedMismatch.Add(1)
 		return false
 	}
