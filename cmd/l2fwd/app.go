@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,8 @@ type app struct {
 	start       time.Time
 	end         time.Time
 	metricsAddr string // where --metrics listens, once it does
+	nWorkers    int    // set by workers()
+	workerWhy   string // why that many
 	portsMu     sync.Mutex
 	bounces     []*bounceMem
 	// Kept at set-up: the sim registry forgets a port when it closes.
@@ -45,6 +48,7 @@ type app struct {
 	gens   []*sim.Generator
 	sinks  []*sim.Sink
 	afps   []*sim.AFPacket
+	pcaps  []*sim.PcapSource
 	cables []*sim.Cable
 }
 
@@ -126,6 +130,13 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		defer t.Stop()
 		tick = t.C
 	}
+	var doneTick <-chan time.Time
+	var lastSig []uint64
+	if o.untilDone {
+		t := time.NewTicker(untilDoneCheck)
+		defer t.Stop()
+		doneTick = t.C
+	}
 	prev, prevT := a.snapshot(), time.Now()
 loop:
 	for {
@@ -136,6 +147,11 @@ loop:
 			cur := a.snapshot()
 			a.printTable(prev, cur, now.Sub(prevT))
 			prev, prevT = cur, now
+		case <-doneTick:
+			var finished bool
+			if finished, lastSig = a.finished(lastSig); finished {
+				break loop
+			}
 		}
 	}
 
@@ -219,6 +235,7 @@ func (a *app) setup() error {
 		a.gens = append(a.gens, sim.GeneratorOf(a.specs[i]))
 		a.sinks = append(a.sinks, sim.SinkOf(a.specs[i]))
 		a.afps = append(a.afps, sim.AFPacketOf(a.specs[i]))
+		a.pcaps = append(a.pcaps, sim.PcapSourceOf(a.specs[i]))
 		a.cables = append(a.cables, sim.CableOf(a.specs[i]))
 		dst := pairOf(i, n, a.o.mode)
 		for q := 0; q < info.RxQueues; q++ {
@@ -234,6 +251,7 @@ func (a *app) setup() error {
 				}
 				l.txPort = dst
 				l.tx = a.ports[dst].TxQueue(q)
+				l.txRing = di.TxRingSize
 				l.dst = [6]byte{0x02, 0, 0, 0, 0, byte(dst)}
 				copy(l.src[:], a.ports[dst].MAC())
 				if err := a.bounceIfNeeded(l, i, dst); err != nil {
@@ -253,17 +271,24 @@ func (a *app) setup() error {
 	return nil
 }
 
-// workers spreads the lanes over the workers: one per lane unless --workers.
+// workers spreads the lanes over the workers, each locked to an OS thread:
+// one worker per RX queue (lane), as the issue of a poll-mode forwarder
+// wants, with one exception. When simulated ports run in engine mode, their
+// DMA engine is a goroutine that needs a CPU of its own next to the workers
+// (a worker never yields its thread), so the workers are capped at
+// GOMAXPROCS-1 and some poll several queues in turn. --workers N sets the
+// count outright. It records why in a.workerWhy.
 func (a *app) workers() []*worker {
 	n := a.o.workers
+	a.workerWhy = "one per RX queue"
 	if n == 0 {
 		n = len(a.lanes)
-		// Workers locked to threads never give their CPU up: leave one
-		// to the simulated devices' engines, or they would only run when
-		// the Go scheduler preempts a worker.
 		if e := a.engines(); e > 0 && n+1 > runtime.GOMAXPROCS(0) {
 			n = max(1, runtime.GOMAXPROCS(0)-1)
+			a.workerWhy = fmt.Sprintf("capped at GOMAXPROCS-1 = %d so the simulated devices' engine goroutine keeps a CPU", n)
 		}
+	} else {
+		a.workerWhy = "set by --workers"
 	}
 	if n > len(a.lanes) {
 		n = len(a.lanes)
@@ -275,7 +300,13 @@ func (a *app) workers() []*worker {
 	for i, l := range a.lanes {
 		ws[i%n].lanes = append(ws[i%n].lanes, l)
 	}
+	a.nWorkers = n
 	return ws
+}
+
+// workerNote says how many workers poll how many RX queues, and why.
+func (a *app) workerNote() string {
+	return fmt.Sprintf("%d worker(s) locked to OS threads for %d RX queue(s) (%s)", a.nWorkers, len(a.lanes), a.workerWhy)
 }
 
 // closePorts closes every port and sorts the errors into buffer leaks and
@@ -419,4 +450,40 @@ func (a *app) engines() int {
 		}
 	}
 	return n
+}
+
+// untilDoneCheck is how often --until-done looks whether the run is over.
+const untilDoneCheck = 10 * time.Millisecond
+
+// finished tells --until-done that the run is over: every generator and
+// pcap-in replay has sent everything, each port received all of it, every
+// received frame was handled, refused or dropped, and no counter moved
+// since the last look (prev, the signature it returned then), so nothing
+// is still crossing a ring, cable or sink. Stop then drains TX.
+func (a *app) finished(prev []uint64) (bool, []uint64) {
+	snap := a.snapshot()
+	var sig []uint64
+	over := true
+	for i, s := range snap {
+		var produced uint64
+		if g := a.gens[i]; g != nil {
+			over = over && g.Done()
+			produced += g.Stats().Frames
+		}
+		if p := a.pcaps[i]; p != nil {
+			over = over && p.Done()
+			produced += p.Frames()
+		}
+		in := s.stats.Rx.Packets + s.stats.Rx.TotalDrops()
+		over = over && in >= produced && s.handled+s.txRefused+s.noBounce == s.stats.Rx.Packets
+		sig = append(sig, produced, in, s.stats.Tx.Packets, s.stats.Tx.TotalDrops(), s.handled, s.txRefused, s.noBounce)
+		if k := a.sinks[i]; k != nil {
+			sig = append(sig, k.Stats().Frames)
+		}
+		if a.cables[i] != nil {
+			c := a.cableOut(i)
+			sig = append(sig, c.Frames, c.Full, c.TooBig, c.Unplugged)
+		}
+	}
+	return over && slices.Equal(sig, prev), sig
 }

@@ -48,11 +48,20 @@ type lane struct {
 	// device has no engine of its own. Set on queue 0's lane only.
 	pump func() int
 
+	// txRing is the TX queue's ring size (0 when the driver does not say):
+	// it tells a refusal for want of room from a busy device.
+	txRing int
+
 	// Written by the worker once per burst, read by the stats printer.
 	handled, handledBytes atomic.Uint64 // sent to TX (fwd, tx) or consumed (drop, pass)
-	txRefused             atomic.Uint64 // TX ring full: freed and counted
-	bounceShort           atomic.Uint64 // no bounce buffer (or too long for one): dropped
-	ipv4, ipv6, arp       atomic.Uint64 // pass mode: what the application saw
+	txRefused             atomic.Uint64 // TX took fewer than offered: freed and counted
+	// txBusy is the part of txRefused the TX queue refused while its ring
+	// had room for the whole burst: the device was busy, as while the
+	// ENETC's link poll runs an MDIO transaction (ERR050089 closes the data
+	// path) or the port stops. The rest found the ring full.
+	txBusy          atomic.Uint64
+	bounceShort     atomic.Uint64 // no bounce buffer (or too long for one): dropped
+	ipv4, ipv6, arp atomic.Uint64 // pass mode: what the application saw
 }
 
 // worker polls its lanes until stop is set.
@@ -166,6 +175,11 @@ func (l *lane) send(b []*driver.Packet) {
 		}
 		pool.FreeBulk(b[sent:])
 		l.txRefused.Add(uint64(len(b) - sent))
+		// Pending is what the ring may still hold: if the whole burst
+		// would have fit beside it, room was not the reason.
+		if sent == 0 && l.tx.Pending()+len(b) < l.txRing {
+			l.txBusy.Add(uint64(len(b)))
+		}
 	}
 	l.handled.Add(uint64(sent))
 	l.handledBytes.Add(bytes)

@@ -59,6 +59,7 @@ type options struct {
 	metricsAny    bool
 	workers       int
 	cpuProfile    string
+	untilDone     bool
 	specs         []string
 }
 
@@ -116,6 +117,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (loopback only unless --metrics-any), e.g. 127.0.0.1:9464 or :9464")
 	fs.BoolVar(&o.metricsAny, "metrics-any", false, "allow --metrics on a non-loopback address")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per port queue)")
+	fs.BoolVar(&o.untilDone, "until-done", false, "stop by itself once every pcap-in file and every gen-count generator has been sent in full and every frame forwarded (all sources must end: sim ports with pcap-in, gen-count, peer or nothing)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	return fs
 }
@@ -166,7 +168,61 @@ func parseArgs(args []string) (*options, error) {
 			return nil, &usageError{err.Error()}
 		}
 	}
+	if o.untilDone {
+		if err := checkUntilDone(o.specs); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
+}
+
+// checkUntilDone refuses --until-done when a port's input never ends: a
+// real device, a generator without gen-count, an AF_PACKET socket. At
+// least one port must have an input that ends (pcap-in, gen-count).
+func checkUntilDone(specs []string) error {
+	finite := 0
+	for i, raw := range specs {
+		s, _ := driver.ParseSpec(raw)
+		endless := ""
+		switch {
+		case s.Scheme != "sim":
+			endless = "a real device receives for as long as its link is up"
+		case s.Options.Has("afpacket"):
+			endless = "afpacket= receives from Linux for as long as the interface lives"
+		case s.Options.Has("pcap-in"):
+			finite++
+		}
+		if s.Scheme == "sim" && endless == "" && genOn(s) {
+			if n, err := strconv.ParseUint(s.Options.Get("gen-count"), 10, 64); err != nil || n == 0 {
+				endless = "its generator has no gen-count"
+			} else {
+				finite++
+			}
+		}
+		if endless != "" {
+			return &usageError{fmt.Sprintf("--until-done: port %d (%s) never runs dry: %s; give it pcap-in= or gen-count=, or stop with --duration or Ctrl-C instead", i, raw, endless)}
+		}
+	}
+	if finite == 0 {
+		return &usageError{"--until-done: no port has an input that ends; give one pcap-in=FILE or gen=1&gen-count=N, or stop with --duration or Ctrl-C instead"}
+	}
+	return nil
+}
+
+// genOn reports whether a sim spec asks for the generator (gen=1, or any
+// gen-* option); sim itself checks the values.
+func genOn(s driver.Spec) bool {
+	if s.Options.Has("gen") {
+		v := s.Options.Get("gen")
+		on, err := strconv.ParseBool(v)
+		return v == "" || err != nil || on
+	}
+	for _, k := range []string{"gen-size", "gen-flows", "gen-rate", "gen-count"} {
+		if s.Options.Has(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // metricsAddr checks a --metrics address: a bare port binds to loopback,

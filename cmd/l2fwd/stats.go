@@ -16,9 +16,13 @@ type portSnap struct {
 	stats           driver.PortStats
 	handled         uint64 // frames the forwarder handed to TX or consumed
 	hBytes          uint64
-	txRefused       uint64
+	txRefused       uint64 // frames this port received that their TX port refused
+	txBusy          uint64 // the part of txRefused refused by a busy device
+	outRefused      uint64 // frames this port's TX refused (from any RX port)
+	outBusy         uint64 // the part of outRefused refused while busy
 	noBounce        uint64
-	poolUse         int // buffers out of the RX pools (approximate)
+	wire            []wireLoss // losses on this port's simulated wires
+	poolUse         int        // buffers out of the RX pools (approximate)
 	poolSize        int
 	ipv4, ipv6, arp uint64
 }
@@ -47,21 +51,93 @@ func (a *app) snapshot() []portSnap {
 		ps := &s[l.rxPort]
 		ps.handled += l.handled.Load()
 		ps.hBytes += l.handledBytes.Load()
-		ps.txRefused += l.txRefused.Load()
+		r, b := l.txRefused.Load(), l.txBusy.Load()
+		ps.txRefused += r
+		ps.txBusy += b
+		if l.txPort >= 0 {
+			s[l.txPort].outRefused += r
+			s[l.txPort].outBusy += b
+		}
 		ps.noBounce += l.bounceShort.Load()
 		ps.ipv4 += l.ipv4.Load()
 		ps.ipv6 += l.ipv6.Load()
 		ps.arp += l.arp.Load()
 	}
+	for i := range s {
+		s[i].wire = a.wireLosses(i)
+	}
 	return s
+}
+
+// wireLoss is one count of frames a simulated wire lost.
+type wireLoss struct {
+	name string
+	n    uint64
+}
+
+// wireLosses are the frames port i's simulated wires lost: its cable's
+// direction out of the port and its AF_PACKET socket.
+func (a *app) wireLosses(i int) []wireLoss {
+	var w []wireLoss
+	if i < len(a.cables) && a.cables[i] != nil {
+		c := a.cableOut(i)
+		w = append(w, wireLoss{"cable:full", c.Full}, wireLoss{"cable:too_big", c.TooBig}, wireLoss{"cable:unplugged", c.Unplugged})
+	}
+	if i < len(a.afps) && a.afps[i] != nil {
+		x := a.afps[i].Stats()
+		w = append(w, wireLoss{"afpacket:kernel", x.KernelDrops}, wireLoss{"afpacket:queue_full", x.RxDropped},
+			wireLoss{"afpacket:too_big", x.RxTooBig}, wireLoss{"afpacket:send_error", x.TxErrors})
+	}
+	return w
+}
+
+// cableOut is the direction of port i's cable that the port transmits into.
+func (a *app) cableOut(i int) sim.CableStats {
+	ab, ba := a.cables[i].Stats()
+	if x, _ := a.cables[i].Ends(); x != trimSim(a.specs[i]) {
+		return ba
+	}
+	return ab
+}
+
+// drops is every frame lost at or through port p, by cause: the driver's
+// counters, TX refusals of this port, bounce shortages of frames it
+// received, and its simulated wires' losses.
+func (p portSnap) drops() []wireLoss {
+	var d []wireLoss
+	for c := driver.Cause(0); c < driver.NumCauses; c++ {
+		d = append(d, wireLoss{"rx:" + c.String(), p.stats.Rx.Drops[c]})
+	}
+	for c := driver.Cause(0); c < driver.NumCauses; c++ {
+		d = append(d, wireLoss{"tx:" + c.String(), p.stats.Tx.Drops[c]})
+	}
+	d = append(d, wireLoss{"tx:refused_busy", p.outBusy}, wireLoss{"tx:refused_full", p.outRefused - p.outBusy},
+		wireLoss{"no_bounce", p.noBounce})
+	return append(d, p.wire...)
+}
+
+// dropDelta lists the causes that grew from prev to cur, and their sum.
+func dropDelta(prev, cur portSnap) (string, uint64) {
+	pd, cd := prev.drops(), cur.drops()
+	var parts []string
+	var sum uint64
+	for i := range cd {
+		if i < len(pd) && cd[i].n != pd[i].n {
+			v := cd[i].n - pd[i].n
+			sum += v
+			parts = append(parts, fmt.Sprintf("%s=%d", cd[i].name, v))
+		}
+	}
+	return strings.Join(parts, " "), sum
 }
 
 func (a *app) printTableHeader() {
 	if a.o.statsInterval == 0 {
 		return
 	}
-	fmt.Fprintf(a.table, "l2fwd: %d ports, mode %s, burst %d, %d queue(s) per port, %d worker(s) for %d RX queue(s), MAC updating %v; Mbps count frame bytes (no FCS, preamble or gap)\n",
-		len(a.ports), a.o.mode, a.o.burst, a.o.queues, len(a.workers()), len(a.lanes), a.o.macUpdating && a.o.mode == modeFwd)
+	fmt.Fprintf(a.table, "l2fwd: %d ports, mode %s, burst %d, %d queue(s) per port, %s, MAC updating %v\n",
+		len(a.ports), a.o.mode, a.o.burst, a.o.queues, a.workerNote(), a.o.macUpdating && a.o.mode == modeFwd)
+	fmt.Fprintf(a.table, "l2fwd: rates per second over each interval; Mbps count frame bytes (no FCS, preamble or gap); drops by cause: rx:/tx: the driver's counters, tx:refused_full the TX ring had no room, tx:refused_busy the TX queue took nothing while its ring had room (an MDIO transaction such as the ENETC link poll, ERR050089), no_bounce, cable:, afpacket: the simulated wires\n")
 }
 
 func rate(d uint64, dt time.Duration) float64 {
@@ -71,42 +147,32 @@ func rate(d uint64, dt time.Duration) float64 {
 	return float64(d) / dt.Seconds()
 }
 
-// dropText lists the non-zero drop causes of a QueueStats delta.
-func dropText(cur, prev driver.QueueStats) string {
-	var parts []string
-	for c := driver.Cause(0); c < driver.NumCauses; c++ {
-		if d := cur.Drops[c] - prev.Drops[c]; d != 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", c, d))
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
-// printTable prints one interval: per port rx/tx pps and Mbps (frame bytes,
-// without preamble and gap), drops by cause, and pool use.
+// printTable prints one interval, as DPDK's l2fwd does once per period:
+// per port rx/tx pps and Mbps (frame bytes, without preamble and gap),
+// pool use, drops by cause; then the totals since the start.
 func (a *app) printTable(prev, cur []portSnap, dt time.Duration) {
 	w := a.table
-	fmt.Fprintf(w, "%-4s %12s %9s %12s %9s %10s %11s  %s\n", "port", "rx pps", "rx Mbps", "tx pps", "tx Mbps", "refused/s", "pool use", "drops (this interval)")
-	var trx, ttx float64
+	fmt.Fprintf(w, "%-4s %11s %9s %11s %9s %11s %10s  %s\n", "port", "rx pps", "rx Mbps", "tx pps", "tx Mbps", "pool use", "dropped/s", "drops by cause (this interval)")
+	var trx, ttx, trxb, ttxb, tdrop float64
+	var totRx, totTx, totDrop uint64
 	for i := range cur {
 		c, p := cur[i], prev[i]
 		rxp := rate(c.stats.Rx.Packets-p.stats.Rx.Packets, dt)
 		rxb := rate(c.stats.Rx.Bytes-p.stats.Rx.Bytes, dt) * 8 / 1e6
 		txp := rate(c.stats.Tx.Packets-p.stats.Tx.Packets, dt)
 		txb := rate(c.stats.Tx.Bytes-p.stats.Tx.Bytes, dt) * 8 / 1e6
-		ref := rate(c.txRefused-p.txRefused, dt)
-		trx += rxp
-		ttx += txp
-		drops := []string{}
-		if d := dropText(c.stats.Rx, p.stats.Rx); d != "" {
-			drops = append(drops, "rx:"+d)
+		causes, nd := dropDelta(p, c)
+		dr := rate(nd, dt)
+		trx, ttx, trxb, ttxb, tdrop = trx+rxp, ttx+txp, trxb+rxb, ttxb+txb, tdrop+dr
+		totRx += c.stats.Rx.Packets
+		totTx += c.stats.Tx.Packets
+		for _, d := range c.drops() {
+			totDrop += d.n
 		}
-		if d := dropText(c.stats.Tx, p.stats.Tx); d != "" {
-			drops = append(drops, "tx:"+d)
-		}
-		fmt.Fprintf(w, "%-4d %12.0f %9.1f %12.0f %9.1f %10.0f %5d/%-5d  %s\n", i, rxp, rxb, txp, txb, ref, c.poolUse, c.poolSize, strings.Join(drops, " "))
+		use := fmt.Sprintf("%d/%d", c.poolUse, c.poolSize)
+		fmt.Fprintf(w, "%-4d %11.0f %9.1f %11.0f %9.1f %11s %10.0f  %s\n", i, rxp, rxb, txp, txb, use, dr, causes)
 	}
-	fmt.Fprintf(w, "%-4s %12.0f %9s %12.0f\n", "all", trx, "", ttx)
+	fmt.Fprintf(w, "%-4s %11.0f %9.1f %11.0f %9.1f %11s %10.0f  since start: rx %d, tx %d, dropped %d\n", "all", trx, trxb, ttx, ttxb, "", tdrop, totRx, totTx, totDrop)
 }
 
 // queueJSON is a QueueStats in the summary.
@@ -137,7 +203,12 @@ type portJSON struct {
 	// Handled: frames the forwarder sent on (fwd, tx) or consumed (drop, pass).
 	Handled      uint64 `json:"handled"`
 	HandledBytes uint64 `json:"handled_bytes"`
-	TxRefused    uint64 `json:"tx_refused"`
+	// TxRefused: frames of this port's that the TX port did not take
+	// (freed, never retried); TxRefusedBusy the part refused while the TX
+	// ring had room (the device was busy: an MDIO transaction such as the
+	// ENETC link poll, or a stop), the rest found the ring full.
+	TxRefused     uint64 `json:"tx_refused"`
+	TxRefusedBusy uint64 `json:"tx_refused_busy"`
 	// NoBounce: frames dropped for want of a bounce buffer (ports in two
 	// DMA domains only).
 	NoBounce  uint64              `json:"no_bounce,omitempty"`
@@ -146,8 +217,20 @@ type portJSON struct {
 	Generator *sim.GeneratorStats `json:"generator,omitempty"`
 	Sink      *sim.SinkStats      `json:"sink,omitempty"`
 	AFPacket  *sim.AFPacketStats  `json:"afpacket,omitempty"`
+	PcapIn    *pcapInJSON         `json:"pcap_in,omitempty"`
 	// Cable: the direction this port transmits into (sim cables only).
 	Cable *sim.CableStats `json:"cable,omitempty"`
+}
+
+// pcapInJSON is a port's pcap-in replay in the summary.
+type pcapInJSON struct {
+	// Frames were replayed into the port; Truncated of them were longer
+	// than its receive buffers.
+	Frames    uint64 `json:"frames"`
+	Truncated uint64 `json:"truncated"`
+	// Done: the whole file was replayed. Error: why it stopped early.
+	Done  bool   `json:"done"`
+	Error string `json:"error,omitempty"`
 }
 
 // summaryJSON is the final summary (--json prints it as one object).
@@ -178,7 +261,7 @@ type summaryJSON struct {
 
 func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSON {
 	s := summaryJSON{Mode: a.o.mode.String(), Burst: a.o.burst, Queues: a.o.queues,
-		Workers: len(a.workers()), MACUpdating: a.o.macUpdating && a.o.mode == modeFwd,
+		Workers: a.nWorkers, MACUpdating: a.o.macUpdating && a.o.mode == modeFwd,
 		Seconds: a.end.Sub(a.start).Seconds(), Errors: []string{}}
 	txOf := map[int]int{}
 	for _, l := range a.lanes {
@@ -186,7 +269,7 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 	}
 	for i, f := range final {
 		pj := portJSON{Port: i, Spec: a.specs[i], TxPort: txOf[i], Rx: queueOut(f.stats.Rx), Tx: queueOut(f.stats.Tx),
-			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused, NoBounce: f.noBounce}
+			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused, TxRefusedBusy: f.txBusy, NoBounce: f.noBounce}
 		for _, l := range a.lanes {
 			if l.rxPort == i && l.bounce != nil {
 				pj.Copied = true
@@ -205,15 +288,17 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 		if i < len(a.afps) && a.afps[i] != nil {
 			st := a.afps[i].Stats()
 			pj.AFPacket = &st
-			s.Dropped += st.RxDropped + st.RxTooBig + st.KernelDrops + st.TxErrors
+		}
+		if i < len(a.pcaps) && a.pcaps[i] != nil {
+			src := a.pcaps[i]
+			pj.PcapIn = &pcapInJSON{Frames: src.Frames(), Truncated: src.Truncated(), Done: src.Done()}
+			if err := src.Err(); err != nil {
+				pj.PcapIn.Error = err.Error()
+			}
 		}
 		if i < len(a.cables) && a.cables[i] != nil {
-			ab, ba := a.cables[i].Stats()
-			if x, _ := a.cables[i].Ends(); x != trimSim(a.specs[i]) {
-				ab = ba
-			}
-			pj.Cable = &ab
-			s.Dropped += ab.Unplugged + ab.Full + ab.TooBig
+			c := a.cableOut(i)
+			pj.Cable = &c
 		}
 		if i < len(a.sinks) && a.sinks[i] != nil {
 			st := a.sinks[i].Stats()
@@ -222,7 +307,9 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 		s.Ports = append(s.Ports, pj)
 		s.Packets += f.handled
 		s.Bytes += f.hBytes
-		s.Dropped += f.txRefused + f.noBounce + f.stats.Rx.TotalDrops() + f.stats.Tx.TotalDrops()
+		for _, d := range f.drops() {
+			s.Dropped += d.n
+		}
 	}
 	if s.Seconds > 0 {
 		s.Mpps = float64(s.Packets) / s.Seconds / 1e6
@@ -257,7 +344,15 @@ func (a *app) printSummary(s summaryJSON) {
 		fmt.Fprintf(w, "port %d %s\n", p.Port, p.Spec)
 		fmt.Fprintf(w, "  rx %d frames %d bytes, drops %s\n", p.Rx.Packets, p.Rx.Bytes, dropsText(p.Rx.Drops))
 		fmt.Fprintf(w, "  tx %d frames %d bytes, drops %s\n", p.Tx.Packets, p.Tx.Bytes, dropsText(p.Tx.Drops))
-		fmt.Fprintf(w, "  handled %d frames (to port %d), refused by TX %d\n", p.Handled, p.TxPort, p.TxRefused)
+		switch {
+		case p.TxPort < 0:
+			fmt.Fprintf(w, "  handled %d frames\n", p.Handled)
+		case p.TxRefused == 0:
+			fmt.Fprintf(w, "  handled %d frames (to port %d), none refused by its TX\n", p.Handled, p.TxPort)
+		default:
+			fmt.Fprintf(w, "  handled %d frames (to port %d); port %d's TX refused %d more: %d with its ring full, %d busy (ring had room: an MDIO transaction such as the link poll, or a stop)\n",
+				p.Handled, p.TxPort, p.TxPort, p.TxRefused, p.TxRefused-p.TxRefusedBusy, p.TxRefusedBusy)
+		}
 		if p.Copied {
 			fmt.Fprintf(w, "  copied into port %d's DMA domain (the devices share no IOMMU domain); %d dropped for want of a bounce buffer\n", p.TxPort, p.NoBounce)
 		}
@@ -270,6 +365,16 @@ func (a *app) printSummary(s summaryJSON) {
 		if x := p.AFPacket; x != nil {
 			fmt.Fprintf(w, "  afpacket: %d frames in, %d out; lost: %d in the kernel (socket buffer full), %d queue full, %d too big, %d send errors\n",
 				x.RxFrames, x.TxFrames, x.KernelDrops, x.RxDropped, x.RxTooBig, x.TxErrors)
+		}
+		if x := p.PcapIn; x != nil {
+			state := "replayed in full"
+			if !x.Done {
+				state = "not finished"
+			}
+			if x.Error != "" {
+				state = "stopped early: " + x.Error
+			}
+			fmt.Fprintf(w, "  pcap-in: %d frames, %s; %d truncated to the receive buffer\n", x.Frames, state, x.Truncated)
 		}
 		if c := p.Cable; c != nil {
 			fmt.Fprintf(w, "  cable out: %d frames carried; lost: %d ring full, %d too big, %d peer not open\n", c.Frames, c.Full, c.TooBig, c.Unplugged)
