@@ -1,7 +1,8 @@
 //go:build rigown
 
-// A minimal platform backend for the rig, used (run.sh builds with
-// -tags rigown) only when the pci package does not build for GOARCH=arm: it
+// A minimal platform backend for the rig, for debugging only (RIG_OPENER=own
+// makes run.sh build with -tags rigown; such a run fails its "opened by the
+// pci platform backend" checks, since the rig exists to test that): it
 // maps the ENET through /dev/uioN (map0) when a uio device is bound to the
 // node, else through /dev/mem at the address in the node's name, and gives
 // DMA memory from a /dev/mem carve-out (dma-carveout=ADDR+SIZE) or pagemap.
@@ -23,7 +24,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 )
 
-const opener = "rig's own opener (the pci package does not build for arm)"
+const opener = "rig's own opener (RIG_OPENER=own, debugging only)"
 
 func init() {
 	driver.RegisterBackend(driver.Backend{Scheme: "platform", Options: []string{"dma-carveout"}, Open: openPlatform})
