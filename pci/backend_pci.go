@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -219,6 +220,13 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 	if err != nil {
 		return nil, err
 	}
+	if acc == AccessType1 || acc == AccessIOMMUFD {
+		// The kernel would only say "not viable" (type1) or EBUSY
+		// (iommufd); sysfs says which devices are in the way.
+		if err := s.checkGroupMembers(d); err != nil {
+			return nil, err
+		}
+	}
 	dev := &driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision, Regions: make([]driver.Regs, 6)}
 	var rel releaser
 	fail := func(err error) (*driver.Device, error) { _ = rel.run(); return nil, err }
@@ -248,7 +256,7 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 	}
 	vd, mapper, closeVD, err := s.OpenVFIO(a, acc)
 	if err != nil {
-		return nil, err
+		return nil, forDevice(a.String(), err)
 	}
 	rel.add(closeVD)
 	dev.Backend = "vfio"
@@ -285,7 +293,7 @@ func (s Sys) mapResource(a Address, b BAR) (*Window, func() error, error) {
 	p := fmt.Sprintf("%s/resource%d", s.pciDev(a), b.Index)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_SYNC, 0)
 	if err != nil {
-		return nil, nil, &DeviceError{Device: a.String(), Op: "open " + p, Err: err, Fix: fixOpen(err)}
+		return nil, nil, &DeviceError{Device: a.String(), Op: "open " + p, Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	defer f.Close()
 	mem, err := unix.Mmap(int(f.Fd()), 0, int(b.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
@@ -301,7 +309,7 @@ func (s Sys) uioBusMaster(a Address) error {
 	p := s.pciDev(a) + "/config"
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if err != nil {
-		return &DeviceError{Device: a.String(), Op: "open " + p, Err: err, Fix: fixOpen(err)}
+		return &DeviceError{Device: a.String(), Op: "open " + p, Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	defer f.Close()
 	var b [2]byte
@@ -333,11 +341,11 @@ func (s Sys) openVFIOPlatform(pd *PlatformDevice, spec driver.Spec, cfg driver.C
 	}
 	c, drop, err := s.sharedContainer(noIOMMU)
 	if err != nil {
-		return nil, err
+		return nil, forDevice(pd.Name, err)
 	}
 	var rel releaser
 	rel.add(drop)
-	fail := func(err error) (*driver.Device, error) { _ = rel.run(); return nil, err }
+	fail := func(err error) (*driver.Device, error) { _ = rel.run(); return nil, forDevice(pd.Name, err) }
 	g, err := c.Group(pd.IOMMUGroup)
 	if err != nil {
 		return fail(err)
@@ -365,4 +373,13 @@ func (s Sys) openVFIOPlatform(pd *PlatformDevice, spec driver.Spec, cfg driver.C
 	}
 	dev.Release = rel.run
 	return dev, nil
+}
+
+// forDevice makes sure an error about a shared node (/dev/vfio/vfio,
+// /dev/iommu, a group) also names the device being opened.
+func forDevice(dev string, err error) error {
+	if err == nil || strings.Contains(err.Error(), dev) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", dev, err)
 }

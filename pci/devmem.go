@@ -67,7 +67,7 @@ func (s Sys) MapPhys(what string, addr, size uint64) (mem []byte, release func()
 	path := s.Path("/dev/mem")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_SYNC, 0)
 	if err != nil {
-		return nil, nil, &DeviceError{Device: what, Op: "open " + path, Err: err, Fix: fixOpen(err)}
+		return nil, nil, &DeviceError{Device: what, Op: "open " + path, Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	defer f.Close() // the mapping outlives the descriptor
 	ps := uint64(os.Getpagesize())

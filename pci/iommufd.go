@@ -83,7 +83,7 @@ func (f *IOMMUFD) OpenCdev(s Sys, devDir, name string) (*VFIODevice, error) {
 	path := s.Path("/dev/vfio/devices/" + cdev)
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &DeviceError{Device: name, Op: "open " + path, Err: err, Fix: fixOpen(err)}
+		return nil, &DeviceError{Device: name, Op: "open " + path, Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	b := vfio.DeviceBindIOMMUFDArg{Argsz: uint32(unsafe.Sizeof(vfio.DeviceBindIOMMUFDArg{})), IOMMUFD: int32(f.fd)}
 	if _, err := ioctlPtr(fd, vfio.DeviceBindIOMMUFD, &b, "VFIO_DEVICE_BIND_IOMMUFD"); err != nil {
@@ -125,6 +125,10 @@ func (f *IOMMUFD) Name() string { return "iommufd" }
 
 // NeedsLocked implements dma.Mapper: iommufd pins what it maps.
 func (f *IOMMUFD) NeedsLocked() bool { return false }
+
+// Domain identifies the IOAS for dma.SameDomain: every device attached to
+// it reaches a buffer mapped once at the same IOVA.
+func (f *IOMMUFD) Domain() any { return f }
 
 // Map implements dma.Mapper with IOMMU_IOAS_MAP at an IOVA chosen inside
 // the IOAS's allowed ranges (FIXED_IOVA), readable and writable.

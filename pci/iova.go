@@ -62,6 +62,24 @@ func (s *iovaSpace) alloc(size, align uint64) (uint64, error) {
 	return 0, fmt.Errorf("no free IOVA range of %#x bytes (alignment %#x) below %#x in the IOMMU's allowed ranges %v", size, align, s.limit, s.free)
 }
 
+// restrict drops every free IOVA outside ranges (the IOMMU narrowed what
+// it allows, e.g. when another group joined the container).
+func (s *iovaSpace) restrict(ranges []iovaRange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []iovaRange
+	for _, f := range s.free {
+		for _, r := range ranges {
+			lo, hi := max(f.start, r.start), min(f.last, r.last)
+			if lo <= hi {
+				out = append(out, iovaRange{lo, hi})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	s.free = out
+}
+
 // release returns a range handed out by alloc.
 func (s *iovaSpace) release(iova uint64) {
 	s.mu.Lock()

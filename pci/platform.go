@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -160,4 +161,30 @@ func translate(root, bus string, addr uint64) (uint64, error) {
 		bus = up
 	}
 	return addr, nil
+}
+
+// PlatformDevices lists every platform device sysfs shows, sorted by
+// name, each read as Platform reads it. A node whose reg cannot be
+// translated is listed without Reg rather than failing the list.
+func (s Sys) PlatformDevices() ([]*PlatformDevice, error) {
+	dir := s.Path("/sys/bus/platform/devices")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("platform devices: %w (is sysfs mounted on /sys?)", err)
+	}
+	var out []*PlatformDevice
+	for _, e := range ents {
+		pd, err := s.Platform(e.Name())
+		if err != nil {
+			var de *DeviceError
+			if !errors.As(err, &de) || errors.Is(err, ErrNoDevice) {
+				continue
+			}
+			pd = &PlatformDevice{Name: e.Name()}
+			pd.Driver = linkBase(filepath.Join(dir, e.Name(), "driver"))
+		}
+		out = append(out, pd)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }

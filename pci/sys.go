@@ -80,7 +80,7 @@ func (s Sys) writeAttr(p, v, what string) error {
 		}
 		return nil
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s: write %q to %s: %w (run as root)", what, v, p, err)
+		return fmt.Errorf("%s: write %q to %s: %w (run as root)", what, v, p, bareErr(err))
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: %s does not exist: %w (is the kernel module loaded? e.g. modprobe vfio-pci)", what, p, err)
 	default:

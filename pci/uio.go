@@ -121,7 +121,7 @@ func (s Sys) OpenUIO(dev string) (*UIODevice, error) {
 	path := s.Path(info.Dev)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_SYNC, 0)
 	if err != nil {
-		return nil, &DeviceError{Device: info.Dev, Op: "open " + path, Err: err, Fix: fixOpen(err)}
+		return nil, &DeviceError{Device: info.Dev, Op: "open " + path, Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	u := &UIODevice{Info: info, file: f}
 	ps := uint64(os.Getpagesize())
@@ -186,4 +186,40 @@ func fixOpen(err error) string {
 		return "the kernel refused the mapping size or offset"
 	}
 	return ""
+}
+
+// UIODevices lists every UIO device (/sys/class/uio/uioN) in number order
+// with its maps and parent. A system without UIO gives an empty list.
+func (s Sys) UIODevices() ([]*UIOInfo, error) {
+	ents, err := os.ReadDir(s.Path("/sys/class/uio"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("UIO devices: %w", err)
+	}
+	var out []*UIOInfo
+	for _, e := range ents {
+		if _, err := uioName(e.Name()); err != nil {
+			continue
+		}
+		info, err := s.UIO(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	num := func(dev string) int { n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(dev), "uio")); return n }
+	sort.Slice(out, func(i, j int) bool { return num(out[i].Dev) < num(out[j].Dev) })
+	return out, nil
+}
+
+// bareErr drops the operation and path of an *fs.PathError (the
+// DeviceError around it already says which file it opened).
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -47,7 +48,11 @@ func (s Sys) OpenContainer(noIOMMU bool) (*Container, error) {
 	path := s.Path("/dev/vfio/vfio")
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &DeviceError{Device: path, Op: "open VFIO container", Err: err, Fix: "modprobe vfio-pci (and run as root); " + fixOpen(err)}
+		fix := fixOpen(err)
+		if errors.Is(err, fs.ErrNotExist) {
+			fix = "no VFIO: modprobe vfio-pci (it creates /dev/vfio/vfio)"
+		}
+		return nil, &DeviceError{Device: path, Op: "open VFIO container", Err: err, Fix: fix}
 	}
 	c := &Container{sys: s, fd: fd, grps: map[string]*Group{}, DMALimit: 1<<48 - 1, maps: map[uint64]uint64{}}
 	v, err := vfio.IoctlInt(fd, vfio.GetAPIVersion, 0, "VFIO_GET_API_VERSION")
@@ -142,6 +147,13 @@ func (c *Container) Group(id string) (*Group, error) {
 				return nil, &DeviceError{Device: path, Op: "IOMMU info", Err: err}
 			}
 		}
+	} else if !c.NoIOMMU() {
+		// Another group's reserved regions (an MSI window, a bridge's
+		// apertures) may narrow the usable IOVA ranges.
+		if err := c.readInfo(); err != nil {
+			unix.Close(fd)
+			return nil, &DeviceError{Device: path, Op: "IOMMU info", Err: err}
+		}
 	}
 	g := &Group{c: c, fd: fd, ID: id}
 	c.grps[id] = g
@@ -175,7 +187,11 @@ func (c *Container) readInfo() error {
 		if len(rs) == 0 { // kernels before 5.4 report no ranges
 			rs = []iovaRange{{0, 1<<48 - 1}}
 		}
-		c.space = newIOVASpace(rs, 1<<64-1)
+		if c.space == nil {
+			c.space = newIOVASpace(rs, 1<<64-1)
+		} else {
+			c.space.restrict(rs)
+		}
 		return nil
 	}
 	return errors.New("VFIO_IOMMU_GET_INFO kept growing")
@@ -231,6 +247,11 @@ func (c *Container) Name() string { return "vfio-type1" }
 
 // NeedsLocked implements dma.Mapper: VFIO pins the pages it maps.
 func (c *Container) NeedsLocked() bool { return false }
+
+// Domain identifies the container's IOMMU address space for
+// dma.SameDomain: every device opened into this container reaches a buffer
+// mapped once at the same IOVA.
+func (c *Container) Domain() any { return c }
 
 // Map implements dma.Mapper: it picks an IOVA inside the IOMMU's allowed
 // ranges and below DMALimit, aligned to the largest IOMMU page size the
