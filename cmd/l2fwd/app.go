@@ -169,6 +169,11 @@ loop:
 		}
 	}
 	final := a.snapshot()
+	for i, src := range a.pcaps {
+		if src != nil && src.Err() != nil {
+			runErrs = append(runErrs, fmt.Errorf("port %d (%s): pcap-in stopped after %d frames: %w (the file is damaged; check it with capinfos or rewrite it with editcap)", i, a.specs[i], src.Frames(), src.Err()))
+		}
+	}
 	if a.cap != nil {
 		if err := a.cap.close(); err != nil {
 			runErrs = append(runErrs, fmt.Errorf("--capture: %w", err))

@@ -34,10 +34,14 @@ type fakeRx struct {
 	ctr    driver.Counters
 }
 
+// fakeRing is the ring size a fake port reports.
+const fakeRing = 512
+
 type fakeTx struct {
 	mu      sync.Mutex
 	out     [][]byte
-	room    int  // frames TxBurst takes in all (-1: unlimited)
+	room    int  // frames TxBurst takes in all (-1: unlimited); the ring is then full
+	busy    int  // the next busy bursts are refused whole though the ring has room
 	keep    bool // hold the buffers instead of freeing them (a leak)
 	discard bool // free without recording (allocation tests)
 	held    []*driver.Packet
@@ -94,6 +98,10 @@ func (r *fakeRx) Stats() driver.QueueStats { return r.ctr.Snapshot() }
 func (t *fakeTx) TxBurst(pkts []*driver.Packet) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.busy > 0 {
+		t.busy--
+		return 0
+	}
 	n := len(pkts)
 	if t.room >= 0 && n > t.room {
 		n = t.room
@@ -120,7 +128,18 @@ func (t *fakeTx) TxBurst(pkts []*driver.Packet) int {
 	return n
 }
 func (t *fakeTx) Reclaim() int             { return 0 }
-func (t *fakeTx) Pending() int             { return 0 }
+
+// Pending implements driver.TxQueue: a fake whose room ran out reports a
+// full ring.
+func (t *fakeTx) Pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.room == 0 {
+		return fakeRing
+	}
+	return 0
+}
+
 func (t *fakeTx) Stats() driver.QueueStats { return t.ctr.Snapshot() }
 
 func (t *fakeTx) frames() [][]byte {
@@ -131,7 +150,7 @@ func (t *fakeTx) frames() [][]byte {
 
 func (p *fakePort) Info() driver.PortInfo {
 	return driver.PortInfo{Name: p.name, Driver: "fake", Backend: "test", MAC: p.mac,
-		RxQueues: len(p.rxq), TxQueues: len(p.txq)}
+		RxQueues: len(p.rxq), TxQueues: len(p.txq), RxRingSize: fakeRing, TxRingSize: fakeRing}
 }
 func (p *fakePort) Start() error { return nil }
 func (p *fakePort) Stop() error  { return nil }

@@ -216,8 +216,63 @@ func TestTxRefusedIsFreedAndCounted(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	s := parseSummary(t, out)
-	if s.Ports[0].Handled != 100 || s.Ports[0].TxRefused != 300 || s.Dropped != 300 || !s.LeakCheck.OK {
-		t.Fatalf("handled %d refused %d dropped %d leak ok %v", s.Ports[0].Handled, s.Ports[0].TxRefused, s.Dropped, s.LeakCheck.OK)
+	if s.Ports[0].Handled != 100 || s.Ports[0].TxRefused != 300 || s.Ports[0].TxRefusedBusy != 0 || s.Dropped != 300 || !s.LeakCheck.OK {
+		t.Fatalf("handled %d refused %d (busy %d) dropped %d leak ok %v", s.Ports[0].Handled, s.Ports[0].TxRefused, s.Ports[0].TxRefusedBusy, s.Dropped, s.LeakCheck.OK)
+	}
+}
+
+func TestTxRefusedWhileBusy(t *testing.T) {
+	// The TX queue takes nothing for 3 bursts although its ring is empty,
+	// as the ENETC driver does while its link poll runs an MDIO
+	// transaction: those frames are counted apart from a full ring's.
+	p0, p1 := twoFakes(t, 1)
+	p1.txq[0].busy = 3
+	p0.load(0, testFrames(t, 400, 64))
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--burst", "10", "sim:fake0", "sim:fake1"},
+		func() bool { return p0.rxq[0].Stats().Packets == 400 })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if p := s.Ports[0]; p.Handled != 370 || p.TxRefused != 30 || p.TxRefusedBusy != 30 || s.Dropped != 30 || len(p1.txFrames()) != 370 || !s.LeakCheck.OK {
+		t.Fatalf("handled %d refused %d (busy %d) dropped %d sent %d leak ok %v", p.Handled, p.TxRefused, p.TxRefusedBusy, s.Dropped, len(p1.txFrames()), s.LeakCheck.OK)
+	}
+}
+
+func TestStatsTable(t *testing.T) {
+	// One interval of one second: rates, pool use, drops by cause on the
+	// port that dropped them, and the totals since the start.
+	a := &app{o: &options{mode: modeFwd}}
+	var b strings.Builder
+	a.table = &b
+	prev := []portSnap{{}, {}}
+	cur := []portSnap{{poolUse: 300, poolSize: 1536}, {poolUse: 20, poolSize: 1536}}
+	cur[0].stats.Rx = driver.QueueStats{Packets: 1000, Bytes: 60000}
+	cur[0].stats.Rx.Drops[driver.CauseNoBuffer] = 7
+	cur[0].txRefused, cur[0].txBusy = 50, 40
+	cur[1].stats.Tx = driver.QueueStats{Packets: 950, Bytes: 57000}
+	cur[1].outRefused, cur[1].outBusy = 50, 40
+	a.printTable(prev, cur, time.Second)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want a header, 2 ports and a total:\n%s", b.String())
+	}
+	for _, want := range []struct {
+		line int
+		text []string
+	}{
+		{1, []string{"1000", "0.5", "300/1536", "rx:no_buffer=7"}},
+		{2, []string{"950", "0.5", "20/1536", " 50 ", "tx:refused_busy=40", "tx:refused_full=10"}},
+		{3, []string{"all", "1000", "950", " 57 ", "since start: rx 1000, tx 950, dropped 57"}},
+	} {
+		for _, w := range want.text {
+			if !strings.Contains(lines[want.line], w) {
+				t.Errorf("line %q lacks %q", lines[want.line], w)
+			}
+		}
+	}
+	if strings.Contains(lines[1], "refused") {
+		t.Errorf("port 0's row shows refusals its TX did not make: %q", lines[1])
 	}
 }
 
@@ -345,6 +400,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"bogus:thing"}, "unknown scheme"},
 		{[]string{"sim:fake0", "sim:nope9"}, "port 1"},
 		{[]string{"--capture", "/nonexistent/dir/x.pcap", "sim:fake0", "sim:fake1"}, "--capture"},
+		{[]string{"--until-done"}, "its generator has no gen-count"},
+		{[]string{"--until-done", "sim:enetc0?pcap-in=x.pcap", "sim:enetc1?afpacket=veth0"}, "port 1 (sim:enetc1?afpacket=veth0) never runs dry"},
+		{[]string{"--until-done", "0000:01:00.0"}, "a real device"},
+		{[]string{"--until-done", "sim:enetc0?peer=sim:enetc1", "sim:enetc1"}, "no port has an input that ends"},
 	} {
 		code, out, errOut := runUntil(t, tc.args, nil)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
