@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -186,6 +187,12 @@ func runEnv(e *env, args []string) int {
 		}
 		fmt.Fprintf(e.stderr, "nicctl %s: %s (see nicctl %s -h)\n", c.name, oneLine(err.Error()), c.name)
 		return exitUsage
+	}
+	if *root != "" {
+		if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
+			fmt.Fprintf(e.stderr, "nicctl %s: --root %s: not a directory (give the top of a sysfs/dev/device-tree tree, or drop --root)\n", c.name, *root)
+			return exitUsage
+		}
 	}
 	e.sys = pci.Sys{Root: *root}
 	if len(pos) < c.min || (c.max >= 0 && len(pos) > c.max) {
