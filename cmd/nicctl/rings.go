@@ -27,6 +27,9 @@ func init() {
 				if window < 0 || window > 4096 {
 					return badInput("--window %d: give 0 to 4096 BDs", window)
 				}
+				if at < -1 {
+					return badInput("--at %d: give a BD index, 0 up to the ring's size less one", at)
+				}
 				if send < 0 || send > 4096 {
 					return badInput("--send %d: give 0 to 4096 frames", send)
 				}
@@ -174,6 +177,13 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 		}
 	}
 	r := &ringsResult{Dev: dev}
+	// --at names a BD in every ring: it must fit the smallest.
+	checkAt := func(kind string, queue, size int) error {
+		if at >= size {
+			return badInput("--at %d: %s ring %d has %d BDs (give 0 to %d)", at, kind, queue, size, size-1)
+		}
+		return nil
+	}
 	// BD memory is reachable only on a model, through its IOMMU: a driver
 	// does not hand its ring memory out.
 	var mem *dma.SimIOMMU
@@ -189,6 +199,9 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 	switch q := p.(type) {
 	case *enetc.Port:
 		for _, s := range q.Rings() {
+			if err := checkAt(s.Kind, s.Index, s.Size); err != nil {
+				return nil, err
+			}
 			g := ringInfo{Kind: s.Kind, Queue: s.Index, Size: s.Size, Enabled: s.Enabled,
 				HWProducer: intp(int(s.HWProducer)), HWConsumer: intp(int(s.HWConsumer)),
 				NextToUse: int(s.NextToUse), NextToClean: int(s.NextToClean), BDs: []bdInfo{}}
@@ -215,6 +228,9 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 			bdSize = 32
 		}
 		for _, s := range q.RingState() {
+			if err := checkAt(s.Kind, s.Queue, s.Size); err != nil {
+				return nil, err
+			}
 			active := s.Active
 			g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: true, Active: &active, IOVA: s.IOVA,
 				NextToUse: s.Head, NextToClean: s.Tail, Owned: intp(s.Owned), BDs: []bdInfo{}}
