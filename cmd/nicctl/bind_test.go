@@ -212,3 +212,74 @@ func TestBindPlatform(t *testing.T) {
 		t.Errorf("bind kernel: %+v", r)
 	}
 }
+
+// bindingState records what decides which driver has a device in a tree:
+// the driver links and driver_override, and what was written to the
+// bind, unbind and probe files.
+func bindingState(t *testing.T, root string) map[string]string {
+	t.Helper()
+	st := map[string]string{}
+	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		switch fi.Name() {
+		case "driver":
+			if fi.Mode()&os.ModeSymlink != 0 {
+				l, _ := os.Readlink(p)
+				st[p] = l
+			}
+		case "driver_override", "bind", "unbind", "drivers_probe", "new_id", "remove_id":
+			if fi.Mode().IsRegular() {
+				b, _ := os.ReadFile(p)
+				st[p] = string(b)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestNothingRebound runs every command but bind and unbind on every
+// device of each fake tree and finds no driver changed and nothing
+// written to a bind, unbind or probe file.
+func TestNothingRebound(t *testing.T) {
+	for _, tree := range []string{"ls1028a", "imx8mp", "imx6ul"} {
+		t.Run(tree, func(t *testing.T) {
+			root := copyTree(t, "testdata/"+tree)
+			before := bindingState(t, root)
+			var specs []string
+			for spec := range listJSON(t, "--root", root, "--all") {
+				if !strings.HasPrefix(spec, "sim:") {
+					specs = append(specs, spec)
+				}
+			}
+			if len(specs) == 0 {
+				t.Fatal("no devices listed")
+			}
+			for _, dev := range specs {
+				for _, args := range [][]string{
+					{"info", dev}, {"regs", dev}, {"mdio", dev, "read", "0", "1"}, {"phy", dev}, {"link", dev},
+					{"stats", dev}, {"rings", dev}, {"selftest", dev, "--loopback", "external"},
+					{"pktgen", dev, "--count", "1"}, {"bench", dev, "drop"},
+				} {
+					nicctl(t, append([]string{"--root", root}, args...)...)
+				}
+			}
+			after := bindingState(t, root)
+			for k, v := range before {
+				if after[k] != v {
+					t.Errorf("%s: %q became %q", strings.TrimPrefix(k, root), v, after[k])
+				}
+			}
+			for k, v := range after {
+				if _, ok := before[k]; !ok {
+					t.Errorf("%s appeared: %q", strings.TrimPrefix(k, root), v)
+				}
+			}
+		})
+	}
+}

@@ -108,3 +108,46 @@ func TestHelp(t *testing.T) {
 		t.Errorf("list -h:\n%s", out)
 	}
 }
+
+func TestRootErrors(t *testing.T) {
+	wantError(t, exitUsage, []string{"--root", "testdata/nosuch", "list"}, "--root testdata/nosuch", "not a directory", "drop --root")
+	wantError(t, exitUsage, []string{"info", "sim:enetc0", "--root", "testdata/mktrees.sh"}, "--root testdata/mktrees.sh", "not a directory")
+}
+
+// TestOfflineTree: under --root only list, bind, unbind, info and regs
+// read the tree; every command that drives a port says the tree cannot be
+// driven, for PCI, platform and UIO specs alike.
+func TestOfflineTree(t *testing.T) {
+	for _, c := range []struct{ root, dev string }{
+		{"testdata/ls1028a", "0000:00:00.0"},
+		{"testdata/imx8mp", "platform:30be0000.ethernet"},
+		{"testdata/imx8mp", "uio:/dev/uio0"},
+	} {
+		for _, args := range [][]string{
+			{"mdio", c.dev, "read", "0", "1"},
+			{"phy", c.dev},
+			{"link", c.dev},
+			{"stats", c.dev},
+			{"stats", c.dev, "--watch", "--count", "1"},
+			{"rings", c.dev},
+			{"selftest", c.dev, "--loopback", "external"},
+			{"pktgen", c.dev, "--count", "1"},
+			{"bench", c.dev, "drop"},
+		} {
+			wantError(t, exitFailed, append([]string{"--root", c.root}, args...), c.dev, "offline tree", "drop --root")
+		}
+	}
+}
+
+// TestForceOnlyWhereWritten: only mdio and selftest write registers, so
+// only they take --force.
+func TestForceOnlyWhereWritten(t *testing.T) {
+	for _, c := range commands {
+		if c.force != (c.name == "mdio" || c.name == "selftest") {
+			t.Errorf("%s: force %v", c.name, c.force)
+		}
+		if !c.force {
+			wantError(t, exitUsage, []string{c.name, "--force"}, "-force", "nicctl "+c.name+" -h")
+		}
+	}
+}

@@ -220,3 +220,17 @@ func TestInterrupt(t *testing.T) {
 		}
 	}
 }
+
+func TestRingsAt(t *testing.T) {
+	var r ringsResult
+	if err := json.Unmarshal([]byte(mustRun(t, "rings", "sim:fec0", "--at", "511", "--window", "2", "--json")), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range r.Rings {
+		if len(g.BDs) != 2 || g.BDs[0].Index != 511 || g.BDs[1].Index != 0 {
+			t.Errorf("%s ring: the window from 511 wraps to 0: %+v", g.Kind, g.BDs)
+		}
+	}
+	wantError(t, exitUsage, []string{"rings", "sim:enetc0", "--at", "512"}, "--at 512", "512 BDs", "0 to 511")
+	wantError(t, exitUsage, []string{"rings", "sim:fec0", "--at", "-2"}, "--at -2")
+}
