@@ -127,7 +127,7 @@ func (t *fakeTx) TxBurst(pkts []*driver.Packet) int {
 	t.ctr.Add(uint64(n), uint64(bytes))
 	return n
 }
-func (t *fakeTx) Reclaim() int             { return 0 }
+func (t *fakeTx) Reclaim() int { return 0 }
 
 // Pending implements driver.TxQueue: a fake whose room ran out reports a
 // full ring.
