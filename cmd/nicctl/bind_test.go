@@ -283,3 +283,22 @@ func TestNothingRebound(t *testing.T) {
 		})
 	}
 }
+
+// TestBindWriteErrors: a sysfs write that fails names the file and the
+// fix: root for a permission error, the module for a missing file.
+func TestBindWriteErrors(t *testing.T) {
+	root := copyTree(t, "testdata/ls1028a")
+	old := sysWrite
+	t.Cleanup(func() { sysWrite = old })
+	sysWrite = func(p, v string) error { return &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission} }
+	wantError(t, exitFailed, []string{"--root", root, "unbind", "0000:00:00.0"}, "0000:00:00.0", "driver/unbind", "permission denied", "run nicctl as root")
+	sysWrite = old
+	if err := os.Remove(filepath.Join(root, "sys/bus/pci/drivers/vfio-pci/unbind")); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, exitFailed, []string{"--root", root, "unbind", "0000:00:00.0"}, "driver/unbind", "does not exist", "module loaded")
+	if err := os.Remove(filepath.Join(root, "sys/bus/pci/drivers_probe")); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, exitFailed, []string{"--root", root, "bind", "0000:00:01.0", "kernel"}, "drivers_probe", "does not exist")
+}

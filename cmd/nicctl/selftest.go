@@ -120,7 +120,7 @@ func simPeer(sp driver.Spec) (a, b, bName string, err error) {
 	o.Set("peer", "sim:"+sp.Name)
 	bsp, perr := driver.ParseSpec(bName)
 	if perr != nil || bsp.Scheme != "sim" {
-		return "", "", "", badInput("%s: peer %q is not a sim device", sp.Raw, bName)
+		return "", "", "", badInput("%s: peer %q is not a sim device: the cable self-test joins two models (peer=sim:%sN), or drop peer= for one picked for you", sp.Raw, bName, kind)
 	}
 	for k, v := range bsp.Options {
 		o[k] = v

@@ -234,3 +234,28 @@ func TestRingsAt(t *testing.T) {
 	wantError(t, exitUsage, []string{"rings", "sim:enetc0", "--at", "512"}, "--at 512", "512 BDs", "0 to 511")
 	wantError(t, exitUsage, []string{"rings", "sim:fec0", "--at", "-2"}, "--at -2")
 }
+
+// TestTrafficErrors: the self-test, bench and mdio inputs not covered
+// above.
+func TestTrafficErrors(t *testing.T) {
+	for _, c := range []struct {
+		code  int
+		args  []string
+		parts []string
+	}{
+		{exitUsage, []string{"selftest", "sim:enetc0?peer=0000:00:00.0"}, []string{`peer "0000:00:00.0" is not a sim device`, "peer=sim:enetcN"}},
+		{exitUsage, []string{"selftest", "sim:enetc0", "--frames", "257"}, []string{"--frames 257", "1 to 256"}},
+		{exitUsage, []string{"selftest", "sim:enetc0", "--timeout", "0s"}, []string{"--timeout 0s", "positive"}},
+		{exitUsage, []string{"--root", "testdata/ls1028a", "bench", "0000:00:00.0", "redirect"}, []string{"redirect needs --to DEV2"}},
+		{exitUsage, []string{"bench", "sim:enetc0", "drop", "--size", "63"}, []string{"--size 63", "64 to 9600"}},
+		{exitUsage, []string{"bench", "sim:enetc0", "drop", "--duration", "-1s"}, []string{"--duration", "0 or positive"}},
+		{exitUsage, []string{"mdio", "sim:enetc0", "read", "0", "1", "--devad", "40"}, []string{"--devad 40", "0 to 31"}},
+	} {
+		wantError(t, c.code, c.args, c.parts...)
+	}
+	// A VF has no PHY to loop: the step fails and says what to use.
+	r := selftestJSON(t, exitFailed, "sim:enetc1?vf=1", "--loopback", "phy", "--force")
+	if last := r.Steps[len(r.Steps)-1]; last.Pass || !strings.Contains(last.Detail, "no PHY on MDIO") || !strings.Contains(last.Detail, "--loopback external") {
+		t.Errorf("VF, --loopback phy: %+v", r.Steps)
+	}
+}
