@@ -246,7 +246,10 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	n := &netns{t: t, ip: ipPath}
 	suffix := strconv.Itoa(os.Getpid() % 100000)
 	nsA, nsB := "gpmdA"+suffix, "gpmdB"+suffix
-	hostA, hostB := "gpA0", "gpB0"
+	// Interface names carry the suffix too: the host ends live in this
+	// namespace, where another run of this test may be making its own.
+	hostA, hostB := "gpA0"+suffix, "gpB0"+suffix
+	innerA, innerB := "gpA1"+suffix, "gpB1"+suffix
 	// Clean up even when the test fails half-way; deleting a namespace
 	// deletes the veth end in it and so the pair.
 	t.Cleanup(func() {
@@ -259,7 +262,7 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	}
 	n.run("netns", "add", nsA)
 	n.run("netns", "add", nsB)
-	for _, x := range []struct{ ns, host, inner, addr string }{{nsA, hostA, "gpA1", "10.99.0.1/24"}, {nsB, hostB, "gpB1", "10.99.0.2/24"}} {
+	for _, x := range []struct{ ns, host, inner, addr string }{{nsA, hostA, innerA, "10.99.0.1/24"}, {nsB, hostB, innerB, "10.99.0.2/24"}} {
 		n.run("link", "add", x.host, "type", "veth", "peer", "name", x.inner)
 		n.run("link", "set", x.inner, "netns", x.ns)
 		// The host ends carry no traffic of their own.
@@ -299,7 +302,7 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	// ARP and ICMP echo, from A to B.
 	out := n.helperOut(nsA, "ping", "10.99.0.2")
 	t.Logf("ns A: %s", strings.TrimSpace(out))
-	macB := strings.TrimSpace(n.run("-n", nsB, "link", "show", "gpB1"))
+	macB := strings.TrimSpace(n.run("-n", nsB, "link", "show", innerB))
 	neigh := n.run("-n", nsA, "neigh", "show", "10.99.0.2")
 	if f := strings.Fields(macB); len(f) < 2 || !strings.Contains(neigh, "lladdr") {
 		t.Fatalf("ns A has not resolved 10.99.0.2: %q", neigh)
@@ -342,8 +345,8 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	// Let the last frames (the connection's closing ACKs) cross before
 	// stopping: wait until the counters agree or a generous bound passes.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if counter(t, n, nsA, "gpA1", "tx_packets") == counter(t, n, nsB, "gpB1", "rx_packets") &&
-			counter(t, n, nsB, "gpB1", "tx_packets") == counter(t, n, nsA, "gpA1", "rx_packets") {
+		if counter(t, n, nsA, innerA, "tx_packets") == counter(t, n, nsB, innerB, "rx_packets") &&
+			counter(t, n, nsB, innerB, "tx_packets") == counter(t, n, nsA, innerA, "rx_packets") {
 			break
 		}
 	}
@@ -354,8 +357,8 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	s := parseSummary(t, stdout.String())
 	// Every frame one namespace sent reached the other, and l2fwd counted
 	// each of them on the way.
-	aTx, aRx := counter(t, n, nsA, "gpA1", "tx_packets"), counter(t, n, nsA, "gpA1", "rx_packets")
-	bTx, bRx := counter(t, n, nsB, "gpB1", "tx_packets"), counter(t, n, nsB, "gpB1", "rx_packets")
+	aTx, aRx := counter(t, n, nsA, innerA, "tx_packets"), counter(t, n, nsA, innerA, "rx_packets")
+	bTx, bRx := counter(t, n, nsB, innerB, "tx_packets"), counter(t, n, nsB, innerB, "rx_packets")
 	t.Logf("ns A sent %d frames, ns B received %d; ns B sent %d, ns A received %d; l2fwd %d and %d", aTx, bRx, bTx, aRx, s.Ports[0].Handled, s.Ports[1].Handled)
 	if aTx != bRx || bTx != aRx {
 		t.Errorf("frame counts differ: A sent %d, B got %d; B sent %d, A got %d", aTx, bRx, bTx, aRx)

@@ -148,13 +148,11 @@ func TestSimPcapReplayForwarded(t *testing.T) {
 }
 
 func TestSimDropMode(t *testing.T) {
+	// --until-done ends the run once the generator is done and every frame
+	// it sent has been received and dropped.
 	const n = 5000
-	done := func() bool {
-		g := sim.GeneratorOf("enetc0")
-		return g != nil && g.Done()
-	}
-	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--mode", "drop",
-		"sim:enetc0?gen=1&gen-count=5000&" + simOpts}, done)
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--mode", "drop", "--until-done",
+		"sim:enetc0?gen=1&gen-count=5000&" + simOpts}, func() bool { return false })
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
