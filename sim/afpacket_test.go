@@ -2,11 +2,13 @@ package sim
 
 import (
 	"bytes"
-	"github.com/gopmd/gopmd/internal/testnote"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/gopmd/gopmd/internal/testnote"
 )
 
 // vethPair makes two joined veth interfaces for the test's life, or skips.
@@ -41,10 +43,13 @@ func vethPair(t *testing.T, a, b string) {
 }
 
 func TestAFPacketAcrossVeth(t *testing.T) {
-	vethPair(t, "gpmdtA", "gpmdtB")
-	a, ca := newFake(t, "tafp0", true, "sim:tafp0?afpacket=gpmdtA")
+	// Names per process: another run of this test may make its own pair.
+	sfx := strconv.Itoa(os.Getpid() % 100000)
+	ifA, ifB := "gpmdtA"+sfx, "gpmdtB"+sfx
+	vethPair(t, ifA, ifB)
+	a, ca := newFake(t, "tafp0", true, "sim:tafp0?afpacket="+ifA)
 	defer ca()
-	b, cb := newFake(t, "tafp1", true, "sim:tafp1?afpacket=gpmdtB")
+	b, cb := newFake(t, "tafp1", true, "sim:tafp1?afpacket="+ifB)
 	defer cb()
 	frame := frameN(7)
 	copy(frame, []byte{0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb5}) // local experimental ethertype
