@@ -155,6 +155,8 @@ if [ -n "${RIG_EXTRA:-}" ]; then
 	tr -d '\r' <"$CONSOLE" | sed -n '/^RIG-EXTRA-BEGIN/,/^RIG-EXTRA-END/p' | grep -a -v -E '^\[ *[0-9]+\.[0-9]+\]' || true
 	echo "================="
 fi
+# The guest's record of PCI sysfs before any binding (pci/testdata/x86-rig-sysfs.txt is one).
+tr -d '\r' <"$CONSOLE" | sed -n 's/^SYSFS //p' >"$OUT/sysfs.txt" || true
 fails=0
 check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi; }
 check "guest reached /init" "grep -q RIG-INIT '$CONSOLE'"
@@ -166,6 +168,6 @@ fi
 TF=$(date +%s.%N)
 awk -v b="$TB" -v i="${TI:-$TE}" -v e="$TE" -v s="$T0" -v f="$TF" -v a="$ACCEL" 'BEGIN {
 	printf "TIME (%s) boot-to-init %.1fs, boot-to-done %.1fs, whole script %.1fs\n", a, i-b, e-b, f-s }'
-echo "console: $CONSOLE  qemu: $OUT/qemu.cmd"
+echo "console: $CONSOLE  qemu: $OUT/qemu.cmd  sysfs record: $OUT/sysfs.txt"
 if ((fails)); then echo "RESULT: FAIL ($fails)"; exit 1; fi
 echo "RESULT: PASS"
