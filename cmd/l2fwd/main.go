@@ -10,10 +10,11 @@
 // takes) and drained by a counting sink.
 //
 // It prints a stats table every --stats-interval and a summary at the end
-// (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM or after
-// --duration. Exit status: 0 on a clean run, 1 when buffers leaked or a
-// port failed while running, 2 for bad flags, specs or a port that cannot
-// be opened.
+// (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM, after
+// --duration, or with --until-done once finite inputs (pcap-in, gen-count)
+// are sent and forwarded. Exit status: 0 on a clean run, 1 when buffers
+// leaked or a port or a pcap-in replay failed while running, 2 for bad
+// flags, specs or a port that cannot be opened.
 package main
 
 import (
@@ -116,7 +117,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.unsafeNoIOMMU, "unsafe-noiommu", false, "allow devices without an IOMMU (UIO, VFIO no-IOMMU): the NIC can then DMA anywhere")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (loopback only unless --metrics-any), e.g. 127.0.0.1:9464 or :9464")
 	fs.BoolVar(&o.metricsAny, "metrics-any", false, "allow --metrics on a non-loopback address")
-	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per port queue)")
+	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per RX queue, at most GOMAXPROCS-1 when sim ports run engines)")
 	fs.BoolVar(&o.untilDone, "until-done", false, "stop by itself once every pcap-in file and every gen-count generator has been sent in full and every frame forwarded (all sources must end: sim ports with pcap-in, gen-count, peer or nothing)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	return fs
@@ -259,6 +260,23 @@ platform:NODE, sim:enetcN, sim:fecN, with options after '?', e.g.
   sim:enetc0?pcap-in=in.pcap&pcap-out=out.pcap
   sim:enetc0?afpacket=veth0          a real Linux interface
 With no SPEC: ` + strings.Join(defaultSpecs, " ") + `
+
+Workers: one goroutine per RX queue, each locked to an OS thread, polling
+without pause. One exception: when simulated ports run in engine mode
+(mode=engine), their DMA engine is a goroutine that needs a CPU too, so
+l2fwd runs at most GOMAXPROCS-1 workers and a worker may poll several
+queues in turn. --workers N sets the count outright. The stats header says
+how many run and why.
+
+TX refusals: a TX ring that takes fewer frames than offered does not get
+them again; they are freed and counted on the TX port, as refused_full (no
+descriptors) or refused_busy (the queue took nothing while its ring had
+room: an MDIO transaction, such as the ENETC link poll once a second,
+closes the data path for its duration, ERR050089).
+
+Stopping: Ctrl-C, SIGTERM, --duration, or --until-done once every pcap-in
+file and gen-count generator has been sent and forwarded. Exit status 0,
+1 when buffers leaked or a port or pcap-in failed, 2 for bad input.
 
 flags:
 `

@@ -20,7 +20,7 @@ type collector struct {
 	queuePkts, queueBytes, queueDrops *prometheus.Desc
 	hw                                *prometheus.Desc
 	poolStat, poolSize                *prometheus.Desc
-	handled, refused                  *prometheus.Desc
+	handled, refused, busy, noBounce  *prometheus.Desc
 }
 
 func newCollector(a *app) *collector {
@@ -38,13 +38,15 @@ func newCollector(a *app) *collector {
 		poolStat:   d("pool_events_total", "Page-pool events of an RX queue's pool (kernel page_pool terms).", "port", "queue", "event"),
 		poolSize:   d("pool_buffers", "Buffers in an RX queue's pool.", "port", "queue"),
 		handled:    d("l2fwd_handled_total", "Frames l2fwd handed to TX (fwd, tx) or consumed (drop, pass), by RX port.", "port"),
-		refused:    d("l2fwd_tx_refused_total", "Frames the TX ring had no room for, freed and counted, by RX port.", "port"),
+		refused:    d("l2fwd_tx_refused_total", "Frames a TX queue did not take, freed and counted, by RX port.", "port"),
+		busy:       d("l2fwd_tx_refused_busy_total", "Part of l2fwd_tx_refused_total refused while the TX ring had room (MDIO transaction, link poll, stop), by RX port.", "port"),
+		noBounce:   d("l2fwd_no_bounce_total", "Frames dropped for want of a bounce buffer between DMA domains, by RX port.", "port"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.portPkts, c.portBytes, c.portDrops, c.queuePkts, c.queueBytes, c.queueDrops, c.hw, c.poolStat, c.poolSize, c.handled, c.refused} {
+	for _, d := range []*prometheus.Desc{c.portPkts, c.portBytes, c.portDrops, c.queuePkts, c.queueBytes, c.queueDrops, c.hw, c.poolStat, c.poolSize, c.handled, c.refused, c.busy, c.noBounce} {
 		ch <- d
 	}
 }
@@ -101,16 +103,22 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.poolSize, prometheus.GaugeValue, float64(pl.Count()), port, q)
 		}
 	}
-	var handled, refused = make([]uint64, len(ports)), make([]uint64, len(ports))
+	n := len(ports)
+	handled, refused, busy, noBounce := make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 	for _, l := range c.a.lanes {
-		if l.rxPort < len(ports) {
+		if l.rxPort < n {
 			handled[l.rxPort] += l.handled.Load()
 			refused[l.rxPort] += l.txRefused.Load()
+			busy[l.rxPort] += l.txBusy.Load()
+			noBounce[l.rxPort] += l.bounceShort.Load()
 		}
 	}
 	for i := range ports {
-		cnt(c.handled, handled[i], strconv.Itoa(i))
-		cnt(c.refused, refused[i], strconv.Itoa(i))
+		port := strconv.Itoa(i)
+		cnt(c.handled, handled[i], port)
+		cnt(c.refused, refused[i], port)
+		cnt(c.busy, busy[i], port)
+		cnt(c.noBounce, noBounce[i], port)
 	}
 }
 
