@@ -403,6 +403,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"bogus:thing"}, "unknown scheme"},
 		{[]string{"sim:fake0", "sim:nope9"}, "port 1"},
 		{[]string{"--capture", "/nonexistent/dir/x.pcap", "sim:fake0", "sim:fake1"}, "--capture"},
+		{[]string{"--capture", "x.pcap", "--mode", "drop"}, "--mode drop forwards none"},
 		{[]string{"--until-done"}, "its generator has no gen-count"},
 		{[]string{"--until-done", "sim:enetc0?pcap-in=x.pcap", "sim:enetc1?afpacket=veth0"}, "port 1 (sim:enetc1?afpacket=veth0) never runs dry"},
 		{[]string{"--until-done", "0000:01:00.0"}, "a real device"},

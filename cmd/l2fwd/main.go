@@ -153,6 +153,8 @@ func parseArgs(args []string) (*options, error) {
 		return nil, &usageError{"--stats-interval is negative: give a duration such as 1s, or 0 for no table"}
 	case o.workers < 0:
 		return nil, &usageError{"--workers is negative: give a worker count, or 0 for one per port queue"}
+	case o.capture != "" && (o.mode == modeDrop || o.mode == modePass):
+		return nil, &usageError{fmt.Sprintf("--capture copies forwarded frames, and --mode %s forwards none: use --mode fwd or tx, or drop --capture", o.mode)}
 	}
 	if o.metrics != "" {
 		addr, err := metricsAddr(o.metrics, o.metricsAny)
