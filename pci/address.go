@@ -22,6 +22,7 @@ type AddressError struct {
 	Reason string
 }
 
+// Error says what is wrong with the input and what a PCI address looks like.
 func (e *AddressError) Error() string {
 	return fmt.Sprintf("PCI address %q: %s (want domain:bus:device.function in hex, e.g. 0000:01:00.0; lspci -D lists them)", e.Input, e.Reason)
 }

@@ -74,8 +74,10 @@ func (s Sys) checkGroupMembers(d *Device) error {
 // not viable for VFIO. It reads as ErrGroupBusy and matches both.
 type groupBusyError struct{}
 
+// Error reads as ErrGroupBusy.
 func (groupBusyError) Error() string { return ErrGroupBusy.Error() }
 
+// Is matches ErrGroupBusy and ErrNotViable.
 func (groupBusyError) Is(target error) bool { return target == ErrGroupBusy || target == ErrNotViable }
 
 // Bind hands a PCI function to drv (DriverVFIO or DriverUIO): it writes

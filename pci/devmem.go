@@ -20,6 +20,7 @@ type PhysRange struct {
 	Addr, Size uint64
 }
 
+// String writes the range as ParsePhysRange reads it: "ADDR+SIZE" in hex.
 func (r PhysRange) String() string { return fmt.Sprintf("%#x+%#x", r.Addr, r.Size) }
 
 // ParsePhysRange parses "ADDR+SIZE"; both numbers take Go integer syntax

@@ -66,7 +66,11 @@ func (f *IOMMUFD) readRanges() error {
 		for _, r := range f.Ranges {
 			sp = append(sp, iovaRange{r.Start, r.Last})
 		}
-		f.space = newIOVASpace(sp, 1<<64-1)
+		if f.space == nil {
+			f.space = newIOVASpace(sp, 1<<64-1)
+		} else {
+			f.space.restrict(sp)
+		}
 		return nil
 	}
 	return errors.New("IOMMU_IOAS_IOVA_RANGES kept growing")
@@ -95,13 +99,12 @@ func (f *IOMMUFD) OpenCdev(s Sys, devDir, name string) (*VFIODevice, error) {
 		unix.Close(fd)
 		return nil, &DeviceError{Device: name, Op: "attach to IOAS", Err: err}
 	}
+	// Every attached device's reserved regions narrow the IOAS's ranges.
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.space == nil {
-		if err := f.readRanges(); err != nil {
-			unix.Close(fd)
-			return nil, &DeviceError{Device: name, Op: "IOAS ranges", Err: err}
-		}
+	if err := f.readRanges(); err != nil {
+		unix.Close(fd)
+		return nil, &DeviceError{Device: name, Op: "IOAS ranges", Err: err}
 	}
 	return newVFIODevice(name, fd)
 }

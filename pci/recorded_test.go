@@ -3,10 +3,12 @@ package pci
 import (
 	"bufio"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -142,5 +144,46 @@ func TestGeneratedTreeMatchesRecord(t *testing.T) {
 	gd, _ := gen.sys().Device(MustParseAddress("0000:00:01.0"))
 	if len(rd.BARs) != len(gd.BARs) || rd.BARs[0].Size != gd.BARs[0].Size || rd.BARs[0].Flags != gd.BARs[0].Flags {
 		t.Errorf("BARs: generated %+v, recorded %+v", gd.BARs, rd.BARs)
+	}
+}
+
+// The inventory never reaches the network, even when the environment asks
+// pcidb to fetch a missing pci.ids: every HTTP(S) request would go to a
+// proxy here that counts connections.
+func TestInventoryStaysOffline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	proxy := "http://" + ln.Addr().String()
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
+		t.Setenv(k, proxy)
+	}
+	t.Setenv("NO_PROXY", "")
+	t.Setenv("no_proxy", "")
+	t.Setenv("PCIDB_ENABLE_NETWORK_FETCH", "1")
+	t.Setenv("HOME", t.TempDir()) // no cached pci.ids either
+	tr := recordedTree(t, "testdata/x86-rig-sysfs.txt")
+	inv, err := tr.sys().Inventory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv) != 6 || inv[1].VendorName != "" {
+		t.Errorf("%d devices, edu vendor %q: want 6, no names without a local pci.ids", len(inv), inv[1].VendorName)
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("the inventory opened %d connections", n)
 	}
 }

@@ -151,6 +151,7 @@ type DeviceError struct {
 	Fix    string
 }
 
+// Error reads "device: op: cause (fix)".
 func (e *DeviceError) Error() string {
 	s := e.Device + ": " + e.Op
 	if e.Err != nil {
@@ -162,6 +163,7 @@ func (e *DeviceError) Error() string {
 	return s
 }
 
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *DeviceError) Unwrap() error { return e.Err }
 
 // Errors matched with errors.Is.

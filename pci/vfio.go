@@ -90,6 +90,7 @@ func (c *Container) NoIOMMU() bool { return c.typ == vfio.NoIOMMUIOMMU || c.typ 
 type Group struct {
 	c  *Container
 	fd int
+	// ID is the IOMMU group number as sysfs names it.
 	ID string
 }
 
@@ -333,8 +334,11 @@ func (g *Group) OpenDevice(name string) (*VFIODevice, error) {
 
 // VFIODevice is an open VFIO device fd (from a group or a cdev).
 type VFIODevice struct {
-	Name    string
-	fd      int
+	// Name is the PCI address or platform device name it was opened by.
+	Name string
+	fd   int
+	// Info is what VFIO_DEVICE_GET_INFO reported: flags (reset, bus),
+	// number of regions and of interrupt indexes.
 	Info    vfio.DeviceInfo
 	mapped  [][]byte
 	eventfd []int

@@ -55,6 +55,7 @@ type RangeError struct {
 // ErrOutOfWindow is matched (errors.Is) by every RangeError.
 var ErrOutOfWindow = errors.New("register access outside the window")
 
+// Error names the window, the access and why it was refused.
 func (e *RangeError) Error() string {
 	why := "outside the window"
 	if e.Off%uint64(e.Width) != 0 && e.Off+uint64(e.Width) <= uint64(e.Size) {
