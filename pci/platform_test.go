@@ -182,6 +182,10 @@ func TestUIOBackendNeedsOptIn(t *testing.T) {
 	if err == nil {
 		t.Errorf("a 0x100-byte map gave a page-sized region at %#x", r.IOVA())
 	}
+	// A map smaller than the driver needs: the error names the window.
+	if err := RequireSize(d.Regions[1], 0x4000, "FEC registers"); !errors.Is(err, ErrRegionTooSmall) || !strings.Contains(err.Error(), "/dev/uio0 map1") || !strings.Contains(err.Error(), "need 0x4000") {
+		t.Errorf("map1 as the FEC window: %v", err)
+	}
 	if _, err := tr.sys().OpenUIOBackend(spec(t, "uio:/dev/uio0?dma-map=5"), driver.Config{UnsafeNoIOMMU: true}); err == nil || !strings.Contains(err.Error(), "2 maps") {
 		t.Errorf("dma-map=5: %v", err)
 	}

@@ -310,8 +310,8 @@ func vfioChecks(edu *pci.Device) {
 			switch {
 			case err != nil:
 				fail("ivshmem", "%v", err)
-			case d2.Mapper != dev.Mapper:
-				fail("ivshmem", "second device got its own mapper")
+			case d2.Mapper != dev.Mapper || !dma.SameDomain(d2.Mapper, dev.Mapper):
+				fail("ivshmem", "second device got its own mapper (%p vs %p)", d2.Mapper, dev.Mapper)
 				d2.Release()
 			default:
 				w2 := d2.Regions[2].(*pci.Window)
