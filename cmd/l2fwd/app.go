@@ -264,6 +264,7 @@ func (a *app) setup() error {
 				}
 				if a.cap != nil {
 					l.capture = sim.NewFrameRing(captureSlots, captureSlotSize)
+					l.capBuf = make([]byte, captureSlotSize+1)
 					a.cap.rings = append(a.cap.rings, l.capture)
 				}
 			}

@@ -28,6 +28,7 @@ type fakeRx struct {
 	mu     sync.Mutex
 	inbox  [][]byte
 	repeat []byte // when set, every RxBurst fills the whole burst with it
+	split  int    // when set, a longer frame arrives as two chained segments
 	pool   *pool.Pool
 	port   uint16
 	queue  uint16
@@ -80,14 +81,28 @@ func (r *fakeRx) RxBurst(pkts []*driver.Packet) int {
 		f := r.repeat
 		if f == nil {
 			f = r.inbox[0]
+		}
+		p.PktLen, p.NSegs, p.Port, p.Queue = len(f), 1, r.port, r.queue
+		if r.split > 0 && len(f) > r.split {
+			q := r.pool.Alloc()
+			if q == nil {
+				r.pool.Recycle(p)
+				break
+			}
+			q.SetLen(len(f) - r.split)
+			copy(q.Data(), f[r.split:])
+			p.SetNext(q)
+			p.NSegs = 2
+			f = f[:r.split]
+		}
+		if r.repeat == nil {
 			r.inbox = r.inbox[1:]
 		}
 		p.SetLen(len(f))
 		copy(p.Data(), f)
-		p.PktLen, p.NSegs, p.Port, p.Queue = len(f), 1, r.port, r.queue
 		pkts[n] = p
 		n++
-		bytes += len(f)
+		bytes += p.PktLen
 	}
 	r.ctr.Add(uint64(n), uint64(bytes))
 	return n
@@ -116,8 +131,12 @@ func (t *fakeTx) TxBurst(pkts []*driver.Packet) int {
 			p.Free()
 			continue
 		}
-		t.out = append(t.out, append([]byte(nil), p.Data()...))
-		bytes += p.Len()
+		var whole []byte
+		for s := p; s != nil; s = s.Next() {
+			whole = append(whole, s.Data()...)
+		}
+		t.out = append(t.out, whole)
+		bytes += p.PktLen
 		if t.keep {
 			t.held = append(t.held, p)
 		} else {

@@ -38,6 +38,7 @@ type lane struct {
 	macUpdate               bool
 	dst, src                [6]byte // fwd mode: written into every frame
 	capture                 *sim.FrameRing
+	capBuf                  []byte // captureSlotSize+1 bytes: a chained frame is joined here
 	// bounce is set when the TX port cannot reach the RX pool's memory (the
 	// two devices are in different DMA domains): each frame is then copied
 	// into a buffer of this pool, mapped for the TX device, and the RX
@@ -165,7 +166,17 @@ func (l *lane) send(b []*driver.Packet) {
 		// Copies are taken before TX owns the buffers; a full ring drops
 		// the copy (counted by the ring), never stalls the loop.
 		for _, p := range b {
-			l.capture.Put(p.Data())
+			if p.Next() == nil {
+				l.capture.Put(p.Data())
+				continue
+			}
+			// A chained frame is joined first; one longer than a slot
+			// is offered whole-length so the ring counts it as too big.
+			n := 0
+			for s := p; s != nil && n < len(l.capBuf); s = s.Next() {
+				n += copy(l.capBuf[n:], s.Data())
+			}
+			l.capture.Put(l.capBuf[:n])
 		}
 	}
 	sent := l.tx.TxBurst(b)
