@@ -327,7 +327,11 @@ func (g *Group) OpenDevice(name string) (*VFIODevice, error) {
 	fd, err := vfio.Ioctl(g.fd, vfio.GroupGetDeviceFD, unsafe.Pointer(&b[0]), "VFIO_GROUP_GET_DEVICE_FD")
 	runtime.KeepAlive(b)
 	if err != nil {
-		return nil, &DeviceError{Device: name, Op: "get device from VFIO group " + g.ID, Err: err, Fix: "is the device bound to vfio-pci / vfio-platform, and in group " + g.ID + "?"}
+		fix := "is the device bound to vfio-pci / vfio-platform, and in group " + g.ID + "?"
+		if errors.Is(err, unix.EBUSY) {
+			fix = "the device is already open (another gopmd program, or a VM using it through VFIO): close that first"
+		}
+		return nil, &DeviceError{Device: name, Op: "get device from VFIO group " + g.ID, Err: err, Fix: fix}
 	}
 	return newVFIODevice(name, fd)
 }
