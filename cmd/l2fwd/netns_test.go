@@ -42,6 +42,10 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(nsHelper(mode, os.Args[len(os.Args)-1]))
 	}
+	if args, ok := os.LookupEnv(mainEnv); ok {
+		os.Args = append([]string{"l2fwd"}, strings.Fields(args)...)
+		main() // exits
+	}
 	os.Exit(m.Run())
 }
 
