@@ -303,3 +303,22 @@ func TestSimPcapDamaged(t *testing.T) {
 		t.Fatalf("stderr does not say where the replay stopped: %s", stderr.String())
 	}
 }
+
+func TestFailedOpenReleasesSimPorts(t *testing.T) {
+	// Port 1 cannot open: l2fwd says so in one line, exits 2 and closes
+	// port 0 again, so the next run can open the same device.
+	code, out, errOut := runUntil(t, []string{"sim:enetc5?gen=1&" + simOpts, "sim:enetc6?gen=nope"}, nil)
+	if lines := strings.Split(strings.TrimSpace(errOut), "\n"); code != 2 || len(lines) != 1 || !strings.Contains(errOut, "port 1") || out != "" {
+		t.Fatalf("exit %d, stderr %q, stdout %q; want exit 2 and one line about port 1", code, errOut, out)
+	}
+	if sim.GeneratorOf("enetc5") != nil {
+		t.Fatal("sim:enetc5 is still open after the failed start")
+	}
+	code, out, errOut = runUntil(t, []string{"--json", "--stats-interval", "0", "--mode", "drop", "--until-done", "sim:enetc5?gen-count=100&" + simOpts}, func() bool { return false })
+	if code != 0 {
+		t.Fatalf("sim:enetc5 cannot be opened again: exit %d: %s", code, errOut)
+	}
+	if s := parseSummary(t, out); s.Ports[0].Handled != 100 || !s.LeakCheck.OK {
+		t.Fatalf("second run: handled %d, leak check %+v", s.Ports[0].Handled, s.LeakCheck)
+	}
+}
