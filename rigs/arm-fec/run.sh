@@ -56,6 +56,13 @@ HOSTPORTS="127.0.0.1:$P0/127.0.0.1:$((P0 + 1)),127.0.0.1:$((P0 + 2))/127.0.0.1:$
 log() { printf '[rig %s] %s\n' "$(date +%T)" "$*"; }
 T_START=$(date +%s.%N)
 
+# One rig run at a time per cache: go test runs packages in parallel, and concurrent runs would
+# fetch and unpack the same packages (and call apt) at once; two TCG guests on a small host also
+# miss their timeouts.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.rig.lock"
+flock -w 1800 9 || { echo "FAIL host: another rig run still holds $CACHE/.rig.lock"; exit 1; }
+
 # --- host tools -------------------------------------------------------------
 need=()
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)

@@ -25,6 +25,12 @@ ACCEL=${ACCEL:-tcg}
 T0=$(date +%s.%N)
 log() { printf '[rig %s] %s\n' "$(date +%T)" "$*" >&2; }
 case "$CACHE" in "$REPO"/*) echo "FAIL host: RIGS_CACHE ($CACHE) must be outside the repository"; exit 1 ;; esac
+# One rig run at a time per cache: go test runs packages in parallel, and concurrent runs would
+# fetch and unpack the same packages (and call apt) at once; two TCG guests on a small host also
+# miss their timeouts.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.rig.lock"
+flock -w 1800 9 || { echo "FAIL host: another rig run still holds $CACHE/.rig.lock"; exit 1; }
 
 # Host tools.
 need=()
