@@ -130,9 +130,11 @@ func (p *Port) UpdateLink() driver.Link {
 	return p.updateLinkLocked()
 }
 
-// watchLink reads the PHY every interval until stop is closed, so that a
-// renegotiated speed or duplex reaches ECR/RCR/TCR without anyone asking.
-func (p *Port) watchLink(stop, done chan struct{}, interval time.Duration) {
+// watch runs every interval until stop is closed: it reads the PHY, so
+// that a renegotiated speed or duplex reaches ECR/RCR/TCR without anyone
+// asking, and on ERR006358 parts it is the stall detector the erratum asks
+// for (txStallCheck).
+func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -143,15 +145,22 @@ func (p *Port) watchLink(stop, done chan struct{}, interval time.Duration) {
 		case <-t.C:
 			p.ctl.Lock()
 			if p.started {
-				p.updateLinkLocked()
+				if p.phyAddr >= 0 {
+					p.updateLinkLocked()
+				}
+				if p.prof.has(qERR006358) {
+					for _, q := range p.tx {
+						q.stallCheck()
+					}
+				}
 			}
 			p.ctl.Unlock()
 		}
 	}
 }
 
-// stopWatcher ends the link watcher, if one runs, and waits for it. The
-// caller must not hold ctl.
+// stopWatcher ends the watcher goroutine, if one runs, and waits for it.
+// The caller must not hold ctl.
 func (p *Port) stopWatcher() {
 	p.ctl.Lock()
 	stop, done := p.watchStop, p.watchDone

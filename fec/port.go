@@ -16,7 +16,8 @@
 // where the part has it), phy=N (PHY address; default: scan), phy-mode=
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
-// duplex bits in line; default 1s, 0 only at Start and UpdateLink),
+// duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
+// default 1s, 0 only at Start, UpdateLink and Reclaim),
 // dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU).
 //
 // shift16=0 is a workaround for QEMU only, never for silicon: QEMU 7.2's
@@ -121,8 +122,8 @@ type Port struct {
 	linkMu    sync.Mutex
 	link      driver.Link
 	linkPoll  time.Duration
-	watchStop chan struct{} // closed to end the link watcher
-	watchDone chan struct{} // closed by the link watcher when it ends
+	watchStop chan struct{} // closed to end the watcher (link, ERR006358 stalls)
+	watchDone chan struct{} // closed by the watcher when it ends
 
 	statsMu sync.Mutex
 	mibLast [len(mibNames)]uint32
@@ -536,9 +537,9 @@ func (p *Port) Start() error {
 		q.refill() // posts every buffer and writes RDAR once
 	}
 	p.started = true
-	if p.phyAddr >= 0 && p.linkPoll > 0 {
+	if (p.phyAddr >= 0 || p.prof.has(qERR006358)) && p.linkPoll > 0 {
 		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
-		go p.watchLink(p.watchStop, p.watchDone, p.linkPoll)
+		go p.watch(p.watchStop, p.watchDone, p.linkPoll)
 	}
 	return r.Err()
 }

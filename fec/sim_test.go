@@ -301,7 +301,7 @@ func TestDMAFaultSurvived(t *testing.T) {
 // frames sit on the ring until the driver's reclaim pass sees BDs pending
 // with TDAR idle and writes TDAR again.
 func TestERR006358Recovered(t *testing.T) {
-	p, m := openSim(t, "soc=imx6q&tx-ring=16")
+	p, m := openSim(t, "soc=imx6q&tx-ring=16&link-poll=0") // no stall detector: the reclaim pass must do it
 	w := &capture{}
 	m.SetWire(w)
 	txq := p.TxQueue(0)
@@ -838,5 +838,50 @@ func TestLinkWatcherFollowsPHY(t *testing.T) {
 	checkSpeedBits(t, p, m, 100, "after the watcher")
 	if err := p.Stop(); err != nil { // ends the watcher first
 		t.Fatal(err)
+	}
+}
+
+// TestERR006358StallDetector: frames whose TDAR write the i.MX6Q erratum
+// swallowed after the last burst of a quiet spell leave without the queue's
+// owner polling again: the port's watcher sees ready BDs with TDAR idle and
+// writes TDAR.
+func TestERR006358StallDetector(t *testing.T) {
+	p, m := openSim(t, "soc=imx6q&tx-ring=16&link-poll=1ms")
+	w := &capture{}
+	m.SetWire(w)
+	txq := p.TxQueue(0)
+	pl := p.RxQueue(0).Pool()
+	send := func(k int) {
+		pkts := make([]*driver.Packet, k)
+		for i := range pkts {
+			pkts[i] = pl.Alloc()
+			copy(pkts[i].Append(100), udpFrame(t, 100, -1, i))
+		}
+		if txq.TxBurst(pkts) != k {
+			t.Fatal("TxBurst refused")
+		}
+	}
+	send(1)
+	if err := m.ArmERR006358(); err != nil {
+		t.Fatal(err)
+	}
+	send(3)
+	if lost := m.Stats().LostTDAR; lost != 1 {
+		t.Fatalf("model lost %d TDAR writes, want 1: the erratum did not fire", lost)
+	}
+	// A bound on polls (each at least one watcher period), not a timing check.
+	got := 0
+	for i := 0; got < 4; i++ {
+		if i == 20_000 {
+			t.Fatalf("the stall detector never re-kicked TDAR: %d of 4 frames on the wire", got)
+		}
+		got += len(w.take())
+		time.Sleep(time.Millisecond)
+	}
+	if err := p.Stop(); err != nil { // ends the watcher, then reclaims
+		t.Fatal(err)
+	}
+	if n := pl.InFlight(); n != 0 {
+		t.Fatalf("%d buffers out after Stop", n)
 	}
 }

@@ -285,6 +285,25 @@ func (q *txQueue) reclaim() int {
 	return done
 }
 
+// stallCheck is the ERR006358 stall detector, run by the port's watcher
+// goroutine: reclaim re-kicks TDAR only when the queue's owner polls, and
+// after the last burst of a quiet spell nobody may. If any BD still has R
+// while TDAR reads idle, the MAC lost a doorbell: write TDAR again. It
+// reads only descriptor status words (device memory, loaded atomically)
+// and the atomic counters, never the owner's indices.
+func (q *txQueue) stallCheck() {
+	for i := 0; i < q.ring.size; i++ {
+		if st, _ := sc(q.ring.status(i)); st&txR != 0 {
+			if q.regs.Read32(q.tdar)&darActive == 0 {
+				q.regs.Write32(q.tdar, darActive)
+				q.rekicks.Add(1)
+				q.doorbells.Add(1)
+			}
+			return
+		}
+	}
+}
+
 // drain frees every frame left on the ring after the MAC was disabled.
 func (q *txQueue) drain() {
 	for q.inFlight > 0 {

@@ -68,7 +68,8 @@ type Device struct {
 	rx     [3]rxRing
 	tx     [3]txRing
 	// txMu and rxMu serialise the DMA engine's TX and RX sides in engine
-	// mode (lock order: txMu before rxMu). Unused in synchronous mode.
+	// mode (lock order: txMu before rxMu). In synchronous mode only txMu is
+	// used, around the TX walk a TDAR write runs.
 	txMu, rxMu sync.Mutex
 	// stage holds one received frame as it will be written to memory.
 	stage []byte

@@ -55,7 +55,12 @@ func (d *Device) tdarWrite(i int) {
 		d.run.kick()
 		return
 	}
+	// Synchronous mode: the writer's goroutine runs the TX engine. TDAR
+	// may be written from two goroutines (a queue and a driver's stall
+	// detector), as on silicon: txMu keeps their walks apart.
+	d.txMu.Lock()
 	d.runTX(r)
+	d.txMu.Unlock()
 }
 
 // resumeTX processes doorbells held back by GTS or a TX stall.
@@ -64,9 +69,11 @@ func (d *Device) resumeTX() {
 		d.run.kick()
 		return
 	}
+	d.txMu.Lock()
 	for i := 0; i < d.nrings; i++ {
 		d.runTX(&d.tx[i])
 	}
+	d.txMu.Unlock()
 }
 
 // txHeld reports whether the TX engine may not start a new frame.
