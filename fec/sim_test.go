@@ -205,6 +205,8 @@ func TestRxErrorsCountedAndRecycled(t *testing.T) {
 		{model.RxOversize, driver.CauseOversize},
 		{model.RxTruncate, driver.CauseOversize},
 		{model.RxOverrun, driver.CauseFrame},
+		{model.RxNonOctet, driver.CauseFrame},
+		{model.RxShort, driver.CauseFrame},
 	}
 	for _, opts := range []string{"soc=imx8mp&bd=enhanced", "soc=imx6ul&bd=legacy"} {
 		p, m := openSim(t, opts+"&rx-ring=8")

@@ -9,6 +9,7 @@ import (
 // future events it still applies to.
 type faults struct {
 	rxCRC, rxOversize, rxTrunc, rxOverrun atomic.Int32
+	rxNonOctet, rxShort                   atomic.Int32
 	corrupt, dma, err006358               atomic.Int32
 	txStall                               atomic.Bool
 }
@@ -39,6 +40,11 @@ const (
 	RxTruncate
 	// RxOverrun: the frame is flagged as a FIFO overrun (status OV).
 	RxOverrun
+	// RxNonOctet: the frame is flagged as not a whole number of bytes
+	// (status NO).
+	RxNonOctet
+	// RxShort: the frame is flagged short (status SH).
+	RxShort
 )
 
 // InjectRxErrors makes the next n received frames carry error kind.
@@ -53,6 +59,10 @@ func (d *Device) InjectRxErrors(kind RxError, n int) error {
 		c = &d.faults.rxTrunc
 	case RxOverrun:
 		c = &d.faults.rxOverrun
+	case RxNonOctet:
+		c = &d.faults.rxNonOctet
+	case RxShort:
+		c = &d.faults.rxShort
 	default:
 		return fmt.Errorf("fec model %s: unknown RX error kind %d", d.name, kind)
 	}

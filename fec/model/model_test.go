@@ -454,6 +454,8 @@ func TestRXErrorBits(t *testing.T) {
 		{"injected oversize", RxOversize, 100, 0, rxLG, eirBABR},
 		{"injected truncation", RxTruncate, 500, 0, rxTR, 0},
 		{"injected overrun", RxOverrun, 100, 0, rxOV, 0},
+		{"injected non-octet", RxNonOctet, 100, 0, rxNO, 0},
+		{"injected short", RxShort, 100, 0, rxSH, 0},
 		{"longer than MAX_FL", -1, 1500, 1518 - 100, rxLG, eirBABR},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -281,6 +281,12 @@ func (d *Device) receiveLocked(frame []byte, loop bool) bool {
 	if take(&d.faults.rxOverrun) {
 		status |= rxOV
 	}
+	if take(&d.faults.rxNonOctet) {
+		status |= rxNO
+	}
+	if take(&d.faults.rxShort) {
+		status |= rxSH
+	}
 	if status&rxErrBits != 0 && racc&0x40 != 0 {
 		d.st.rxErrDiscard.Add(1) // RACC.LINEDIS: MAC-layer errors are discarded
 		return false
