@@ -218,16 +218,16 @@ func TestOutOfWindowAndUnaligned(t *testing.T) {
 }
 
 func TestUnimplementedRegisters(t *testing.T) {
-	d, _ := New(Config{SoC: "imx6q"}) // single queue, no coalescing
-	for _, off := range []uint32{regTXIC0, regRDSR1, regTDAR1, regFRBR, 0x800, 0x3FFC} {
+	d, _ := New(Config{SoC: "imx6q"}) // single queue, no coalescing, no EEE
+	for _, off := range []uint32{regTXIC0, regRDSR1, regTDAR1, regFRBR, regLPISleep, 0x800, 0x3FFC} {
 		d.Write32(off, 0xFFFFFFFF)
 		if got := d.Read32(off); got != 0 {
 			t.Errorf("unimplemented %#x reads %#x", off, got)
 		}
 	}
 	acc := d.Unimplemented()
-	if len(acc) != 12 || d.Stats().Unimplemented != 12 {
-		t.Fatalf("recorded %d accesses (%d counted), want 12", len(acc), d.Stats().Unimplemented)
+	if len(acc) != 14 || d.Stats().Unimplemented != 14 {
+		t.Fatalf("recorded %d accesses (%d counted), want 14", len(acc), d.Stats().Unimplemented)
 	}
 	if acc[0] != (Access{Offset: regTXIC0, Write: true, Value: 0xFFFFFFFF}) || acc[1] != (Access{Offset: regTXIC0}) {
 		t.Fatalf("first accesses %+v", acc[:2])
@@ -240,6 +240,12 @@ func TestUnimplementedRegisters(t *testing.T) {
 	d2.Write32(regRDSR1, 0x1000)
 	if d2.Read32(regRDSR1) != 0x1000 || d2.Stats().Unimplemented != 0 {
 		t.Fatal("RDSR1 missing on imx6sx")
+	}
+	// LPI registers only where the reference lists EEE (imx8mq and later).
+	d3, _ := New(Config{SoC: "imx8mp"})
+	d3.Write32(regLPIWake, 0x40)
+	if d3.Read32(regLPIWake) != 0x40 || d3.Stats().Unimplemented != 0 {
+		t.Fatal("LPI_WAKE missing on imx8mp")
 	}
 }
 

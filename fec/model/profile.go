@@ -105,6 +105,8 @@ func (p *Profile) has(q string) bool {
 		return p.MultiQueue
 	case "coalesce":
 		return p.Coalesce
+	case "eee":
+		return p.EEE
 	}
 	return false
 }

@@ -161,8 +161,8 @@ type RegInfo struct {
 	// Access is "rw", "ro", "w1c" or "trigger".
 	Access string
 	// Only names the quirk a part needs for the register to exist:
-	// "" (every ENET part), "multi-queue", "coalesce" or "fec" (old FEC
-	// blocks only: not present on any profile of this model).
+	// "" (every ENET part), "multi-queue", "coalesce", "eee" or "fec" (old
+	// FEC blocks only: not present on any profile of this model).
 	Only string
 }
 
@@ -240,8 +240,8 @@ func buildRegTable() []regDef {
 		rd("RDAR2", regRDAR2, "trigger", 0, 0).only("multi-queue"),
 		rd("TDAR2", regTDAR2, "trigger", 0, 0).only("multi-queue"),
 		rd("QOS", regQOS, "rw", 0, 0xFFFFFFFF).only("multi-queue"),
-		rd("LPI_SLEEP", regLPISleep, "rw", 0, 0xFFFFFFFF),
-		rd("LPI_WAKE", regLPIWake, "rw", 0, 0xFFFFFFFF),
+		rd("LPI_SLEEP", regLPISleep, "rw", 0, 0xFFFFFFFF).only("eee"),
+		rd("LPI_WAKE", regLPIWake, "rw", 0, 0xFFFFFFFF).only("eee"),
 		rd("MIIGSK_CFGR", regMIIGSKC, "rw", 0, 0x7F).only("fec"),
 		rd("MIIGSK_ENR", regMIIGSKE, "rw", 0, 0x2).only("fec"),
 		rd("ATCR", regATCR, "rw", 0, 0xFFFFFFFF),
