@@ -42,13 +42,15 @@ func TestForwardingLoopDoesNotAllocate(t *testing.T) {
 		mode    mode
 		same    bool
 		capture bool
+		refuse  bool // TX refuses every other burst (busy), or takes a few (ring full)
 	}{
-		{"fwd", modeFwd, true, false},
-		{"fwd-bounce", modeFwd, false, false},
-		{"fwd-capture", modeFwd, true, true},
-		{"tx", modeTx, true, false},
-		{"drop", modeDrop, true, false},
-		{"pass", modePass, true, false},
+		{"fwd", modeFwd, true, false, false},
+		{"fwd-bounce", modeFwd, false, false, false},
+		{"fwd-capture", modeFwd, true, true, false},
+		{"fwd-refused", modeFwd, true, false, true},
+		{"tx", modeTx, true, false, false},
+		{"drop", modeDrop, true, false, false},
+		{"pass", modePass, true, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := &options{mode: c.mode, burst: 32, queues: 1, ringSize: 512, macUpdating: true}
@@ -59,6 +61,16 @@ func TestForwardingLoopDoesNotAllocate(t *testing.T) {
 			var pkts [maxBurst]*driver.Packet
 			burst := pkts[:o.burst]
 			poll := func() {
+				if c.refuse {
+					for _, p := range a.ports {
+						tx := p.(*fakePort).txq[0]
+						tx.busy = 1      // the next burst: refused whole
+						tx.room = 10 + 1 // the one after: the ring takes 10
+					}
+					for _, l := range a.lanes {
+						l.poll(burst)
+					}
+				}
 				for _, l := range a.lanes {
 					l.poll(burst)
 				}
@@ -71,6 +83,9 @@ func TestForwardingLoopDoesNotAllocate(t *testing.T) {
 			}
 			if a.lanes[0].handled.Load() == 0 {
 				t.Fatal("nothing was forwarded")
+			}
+			if l := a.lanes[0]; c.refuse && (l.txBusy.Load() == 0 || l.txRefused.Load() == l.txBusy.Load()) {
+				t.Fatalf("refused %d, busy %d: the test did not refuse both ways", l.txRefused.Load(), l.txBusy.Load())
 			}
 		})
 	}
