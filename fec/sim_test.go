@@ -550,6 +550,17 @@ func TestRegisterMapMatchesModel(t *testing.T) {
 	if matched < 40 {
 		t.Fatalf("only %d registers matched", matched)
 	}
+	// And the other way: every register the driver names is in the model's
+	// table, so the driver uses no offset the reference lacks.
+	inModel := map[uint32]bool{}
+	for _, r := range model.Registers() {
+		inModel[r.Offset] = true
+	}
+	for _, r := range fec.RegisterMap() {
+		if !inModel[r.Offset] {
+			t.Errorf("driver register %s at %#x is not in the model's table", r.Name, r.Offset)
+		}
+	}
 }
 
 // TestBadOptions checks that wrong spec options are refused with errors
