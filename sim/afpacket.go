@@ -46,16 +46,19 @@ type AFPacket struct {
 // AFPacketStats are the counters of an AF_PACKET wire.
 type AFPacketStats struct {
 	// RxFrames/RxBytes: received from the interface and queued for the port.
-	RxFrames, RxBytes uint64
+	RxFrames uint64 `json:"rx_frames"`
+	RxBytes  uint64 `json:"rx_bytes"`
 	// RxDropped: received but the queue to the port was full.
-	RxDropped uint64
+	RxDropped uint64 `json:"rx_dropped"`
 	// RxTooBig: longer than CableSlotSize (offloads on).
-	RxTooBig uint64
+	RxTooBig uint64 `json:"rx_too_big"`
 	// KernelDrops: frames the kernel dropped because the socket's receive
 	// buffer was full (the reader fell behind).
-	KernelDrops uint64
+	KernelDrops uint64 `json:"kernel_drops"`
 	// TxFrames/TxBytes: sent into the interface; TxErrors: refused by it.
-	TxFrames, TxBytes, TxErrors uint64
+	TxFrames uint64 `json:"tx_frames"`
+	TxBytes  uint64 `json:"tx_bytes"`
+	TxErrors uint64 `json:"tx_errors"`
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -107,13 +107,15 @@ func (r *FrameRing) Len() int { return int(r.tail.Load() - r.head.Load()) }
 // CableStats are the counters of one direction of a cable.
 type CableStats struct {
 	// Frames and Bytes were carried to the peer (offered to its receive side).
-	Frames, Bytes uint64
+	Frames uint64 `json:"frames"`
+	Bytes  uint64 `json:"bytes"`
 	// Unplugged counts frames sent while the peer port was not open.
-	Unplugged uint64
+	Unplugged uint64 `json:"unplugged"`
 	// Full counts frames lost because the in-memory ring was full (the
 	// receiving model's engine fell behind); TooBig frames longer than
 	// CableSlotSize.
-	Full, TooBig uint64
+	Full   uint64 `json:"full"`
+	TooBig uint64 `json:"too_big"`
 }
 
 // cableDir is one direction of a cable: the Wire of the sending port and,

@@ -54,9 +54,10 @@ type GenConfig struct {
 
 // GeneratorStats are a generator's counters.
 type GeneratorStats struct {
-	Frames, Bytes uint64
+	Frames uint64 `json:"frames"`
+	Bytes  uint64 `json:"bytes"`
 	// Truncated counts frames longer than the buffer the port offered.
-	Truncated uint64
+	Truncated uint64 `json:"truncated"`
 }
 
 // Generator is a built-in traffic source (a wire.Source): every frame is

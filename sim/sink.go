@@ -12,19 +12,21 @@ const sinkWindow = 256
 // SinkStats are a sink's counters.
 type SinkStats struct {
 	// Frames and Bytes is everything the port transmitted into the sink.
-	Frames, Bytes uint64
+	Frames uint64 `json:"frames"`
+	Bytes  uint64 `json:"bytes"`
 	// Other counts frames without a generator stamp.
-	Other uint64
+	Other uint64 `json:"other"`
 	// Lost counts sequence numbers never seen (below the newest one seen
 	// per flow: a frame lost after the last one that arrived is invisible
 	// here; compare with the generator's count).
-	Lost uint64
+	Lost uint64 `json:"lost"`
 	// Duplicates counts stamps seen twice; Reordered counts frames that
 	// arrived after a later one of the same flow.
-	Duplicates, Reordered uint64
+	Duplicates uint64 `json:"duplicates"`
+	Reordered  uint64 `json:"reordered"`
 	// TooLate counts frames older than the sink's window (256 per flow),
 	// which it can no longer tell from duplicates.
-	TooLate uint64
+	TooLate uint64 `json:"too_late"`
 }
 
 // Sink is a Wire that counts what a port transmits and checks the
