@@ -185,6 +185,7 @@ func (p *Port) updateLinkLocked() driver.Link {
 	old := p.link
 	p.link = l
 	p.linkMu.Unlock()
+	p.linkDown.Store(!l.Up)
 	if p.started && l != old {
 		p.applyLink(l)
 	}

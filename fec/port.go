@@ -116,6 +116,9 @@ type Port struct {
 	started  bool
 	closed   bool
 	stopping atomic.Bool
+	// linkDown is the last link state read from the PHY, for TxBurst: the
+	// MAC does not sense the link itself and would "send" into nothing.
+	linkDown atomic.Bool
 
 	mdioMu    sync.Mutex
 	phyAddr   int // -1: no PHY answered

@@ -670,10 +670,25 @@ func TestShift16Off(t *testing.T) {
 // TestLinkChange takes the model's link down and up: UpdateLink follows it
 // and frames pass again afterwards.
 func TestLinkChange(t *testing.T) {
-	p, m := openSim(t, "soc=imx8mp")
+	p, m := openSim(t, "soc=imx8mp&link-poll=0")
 	m.SetLink(false)
 	if l := p.UpdateLink(); l.Up {
 		t.Fatalf("link %v after the PHY went down", l)
+	}
+	// While the PHY says down, TxBurst takes frames, frees them and counts
+	// them as link_down: nothing reaches the wire, nothing leaks.
+	w := &capture{}
+	m.SetWire(w)
+	pl := p.RxQueue(0).Pool()
+	out := []*driver.Packet{pl.Alloc(), pl.Alloc()}
+	for _, pk := range out {
+		copy(pk.Append(100), udpFrame(t, 100, -1, 2))
+	}
+	if n := p.TxQueue(0).TxBurst(out); n != 2 || p.TxQueue(0).Pending() != 0 {
+		t.Fatalf("link down: TxBurst took %d of 2, %d pending", n, p.TxQueue(0).Pending())
+	}
+	if d := p.Stats().Tx.Drops[driver.CauseLinkDown]; d != 2 || len(w.take()) != 0 {
+		t.Fatalf("link down: %d link_down drops counted, want 2 (and none on the wire)", d)
 	}
 	m.SetLink(true)
 	if l := p.UpdateLink(); !l.Up || l.SpeedMbps != 1000 {

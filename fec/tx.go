@@ -104,10 +104,16 @@ func (q *txQueue) Reclaim() int { return q.reclaim() }
 // TxBurst queues as many frames as fit, writes their BDs, issues one
 // barrier and one TDAR write, and returns how many it took. Frames it
 // cannot ever send (too many segments, too long, too short) are taken,
-// counted and freed.
+// counted and freed; so is every frame while the PHY reports the link
+// down (counted as link_down).
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if q.port.stopping.Load() {
 		return 0
+	}
+	if q.port.linkDown.Load() {
+		q.stats.Drop(driver.CauseLinkDown, uint64(len(pkts)))
+		pool.FreeBulk(pkts) // the frames are ours, and dropped
+		return len(pkts)
 	}
 	if q.ring.size-q.inFlight < q.reclaimAt {
 		q.reclaim()
