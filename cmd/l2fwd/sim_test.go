@@ -322,3 +322,42 @@ func TestFailedOpenReleasesSimPorts(t *testing.T) {
 		t.Fatalf("second run: handled %d, leak check %+v", s.Ports[0].Handled, s.LeakCheck)
 	}
 }
+
+func TestSimModesTxAndPass(t *testing.T) {
+	// tx: every frame leaves by the port it came in, MACs swapped. pass:
+	// the application sees every frame (IPv4 here) and frees it.
+	const n = 3000
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.pcap"), filepath.Join(dir, "out.pcap")
+	frames := testFrames(t, n, 128)
+	writePcap(t, in, frames)
+
+	code, stdout, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--mode", "tx", "--until-done",
+		"sim:enetc0?pcap-in=" + in + "&pcap-out=" + out + "&" + simOpts}, func() bool { return false })
+	if code != 0 {
+		t.Fatalf("tx mode: exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, stdout)
+	if p := s.Ports[0]; p.TxPort != 0 || p.Handled != n || p.Rx.Packets != n || p.Tx.Packets != n || s.Dropped != 0 || !s.LeakCheck.OK {
+		t.Fatalf("tx mode: port %+v dropped %d leak %+v", p, s.Dropped, s.LeakCheck)
+	}
+	got := readPcap(t, out)
+	if len(got) != n {
+		t.Fatalf("tx mode: %d frames came back out, want %d", len(got), n)
+	}
+	for i, f := range frames {
+		if !bytes.Equal(got[i][0:6], f[6:12]) || !bytes.Equal(got[i][6:12], f[0:6]) || !bytes.Equal(got[i][12:], f[12:]) {
+			t.Fatalf("tx mode: frame %d did not come back with only its MACs swapped", i)
+		}
+	}
+
+	code, stdout, errOut = runUntil(t, []string{"--json", "--stats-interval", "0", "--mode", "pass", "--until-done",
+		"sim:enetc0?pcap-in=" + in + "&" + simOpts}, func() bool { return false })
+	if code != 0 {
+		t.Fatalf("pass mode: exit %d: %s", code, errOut)
+	}
+	s = parseSummary(t, stdout)
+	if p := s.Ports[0]; p.Handled != n || p.Pass["ipv4"] != n || p.Pass["arp"] != 0 || p.Tx.Packets != 0 || !s.LeakCheck.OK {
+		t.Fatalf("pass mode: port %+v leak %+v", p, s.LeakCheck)
+	}
+}
