@@ -3,7 +3,7 @@ package dma
 import (
 	"errors"
 	"fmt"
-	"log/slog"
+	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -49,6 +49,12 @@ type Region struct {
 
 var hugeWarnOnce sync.Once
 
+// Warn reports a condition that degrades but does not stop DMA memory
+// allocation (no huge pages), once per process. It writes one line to
+// standard error; a program may replace it (to log or to silence it) before
+// opening devices.
+var Warn = func(msg string) { fmt.Fprintln(os.Stderr, "gopmd: "+msg) }
+
 // Alloc allocates size bytes of DMA memory (rounded up to the page size) and
 // maps it through m. Memory comes from 2 MiB huge pages when the kernel has
 // them (MAP_HUGETLB), else from 4 KiB pages locked with mlock when the mapper
@@ -78,7 +84,7 @@ func Alloc(m Mapper, size int, o Options) (*Region, error) {
 			return nil, fmt.Errorf("dma: alloc %q: %d bytes of 2 MiB huge pages: %w (reserve some: echo 64 > /proc/sys/vm/nr_hugepages)", o.Name, hsize, err)
 		} else {
 			hugeWarnOnce.Do(func() {
-				slog.Warn("dma: no 2 MiB huge pages; using 4 KiB pages (reserve huge pages with: echo 64 > /proc/sys/vm/nr_hugepages)", "err", err)
+				Warn(fmt.Sprintf("dma: no 2 MiB huge pages (%v); using 4 KiB pages (reserve huge pages with: echo 64 > /proc/sys/vm/nr_hugepages)", err))
 			})
 		}
 	}
