@@ -3,6 +3,7 @@ package fec
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -214,7 +215,8 @@ func FuzzRxDescriptor(f *testing.F) {
 	})
 }
 
-// TestPagemapRingMustFitAPage: without an IOMMU or a carve-out only one
+// TestPagemapRingMustFitAPage: pagemap memory is refused while the kernel
+// may migrate mlocked pages; without an IOMMU or a carve-out only one
 // 4 KiB page is known to be physically contiguous, so a larger ring is
 // refused with the fix; and a non-coherent device without uncached memory
 // is refused too.
@@ -231,6 +233,17 @@ func TestPagemapRingMustFitAPage(t *testing.T) {
 		return &driver.Device{Spec: s, Backend: "devmem", Bus: "platform", NonCoherent: true,
 			Compatible: []string{"fsl,imx8mp-fec", "fsl,imx8mq-fec"}, Regions: []driver.Regs{m}, Mapper: &dma.Pagemap{}}
 	}
+	// Pagemap memory needs vm.compact_unevictable_allowed=0: refused
+	// otherwise, with the fix.
+	sysctl := t.TempDir() + "/compact_unevictable_allowed"
+	defer func(old string) { compactSysctl = old }(compactSysctl)
+	compactSysctl = sysctl
+	os.WriteFile(sysctl, []byte("1\n"), 0o644)
+	_, err = New(dev("?dma-coherent=1"), driver.Config{})
+	if err == nil || !strings.Contains(err.Error(), "vm.compact_unevictable_allowed=0") {
+		t.Fatalf("pagemap memory with compaction of mlocked pages allowed: %v", err)
+	}
+	os.WriteFile(sysctl, []byte("0\n"), 0o644)
 	_, err = New(dev("?dma-coherent=1&bd=enhanced"), driver.Config{RxRingSize: 512})
 	if err == nil || !strings.Contains(err.Error(), "rx-ring=128") {
 		t.Fatalf("512 enhanced BDs in pagemap memory: %v", err)

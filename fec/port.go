@@ -31,7 +31,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,6 +197,11 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give: name a physical carve-out (dma-carveout=ADDR+SIZE, e.g. a mem= or reserved-memory range), or dma-coherent=1 if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
 		}
 	}
+	if _, isPM := d.Mapper.(*dma.Pagemap); isPM {
+		if err := checkNoMigration(compactSysctl); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.allocQueues(); err != nil {
 		p.freeMemory()
 		return nil, err
@@ -206,6 +213,28 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	}
 	p.findPHY()
 	return p, nil
+}
+
+// compactSysctl is the switch that lets memory compaction move mlocked
+// pages (a variable so tests can point it elsewhere).
+var compactSysctl = "/proc/sys/vm/compact_unevictable_allowed"
+
+// checkNoMigration refuses pagemap DMA memory while the kernel may migrate
+// mlocked pages: the device would keep writing to the physical address the
+// driver gave it after the page moved away. A kernel without the switch
+// (no compaction) cannot move them.
+func checkNoMigration(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("fec: pagemap DMA memory: read %s: %w", path, err)
+	}
+	if strings.TrimSpace(string(b)) != "0" {
+		return fmt.Errorf("fec: pagemap DMA memory needs pages that stay put, but %s is %s: compaction may move mlocked pages under the device; run sysctl -w vm.compact_unevictable_allowed=0, or name a carve-out (dma-carveout=ADDR+SIZE)", path, strings.TrimSpace(string(b)))
+	}
+	return nil
 }
 
 func knownCompatibles() string {
