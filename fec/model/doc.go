@@ -16,8 +16,10 @@
 //     with enhanced descriptors), in the byte order the silicon uses.
 //   - Per-SoC profiles (Profiles, LookupProfile) with the quirk table of
 //     hw/fec.md §6; DefaultSoC is imx8mp.
-//   - Fault injection: link flap, RX errors, descriptor write-back
-//     corruption, DMA to unmapped IOVAs, TX stall and erratum ERR006358.
+//   - Fault injection: link flap, PHY speed renegotiation (SetLinkSpeed),
+//     RX errors (every RX status error bit: CR, LG, TR, OV, NO, SH),
+//     descriptor write-back corruption, DMA to unmapped IOVAs, TX stall and
+//     erratum ERR006358.
 //
 // # Descriptor byte order
 //
