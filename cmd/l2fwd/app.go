@@ -279,16 +279,22 @@ func (a *app) setup() error {
 
 // workers spreads the lanes over the workers, each locked to an OS thread:
 // one worker per RX queue (lane), as the issue of a poll-mode forwarder
-// wants, with one exception. When simulated ports run in engine mode, their
+// wants, with two exceptions. When simulated ports run in engine mode, their
 // DMA engine is a goroutine that needs a CPU of its own next to the workers
 // (a worker never yields its thread), so the workers are capped at
-// GOMAXPROCS-1 and some poll several queues in turn. --workers N sets the
-// count outright. It records why in a.workerWhy.
+// GOMAXPROCS-1 and some poll several queues in turn. And synchronous sim
+// ports joined by a cable are driven by one worker together (see
+// laneUnits). --workers N sets the count outright. It records why in
+// a.workerWhy.
 func (a *app) workers() []*worker {
+	units, bound := a.laneUnits()
 	n := a.o.workers
 	a.workerWhy = "one per RX queue"
+	if bound {
+		a.workerWhy = "one per RX queue, but synchronous sim ports joined by a cable share one"
+	}
 	if n == 0 {
-		n = len(a.lanes)
+		n = len(units)
 		if e := a.engines(); e > 0 && n+1 > runtime.GOMAXPROCS(0) {
 			n = max(1, runtime.GOMAXPROCS(0)-1)
 			a.workerWhy = fmt.Sprintf("capped at GOMAXPROCS-1 = %d so the simulated devices' engine goroutine keeps a CPU", n)
@@ -296,18 +302,92 @@ func (a *app) workers() []*worker {
 	} else {
 		a.workerWhy = "set by --workers"
 	}
-	if n > len(a.lanes) {
-		n = len(a.lanes)
+	if n > len(units) {
+		n = len(units)
 	}
 	ws := make([]*worker, n)
 	for i := range ws {
 		ws[i] = &worker{burst: a.o.burst}
 	}
-	for i, l := range a.lanes {
-		ws[i%n].lanes = append(ws[i%n].lanes, l)
+	for i, u := range units {
+		ws[i%n].lanes = append(ws[i%n].lanes, u...)
 	}
 	a.nWorkers = n
 	return ws
+}
+
+// laneUnits groups the lanes that must run on one goroutine. A cable
+// between two synchronous sim ports hands each frame the sending model
+// transmits straight to the receiving model, on the sender's goroutine (the
+// one whose TxBurst rang the doorbell); a model in synchronous mode is not
+// built to receive on one goroutine while its driver refills on another.
+// So every port reachable through such a cable or through forwarding
+// (RX port to TX port) is polled by one worker. Every other lane is a unit
+// of its own. bound reports whether any group was formed.
+func (a *app) laneUnits() (units [][]*lane, bound bool) {
+	parent := make([]int, len(a.ports))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	union := func(x, y int) { parent[find(x)] = find(y) }
+	names := map[string]int{}
+	for i, spec := range a.specs {
+		names[trimSim(spec)] = i
+	}
+	cabled := make([]bool, len(a.ports))
+	for i := range a.ports {
+		if i >= len(a.cables) || a.cables[i] == nil || syncPump(a.specs[i]) == nil {
+			continue
+		}
+		x, y := a.cables[i].Ends()
+		j, ok := names[x]
+		if j == i {
+			j, ok = names[y]
+		}
+		if ok && syncPump(a.specs[j]) != nil {
+			union(i, j)
+			cabled[i], cabled[j] = true, true
+		}
+	}
+	for _, l := range a.lanes {
+		if l.txPort >= 0 {
+			union(l.rxPort, l.txPort)
+		}
+	}
+	boundRoot := map[int]bool{}
+	for i, c := range cabled {
+		if c {
+			boundRoot[find(i)] = true
+		}
+	}
+	group := map[int]int{} // root -> index in units
+	for _, l := range a.lanes {
+		r := find(l.rxPort)
+		if !boundRoot[r] {
+			units = append(units, []*lane{l})
+			continue
+		}
+		if k, ok := group[r]; ok {
+			units[k] = append(units[k], l)
+			continue
+		}
+		group[r] = len(units)
+		units = append(units, []*lane{l})
+	}
+	for _, u := range units {
+		if len(u) > 1 {
+			bound = true
+		}
+	}
+	return units, bound
 }
 
 // workerNote says how many workers poll how many RX queues, and why.

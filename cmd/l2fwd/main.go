@@ -267,8 +267,10 @@ Workers: one goroutine per RX queue, each locked to an OS thread, polling
 without pause. One exception: when simulated ports run in engine mode
 (mode=engine), their DMA engine is a goroutine that needs a CPU too, so
 l2fwd runs at most GOMAXPROCS-1 workers and a worker may poll several
-queues in turn. --workers N sets the count outright. The stats header says
-how many run and why.
+queues in turn. Synchronous sim ports joined by a cable (peer=) are
+polled by one worker together, as the cable delivers on the sender's
+goroutine. --workers N sets the count outright. The stats header says how
+many run and why.
 
 TX refusals: a TX ring that takes fewer frames than offered does not get
 them again; they are freed and counted on the TX port, as refused_full (no
