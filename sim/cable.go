@@ -163,7 +163,10 @@ func (d *cableDir) stats() CableStats {
 }
 
 // Cable is two model ports back to back. Open both ports; the second one
-// to open completes it.
+// to open completes it. Between two synchronous models a frame goes
+// straight from the sender's TX to the receiver's Receive, on the sender's
+// goroutine (drive both models from one goroutine); when either side runs
+// an engine it crosses a lock-free FrameRing that the receiver pulls.
 type Cable struct {
 	a, b   string
 	ab, ba *cableDir

@@ -17,7 +17,10 @@ type Port interface {
 	// Receive offers one frame arriving from the wire (without FCS). The
 	// model DMAs it into a posted buffer, or counts a drop when none is
 	// posted, as silicon does. It reports whether the frame was accepted.
-	// frame is only read during the call.
+	// frame is only read during the call. A cable between two synchronous
+	// models calls it on the sending model's goroutine (the one whose
+	// doorbell write ran the TX ring): whoever drives the models keeps
+	// the two on one goroutine unless the receiving model is safe for it.
 	Receive(frame []byte) bool
 	// RxRoom reports how many frames the port could take now without
 	// dropping (posted RX buffers, roughly): lossless sources (a pcap
