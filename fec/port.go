@@ -1,7 +1,10 @@
 // Package fec is gopmd's poll-mode driver for the NXP/Freescale FEC and ENET
 // Ethernet MACs of the i.MX family (hw/fec.md). It registers itself with
 // package driver: import it and open "platform:2188000.ethernet" (UIO,
-// /dev/mem) or "sim:fec0?soc=imx8mp" (the device model).
+// vfio-platform, /dev/mem) or "sim:fec0?soc=imx8mp" (the device model;
+// soc= picks the SoC profile, imx8mp when left out; see package sim for
+// the model's other options). The quirk profile follows the node's
+// compatible strings, most specific first.
 //
 // The port follows the reference's bring-up (reset, MAC address, MDIO
 // clock, RCR/TCR, ring bases, RACC/TACC, OPD, ECR with EN1588 and DBSWP,
@@ -10,7 +13,10 @@
 // dma.Region's SyncForDevice/SyncForCPU. On 32-bit ARM, which cannot clean
 // or invalidate caches from user space, a non-coherent FEC needs uncached
 // buffer memory: a physical carve-out (dma-carveout=ADDR+SIZE), whose
-// mapper allocates uncached regions (dma.Allocator).
+// mapper allocates uncached regions (dma.Allocator). Without an IOMMU or a
+// carve-out, DMA memory is mlocked 4 KiB pages found through pagemap: each
+// ring must fit one page, and the kernel must not migrate them
+// (vm.compact_unevictable_allowed=0; New refuses otherwise).
 //
 // Spec options: bd=legacy|enhanced (descriptor format; default enhanced
 // where the part has it), phy=N (PHY address; default: scan), phy-mode=
