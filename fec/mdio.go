@@ -127,6 +127,9 @@ func (p *Port) Link() driver.Link {
 func (p *Port) UpdateLink() driver.Link {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
+	if p.closed {
+		return p.Link() // the device is released: the last state read
+	}
 	return p.updateLinkLocked()
 }
 

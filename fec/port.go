@@ -243,6 +243,9 @@ func checkNoMigration(path string) error {
 	return nil
 }
 
+// errClosed is returned by calls that would touch a released device.
+var errClosed = errors.New("fec: port is closed; open it again")
+
 func knownCompatibles() string {
 	s := ""
 	for i, pr := range profiles {
@@ -506,7 +509,7 @@ func (p *Port) Start() error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
-		return errors.New("fec: port is closed; open it again")
+		return errClosed
 	}
 	if p.started {
 		return nil
@@ -688,6 +691,9 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	}
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
+	if p.closed {
+		return errClosed
+	}
 	p.mac = append(net.HardwareAddr(nil), mac...)
 	p.writeMAC()
 	return p.regs.Err()
@@ -697,6 +703,9 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 func (p *Port) SetPromiscuous(on bool) error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
+	if p.closed {
+		return errClosed
+	}
 	p.promisc = on
 	if p.started {
 		p.regs.Write32(regRCR, p.rcr())
@@ -721,6 +730,9 @@ func (p *Port) setMTU(mtu int) error {
 func (p *Port) SetMTU(mtu int) error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
+	if p.closed {
+		return errClosed
+	}
 	if err := p.setMTU(mtu); err != nil {
 		return err
 	}

@@ -913,3 +913,33 @@ func TestERR006358StallDetector(t *testing.T) {
 		t.Fatalf("%d buffers out after Stop", n)
 	}
 }
+
+// TestClosedPortRefusesControl: once Close released the device, the
+// setters say so instead of writing to a window that is gone.
+func TestClosedPortRefusesControl(t *testing.T) {
+	p, err := driver.Open("sim:fec97?soc=imx8mp&link-poll=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := p.(*fec.Port)
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	l := fp.Link()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"Start":          p.Start(),
+		"SetMTU":         p.SetMTU(1500),
+		"SetPromiscuous": p.SetPromiscuous(true),
+		"SetMAC":         p.SetMAC(net.HardwareAddr{2, 0, 0, 0, 0, 9}),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("%s after Close: %v, want a closed-port error", name, err)
+		}
+	}
+	if got := fp.UpdateLink(); got != l {
+		t.Errorf("UpdateLink after Close: %v, want the last state %v", got, l)
+	}
+}
