@@ -2,6 +2,7 @@ package dma
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -38,7 +39,6 @@ type simSpace struct {
 	noncoh bool
 	mu     sync.Mutex // serialises Map/Unmap
 	table  atomic.Pointer[[]*simEntry]
-	next   uint64
 }
 
 type simEntry struct {
@@ -79,7 +79,7 @@ const simGuard = 64 << 10
 // NewSimIOMMU returns an empty simulated IOMMU. nonCoherent selects the
 // non-coherent cache model described on SimIOMMU.
 func NewSimIOMMU(nonCoherent bool) *SimIOMMU {
-	sp := &simSpace{noncoh: nonCoherent, next: simIOVABase}
+	sp := &simSpace{noncoh: nonCoherent}
 	sp.table.Store(&[]*simEntry{})
 	return &SimIOMMU{simSpace: sp}
 }
@@ -105,7 +105,7 @@ func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := &simEntry{iova: s.next, cpu: mem, dev: mem, name: attr.Name}
+	e := &simEntry{iova: s.place(len(mem)), cpu: mem, dev: mem, name: attr.Name}
 	if s.noncoh && !attr.Uncached {
 		// The device-side copy is mmapped like the CPU side, outside the Go
 		// heap: both are DMA memory, whose ordering the descriptor status
@@ -117,13 +117,32 @@ func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
 		e.dev = dev
 		copy(e.dev, mem) // memory starts out clean
 	}
-	s.next += uint64(roundUp(len(mem), simGuard)) + simGuard
 	old := *s.table.Load()
 	t := make([]*simEntry, len(old), len(old)+1)
 	copy(t, old)
 	t = append(t, e)
 	s.table.Store(&t)
 	return Mapping{IOVA: e.iova}, nil
+}
+
+// place picks the lowest IOVA at or above the base where n bytes and the
+// guard gap after them fit between live mappings: freed ranges are reused,
+// as an IOMMU's allocator does, so a long-lived process (and devices with
+// 32-bit descriptor addresses) never run out. Caller holds mu.
+func (s *simSpace) place(n int) uint64 {
+	span := func(size int) uint64 { return uint64(roundUp(size, simGuard)) + simGuard }
+	live := append([]*simEntry(nil), *s.table.Load()...)
+	sort.Slice(live, func(i, j int) bool { return live[i].iova < live[j].iova })
+	at := uint64(simIOVABase)
+	for _, e := range live {
+		if at+span(n) <= e.iova {
+			break
+		}
+		if end := e.iova + span(len(e.cpu)); end > at {
+			at = end
+		}
+	}
+	return at
 }
 
 // Unmap implements Mapper.
