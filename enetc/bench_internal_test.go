@@ -73,6 +73,7 @@ func newQuiet(b *testing.B, d *driver.Device, cfg driver.Config) *Port {
 		b.Fatal(err)
 	}
 	p.linkPoll = 0
+	b.Cleanup(func() { finalCheck(b, p) })
 	if err := p.Start(); err != nil {
 		b.Fatal(err)
 	}

@@ -249,7 +249,7 @@ func TestRxSkippedBDsGivenUp(t *testing.T) {
 			f.writeBack(0, c.wbs...)
 			pk := make([]*pool.Packet, 8)
 			got := 0
-			for i := 0; i < 2*rxStuckPolls && got == 0; i++ {
+			for i := 0; i < 2*rxStuckPolls*rxPeekEvery && got == 0; i++ {
 				got = p.rx[0].RxBurst(pk)
 			}
 			if got != 1 || pk[0].Len() != 64 {

@@ -265,10 +265,26 @@ func mustNew(t testing.TB, d *driver.Device, cfg driver.Config) *Port {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { finalCheck(t, p) })
 	if err := p.Start(); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	return p
+}
+
+// finalCheck runs after every test that brought a port up, whether or not
+// the test closed it: every buffer of every RX pool must be back (the
+// pool's in-flight count zero), and the port ends closed.
+func finalCheck(t testing.TB, p *Port) {
+	if err := p.Stop(); err != nil {
+		t.Logf("Stop after the test: %v", err)
+	}
+	for i, q := range p.rx {
+		if n := q.pool.InFlight(); n != 0 {
+			t.Errorf("RX queue %d: %d buffers still in flight after the test", i, n)
+		}
+	}
+	_ = p.Close() // a no-op when the test closed it
 }
 
 func closeClean(t testing.TB, p *Port) {

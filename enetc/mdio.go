@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
@@ -41,10 +43,76 @@ const (
 	bmsrLinkUp    = 1 << 2
 )
 
-// mdioBegin closes the gate for the data path and waits until no queue is
-// inside a burst. Caller holds ctl.
+// ERR050089 spans the whole chip: an MDIO access concurrent with any other
+// register access of any ENETC function may be lost (reference §5.4; Linux
+// takes one global rwlock for all of them). So the rule is kept across
+// every port of the process, not per port: every control path holds the
+// read side of erratum.rw while it touches registers (Port.lock), an MDIO
+// transaction the write side; and the data path of every port is held off
+// by the MDIO bit of its gate, which an MDIO transaction on any port sets.
+var erratum struct {
+	rw    sync.RWMutex
+	mu    sync.Mutex // guards ports
+	ports []*Port    // every open port: whose gates an MDIO transaction closes
+}
+
+// register adds p to the ports an MDIO transaction holds off.
+func (p *Port) register() {
+	erratum.mu.Lock()
+	erratum.ports = append(erratum.ports, p)
+	erratum.mu.Unlock()
+}
+
+// unregister removes p.
+func (p *Port) unregister() {
+	erratum.mu.Lock()
+	for i, x := range erratum.ports {
+		if x == p {
+			erratum.ports = append(erratum.ports[:i], erratum.ports[i+1:]...)
+			break
+		}
+	}
+	erratum.mu.Unlock()
+}
+
+// lock takes the port's control-path lock and the read side of the
+// process-wide ERR050089 lock: no MDIO transaction on any port runs while
+// the caller touches registers. Never nested.
+func (p *Port) lock() {
+	p.ctl.Lock()
+	erratum.rw.RLock()
+}
+
+func (p *Port) unlock() {
+	erratum.rw.RUnlock()
+	p.ctl.Unlock()
+}
+
+// mdioBegin starts an MDIO transaction (caller holds p.lock): it trades the
+// read side of the ERR050089 lock for the write side, so no control path of
+// any port touches a register, then closes the gate of every port's data
+// path and waits until no queue of any port is inside a burst.
 func (p *Port) mdioBegin() {
-	p.gate.Or(gateMDIO) // bursts starting from now see the gate closed
+	erratum.rw.RUnlock()
+	erratum.rw.Lock()
+	erratum.mu.Lock()
+	ports := erratum.ports
+	for _, x := range ports {
+		x.gate.Or(gateMDIO) // bursts starting from now see the gate closed
+	}
+	if !slices.Contains(ports, p) {
+		p.gate.Or(gateMDIO) // not registered yet (New): its own gate too
+		ports = append(ports[:len(ports):len(ports)], p)
+	}
+	erratum.mu.Unlock()
+	for _, x := range ports {
+		x.waitIdle()
+	}
+	p.mdioPorts = ports
+}
+
+// waitIdle waits until no queue of p is inside a burst (its gate closed).
+func (p *Port) waitIdle() {
 	for {
 		busy := false
 		for _, q := range p.rx {
@@ -60,8 +128,15 @@ func (p *Port) mdioBegin() {
 	}
 }
 
-// mdioEnd opens the gate again.
-func (p *Port) mdioEnd() { p.gate.And(^uint32(gateMDIO)) }
+// mdioEnd opens the gates again and returns to the read side.
+func (p *Port) mdioEnd() {
+	for _, x := range p.mdioPorts {
+		x.gate.And(^uint32(gateMDIO))
+	}
+	p.mdioPorts = nil
+	erratum.rw.Unlock()
+	erratum.rw.RLock()
+}
 
 func (p *Port) mdioWait() error {
 	deadline := time.Now().Add(mdioTimeout)
@@ -100,8 +175,8 @@ func (p *Port) MDIORead(phy, reg int) (uint16, error) {
 	if err := checkMDIOArgs(phy, reg, 31); err != nil {
 		return 0, err
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	return p.mdioRead22(phy, reg)
 }
 
@@ -113,8 +188,8 @@ func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
 	if err := checkMDIOArgs(phy, reg, 31); err != nil {
 		return err
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	return p.mdioWrite22(phy, reg, v)
 }
 
@@ -130,8 +205,8 @@ func (p *Port) MDIORead45(phy, devad, reg int) (uint16, error) {
 	if devad < 0 || devad > 31 {
 		return 0, fmt.Errorf("MDIO MMD %d must be in [0, 31]", devad)
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	p.mdioBegin()
 	defer p.mdioEnd()
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
@@ -152,8 +227,8 @@ func (p *Port) MDIOWrite45(phy, devad, reg int, v uint16) error {
 	if devad < 0 || devad > 31 {
 		return fmt.Errorf("MDIO MMD %d must be in [0, 31]", devad)
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	p.mdioBegin()
 	defer p.mdioEnd()
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
@@ -220,8 +295,8 @@ func (p *Port) mdioWrite22(phy, reg int, v uint16) error {
 // whose ID registers answer. Without one the link is treated as fixed (an
 // internal port). Called from New.
 func (p *Port) findPHY() {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	p.phyAddr = -1
 	if o := p.dev.Spec.Options; o != nil && o.Has("phy") {
 		v := o.Get("phy")
@@ -250,8 +325,8 @@ func (p *Port) findPHY() {
 // PHYAddr is the MDIO address of the port's PHY, or -1 when the port runs
 // as a fixed link (a VF, an internal port, or no PHY answered).
 func (p *Port) PHYAddr() int {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	return p.phyAddr
 }
 
@@ -349,8 +424,8 @@ func (p *Port) pollLinkLocked() driver.Link {
 // Link implements driver.Port: on a PF with a PHY it polls the PHY over
 // MDIO (and follows a change); VFs and fixed links report up.
 func (p *Port) Link() driver.Link {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	return p.pollLinkLocked()
 }
 
@@ -364,11 +439,11 @@ func (p *Port) watchLink(stop, done chan struct{}, interval time.Duration) {
 		case <-stop:
 			return
 		case <-t.C:
-			p.ctl.Lock()
+			p.lock()
 			if p.started {
 				p.pollLinkLocked()
 			}
-			p.ctl.Unlock()
+			p.unlock()
 		}
 	}
 }

@@ -12,16 +12,20 @@
 //
 // # Register access and ERR050089
 //
-// On the LS1028A an MDIO access concurrent with any other ENETC register
-// access may be lost or corrupted. The Port serialises every control-path
-// register access (bring-up, Stats, Link, SetMTU, ...) with one mutex, and
-// MDIO transactions run under it too. The data path takes no lock: each queue
-// announces a burst in its own atomic "active" word and then reads the
-// port's gate word once; an MDIO transaction first sets the gate's MDIO bit
-// and then waits until no queue is active. With Go's sequentially consistent
-// atomics one side always sees the other, so no ring register (RBCIR, TBPIR,
-// TBCIR) is touched while MDIO runs; a burst that finds the gate closed
-// returns 0 and the caller simply polls again.
+// On the LS1028A an MDIO access concurrent with any other register access
+// of any ENETC function may be lost or corrupted, so the rule spans every
+// port of the process (Linux takes one global rwlock). Every control-path
+// register access (bring-up, Stats, Link, SetMTU, ...) holds its port's
+// mutex and the read side of a process-wide lock; an MDIO transaction holds
+// the write side. The data path takes no lock: each queue announces a burst
+// in its own atomic "active" word and then reads its port's gate word once;
+// an MDIO transaction on any port first sets the MDIO bit in the gate of
+// every open port and then waits until no queue of any port is active. With
+// Go's sequentially consistent atomics one side always sees the other, so
+// no ring register (RBCIR, TBPIR, TBCIR) is touched while MDIO runs; a
+// burst that finds the gate closed returns 0 and the caller polls again.
+// On arm64, the target, the handshake is a store-release and a load-acquire
+// per burst; on amd64 Go's atomic store is an XCHG.
 //
 // # Device-written fields
 //
@@ -31,7 +35,8 @@
 // between the driver's consumer and producer indices. A failed check drops
 // the frame as driver.CauseBadDescriptor and recycles its buffers. A BD that
 // stays not ready while a later one is ready is given up after
-// rxStuckPolls polls (a lost status write would otherwise stall the ring).
+// rxStuckPolls looks at the later one, taken once every rxPeekEvery polls of
+// an idle ring (a lost status write would otherwise stall the ring).
 // The reference does not document the RX error bits, so any non-zero error
 // byte counts as driver.CauseFrame. One case no driver can detect: if the
 // first BD of a multi-BD frame loses its status (or its F bit turns up
@@ -127,6 +132,7 @@ type Port struct {
 	linkValue  atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
 	maxTx      int
 	maxRx      int
+	mdioPorts  []*Port // the ports whose gates the running MDIO transaction closed
 	rssOn      bool
 	rssEntries int
 
@@ -183,21 +189,8 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			p.freeMemory()
 		}
 	}()
-	if p.pf {
-		if err := p.configurePort(); err != nil {
-			return nil, err
-		}
-	}
-	if err := p.configureSI(); err != nil {
+	if err := p.bringUp(); err != nil {
 		return nil, err
-	}
-	if err := p.allocRings(); err != nil {
-		return nil, err
-	}
-	if p.cfg.RxQueues > 1 {
-		if err := p.setupRSS(); err != nil {
-			return nil, err
-		}
 	}
 	if p.pf {
 		p.findPHY()
@@ -206,8 +199,33 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p.link = l
 	p.linkValue.Store(&l)
 	p.gate.Store(gateStopped)
+	p.register()
 	ok = true
 	return p, nil
+}
+
+// bringUp configures port and SI, allocates the rings and programs RSS,
+// holding off MDIO on every other port meanwhile (ERR050089).
+func (p *Port) bringUp() error {
+	erratum.rw.RLock()
+	defer erratum.rw.RUnlock()
+	if p.pf {
+		if err := p.configurePort(); err != nil {
+			return err
+		}
+	}
+	if err := p.configureSI(); err != nil {
+		return err
+	}
+	if err := p.allocRings(); err != nil {
+		return err
+	}
+	if p.cfg.RxQueues > 1 {
+		if err := p.setupRSS(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR, mac=ADDR.
@@ -424,8 +442,8 @@ func (p *Port) freeMemory() error {
 
 // Info implements driver.Port.
 func (p *Port) Info() driver.PortInfo {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	kind := "ENETC VF"
 	if p.pf {
 		kind = "ENETC PF"
@@ -456,8 +474,8 @@ func (p *Port) PF() bool { return p.pf }
 // their pools as their owner. After a Stop that left a TX ring stuck it
 // first resets the function and sets the port up again.
 func (p *Port) Start() error {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	if p.closed {
 		return fmt.Errorf("enetc %s: start: port is closed", p.name)
 	}
@@ -528,16 +546,16 @@ func (p *Port) resetFunction() error {
 // queue goroutines must have returned from their last burst.
 func (p *Port) Stop() error {
 	p.stopWatcher()
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	return p.stopLocked()
 }
 
 func (p *Port) stopWatcher() {
-	p.ctl.Lock()
+	p.lock()
 	stop, done := p.watchStop, p.watchDone
 	p.watchStop, p.watchDone = nil, nil
-	p.ctl.Unlock()
+	p.unlock()
 	if stop != nil {
 		close(stop)
 		<-done
@@ -621,12 +639,13 @@ func (p *Port) Close() error {
 	if err := p.Stop(); err != nil && !p.needsReset {
 		return err
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	if p.closed {
 		return nil
 	}
 	p.closed = true
+	defer p.unregister() // its queues are never polled again
 	var errs []error
 	leaked := false
 	for _, q := range p.rx {
@@ -665,8 +684,8 @@ func (p *Port) SetPromiscuous(on bool) error {
 	if !p.pf {
 		return fmt.Errorf("enetc %s: promiscuous mode: %w", p.name, ErrNotPF)
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	p.promisc = on
 	p.writePromisc()
 	return nil
@@ -678,8 +697,8 @@ func (p *Port) SetMTU(mtu int) error {
 	if mtu < 68 || mtu > MaxMTU {
 		return fmt.Errorf("enetc %s: MTU %d must be in [68, %d]", p.name, mtu, MaxMTU)
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	if p.started {
 		return fmt.Errorf("enetc %s: set MTU: stop the port first", p.name)
 	}
@@ -698,8 +717,8 @@ func (p *Port) SetMTU(mtu int) error {
 
 // MAC implements driver.Port.
 func (p *Port) MAC() net.HardwareAddr {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	return append(net.HardwareAddr(nil), p.mac...)
 }
 
@@ -708,8 +727,8 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	if len(mac) != 6 {
 		return fmt.Errorf("enetc %s: MAC %v is not 6 bytes", p.name, mac)
 	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	p.mac = append(net.HardwareAddr(nil), mac...)
 	if p.pf {
 		p.regs.Write32(psipmar0(0), macLo(mac))

@@ -64,8 +64,8 @@ func (p *Port) setupRSS() error {
 
 // RSSTable returns the indirection table as programmed (bucket -> RX ring).
 func (p *Port) RSSTable() []byte {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	if !p.rssOn {
 		return nil
 	}

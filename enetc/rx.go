@@ -12,9 +12,16 @@ import (
 // RBCIR write then hands at least this many buffers over (§4.4).
 const rxRefillBundle = 16
 
-// rxStuckPolls is how many polls a not-ready BD followed by a ready one is
+// rxStuckPolls is how many looks a not-ready BD followed by a ready one is
 // waited for before it counts as skipped by the device.
 const rxStuckPolls = 128
+
+// rxPeekEvery: a poll that finds BD ntc not ready looks at the BD after it
+// only once in this many polls. A poll of an idle ring then reads one
+// status word, not two: the BDs ahead are the ones the device is about to
+// write, and every read pulls their cache line away from it. A skipped BD
+// is given up after rxStuckPolls looks, rxStuckPolls*rxPeekEvery polls.
+const rxPeekEvery = 16
 
 // rxQueue is one RX BD ring and its buffer pool. Everything but active and
 // ctr belongs to the queue's goroutine (and to the control goroutine while
@@ -39,7 +46,8 @@ type rxQueue struct {
 	ringOwn  uint16 // pool owner ids for leak reports
 	appOwn   uint16
 	maxSegs  uint32 // most BDs a valid frame can span
-	stuck    uint32 // polls that found BD ntc not ready but a later one ready
+	stuck    uint32 // looks that found BD ntc not ready but a later one ready
+	idle     uint32 // polls that found BD ntc not ready (paces the looks ahead)
 
 	ctr driver.Counters
 
@@ -132,7 +140,8 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			// Not written back yet. If a later BD is ready while this one
 			// stays not ready for many polls, the device skipped it (a lost
 			// status write): drop it rather than stall the ring forever.
-			if posted > 1 && q.bds[(ntc+1)&mask].loadStatus()&RXBD_LSTATUS_R != 0 {
+			q.idle++
+			if posted > 1 && q.idle%rxPeekEvery == 0 && q.bds[(ntc+1)&mask].loadStatus()&RXBD_LSTATUS_R != 0 {
 				q.stuck++
 				if q.stuck >= rxStuckPolls {
 					q.stuck = 0

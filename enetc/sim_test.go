@@ -92,10 +92,26 @@ func openSim(t testing.TB, opts string, cfg driver.Config) *simPort {
 		t.Fatalf("no model behind %s", spec)
 	}
 	sp.model.SetWire(sp.wire)
+	t.Cleanup(sp.finalCheck)
 	if err := ep.Start(); err != nil {
 		t.Fatalf("start %s: %v", spec, err)
 	}
 	return sp
+}
+
+// finalCheck runs after every test that opened a sim port, whether or not
+// the test closed it: every buffer of every RX pool must be back (the
+// pool's in-flight count zero), and the port ends closed.
+func (s *simPort) finalCheck() {
+	if err := s.port.Stop(); err != nil {
+		s.t.Logf("%s: Stop after the test: %v", s.spec, err)
+	}
+	for i := 0; i < s.port.Info().RxQueues; i++ {
+		if n := s.port.RxQueue(i).Pool().InFlight(); n != 0 {
+			s.t.Errorf("%s: RX queue %d: %d buffers still in flight after the test", s.spec, i, n)
+		}
+	}
+	_ = s.port.Close() // a no-op when the test closed it
 }
 
 // stopCheck stops the port, checks that every buffer is back in its pool,
@@ -370,53 +386,174 @@ func TestRSSSpreadsFlows(t *testing.T) {
 }
 
 // TestRegisterMapMatchesModel compares the driver's register table with the
-// model's independent transcription of the reference.
+// model's independent transcription of the reference: every instance of
+// every indexed register (all 8 rings, PSIPMAR0(0..2), PRSSK(0..9), ...), so
+// a slip in a stride shows up as well as one in a base offset.
 func TestRegisterMapMatchesModel(t *testing.T) {
-	drv := map[string]uint32{}
-	for _, d := range enetc.RegisterMap(1, 1) {
-		name := d.Name
-		if n := len(name); n > 3 && name[n-3:] == "(0)" {
-			name = name[:n-3] // the model names indexed families by their n = 0 instance
-		} else if name[n-1] == ')' {
-			continue
-		}
-		drv[name] = d.Offset
+	type inst struct {
+		off   uint32
+		count int
+		step  uint32
 	}
-	mod := map[string]uint32{}
+	mod := map[string]inst{}
 	for _, r := range model.Registers() {
-		mod[r.Name] = r.Offset
+		mod[r.Name] = inst{r.Offset, r.Count, r.Stride}
 	}
-	common := 0
-	for name, off := range drv {
-		moff, ok := mod[name]
+	common, instances := 0, 0
+	var driverOnly []string
+	seen := map[string]bool{}
+	for _, d := range enetc.RegisterMap(8, 8) {
+		name, n := d.Name, 0
+		if i := strings.IndexByte(name, '('); i > 0 && name[len(name)-1] == ')' {
+			if _, err := fmt.Sscanf(name[i:], "(%d)", &n); err != nil {
+				t.Fatalf("driver register name %q: %v", d.Name, err)
+			}
+			name = name[:i]
+		}
+		m, ok := mod[name]
 		if !ok {
-			t.Logf("driver register %s (%#x) is not in the model's table", name, off)
+			driverOnly = append(driverOnly, d.Name)
 			continue
 		}
-		common++
-		if moff != off {
-			t.Errorf("%s: driver %#x, model %#x", name, off, moff)
+		if n >= m.count {
+			t.Errorf("%s: the model has only %d instances of %s", d.Name, m.count, name)
+			continue
+		}
+		instances++
+		if !seen[name] {
+			seen[name] = true
+			common++
+		}
+		if want := m.off + uint32(n)*m.step; d.Offset != want {
+			t.Errorf("%s: driver %#x, model %#x (base %#x + %d x stride %#x)", d.Name, d.Offset, want, m.off, n, m.step)
 		}
 	}
 	byOff := map[uint32]string{}
-	for name, off := range drv {
-		byOff[off] = name
+	for _, d := range enetc.RegisterMap(8, 8) {
+		byOff[d.Offset] = d.Name
 	}
-	for name, off := range mod {
-		if dn, ok := byOff[off]; ok && dn != name {
-			if _, both := drv[name]; !both {
-				t.Errorf("offset %#x: driver calls it %s, model %s", off, dn, name)
+	for name, m := range mod {
+		for n := 0; n < m.count; n++ {
+			off := m.off + uint32(n)*m.step
+			dn, ok := byOff[off]
+			if !ok {
+				continue
+			}
+			want := name
+			if m.count > 1 {
+				want = fmt.Sprintf("%s(%d)", name, n)
+			}
+			if dn != want && dn != name {
+				t.Errorf("offset %#x: driver calls it %s, model %s", off, dn, want)
 			}
 		}
 	}
 	var modelOnly []string
 	for name := range mod {
-		if _, ok := drv[name]; !ok {
+		if !seen[name] {
 			modelOnly = append(modelOnly, name)
 		}
 	}
-	t.Logf("%d registers in common; in the model only (the driver does not use them): %v", common, modelOnly)
-	if common < 100 {
-		t.Errorf("only %d registers in common: the naming conventions drifted apart", common)
+	t.Logf("%d registers (%d instances) in common; in the driver only: %v; in the model only (the driver does not use them): %v", common, instances, driverOnly, modelOnly)
+	if common < 100 || instances < 250 {
+		t.Errorf("only %d registers (%d instances) in common: the naming conventions drifted apart", common, instances)
+	}
+}
+
+// TestBitsMatchModel compares the bits, masks and layouts the driver uses
+// (its regs.go and bd.go) with the model's own transcription: register
+// bits, descriptor flags and sizes, and the named fields of the driver's
+// register table.
+func TestBitsMatchModel(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		driver, model uint64
+	}{
+		{"SIMR.EN", enetc.SIMR_EN, model.SIMR_EN},
+		{"SIMR.RSSE", enetc.SIMR_RSSE, model.SIMR_RSSE},
+		{"SIPCAPR0.RSS", enetc.SIPCAPR0_RSS, model.SIPCAPR0_RSS},
+		{"SICBDRMR.EN", enetc.SICBDRMR_EN, model.SICBDRMR_EN},
+		{"TBMR.EN", enetc.TBMR_EN, model.TBMR_EN},
+		{"TBSR.BUSY", enetc.TBSR_BUSY, model.TBSR_BUSY},
+		{"TBCIR index mask", enetc.TBCIR_IDX_MSK, model.TBCIR_IDX},
+		{"RBMR.EN", enetc.RBMR_EN, model.RBMR_EN},
+		{"RBMR.VTE", enetc.RBMR_VTE, model.RBMR_VTE},
+		{"RBMR.CM", enetc.RBMR_CM, model.RBMR_CM},
+		{"RBMR.BDS", enetc.RBMR_BDS, model.RBMR_BDS},
+		{"RBBSR mask", enetc.RBBSR_MAX, model.RBBSR_MASK},
+		{"PMR.EN", enetc.PMR_EN, model.PMR_EN},
+		{"PSIPMR.UP0", uint64(enetc.PSIPMRUP(0)), model.PSIPMR_UP0},
+		{"PSIPMR.MP0", uint64(enetc.PSIPMRMP(0)), model.PSIPMR_MP0},
+		{"PCAPR0.IMDIO", enetc.PCAPR0_IMDIO, model.PCAPR0_IMDIO},
+		{"PM_CMD_CFG.TX_EN", enetc.PM_CMD_CFG_TX_EN, model.CMD_CFG_TX_EN},
+		{"PM_CMD_CFG.RX_EN", enetc.PM_CMD_CFG_RX_EN, model.CMD_CFG_RX_EN},
+		{"PM_CMD_CFG.PROMIS", enetc.PM_CMD_CFG_PROMIS, model.CMD_CFG_PROMIS},
+		{"PM_CMD_CFG.CRC_FWD", enetc.PM_CMD_CFG_CRC_FWD, model.CMD_CFG_CRC_FWD},
+		{"PM_CMD_CFG.PAUSE_IGN", enetc.PM_CMD_CFG_PAUSE_IGN, model.CMD_CFG_PAUSE_IGN},
+		{"PM_CMD_CFG.XGLP", enetc.PM_CMD_CFG_XGLP, model.CMD_CFG_XGLP},
+		{"PM_CMD_CFG.TXP", enetc.PM_CMD_CFG_TXP, model.CMD_CFG_TXP},
+		{"PM_CMD_CFG.PHY_TX_EN", enetc.PM_CMD_CFG_PHY_TX_EN, model.CMD_CFG_PHY_TX_EN},
+		{"PM0_STATUS.LINK", enetc.PM0_STATUS_LINK, model.STATUS_LINK},
+		{"MDIO_CFG.BSY", enetc.MDIO_CFG_BSY, model.MDIO_CFG_BSY},
+		{"MDIO_CFG.RD_ER", enetc.MDIO_CFG_RD_ER, model.MDIO_CFG_RD_ER},
+		{"MDIO_CFG.ENC45", enetc.MDIO_CFG_ENC45, model.MDIO_CFG_ENC45},
+		{"MDIO_CTL.READ", enetc.MDIO_CTL_READ, model.MDIO_CTL_READ},
+		{"MDIO_CFG", enetc.MDIO_CFG, model.MDIO_CFG},
+		{"MDIO_CTL", enetc.MDIO_CTL, model.MDIO_CTL},
+		{"MDIO_DATA", enetc.MDIO_DATA, model.MDIO_DATA},
+		{"MDIO_ADDR", enetc.MDIO_ADDR, model.MDIO_ADDR},
+		{"max frame", enetc.MaxFrame, model.MaxFrame},
+		{"BD size", enetc.BDSize, model.BDSize},
+		{"BD ring alignment", enetc.BDRingAlign, model.RingAlign},
+		{"control BD size", enetc.CBDSize, model.CBDSize},
+		{"CBD class RSS", enetc.CBDClassRSS, model.CBDClassRSS},
+		{"CBD cmd RSS set", enetc.CBDCmdSet, model.CBDCmdRSSSet},
+		{"TX BD F (flags byte)", enetc.TXBD_FLAGS_F, model.TxFlagF},
+		{"TX BD EX (flags byte)", enetc.TXBD_FLAGS_EX, model.TxFlagEX},
+		{"TX BD W (flags byte)", enetc.TXBD_FLAGS_W, model.TxFlagW},
+		{"RX BD lstatus R", enetc.RXBD_LSTATUS_R, model.RxStatusR},
+		{"RX BD lstatus F", enetc.RXBD_LSTATUS_F, model.RxStatusF},
+		{"RX BD error shift", enetc.RXBD_LSTATUS_ERR_SHIFT, model.RxErrShift},
+		{"RX BD flag VLAN", enetc.RXBD_FLAG_VLAN, model.RxFlagVLAN},
+		{"parse summary error bit", enetc.RXBD_PARSE_ERROR, model.ParseError},
+	} {
+		if c.driver != c.model {
+			t.Errorf("%s: driver %#x, model %#x", c.name, c.driver, c.model)
+		}
+	}
+	// The named fields of the driver's register table, where the model has
+	// the same bit or mask.
+	fields := map[string]uint32{
+		"SIMR.EN": model.SIMR_EN, "SIMR.RSSE": model.SIMR_RSSE, "SIPCAPR0.RSS": model.SIPCAPR0_RSS,
+		"SICBDRMR.EN": model.SICBDRMR_EN, "TBMR(0).EN": model.TBMR_EN, "TBSR(0).BUSY": model.TBSR_BUSY,
+		"TBPIR(0).INDEX": model.TBCIR_IDX, "TBCIR(0).INDEX": model.TBCIR_IDX,
+		"RBMR(0).EN": model.RBMR_EN, "RBMR(0).VTE": model.RBMR_VTE, "RBMR(0).CM": model.RBMR_CM,
+		"RBMR(0).BDS": model.RBMR_BDS, "RBBSR(0).SIZE": model.RBBSR_MASK,
+		"PMR.EN": model.PMR_EN, "PCAPR0.IMDIO": model.PCAPR0_IMDIO,
+		"PM0_CMD_CFG.TX_EN": model.CMD_CFG_TX_EN, "PM0_CMD_CFG.RX_EN": model.CMD_CFG_RX_EN,
+		"PM0_CMD_CFG.PROMIS": model.CMD_CFG_PROMIS, "PM0_CMD_CFG.CRC_FWD": model.CMD_CFG_CRC_FWD,
+		"PM0_CMD_CFG.PAUSE_IGN": model.CMD_CFG_PAUSE_IGN, "PM0_CMD_CFG.XGLP": model.CMD_CFG_XGLP,
+		"PM0_CMD_CFG.TXP": model.CMD_CFG_TXP, "PM0_CMD_CFG.PHY_TX_EN": model.CMD_CFG_PHY_TX_EN,
+		"PM0_MAXFRM.MAXFRM": model.MAXFRM_MASK,
+		"PM0_STATUS.LINK":   model.STATUS_LINK, "PM0_STATUS.SPEED": model.STATUS_SPEED, "PM0_STATUS.DUPLEX": model.STATUS_FULLDX,
+		"EMDIO_CFG.BSY": model.MDIO_CFG_BSY, "EMDIO_CFG.RD_ER": model.MDIO_CFG_RD_ER,
+		"EMDIO_CFG.ENC45": model.MDIO_CFG_ENC45, "EMDIO_CTL.READ": model.MDIO_CTL_READ,
+	}
+	checked := 0
+	for _, d := range enetc.RegisterMap(1, 1) {
+		for _, f := range d.Fields {
+			want, ok := fields[d.Name+"."+f.Name]
+			if !ok {
+				continue
+			}
+			checked++
+			mask := uint32((uint64(1)<<(f.Hi-f.Lo+1) - 1) << f.Lo)
+			if mask != want {
+				t.Errorf("%s.%s: driver bits %d..%d (%#x), model %#x", d.Name, f.Name, f.Lo, f.Hi, mask, want)
+			}
+		}
+	}
+	if checked != len(fields) {
+		t.Errorf("checked %d of %d named fields: a field was renamed or dropped", checked, len(fields))
 	}
 }

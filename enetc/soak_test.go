@@ -61,7 +61,7 @@ func TestSoak(t *testing.T) {
 			if n == 0 {
 				if stop.Load() {
 					idle++
-					if idle > 2000 { // well past the skipped-BD patience
+					if idle > 10000 { // well past the skipped-BD patience (2048 polls)
 						return
 					}
 				}

@@ -13,8 +13,8 @@ import (
 // the link state (link_up, link_speed_mbps) and the driver's own event
 // counts (drv_*).
 func (p *Port) Stats() driver.PortStats {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	s := driver.PortStats{HW: map[string]uint64{}}
 	for _, q := range p.rx {
 		qs := q.ctr.Snapshot()
@@ -61,8 +61,8 @@ type RegValue struct {
 // only its SI block), for the bring-up tool. It runs under the control lock,
 // so never concurrently with MDIO.
 func (p *Port) DumpRegs() []RegValue {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	var out []RegValue
 	for _, d := range RegisterMap(len(p.tx), len(p.rx)) {
 		if d.PFOnly() && !p.pf {
@@ -93,8 +93,8 @@ type RingState struct {
 // Rings reports every ring's indices. The driver's indices are read without
 // synchronisation: call it while the queues are idle for exact values.
 func (p *Port) Rings() []RingState {
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
+	p.lock()
+	defer p.unlock()
 	var out []RingState
 	for _, q := range p.tx {
 		out = append(out, RingState{Kind: "tx", Index: q.idx, Size: len(q.bds),

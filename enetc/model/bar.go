@@ -72,8 +72,8 @@ func (d *Device) Read32(off uint32) uint32 {
 		d.outOfWindow(off, 4, false)
 		return 0xFFFF_FFFF
 	}
-	if d.faults.mdioBusy.Load() {
-		d.err050089(off)
+	if m := d.chip.mdio.Load(); m != nil {
+		d.err050089(off, m)
 	}
 	if off >= RingBase && off < RingBase+MaxRings*RingStride {
 		return d.readRing(off)
@@ -148,8 +148,8 @@ func (d *Device) Read64(off uint32) uint64 {
 	}
 	d.mmio()
 	d.st.reads.Add(1)
-	if d.faults.mdioBusy.Load() {
-		d.err050089(off)
+	if m := d.chip.mdio.Load(); m != nil {
+		d.err050089(off, m)
 	}
 	if off < REOCT {
 		return d.si[(off-SIROCT)/8].Load()
@@ -165,8 +165,8 @@ func (d *Device) Write32(off uint32, v uint32) {
 		d.outOfWindow(off, 4, true)
 		return
 	}
-	if d.faults.mdioBusy.Load() {
-		d.err050089(off)
+	if m := d.chip.mdio.Load(); m != nil {
+		d.err050089(off, m)
 	}
 	if off >= RingBase && off < RingBase+MaxRings*RingStride {
 		d.writeRing(off, v)
@@ -326,8 +326,13 @@ func (d *Device) writeRing(off, v uint32) {
 		case RBCIR:
 			r.doorbells.Add(1)
 			r.ci.Store(v & 0xFFFF) // hands the BDs before it to the device
-			if !d.engine && len(*d.srcs.Load()) != 0 {
-				d.Pump() // buffers are back: frames waiting at sources come in
+			if len(*d.srcs.Load()) != 0 {
+				// Buffers are back: frames waiting at sources come in.
+				if d.engine {
+					d.kickEngine()
+				} else {
+					d.Pump()
+				}
 			}
 			return
 		case RBPIR:

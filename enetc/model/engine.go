@@ -9,11 +9,22 @@ import (
 )
 
 // engineIdleSpins is how many empty rounds the engine yields before it
-// sleeps; engineNap is how long it then sleeps unless a doorbell wakes it.
+// sleeps, and engineIdleTime how long at least: a driver that falls behind
+// for a moment (its core taken by another thread, a GC pause) must not find
+// the engine asleep when it catches up. engineNap is how long it then
+// sleeps unless a doorbell (TBPIR, RBCIR, SICBDRPIR) wakes it.
 const (
 	engineIdleSpins = 256
+	engineIdleTime  = time.Millisecond
 	engineNap       = 50 * time.Microsecond
 )
+
+// engineRxBatch is how many frames a round pulls from each source: small
+// enough that the TX rings of every device the engine serves are visited
+// often (a forwarder's TX ring fills while the engine receives), large
+// enough that a round's fixed costs (locks, ring checks, the batched
+// write-back) spread over many frames.
+const engineRxBatch = 64
 
 // Start launches the DMA-engine goroutine (engine mode only): it polls the
 // TX doorbells, the control BD ring and the attached sources until Stop.
@@ -76,7 +87,7 @@ func (d *Device) round() int {
 		work += d.processCBDR()
 	}
 	d.rxMu.Lock()
-	work += d.pump()
+	work += d.pump(engineRxBatch)
 	d.rxMu.Unlock()
 	d.engMu.Unlock()
 	return work
@@ -89,6 +100,7 @@ func (d *Device) run(done chan struct{}) {
 	timer := time.NewTimer(engineNap)
 	timer.Stop()
 	idle := 0
+	var idleSince time.Time
 	for !d.stop.Load() {
 		if d.round() != 0 {
 			idle = 0
@@ -97,8 +109,7 @@ func (d *Device) run(done chan struct{}) {
 			runtime.Gosched()
 			continue
 		}
-		idle++
-		if idle < engineIdleSpins {
+		if !idleLong(&idle, &idleSince) {
 			runtime.Gosched()
 			continue
 		}
@@ -110,6 +121,17 @@ func (d *Device) run(done chan struct{}) {
 		}
 		d.sleeping.Store(false)
 	}
+}
+
+// idleLong counts one more empty round and reports whether the engine has
+// now been idle long enough to sleep: engineIdleSpins rounds and
+// engineIdleTime (the clock is read once every engineIdleSpins rounds).
+func idleLong(idle *int, since *time.Time) bool {
+	*idle++
+	if *idle == 1 {
+		*since = time.Now()
+	}
+	return *idle%engineIdleSpins == 0 && time.Since(*since) >= engineIdleTime
 }
 
 // Engine is one DMA-engine goroutine serving several devices in turn: the
@@ -201,6 +223,7 @@ func (e *Engine) run(done chan struct{}) {
 	timer := time.NewTimer(engineNap)
 	timer.Stop()
 	idle := 0
+	var idleSince time.Time
 	for !e.stop.Load() {
 		work := 0
 		for _, d := range *e.devs.Load() {
@@ -210,8 +233,7 @@ func (e *Engine) run(done chan struct{}) {
 			idle = 0
 			continue
 		}
-		idle++
-		if idle < engineIdleSpins {
+		if !idleLong(&idle, &idleSince) {
 			runtime.Gosched()
 			continue
 		}

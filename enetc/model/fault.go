@@ -46,7 +46,6 @@ type faultState struct {
 	rxDMA, txDMA  atomic.Int64
 	bogusCI       atomic.Int64 // next N TBCIR reads
 	txStall       atomic.Bool
-	mdioBusy      atomic.Bool // an MDIO transaction runs (ERR050089 window)
 }
 
 func (f *faultState) clear() {
@@ -57,7 +56,6 @@ func (f *faultState) clear() {
 	f.txDMA.Store(0)
 	f.bogusCI.Store(0)
 	f.txStall.Store(false)
-	f.mdioBusy.Store(false)
 }
 
 // take consumes one pending fault of a counter, reporting whether one was

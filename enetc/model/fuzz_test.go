@@ -49,5 +49,41 @@ func FuzzParse(f *testing.F) {
 		if got, want := h.d.rssHash(&p), Toeplitz(&msKey, p.in[:p.hashLen]); got != want {
 			t.Fatalf("table hash %#x, bitwise %#x", got, want)
 		}
+		// The header checksum check against the textbook 16-bit sum.
+		if len(frame) >= 14+20 && frame[12] == 0x08 && frame[13] == 0 && frame[14]>>4 == 4 {
+			h := frame[14:]
+			ihl := int(h[0]&0xF) * 4
+			if ihl >= 20 && len(h) >= ihl {
+				var sum uint32
+				for i := 0; i < ihl; i += 2 {
+					sum += uint32(h[i])<<8 | uint32(h[i+1])
+				}
+				for sum>>16 != 0 {
+					sum = sum&0xFFFF + sum>>16
+				}
+				if bad := p.summary&ParseError != 0; bad != (sum != 0xFFFF) {
+					t.Fatalf("IPv4 header sum %#x: parse error bit %v", sum, bad)
+				}
+			}
+		}
 	})
+}
+
+// TestIPv4HeaderChecksum: a good header parses clean, any flipped bit of
+// it sets the parse error bit (§3.7 bit 15).
+func TestIPv4HeaderChecksum(t *testing.T) {
+	f := udp4(1, 2, 80)
+	var p parsed
+	parseFrame(f, &p)
+	if p.summary != ParseIPv4|ParseUDP {
+		t.Fatalf("good frame: parse summary %#x, want %#x", p.summary, ParseIPv4|ParseUDP)
+	}
+	for bit := 0; bit < 20*8; bit++ {
+		g := append([]byte(nil), f...)
+		g[14+bit/8] ^= 1 << (bit % 8)
+		parseFrame(g, &p)
+		if p.summary&ParseError == 0 {
+			t.Fatalf("header bit %d flipped: no parse error (summary %#x)", bit, p.summary)
+		}
+	}
 }

@@ -64,13 +64,18 @@ func (p *pcs) reset() {
 	p.regs[PHYID2].Store(0xE400)
 }
 
-// err050089 records a register access made while an MDIO transaction runs.
-func (d *Device) err050089(off uint32) {
-	if (off >= EMDIOBase && off < EMDIOBase+16) || (off >= IMDIOBase && off < IMDIOBase+16) {
-		return
+// err050089 records a register access made while an MDIO transaction runs
+// on function m of the chip (d itself, or another function).
+func (d *Device) err050089(off uint32, m *Device) {
+	if m == d && ((off >= EMDIOBase && off < EMDIOBase+16) || (off >= IMDIOBase && off < IMDIOBase+16)) {
+		return // the transaction's own accesses
 	}
 	d.st.err050089.Add(1)
-	d.recordErr("ERR050089: access to %s (%#x) while an MDIO transaction runs: on LS1028A it may be dropped or corrupted; serialise MDIO against all other register accesses", regName(off), off)
+	where := ""
+	if m != d {
+		where = " on " + m.name
+	}
+	d.recordErr("ERR050089: access to %s (%#x) while an MDIO transaction runs%s: on LS1028A it may be dropped or corrupted; serialise MDIO against all other register accesses of every ENETC function", regName(off), off, where)
 }
 
 // mdioRead reads an MDIO controller register. A CFG read shows the
@@ -79,7 +84,7 @@ func (d *Device) err050089(off uint32) {
 func (d *Device) mdioRead(b *mdioBus, reg uint32) uint32 {
 	switch reg {
 	case MDIO_CFG:
-		d.faults.mdioBusy.Store(false)
+		d.chip.mdio.CompareAndSwap(d, nil) // the BSY poll: the transaction is over
 		return b.cfg.Load() &^ MDIO_CFG_BSY
 	case MDIO_CTL:
 		return b.ctl.Load()
@@ -98,14 +103,14 @@ func (d *Device) mdioWrite(b *mdioBus, reg uint32, v uint32) {
 		return
 	case MDIO_ADDR:
 		b.addr.Store(v & 0xFFFF)
-		d.faults.mdioBusy.Store(true)
+		d.chip.mdio.Store(d)
 		return
 	case MDIO_CTL:
 		b.ctl.Store(v &^ MDIO_CTL_READ)
 		if v&MDIO_CTL_READ == 0 {
 			return
 		}
-		d.faults.mdioBusy.Store(true)
+		d.chip.mdio.Store(d)
 		val, ok := d.mdioAccess(b, false, 0)
 		cfg := b.cfg.Load() &^ MDIO_CFG_RD_ER
 		if !ok {
@@ -117,7 +122,7 @@ func (d *Device) mdioWrite(b *mdioBus, reg uint32, v uint32) {
 		return
 	case MDIO_DATA:
 		b.data.Store(v & 0xFFFF)
-		d.faults.mdioBusy.Store(true)
+		d.chip.mdio.Store(d)
 		d.mdioAccess(b, true, uint16(v))
 	}
 }

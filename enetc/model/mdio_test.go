@@ -147,3 +147,33 @@ func TestERR050089Detected(t *testing.T) {
 		t.Fatalf("model errors %q", e)
 	}
 }
+
+// TestERR050089AcrossFunctions: the window spans every function of a chip.
+// An access to another function's registers while one function's MDIO
+// transaction runs is recorded by the function accessed; functions of
+// another chip are not concerned.
+func TestERR050089AcrossFunctions(t *testing.T) {
+	chip := NewChip()
+	a := newHarness(t, Config{PF: true, PHYAddr: 1, Chip: chip}).d
+	b := newHarness(t, Config{PF: true, Chip: chip, Name: "enetc1"}).d
+	other := newHarness(t, Config{PF: true, Name: "enetc9"}).d
+	a.Write32(EMDIOBase+MDIO_CFG, mdioCfg)
+	a.Write32(EMDIOBase+MDIO_CTL, 1<<5|PHYBMSR|MDIO_CTL_READ)
+	b.Read32(TBCIR)                    // another function of the chip: a violation
+	b.Read32(EMDIOBase + MDIO_CFG)     // its MDIO block too, and it does not end a's transaction
+	other.Write32(TBPIR+RingStride, 0) // another chip: fine
+	a.Read32(EMDIOBase + MDIO_CFG)     // a's BSY poll ends the window
+	b.Read32(TBCIR)                    // fine now
+	if s := b.Stats(); s.ERR050089 != 2 {
+		t.Errorf("function b: ERR050089 count %d, want 2", s.ERR050089)
+	}
+	if e := b.ModelErrors(); len(e) == 0 || !strings.Contains(e[0], "TBCIR") || !strings.Contains(e[0], "on enetc") {
+		t.Errorf("function b: model errors %q", e)
+	}
+	if s := a.Stats(); s.ERR050089 != 0 {
+		t.Errorf("function a: ERR050089 count %d, want 0", s.ERR050089)
+	}
+	if s := other.Stats(); s.ERR050089 != 0 {
+		t.Errorf("another chip: ERR050089 count %d, want 0", s.ERR050089)
+	}
+}

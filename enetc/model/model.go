@@ -46,7 +46,21 @@ type Config struct {
 	// FIFOLockAfter is how many frames the MAC receives with PM0_RX_FIFO
 	// at its power-on value before RX locks up (erratum, §5.4); default 256.
 	FIFOLockAfter int
+	// Chip is the LS1028A the function belongs to: ERR050089 spans every
+	// ENETC function of a chip. Nil gives the device a chip of its own.
+	Chip *Chip
 }
+
+// Chip is what the ENETC functions of one LS1028A share. ERR050089 spans
+// all of them (Linux guards it with one global lock): while an MDIO
+// transaction runs on one function, a register access to any function is a
+// recorded model error of the function accessed.
+type Chip struct {
+	mdio atomic.Pointer[Device] // the function whose MDIO transaction runs, if any
+}
+
+// NewChip returns a chip for functions to share through Config.Chip.
+func NewChip() *Chip { return &Chip{} }
 
 // Access is one recorded access to an unimplemented register.
 type Access struct {
@@ -77,6 +91,7 @@ type Device struct {
 	pf    bool
 	size  uint32
 	iommu *dma.SimIOMMU
+	chip  *Chip
 	t0    time.Time
 	cost  time.Duration
 
@@ -110,11 +125,17 @@ type Device struct {
 	cbdrHalted atomic.Bool
 
 	// RX side state owned by whoever delivers frames.
-	fifoCount int
-	fifoLock  atomic.Bool
-	pumpBuf   []byte
-	pumping   atomic.Bool // a synchronous-mode pump is running
-	vlanBuf   []byte
+	rxd         [MaxRings]rxDeliver // per ring: the open delivery batch
+	rxc         rxCounts            // the batch's counters
+	rxOpenRings uint32              // bit n: ring n has an open batch
+	fifoCount   int
+	fifoLock    atomic.Bool
+	stage       []byte                   // pulled frames waiting for delivery (pump)
+	staged      [stageFrames]stagedFrame // where in stage
+	copies      [rxCopies]rxCopy         // frame data waiting for its buffers (runCopies)
+	nCopies     int
+	pumping     atomic.Bool // a synchronous-mode pump is running
+	vlanBuf     []byte
 
 	out     atomic.Pointer[wireBox]
 	discard discard
@@ -196,14 +217,18 @@ func New(cfg Config) *Device {
 		name:    cfg.Name,
 		pf:      cfg.PF,
 		iommu:   cfg.IOMMU,
+		chip:    cfg.Chip,
 		t0:      time.Now(),
 		cost:    cfg.MMIOCost,
 		nTx:     cfg.TxRings,
 		nRx:     cfg.RxRings,
 		engine:  cfg.Engine,
-		pumpBuf: make([]byte, txScratch),
+		stage:   make([]byte, stageBytes),
 		vlanBuf: make([]byte, txScratch),
 		wake:    make(chan struct{}, 1),
+	}
+	if d.chip == nil {
+		d.chip = NewChip()
 	}
 	d.size = VFBAR0Size
 	if d.pf {
@@ -213,6 +238,11 @@ func New(cfg Config) *Device {
 	for i := range d.tx {
 		d.tx[i].idx = i
 		d.tx[i].scratch = make([]byte, txScratch)
+		d.tx[i].ringView, d.tx[i].dataView = cfg.IOMMU.View(), cfg.IOMMU.View()
+		d.tx[i].staged = make([][]byte, 0, txStageFrames)
+	}
+	for i := range d.rxd {
+		d.rxd[i].ringView, d.rxd[i].bufView = cfg.IOMMU.View(), cfg.IOMMU.View()
 	}
 	d.out.Store(&wireBox{&d.discard})
 	d.srcs.Store(&[]*srcEntry{})
@@ -293,6 +323,10 @@ func (d *Device) reset() {
 		t.halted.Store(false)
 		t.reported.Store(0)
 	}
+	for i := range d.rxd {
+		d.rxd[i].open, d.rxd[i].n, d.rxd[i].ring = false, 0, nil // no delivery runs during a reset
+	}
+	d.rxc, d.rxOpenRings = rxCounts{}, 0
 	for i := range d.rx {
 		r := &d.rx[i]
 		r.pi.Store(0)
@@ -326,6 +360,7 @@ func (d *Device) reset() {
 	d.phy.reset()
 	d.pcs.reset()
 	d.faults.clear()
+	d.chip.mdio.CompareAndSwap(d, nil) // a reset ends this function's MDIO transaction
 }
 
 // set stores a register's value (no side effects).

@@ -72,9 +72,11 @@ func parseIPv4(h []byte, p *parsed) {
 		p.summary |= ParseError
 		return
 	}
-	var sum uint32
-	for i := 0; i < ihl; i += 2 {
-		sum += uint32(h[i])<<8 | uint32(h[i+1])
+	// Header checksum: ones'-complement sum of 32-bit words (the folds
+	// below turn it into the 16-bit sum), ihl being a multiple of 4.
+	var sum uint64
+	for i := 0; i+4 <= ihl; i += 4 {
+		sum += uint64(binary.BigEndian.Uint32(h[i : i+4]))
 	}
 	for sum>>16 != 0 {
 		sum = sum&0xFFFF + sum>>16 // ones'-complement fold

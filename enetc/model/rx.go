@@ -2,19 +2,30 @@ package model
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/gopmd/gopmd/dma"
 )
 
-// rxRing is the device side of one RX BD ring.
+// rxRing is the device side of one RX BD ring: the registers the driver
+// writes (RBCIR, its doorbell count) on one cache line, what the device
+// writes (RBPIR, RBDCR) on another, so the two sides do not invalidate
+// each other's line on every access.
 type rxRing struct {
-	pi        atomic.Uint32 // RBPIR: next BD the device fills
 	ci        atomic.Uint32 // RBCIR: first BD not handed to the device
-	dcr       atomic.Uint64 // RBDCR: frames discarded by this ring
 	doorbells atomic.Uint64
+	_         [cacheLine - 16]byte
+	pi        atomic.Uint32 // RBPIR: next BD the device fills
+	dcr       atomic.Uint64 // RBDCR: frames discarded by this ring
 	reported  atomic.Uint32
+	_         [cacheLine - 24]byte
 }
+
+// cacheLine separates fields two goroutines write.
+const cacheLine = 64
 
 // pumpBatch bounds how many frames one Pump (or engine round) pulls from
 // one source, so an endless generator cannot starve the TX side.
@@ -24,21 +35,26 @@ const pumpBatch = 256
 // FCS). It is written into posted buffers of the ring RSS (or ring 0)
 // selects, or counted where it is lost. It reports whether the frame
 // reached a ring. In synchronous mode it takes no lock unless sources are
-// attached (then it waits for a running pump).
+// attached (then it waits for a running pump). Its write-back and counters
+// are published before it returns.
 func (d *Device) Receive(frame []byte) bool {
 	if d.engine {
 		d.rxMu.Lock() // the engine delivers too; one delivery at a time
 		ok := d.deliver(frame)
+		d.rxFlush()
 		d.rxMu.Unlock()
 		return ok
 	}
 	if len(*d.srcs.Load()) == 0 {
-		return d.deliver(frame) // nothing else delivers: no lock at all
+		ok := d.deliver(frame) // nothing else delivers: no lock at all
+		d.rxFlush()
+		return ok
 	}
 	for !d.pumping.CompareAndSwap(false, true) {
 		runtime.Gosched() // a pump (from an RBCIR write) is delivering
 	}
 	ok := d.deliver(frame)
+	d.rxFlush()
 	d.pumping.Store(false)
 	return ok
 }
@@ -66,17 +82,34 @@ func (d *Device) RxRoom() int {
 		if d.get(RBMR+rb)&RBMR_EN == 0 || l == 0 || bs == 0 || pi >= l || ci >= l {
 			return 0
 		}
-		avail := int((ci + l - pi - 1) % l)
 		maxf := MaxFrame
 		if d.pf {
 			maxf = int(d.get(PM0_MAXFRM) & MAXFRM_MASK)
 		}
-		f := avail / ((maxf + bs - 1) / bs)
+		f := int(owned(pi, ci, l)) / ((maxf + bs - 1) / bs)
 		if room < 0 || f < room {
 			room = f
 		}
 	}
 	return max(room, 0)
+}
+
+// owned is how many BDs the device may fill: from PI up to, not including,
+// the one before CI (it never advances PI onto CI, §4.1). pi, ci < l.
+func owned(pi, ci, l uint32) uint32 {
+	if ci > pi {
+		return ci - pi - 1
+	}
+	return ci + l - pi - 1 // CI wrapped behind PI
+}
+
+// bdsFor is how many BDs of bs bytes a frame of size bytes fills. A frame
+// that fits one buffer, the common case, costs no division.
+func bdsFor(size, bs int) int {
+	if size <= bs {
+		return 1
+	}
+	return (size + bs - 1) / bs
 }
 
 // rxAllowed: MAC RX enabled and port/SI enabled.
@@ -99,82 +132,228 @@ func (d *Device) rxAllowed() bool {
 func (d *Device) Pump() int {
 	if d.engine {
 		d.rxMu.Lock()
-		n := d.pump()
+		n := d.pump(pumpBatch)
 		d.rxMu.Unlock()
 		return n
 	}
 	if !d.pumping.CompareAndSwap(false, true) {
 		return 0 // another goroutine is pumping
 	}
-	n := d.pump()
+	n := d.pump(pumpBatch)
 	d.pumping.Store(false)
 	return n
 }
 
-func (d *Device) pump() int {
+// pump delivers up to batch frames from each source and publishes their
+// write-backs. The caller serialises it with every other delivery.
+//
+// Frames are pulled a stage at a time into the model's own staging memory
+// and then delivered back to back: the copies into the driver's buffers
+// (whose cache lines the driver's core last wrote) then follow one another
+// with no locked instruction in between (a source's atomic counter, say),
+// so the CPU overlaps their cache misses instead of waiting out each one.
+func (d *Device) pump(batch int) int {
 	total := 0
 	for _, s := range *d.srcs.Load() {
-		for i := 0; i < pumpBatch; i++ {
-			if s.lossless {
-				// Pull into the source's pending buffer; deliver only when
-				// every ring the frame may go to has room for it.
-				if s.pendN == 0 {
-					n, ok := s.s.Next(s.pend)
-					if !ok {
-						break
-					}
-					s.pendN = max(min(n, len(s.pend)), 1)
-				}
-				if !d.roomFor(s.pendN) {
-					break
-				}
-				d.deliver(s.pend[:s.pendN])
-				s.pendN = 0
-				total++
-				continue
-			}
-			n, ok := s.s.Next(d.pumpBuf)
-			if !ok {
-				break
-			}
-			d.deliver(d.pumpBuf[:min(n, len(d.pumpBuf))])
-			total++
-		}
+		total += d.pumpSource(s, batch)
 	}
+	d.rxFlush()
 	return total
 }
 
-// roomFor reports whether a frame of size bytes would find its BDs on
-// every ring frames may go to now (ring 0, or the rings of the RSS table).
-func (d *Device) roomFor(size int) bool {
+// Staging of pulled frames (pump).
+const (
+	// stageFrames bounds the frames of one stage.
+	stageFrames = 32
+	// stageBytes is the staging memory; a frame is pulled only while a
+	// whole txScratch (the longest frame a source may write) still fits.
+	stageBytes = 64 << 10
+)
+
+// stagedFrame is a pulled frame waiting in the staging memory.
+type stagedFrame struct{ off, n int }
+
+// pumpSource pulls up to batch frames from one source: a lossless source's
+// frame only once its ring has room (it waits in the source's slot until
+// then).
+func (d *Device) pumpSource(s *srcEntry, batch int) int {
+	total := 0
+	var room rxRoom
+	if s.lossless {
+		d.roomNow(&room)
+		if s.pendN != 0 {
+			// A frame pulled earlier waits for room.
+			if !room.take(s.pendN) {
+				return 0
+			}
+			d.deliver(s.pend[:s.pendN])
+			d.runCopies() // before s.pend is written again
+			s.pendN = 0
+			total++
+		}
+	}
+	k, off := 0, 0
+	for total+k < batch {
+		if k == stageFrames || off+txScratch > len(d.stage) {
+			d.deliverStage(k)
+			total += k
+			k, off = 0, 0
+		}
+		n, ok := s.s.Next(d.stage[off : off+txScratch])
+		if !ok {
+			break
+		}
+		n = max(min(n, txScratch), 1)
+		if s.lossless && !room.take(n) {
+			// No room once the staged frames are in: the frame waits in the
+			// source's slot until buffers come back.
+			copy(s.pend, d.stage[off:off+n])
+			s.pendN = n
+			break
+		}
+		d.staged[k].off, d.staged[k].n = off, n
+		k++
+		off += (n + 63) &^ 63 // each frame on cache lines of its own
+	}
+	d.deliverStage(k)
+	return total + k
+}
+
+// deliverStage delivers the first k staged frames in order.
+func (d *Device) deliverStage(k int) {
+	for _, f := range d.staged[:k] {
+		d.deliver(d.stage[f.off : f.off+f.n])
+	}
+	d.runCopies() // before the staging memory is written again
+}
+
+// rxRoom is what a lossless source may still deliver: the free BDs of
+// every ring its frames may go to (ring 0, or the rings of the RSS table),
+// taken once per pump and then counted down frame by frame.
+type rxRoom struct {
+	rings uint32 // candidate rings; 0: the port cannot receive now
+	free  [MaxRings]int
+	bs    [MaxRings]int
+}
+
+// roomNow fills r from the registers and the rings' indices, counting the
+// write-backs of the current batch as filled.
+func (d *Device) roomNow(r *rxRoom) {
+	r.rings = 0
 	if !d.link.Load() || !d.rxAllowed() || d.fifoLock.Load() {
-		return false
+		return
 	}
 	rings := uint32(1)
 	if d.get(SIMR)&SIMR_RSSE != 0 {
 		rings = d.rssRings.Load()
 	}
-	for n := 0; n < d.nRx; n++ {
-		if rings&(1<<n) == 0 {
-			continue
-		}
+	if rings &= 1<<d.nRx - 1; rings == 0 {
+		rings = 1 // a table naming only rings the SI lacks sends to ring 0 (deliver)
+	}
+	for m := rings; m != 0; m &= m - 1 {
+		n := bits.TrailingZeros32(m)
 		rb := uint32(n) * RingStride
 		l := d.get(RBLENR+rb) &^ (RingLenAlign - 1)
 		bs := int(d.get(RBBSR+rb) & RBBSR_MASK)
-		r := &d.rx[n]
-		pi, ci := r.pi.Load(), r.ci.Load()
+		pi, ci := d.rx[n].pi.Load(), d.rx[n].ci.Load()
+		if o := &d.rxd[n]; o.open {
+			pi = o.pi // ahead of RBPIR by the batch's unpublished write-backs
+		}
 		if d.get(RBMR+rb)&RBMR_EN == 0 || l == 0 || bs == 0 || pi >= l || ci >= l {
+			return
+		}
+		r.free[n], r.bs[n] = int(owned(pi, ci, l)), bs
+	}
+	r.rings = rings
+}
+
+// take reports whether a frame of size bytes finds its BDs on every
+// candidate ring, and if so counts them as used.
+func (r *rxRoom) take(size int) bool {
+	if r.rings == 0 {
+		return false
+	}
+	for m := r.rings; m != 0; m &= m - 1 {
+		n := bits.TrailingZeros32(m)
+		if r.free[n] < bdsFor(size, r.bs[n]) {
 			return false
 		}
-		if int((ci+l-pi-1)%l) < (size+bs-1)/bs { // BDs the device owns vs BDs the frame needs
-			return false
-		}
+	}
+	for m := r.rings; m != 0; m &= m - 1 {
+		n := bits.TrailingZeros32(m)
+		r.free[n] -= bdsFor(size, r.bs[n])
 	}
 	return true
 }
 
+// rxCounts are the per-frame counters of a delivery batch, added to the
+// shared atomics once per batch (rxFlush) instead of a dozen atomic adds
+// per frame.
+type rxCounts struct {
+	n                     uint64 // frames counted since the last flush
+	reoct, rfrm, rerr     uint64
+	rvlan                 uint64
+	cast                  [3]uint64 // RUCA, RMCA, RBCA (good frames)
+	hist                  [7]uint64 // R64..R1523X
+	siFrames, siBytes     uint64
+	siUC, siMC, errFrames uint64
+}
+
+// rxFlush publishes the batch: every ring's pending write-backs (status
+// words last), then the batch's counters. Every delivery path calls it
+// before it lets go of the receive side.
+func (d *Device) rxFlush() {
+	d.runCopies()
+	for m := d.rxOpenRings; m != 0; m &= m - 1 {
+		d.rxPublish(bits.TrailingZeros32(m))
+	}
+	c := &d.rxc
+	if c.n == 0 {
+		return
+	}
+	m := &d.mac
+	if c.reoct != 0 {
+		m[cREOCT].Add(c.reoct)
+	}
+	if c.rfrm != 0 {
+		m[cRFRM].Add(c.rfrm)
+	}
+	if c.rerr != 0 {
+		m[cRERR].Add(c.rerr)
+		m[cRPKT].Add(c.rerr) // RPKT reads as RFRM plus the bad frames counted here
+	}
+	if c.rvlan != 0 {
+		m[cRVLAN].Add(c.rvlan)
+	}
+	for i, v := range c.cast {
+		if v != 0 {
+			m[cRUCA+i].Add(v)
+		}
+	}
+	for i, v := range c.hist {
+		if v != 0 {
+			m[cR64+i].Add(v)
+		}
+	}
+	if c.siFrames != 0 {
+		d.si[sRFRM].Add(c.siFrames)
+		d.si[sROCT].Add(c.siBytes)
+	}
+	if c.siUC != 0 {
+		d.si[sRUCA].Add(c.siUC)
+	}
+	if c.siMC != 0 {
+		d.si[sRMCA].Add(c.siMC)
+	}
+	if c.errFrames != 0 {
+		d.st.rxErrFrames.Add(c.errFrames)
+	}
+	*c = rxCounts{}
+}
+
 // deliver runs one frame through the MAC, the port filter and RSS into a
-// ring. It is the whole receive path; the caller serialises it.
+// ring. It is the whole receive path; the caller serialises it and calls
+// rxFlush before it lets go.
 func (d *Device) deliver(frame []byte) bool {
 	n := len(frame)
 	if !d.link.Load() {
@@ -236,21 +415,22 @@ func (d *Device) deliver(frame []byte) bool {
 	}
 	frame = frame[:n]
 	cast := castOf(frame)
+	c := &d.rxc
+	c.n++
 	if d.pf {
-		m[cREOCT].Add(uint64(n) + 4)
-		m[cR64+sizeBucket(n+4)].Add(1)
+		c.reoct += uint64(n) + 4
+		c.hist[sizeBucket(n+4)]++
 		if errb != 0 {
-			m[cRERR].Add(1)
-			m[cRPKT].Add(1) // RPKT reads as RFRM plus the bad frames counted here
+			c.rerr++
 		} else {
-			m[cRFRM].Add(1)
-			m[cRUCA+cast].Add(1)
+			c.rfrm++
+			c.cast[cast]++
 		}
 	}
 	var p parsed
 	parseFrame(frame, &p)
 	if d.pf && p.vlan {
-		m[cRVLAN].Add(1)
+		c.rvlan++
 	}
 	if d.pf && errb == 0 && !d.accept(frame, cast) {
 		d.st.rxFiltered.Add(1)
@@ -271,7 +451,20 @@ func (d *Device) deliver(frame []byte) bool {
 			ring = 0
 		}
 	}
-	return d.toRing(ring, frame, errb, &p, hash)
+	if !d.toRing(ring, frame, errb, &p, hash) {
+		return false
+	}
+	c.siFrames++
+	c.siBytes += uint64(len(frame))
+	if cast == 0 {
+		c.siUC++
+	} else {
+		c.siMC++
+	}
+	if errb != 0 {
+		c.errFrames++
+	}
+	return true
 }
 
 // accept is the port's MAC filter for SI 0 (PSIPMR, PSIPMAR0(0), CBDR
@@ -312,29 +505,161 @@ func (d *Device) exactMatch(f []byte) bool {
 	return false
 }
 
-// toRing writes a frame into RX ring n's posted buffers and writes the BDs
-// back, or counts a discard in RBDCR.
-func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32) bool {
-	r := &d.rx[n]
+// rxPendMax bounds the write-backs a ring holds back in one batch: the
+// statuses go out together (fewer trips of each BD cache line between the
+// device's core and the driver's), but at most this many frames late.
+const rxPendMax = 64
+
+// rxDeliver is the receive side's state of one RX ring during a delivery
+// batch (owned by whoever delivers): the ring programming the batch was
+// opened with, the device's producer index and the write-backs whose data
+// and fields are ready but whose status words are not yet published.
+type rxDeliver struct {
+	open                       bool
+	mr, bar0, bar1, lenr, bbsr uint32 // the registers the batch was opened with
+	base                       uint64
+	l                          uint32
+	bs, bdsz                   int
+	pi                         uint32 // next BD to fill: RBPIR plus the pending write-backs
+	ring                       []byte // the BD ring, once a frame of the batch translated it
+	ringView, bufView          dma.SimView
+	n                          int
+	wb                         [rxPendMax]rxWB
+}
+
+// rxWB is one BD's write-back waiting for publication.
+type rxWB struct {
+	slot    uint32
+	hash    uint32
+	lstatus uint32
+	ps, bl  uint16
+	vo      uint16
+}
+
+// rxOpen returns ring n's batch state, opening the batch (checking and
+// translating the ring) if none is open or the ring was reprogrammed since:
+// the registers are compared on every frame, the translation re-validated
+// by the view. nil means the frame cannot go to this ring; the loss is
+// counted.
+func (d *Device) rxOpen(n int, r *rxRing) *rxDeliver {
+	o := &d.rxd[n]
 	rb := uint32(n) * RingStride
 	mr := d.get(RBMR + rb)
+	bar0, bar1, lenr, bbsr := d.get(RBBAR0+rb), d.get(RBBAR1+rb), d.get(RBLENR+rb), d.get(RBBSR+rb)
+	if o.open {
+		if mr == o.mr && bar0 == o.bar0 && bar1 == o.bar1 && lenr == o.lenr && bbsr == o.bbsr {
+			return o
+		}
+		d.rxPublish(n) // reprogrammed: what was written goes out first
+	}
 	if mr&RBMR_EN == 0 {
 		r.dcr.Add(1)
 		d.st.rxRingOff.Add(1)
-		return false
+		return nil
 	}
-	base := uint64(d.get(RBBAR1+rb))<<32 | uint64(d.get(RBBAR0+rb))
-	lenr := d.get(RBLENR + rb)
+	base := uint64(bar1)<<32 | uint64(bar0)
 	l := lenr &^ (RingLenAlign - 1)
-	bs := int(d.get(RBBSR+rb) & RBBSR_MASK)
+	bs := int(bbsr & RBBSR_MASK)
 	if !d.rxRingOK(n, r, base, lenr, bs) {
 		r.dcr.Add(1)
 		d.st.rxRingOff.Add(1)
-		return false
+		return nil
 	}
 	pi := r.pi.Load()
+	if pi >= l {
+		if once(&r.reported, reIndex) {
+			d.recordErr("RX ring %d: index past the ring (RBPIR %d, length %d)", n, pi, l)
+		}
+		r.dcr.Add(1)
+		d.st.rxRingOff.Add(1)
+		return nil
+	}
+	o.open = true
+	d.rxOpenRings |= 1 << n
+	o.mr, o.bar0, o.bar1, o.lenr, o.bbsr = mr, bar0, bar1, lenr, bbsr
+	o.base, o.l, o.bs, o.pi, o.n = base, l, bs, pi, 0
+	o.bdsz = BDSize
+	if mr&RBMR_BDS != 0 {
+		o.bdsz = BDSizeExt
+	}
+	return o
+}
+
+// rxCopy is a frame's data waiting to be copied into a posted buffer.
+type rxCopy struct{ dst, src []byte }
+
+// rxCopies bounds the copies held back.
+const rxCopies = 64
+
+// runCopies copies the frames' data into their buffers, back to back: the
+// buffers' cache lines were last written by the driver's core, and with
+// nothing between the copies the CPU fetches them together instead of one
+// after the other. Every write-back is published after it (rxPublish), and
+// every delivery path runs it before the frames it copies from change.
+func (d *Device) runCopies() {
+	for i := range d.copies[:d.nCopies] {
+		c := &d.copies[i]
+		copy(c.dst, c.src)
+		c.dst, c.src = nil, nil
+	}
+	d.nCopies = 0
+}
+
+// rxPublish writes ring n's pending write-backs into their BDs, each BD's
+// status word last with an atomic store, then RBPIR, and closes the batch.
+func (d *Device) rxPublish(n int) {
+	d.runCopies() // data before any status
+	o := &d.rxd[n]
+	if o.n > 0 {
+		ring := o.ringView.Slice(o.base, int(o.l)*o.bdsz, true)
+		if ring == nil {
+			// Unmapped under the device (a driver that freed a live ring):
+			// the write-backs are lost.
+			d.st.dmaFaults.Add(1)
+			if once(&d.rx[n].reported, reBDFault) {
+				d.recordErr("RX ring %d: BD ring at IOVA %#x (%d BDs of %d bytes) unmapped while frames were written", n, o.base, o.l, o.bdsz)
+			}
+		} else {
+			// Every BD's other fields first, then the status words in ring
+			// order: the atomic stores (a full barrier on amd64) then wait
+			// for the field stores once, not once per BD.
+			for i := range o.wb[:o.n] {
+				w := &o.wb[i]
+				bd := ring[int(w.slot)*o.bdsz : int(w.slot+1)*o.bdsz]
+				binary.LittleEndian.PutUint16(bd[0:2], 0) // inet_csum: not modelled
+				binary.LittleEndian.PutUint16(bd[2:4], w.ps)
+				binary.LittleEndian.PutUint32(bd[4:8], w.hash)
+				binary.LittleEndian.PutUint16(bd[8:10], w.bl)
+				binary.LittleEndian.PutUint16(bd[10:12], w.vo)
+				if o.bdsz == BDSizeExt {
+					binary.LittleEndian.PutUint32(bd[16:20], uint32(d.nowNs())) // RX timestamp
+				}
+			}
+			for i := range o.wb[:o.n] {
+				w := &o.wb[i]
+				off := int(w.slot)*o.bdsz + 12
+				dma.StoreLE32(ring[off:off+4], w.lstatus) // publish: status after every other field
+			}
+		}
+	}
+	o.n = 0
+	o.open, o.ring = false, nil
+	d.rxOpenRings &^= 1 << n
+	d.rx[n].pi.Store(o.pi) // RBPIR: the device's progress
+}
+
+// toRing writes a frame into RX ring n's posted buffers and queues the
+// BDs' write-backs (rxPublish writes them), or counts a discard in RBDCR.
+func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32) bool {
+	r := &d.rx[n]
+	o := d.rxOpen(n, r)
+	if o == nil {
+		return false
+	}
+	l, bs, bdsz := o.l, o.bs, o.bdsz
+	pi := o.pi
 	ci := r.ci.Load() // acquire: the BDs before CI were posted by the driver
-	if pi >= l || ci >= l {
+	if ci >= l {
 		if once(&r.reported, reIndex) {
 			d.recordErr("RX ring %d: index past the ring (RBPIR %d, RBCIR %d, length %d)", n, pi, ci, l)
 		}
@@ -342,12 +667,8 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32)
 		d.st.rxRingOff.Add(1)
 		return false
 	}
-	// The device owns the BDs from PI up to, not including, the one before
-	// CI: it never advances PI onto CI (§4.1).
-	avail := int((ci + l - pi - 1) % l)
-	var flags uint16
-	var vlan uint16
-	if mr&RBMR_VTE != 0 && p.vlan && len(frame) >= 18 {
+	var flags, vlan uint16
+	if o.mr&RBMR_VTE != 0 && p.vlan && len(frame) >= 18 {
 		vlan = binary.BigEndian.Uint16(frame[14:16])
 		flags = RxFlagVLAN | d.tpidCode(p.tpid)
 		copy(d.vlanBuf, frame[:12])
@@ -355,47 +676,75 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32)
 		frame = d.vlanBuf[:len(frame)-4] // tag stripped into the BD
 	}
 	size := len(frame)
-	need := (size + bs - 1) / bs
-	if need > avail {
+	need := bdsFor(size, bs)
+	if need > int(owned(pi, ci, l)) {
 		r.dcr.Add(1) // no buffer posted: the frame is discarded
 		d.st.noBuf.Add(1)
 		return false
 	}
-	bdsz := BDSize
-	if mr&RBMR_BDS != 0 {
-		bdsz = BDSizeExt
-	}
-	ring := d.iommu.Slice(base, int(l)*bdsz, true)
+	ring := o.ring // translated once per batch; rxPublish translates again
 	if ring == nil {
-		d.st.dmaFaults.Add(1)
-		if once(&r.reported, reBDFault) {
-			d.recordErr("RX ring %d: BD ring at IOVA %#x (%d BDs of %d bytes) is not mapped", n, base, l, bdsz)
+		if ring = o.ringView.Slice(o.base, int(l)*bdsz, true); ring == nil {
+			d.st.dmaFaults.Add(1)
+			if once(&r.reported, reBDFault) {
+				d.recordErr("RX ring %d: BD ring at IOVA %#x (%d BDs of %d bytes) is not mapped", n, o.base, l, bdsz)
+			}
+			r.dcr.Add(1)
+			d.st.rxRingOff.Add(1)
+			return false
 		}
-		r.dcr.Add(1)
-		d.st.rxRingOff.Add(1)
-		return false
+		o.ring = ring
 	}
 	if take(&d.faults.rxDMA) {
 		d.st.faultsInjected.Add(1)
 		errb |= rxDMAFault // resolved below per BD
 	}
-	// Data first, into every buffer of the frame.
+	corrupt := CorruptNone
+	if d.faults.corrupt.Load() != 0 {
+		corrupt = Corruption(d.faults.corrupt.Swap(0))
+		if corrupt != CorruptNone {
+			d.st.faultsInjected.Add(1)
+		}
+	}
+	// Data first, into every buffer of the frame; the write-backs wait
+	// until the batch is published, each status word after its BD's other
+	// fields.
 	idx := pi
 	off := 0
+	first := o.n
 	for k := 0; k < need; k++ {
-		bd := ring[int(idx)*bdsz:]
-		addr := binary.LittleEndian.Uint64(bd[0:8])
+		addr := binary.LittleEndian.Uint64(ring[int(idx)*bdsz:])
 		chunk := min(bs, size-off)
 		if errb&rxDMAFault != 0 {
 			addr += unmappedDelta
 		}
-		buf := d.iommu.Slice(addr, chunk, true)
-		if buf == nil {
+		if buf := o.bufView.Slice(addr, chunk, true); buf == nil {
 			d.st.dmaFaults.Add(1)
 			errb |= RxErrDMA
+		} else if flags&RxFlagVLAN != 0 || d.nCopies == len(d.copies) {
+			copy(buf, frame[off:off+chunk]) // vlanBuf is reused by the next frame
 		} else {
-			copy(buf, frame[off:off+chunk])
+			// Field by field: a composite literal is built on the stack and
+			// copied with wide loads the CPU cannot forward from the
+			// narrower stores that built it (a stall per frame).
+			c := &d.copies[d.nCopies]
+			c.dst, c.src = buf, frame[off:off+chunk]
+			d.nCopies++
 		}
+		if o.n == len(o.wb) {
+			// A frame longer than the batch: what it wrote so far goes out
+			// now (its first BDs ready before the rest, as the driver
+			// allows), with the errors known so far.
+			d.finishWB(o, first, errb&^rxDMAFault, flags, corrupt)
+			corrupt = CorruptNone
+			o.pi = idx
+			d.rxPublish(n)
+			o.open, first = true, 0 // the same programming, reopened in place
+			d.rxOpenRings |= 1 << n
+		}
+		w := &o.wb[o.n] // field by field, as above
+		w.slot, w.ps, w.hash, w.bl, w.vo, w.lstatus = idx, p.summary, hash, uint16(chunk), vlan, RxStatusR
+		o.n++
 		off += chunk
 		idx++
 		if idx == l {
@@ -403,65 +752,35 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32)
 		}
 	}
 	errb &^= rxDMAFault
-	// Then the write-backs, each BD's status word last.
-	corrupt := Corruption(d.faults.corrupt.Swap(0))
-	if corrupt != CorruptNone {
-		d.st.faultsInjected.Add(1)
-	}
-	idx = pi
-	off = 0
-	for k := 0; k < need; k++ {
-		bdIOVA := base + uint64(idx)*uint64(bdsz)
-		bd := ring[int(idx)*bdsz : int(idx)*bdsz+bdsz]
-		chunk := min(bs, size-off)
-		off += chunk
-		st := uint32(RxStatusR)
-		if k == need-1 {
-			st |= RxStatusF
-		}
-		ps, h, bl, fl, vo := p.summary, hash, uint16(chunk), flags, vlan
-		if k == 0 {
-			switch corrupt {
-			case CorruptLength:
-				bl = uint16(min(bs+1024, 0xFFFF))
-			case CorruptZeroStatus:
-				st = 0
-			case CorruptNoFinal:
-				st &^= RxStatusF
-			case CorruptBogus:
-				ps, h, bl, fl, vo = 0xFFFF, 0xDEADBEEF, 0, 0xFBFF, 0xFFFF
-			}
-		}
-		binary.LittleEndian.PutUint16(bd[0:2], 0) // inet_csum: not modelled
-		binary.LittleEndian.PutUint16(bd[2:4], ps)
-		binary.LittleEndian.PutUint32(bd[4:8], h)
-		binary.LittleEndian.PutUint16(bd[8:10], bl)
-		binary.LittleEndian.PutUint16(bd[10:12], vo)
-		if bdsz == BDSizeExt {
-			binary.LittleEndian.PutUint32(bd[16:20], uint32(d.nowNs())) // RX timestamp
-		}
-		lstatus := uint32(fl) | uint32(errb)<<RxErrShift | st
-		if st == 0 {
-			lstatus = 0
-		}
-		d.iommu.Store32(bdIOVA+12, lstatus) // publish: status after every other field
-		idx++
-		if idx == l {
-			idx = 0 // indices wrap at the ring length
-		}
-	}
-	r.pi.Store(idx) // RBPIR: the device's progress
-	d.si[sRFRM].Add(1)
-	d.si[sROCT].Add(uint64(size))
-	if p := castOf(frame); p == 0 {
-		d.si[sRUCA].Add(1)
-	} else {
-		d.si[sRMCA].Add(1)
-	}
-	if errb != 0 {
-		d.st.rxErrFrames.Add(1)
+	o.wb[o.n-1].lstatus |= RxStatusF
+	d.finishWB(o, first, errb, flags, corrupt)
+	o.pi = idx
+	if o.n == len(o.wb) {
+		d.rxPublish(n)
 	}
 	return true
+}
+
+// finishWB completes the status words of the pending write-backs from
+// index first on (flags and error byte beside the R and F bits already set)
+// and applies an injected corruption to the first of them, the frame's
+// first BD.
+func (d *Device) finishWB(o *rxDeliver, first int, errb uint8, flags uint16, c Corruption) {
+	for i := first; i < o.n; i++ {
+		o.wb[i].lstatus |= uint32(flags) | uint32(errb)<<RxErrShift
+	}
+	w := &o.wb[first]
+	switch c {
+	case CorruptLength:
+		w.bl = uint16(min(o.bs+1024, 0xFFFF))
+	case CorruptZeroStatus:
+		w.lstatus = 0
+	case CorruptNoFinal:
+		w.lstatus &^= RxStatusF
+	case CorruptBogus:
+		w.ps, w.hash, w.bl, w.vo = 0xFFFF, 0xDEADBEEF, 0, 0xFFFF
+		w.lstatus = w.lstatus&(RxStatusR|RxStatusF) | 0xFBFF | uint32(errb)<<RxErrShift
+	}
 }
 
 // rxDMAFault marks a frame whose DMA is to be misdirected (never written

@@ -17,6 +17,11 @@ type RegInfo struct {
 	// MDIO cycles, counter clear). Doorbells (TBPIR, RBCIR, SICBDRPIR) are
 	// "rw": they read back what was written and kick the DMA engine.
 	Access string
+	// Count and Stride describe an indexed register: instance n (n <
+	// Count) is at Offset + n*Stride. Ring registers have MaxRings
+	// instances RingStride apart. Count is 1 (Stride 0) for the others.
+	Count  int
+	Stride uint32
 }
 
 // Access kinds in the decode table.
@@ -138,16 +143,22 @@ var families = []struct {
 // implements, by the reference's names (see RegInfo for the conventions).
 func Registers() []RegInfo {
 	var out []RegInfo
-	add := func(defs []regDef, prefix string, delta uint32) {
+	add := func(defs []regDef, prefix string, delta uint32, count int, stride uint32) {
 		for _, d := range defs {
-			out = append(out, RegInfo{Name: prefix + d.name, Offset: d.off + delta, Access: accNames[d.acc]})
+			r := RegInfo{Name: prefix + d.name, Offset: d.off + delta, Access: accNames[d.acc], Count: count, Stride: stride}
+			for _, f := range families {
+				if f.off == r.Offset {
+					r.Count, r.Stride = f.n, f.stride
+				}
+			}
+			out = append(out, r)
 		}
 	}
-	add(siRegs, "", 0)
-	add(ringRegs, "", 0)
-	add(portRegs, "", 0)
-	add(macCounters, "", 0)
-	add(macCounters, "PM1_", PM1Offset)
+	add(siRegs, "", 0, 1, 0)
+	add(ringRegs, "", 0, MaxRings, RingStride)
+	add(portRegs, "", 0, 1, 0)
+	add(macCounters, "", 0, 1, 0)
+	add(macCounters, "PM1_", PM1Offset, 1, 0)
 	return out
 }
 
