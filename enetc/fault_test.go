@@ -347,7 +347,7 @@ func TestMDIOHoldsOffOtherPorts(t *testing.T) {
 			pool.FreeBulk(buf[:n])
 		}
 	}()
-	go func() { // B's control path: counters and ring registers
+	go func() { // B's control path: counters and every register
 		defer wg.Done()
 		for {
 			select {
@@ -356,7 +356,7 @@ func TestMDIOHoldsOffOtherPorts(t *testing.T) {
 			default:
 			}
 			b.port.Stats()
-			b.port.Rings()
+			b.port.DumpRegs()
 		}
 	}()
 	for i := 0; i < 300; i++ {

@@ -639,8 +639,8 @@ func (p *Port) Close() error {
 	if err := p.Stop(); err != nil && !p.needsReset {
 		return err
 	}
-	p.lock()
-	defer p.unlock()
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
 	if p.closed {
 		return nil
 	}
@@ -648,6 +648,10 @@ func (p *Port) Close() error {
 	defer p.unregister() // its queues are never polled again
 	var errs []error
 	leaked := false
+	// Waiting for buffers touches no register, so it runs without the
+	// ERR050089 read lock: another port's Stop, which may be what returns
+	// them (it reclaims this port's buffers from its TX ring), must not
+	// queue behind an MDIO transaction that queues behind us.
 	for _, q := range p.rx {
 		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
 			errs = append(errs, fmt.Errorf("enetc %s: RX queue %d: %w", p.name, q.idx, err))
@@ -655,6 +659,7 @@ func (p *Port) Close() error {
 			q.region = nil // leaked buffers may still be written: keep the memory
 		}
 	}
+	erratum.rw.RLock()
 	if p.rssOn {
 		p.regs.Write32(SIMR, p.regs.Read32(SIMR)&^SIMR_RSSE)
 	}
@@ -666,6 +671,7 @@ func (p *Port) Close() error {
 			leaked = true
 		}
 	}
+	erratum.rw.RUnlock()
 	if !leaked {
 		if err := p.freeMemory(); err != nil {
 			errs = append(errs, err)

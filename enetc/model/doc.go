@@ -17,10 +17,28 @@
 // goroutine at a time, Receive and Pump from one goroutine at a time.
 //
 // Engine (Config.Engine true): Start launches one goroutine that polls the
-// TX doorbells, the control ring and the sources; Stop ends it. Receive
-// from other goroutines (a cable's peer) is serialised with the engine by
-// a lock. Doorbells, indices and RX status words are read and written with
+// TX doorbells, the control ring and the sources; Stop ends it. StartOn
+// runs the device on a shared Engine instead, one goroutine for several
+// devices (sim: every engine-mode sim:enetcN shares one). Receive from
+// other goroutines (a cable's peer) is serialised with the engine by a
+// lock. Doorbells, indices and RX status words are read and written with
 // atomics, so driver and engine are race-clean under go test -race.
+//
+// # The data path
+//
+// Every DMA access is a translation by IOVA through the SimIOMMU; the
+// model keeps one dma.SimView per stream of accesses (each ring's BDs, its
+// RX buffers, its TX frames), which tries the mapping it hit last and
+// re-validates it on every access. A source's frames are pulled a stage
+// (up to 32) at a time and delivered back to back; the write-backs of a
+// ring are published together, at the end of a delivery (Receive, a pump,
+// an engine round) or every 64 BDs: first every BD's other fields, then the
+// status words in ring order, each with an atomic store; then RBPIR. The
+// MAC and SI counters of received frames are added once per delivery, the
+// TX ones once per pass over a ring. TX frames sent from a single buffer
+// are handed to the wire up to 32 at a time. None of this changes what the
+// driver can observe beyond timing: a frame's status is never visible
+// before its data and fields, and write-backs appear in ring order.
 //
 // # Choices where the reference is silent
 //

@@ -132,6 +132,7 @@ type Device struct {
 	fifoLock    atomic.Bool
 	stage       []byte                   // pulled frames waiting for delivery (pump)
 	staged      [stageFrames]stagedFrame // where in stage
+	staging     bool                     // delivering a stage: copies may wait (runCopies)
 	copies      [rxCopies]rxCopy         // frame data waiting for its buffers (runCopies)
 	nCopies     int
 	pumping     atomic.Bool // a synchronous-mode pump is running

@@ -221,9 +221,11 @@ func (d *Device) pumpSource(s *srcEntry, batch int) int {
 
 // deliverStage delivers the first k staged frames in order.
 func (d *Device) deliverStage(k int) {
+	d.staging = true // copies may wait for runCopies
 	for _, f := range d.staged[:k] {
 		d.deliver(d.stage[f.off : f.off+f.n])
 	}
+	d.staging = false
 	d.runCopies() // before the staging memory is written again
 }
 
@@ -721,8 +723,10 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32)
 		if buf := o.bufView.Slice(addr, chunk, true); buf == nil {
 			d.st.dmaFaults.Add(1)
 			errb |= RxErrDMA
-		} else if flags&RxFlagVLAN != 0 || d.nCopies == len(d.copies) {
-			copy(buf, frame[off:off+chunk]) // vlanBuf is reused by the next frame
+		} else if !d.staging || flags&RxFlagVLAN != 0 || d.nCopies == len(d.copies) {
+			// One frame (Receive), a tag stripped into vlanBuf (reused by
+			// the next frame) or no room left: copied at once.
+			copy(buf, frame[off:off+chunk])
 		} else {
 			// Field by field: a composite literal is built on the stack and
 			// copied with wide loads the CPU cannot forward from the
