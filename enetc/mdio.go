@@ -51,27 +51,25 @@ const (
 // transaction the write side; and the data path of every port is held off
 // by the MDIO bit of its gate, which an MDIO transaction on any port sets.
 var erratum struct {
-	rw    sync.RWMutex
-	mu    sync.Mutex // guards ports
-	ports []*Port    // every open port: whose gates an MDIO transaction closes
+	rw sync.RWMutex
+	mu sync.Mutex // guards ports
+	// ports is every open port, whose gates an MDIO transaction closes.
+	// Copied on write: a transaction keeps the slice it closed the gates
+	// of, to open the same ones.
+	ports []*Port
 }
 
 // register adds p to the ports an MDIO transaction holds off.
 func (p *Port) register() {
 	erratum.mu.Lock()
-	erratum.ports = append(erratum.ports, p)
+	erratum.ports = append(slices.Clip(erratum.ports), p)
 	erratum.mu.Unlock()
 }
 
 // unregister removes p.
 func (p *Port) unregister() {
 	erratum.mu.Lock()
-	for i, x := range erratum.ports {
-		if x == p {
-			erratum.ports = append(erratum.ports[:i], erratum.ports[i+1:]...)
-			break
-		}
-	}
+	erratum.ports = slices.DeleteFunc(slices.Clone(erratum.ports), func(x *Port) bool { return x == p })
 	erratum.mu.Unlock()
 }
 
@@ -102,7 +100,7 @@ func (p *Port) mdioBegin() {
 	}
 	if !slices.Contains(ports, p) {
 		p.gate.Or(gateMDIO) // not registered yet (New): its own gate too
-		ports = append(ports[:len(ports):len(ports)], p)
+		ports = append(slices.Clip(ports), p)
 	}
 	erratum.mu.Unlock()
 	for _, x := range ports {

@@ -24,8 +24,8 @@
 // Go's sequentially consistent atomics one side always sees the other, so
 // no ring register (RBCIR, TBPIR, TBCIR) is touched while MDIO runs; a
 // burst that finds the gate closed returns 0 and the caller polls again.
-// On arm64, the target, the handshake is a store-release and a load-acquire
-// per burst; on amd64 Go's atomic store is an XCHG.
+// On arm64, the target, the handshake costs two store-releases and a
+// load-acquire per burst; on amd64 each of Go's atomic stores is an XCHG.
 //
 // # Device-written fields
 //

@@ -542,11 +542,11 @@ type rxWB struct {
 	vo      uint16
 }
 
-// rxOpen returns ring n's batch state, opening the batch (checking and
-// translating the ring) if none is open or the ring was reprogrammed since:
-// the registers are compared on every frame, the translation re-validated
-// by the view. nil means the frame cannot go to this ring; the loss is
-// counted.
+// rxOpen returns ring n's batch state, opening the batch (checking the
+// ring's programming) if none is open or the ring was reprogrammed since:
+// the registers are compared on every frame. The ring is translated by the
+// batch's first frame and again when the batch is published. nil means the
+// frame cannot go to this ring; the loss is counted.
 func (d *Device) rxOpen(n int, r *rxRing) *rxDeliver {
 	o := &d.rxd[n]
 	rb := uint32(n) * RingStride
