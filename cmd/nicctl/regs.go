@@ -101,7 +101,7 @@ func regsCmd(e *env, dev, block string) (any, error) {
 		seen := map[string]bool{}
 		for _, g := range r.regs {
 			seen[g.Block] = true
-			if g.Block == block {
+			if strings.EqualFold(g.Block, block) { // "SI" and "si" alike
 				keep = append(keep, g)
 			}
 		}
