@@ -26,10 +26,7 @@ const ENETCPHYAddr = 2
 // enetcOptions are the spec options of sim:enetcN.
 var enetcOptions = []string{"vf", "mode", "mmio-cost", "link"}
 
-var (
-	enetcMu     sync.Mutex
-	enetcModels = map[string]*model.Device{}
-)
+var enetcModels = newRegistry[model.Device]("enetc")
 
 func init() {
 	registerModel("enetc", append(append([]string(nil), enetcOptions...), attachOptions...), openENETC)
@@ -40,9 +37,7 @@ func init() {
 // nil if none is open under that name: tests reach it to inject frames and
 // faults.
 func ENETCModel(name string) *model.Device {
-	enetcMu.Lock()
-	defer enetcMu.Unlock()
-	return enetcModels[trimScheme(name)]
+	return enetcModels.get(trimScheme(name))
 }
 
 // enetcMAC is the MAC a simulated ENETC starts with: locally administered,
@@ -86,6 +81,10 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	default:
 		return nil, bad("link", "use up or down (the link state the device starts with)")
 	}
+	if err := enetcModels.reserve(name); err != nil {
+		return nil, err
+	}
+	forget := func() { enetcModels.forget(name) }
 	iommu := sharedIOMMU(false)
 	dev := model.New(model.Config{
 		Name:     name,
@@ -98,18 +97,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		PHYAddr:  ENETCPHYAddr,
 		Chip:     enetcChip,
 	})
-	enetcMu.Lock()
-	if _, dup := enetcModels[name]; dup {
-		enetcMu.Unlock()
-		return nil, fmt.Errorf("sim:%s is already open: close it first or use another number (sim:enetcN)", name)
-	}
-	enetcModels[name] = dev
-	enetcMu.Unlock()
-	forget := func() {
-		enetcMu.Lock()
-		delete(enetcModels, name)
-		enetcMu.Unlock()
-	}
+	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine}, spec)
 	if err != nil {
 		forget()

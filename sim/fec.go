@@ -18,10 +18,7 @@ import (
 // selects it with ECR.EN1588, as on silicon.
 var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed"}
 
-var (
-	fecMu   sync.Mutex
-	fecOpen = map[string]*model.Device{}
-)
+var fecModels = newRegistry[model.Device]("fec")
 
 func init() {
 	registerModel("fec", append(append([]string(nil), fecOptions...), attachOptions...), openFEC)
@@ -32,9 +29,7 @@ func init() {
 // nil when none is open under that name: tests opened through
 // driver.Open("sim:fec0") reach the model's knobs with it.
 func FECModel(name string) *model.Device {
-	fecMu.Lock()
-	defer fecMu.Unlock()
-	return fecOpen[name]
+	return fecModels.get(name)
 }
 
 // fecMAC is the address the simulated boot loader leaves in PALR/PAUR: a
@@ -87,18 +82,10 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		return nil, bad("link", "must be up or down")
 	}
 
-	fecMu.Lock()
-	if _, busy := fecOpen[name]; busy {
-		fecMu.Unlock()
-		return nil, fmt.Errorf("sim:%s is already open", name)
+	if err := fecModels.reserve(name); err != nil {
+		return nil, err
 	}
-	fecOpen[name] = nil // reserve the name while building
-	fecMu.Unlock()
-	unreserve := func() {
-		fecMu.Lock()
-		delete(fecOpen, name)
-		fecMu.Unlock()
-	}
+	unreserve := func() { fecModels.forget(name) }
 
 	iommu := sharedIOMMU(prof.NonCoherent)
 	dev, err := model.New(model.Config{Name: name, SoC: prof.Name, MAC: fecMAC(name), IOMMU: iommu,
@@ -120,9 +107,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 			return nil, err
 		}
 	}
-	fecMu.Lock()
-	fecOpen[name] = dev
-	fecMu.Unlock()
+	fecModels.set(name, dev)
 	var once sync.Once
 	release := func() error {
 		var err error
