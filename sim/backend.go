@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gopmd/gopmd/driver"
 )
@@ -75,4 +76,42 @@ func init() {
 // files call it from their init after registerModel.
 func refreshBackend() {
 	driver.RegisterBackend(driver.Backend{Scheme: "sim", Open: openSim, Options: simOptions()})
+}
+
+// modelOptions are the spec options every simulated device takes.
+type modelOptions struct {
+	engine   bool          // mode=engine: a DMA-engine goroutine; mode=sync (default): doorbells process the rings
+	mmioCost time.Duration // mmio-cost=DURATION per register access
+	linkDown bool          // link=down: the device starts with its link down
+}
+
+// parseModelOptions reads mode=, mmio-cost= and link= from a sim spec.
+func parseModelOptions(spec driver.Spec) (modelOptions, error) {
+	o := spec.Options
+	bad := func(key, why string) error {
+		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, o.Get(key), why)}
+	}
+	var m modelOptions
+	switch o.Get("mode") {
+	case "", "sync":
+	case "engine":
+		m.engine = true
+	default:
+		return m, bad("mode", "use sync or engine: sync (doorbell writes process the rings: deterministic) or engine (a DMA-engine goroutine)")
+	}
+	if v := o.Get("mmio-cost"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Millisecond {
+			return m, bad("mmio-cost", "give a duration per register access from 0 to 1ms, such as 100ns")
+		}
+		m.mmioCost = d
+	}
+	switch o.Get("link") {
+	case "", "up":
+	case "down":
+		m.linkDown = true
+	default:
+		return m, bad("link", "use up or down (the link state the device starts with)")
+	}
+	return m, nil
 }

@@ -2,10 +2,8 @@ package sim
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc/model"
@@ -51,36 +49,15 @@ func enetcMAC(name string) [6]byte {
 // unless vf=1; mode=sync|engine; mmio-cost=DURATION; link=up|down) and its
 // wiring.
 func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
-	o := spec.Options
-	bad := func(key, why string) error {
-		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, o.Get(key), why)}
-	}
 	vf, err := boolOption(spec, "vf")
 	if err != nil {
 		return nil, err
 	}
-	engine := false
-	switch o.Get("mode") {
-	case "", "sync":
-	case "engine":
-		engine = true
-	default:
-		return nil, bad("mode", "use sync (doorbell writes process the rings: deterministic) or engine (a DMA-engine goroutine)")
+	mo, err := parseModelOptions(spec)
+	if err != nil {
+		return nil, err
 	}
-	var cost time.Duration
-	if v := o.Get("mmio-cost"); v != "" {
-		if cost, err = time.ParseDuration(v); err != nil || cost < 0 || cost > time.Millisecond {
-			return nil, bad("mmio-cost", "give a duration per register access from 0 to 1ms, such as 100ns")
-		}
-	}
-	linkDown := false
-	switch o.Get("link") {
-	case "", "up":
-	case "down":
-		linkDown = true
-	default:
-		return nil, bad("link", "use up or down (the link state the device starts with)")
-	}
+	engine, cost, linkDown := mo.engine, mo.mmioCost, mo.linkDown
 	if err := enetcModels.reserve(name); err != nil {
 		return nil, err
 	}

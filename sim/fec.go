@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec/model"
@@ -49,22 +48,11 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 	if !ok {
 		return nil, bad("soc", "unknown SoC (profiles: "+strings.Join(model.Profiles(), ", ")+")")
 	}
-	engine := false
-	switch o.Get("mode") {
-	case "", "sync":
-	case "engine":
-		engine = true
-	default:
-		return nil, bad("mode", "must be sync or engine")
+	mo, err := parseModelOptions(spec)
+	if err != nil {
+		return nil, err
 	}
-	var cost time.Duration
-	if v := o.Get("mmio-cost"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return nil, bad("mmio-cost", "must be a duration such as 50ns")
-		}
-		cost = d
-	}
+	engine, cost, linkDown := mo.engine, mo.mmioCost, mo.linkDown
 	speed := 0
 	if v := o.Get("speed"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -72,14 +60,6 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 			return nil, bad("speed", "must be 10, 100 or 1000 (Mb/s)")
 		}
 		speed = n
-	}
-	linkDown := false
-	switch o.Get("link") {
-	case "", "up":
-	case "down":
-		linkDown = true
-	default:
-		return nil, bad("link", "must be up or down")
 	}
 
 	if err := fecModels.reserve(name); err != nil {
