@@ -48,16 +48,9 @@ func (v *SimView) Slice(iova uint64, n int, write bool) []byte {
 // slow searches the table, remembers the mapping it hit and records a fault
 // when there is none.
 func (v *SimView) slow(iova uint64, n int, write bool) []byte {
-	if n >= 0 {
-		for _, e := range *v.s.table.Load() {
-			if b, ok := e.span(iova, n); ok {
-				if b != nil {
-					v.e = e
-					return b
-				}
-				break // inside a mapping but running past its end
-			}
-		}
+	if e, b := v.s.find(iova, n); b != nil {
+		v.e = e
+		return b
 	}
 	v.s.fault(iova, n, write)
 	return nil

@@ -185,13 +185,25 @@ func (s *SimIOMMU) lookup(iova uint64, n int) []byte {
 			return b
 		}
 	}
+	e, b := s.find(iova, n)
+	if b != nil {
+		s.hint.Store(e)
+	}
+	return b
+}
+
+// find searches the table for the mapping holding [iova, iova+n): the
+// mapping and the bytes, or nil bytes when no mapping holds the whole access.
+func (s *simSpace) find(iova uint64, n int) (*simEntry, []byte) {
+	if n < 0 {
+		return nil, nil
+	}
 	for _, e := range *s.table.Load() {
 		if b, ok := e.span(iova, n); ok {
-			s.hint.Store(e)
-			return b
+			return e, b // b is nil when the access runs past the mapping's end
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // span is [iova, iova+n) inside e: ok with the bytes when iova falls in e
