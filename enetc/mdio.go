@@ -110,21 +110,7 @@ func (p *Port) mdioBegin() {
 }
 
 // waitIdle waits until no queue of p is inside a burst (its gate closed).
-func (p *Port) waitIdle() {
-	for {
-		busy := false
-		for _, q := range p.rx {
-			busy = busy || q.active.Load() != 0
-		}
-		for _, q := range p.tx {
-			busy = busy || q.active.Load() != 0
-		}
-		if !busy {
-			return
-		}
-		runtime.Gosched() // a burst is short; let its goroutine finish it
-	}
-}
+func (p *Port) waitIdle() { p.waitQueuesIdle(time.Time{}) }
 
 // mdioEnd opens the gates again and returns to the read side.
 func (p *Port) mdioEnd() {

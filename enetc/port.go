@@ -615,7 +615,8 @@ func (p *Port) stopLocked() error {
 	return errors.Join(errs...)
 }
 
-// waitQueuesIdle waits until no queue is inside a burst.
+// waitQueuesIdle waits until no queue is inside a burst, or until deadline
+// if it is not zero.
 func (p *Port) waitQueuesIdle(deadline time.Time) {
 	for {
 		busy := false
@@ -625,10 +626,10 @@ func (p *Port) waitQueuesIdle(deadline time.Time) {
 		for _, q := range p.tx {
 			busy = busy || q.active.Load() != 0
 		}
-		if !busy || !time.Now().Before(deadline) {
+		if !busy || !deadline.IsZero() && !time.Now().Before(deadline) {
 			return
 		}
-		runtime.Gosched()
+		runtime.Gosched() // a burst is short; let its goroutine finish it
 	}
 }
 
