@@ -364,11 +364,30 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	aTx, aRx := counter(t, n, nsA, innerA, "tx_packets"), counter(t, n, nsA, innerA, "rx_packets")
 	bTx, bRx := counter(t, n, nsB, innerB, "tx_packets"), counter(t, n, nsB, innerB, "rx_packets")
 	t.Logf("ns A sent %d frames, ns B received %d; ns B sent %d, ns A received %d; l2fwd %d and %d", aTx, bRx, bTx, aRx, s.Ports[0].Handled, s.Ports[1].Handled)
-	if aTx != bRx || bTx != aRx {
-		t.Errorf("frame counts differ: A sent %d, B got %d; B sent %d, A got %d", aTx, bRx, bTx, aRx)
+	// A simulated port, like silicon, drops a frame that finds no posted
+	// buffer (TCP bursts on a loaded machine): each such drop is counted,
+	// and the frames that crossed are the frames sent less those drops.
+	drops := func(m map[string]uint64) uint64 {
+		var d uint64
+		for _, v := range m {
+			d += v
+		}
+		return d
 	}
-	if s.Ports[0].Rx.Packets != aTx || s.Ports[0].Handled != aTx || s.Ports[1].Tx.Packets != bRx ||
-		s.Ports[1].Rx.Packets != bTx || s.Ports[0].Tx.Packets != aRx {
+	d0, d1 := drops(s.Ports[0].Rx.Drops), drops(s.Ports[1].Rx.Drops)
+	if d0 != 0 || d1 != 0 {
+		t.Logf("counted RX drops: port 0 %d, port 1 %d", d0, d1)
+	}
+	// What crossed: every frame a namespace sent reached the other one or
+	// is among the counted drops (exact when nothing was dropped).
+	crossed := func(sent, got, d uint64) bool { return got <= sent && sent <= got+d }
+	if !crossed(aTx, bRx, d0) || !crossed(bTx, aRx, d1) {
+		t.Errorf("frame counts differ: A sent %d, B got %d, %d counted drops; B sent %d, A got %d, %d counted drops", aTx, bRx, d0, bTx, aRx, d1)
+	}
+	// l2fwd's own counters: it forwarded all it received, and every frame
+	// it sent arrived.
+	if !crossed(aTx, s.Ports[0].Rx.Packets, d0) || s.Ports[0].Handled != s.Ports[0].Rx.Packets || s.Ports[1].Tx.Packets != bRx ||
+		!crossed(bTx, s.Ports[1].Rx.Packets, d1) || s.Ports[1].Handled != s.Ports[1].Rx.Packets || s.Ports[0].Tx.Packets != aRx {
 		t.Errorf("l2fwd counters do not match the namespaces': %+v; afpacket %+v %+v", s.Ports, *s.Ports[0].AFPacket, *s.Ports[1].AFPacket)
 	}
 	if s.Ports[0].Rx.Bytes < size || !s.LeakCheck.OK {
