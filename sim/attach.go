@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/sim/wire"
 )
 
@@ -28,7 +29,7 @@ type Endpoint struct {
 }
 
 // attachOptions are the spec options attach understands.
-var attachOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
+var attachOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-overwrite", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
 
 // attach wires an endpoint as its spec's options say (peer=, pcap-in=,
 // pcap-out=, afpacket=, gen=, sink=). It returns a cleanup to run when the
@@ -144,6 +145,9 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 	default:
 		return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option pcap-speed=%q: use max (as fast as the port takes frames, lossless) or file (the capture's own timing)", v)})
 	}
+	if o.Has("pcap-overwrite") && !o.Has("pcap-out") {
+		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-overwrite applies to pcap-out=FILE; add pcap-out or drop pcap-overwrite"})
+	}
 	if o.Has("pcap-speed") && !o.Has("pcap-in") {
 		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-speed applies to pcap-in=FILE; add pcap-in or drop pcap-speed"})
 	}
@@ -186,7 +190,15 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 	}
 	// Transmit sides.
 	if path := o.Get("pcap-out"); path != "" {
-		w, err := CreatePcap(path)
+		over, err := boolOption(spec, "pcap-overwrite")
+		if err != nil {
+			return fail(err)
+		}
+		f, err := safefile.Create(path, safefile.Options{Overwrite: over, OverwriteHint: "pcap-overwrite=1"})
+		if err != nil {
+			return fail(fmt.Errorf("pcap-out: %w", err))
+		}
+		w, err := NewPcapWriter(f)
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}

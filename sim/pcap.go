@@ -12,6 +12,8 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+
+	"github.com/gopmd/gopmd/internal/safefile"
 )
 
 // pcapSnaplen is the snapshot length written into pcap file headers.
@@ -144,17 +146,25 @@ type PcapWriter struct {
 	err    error
 }
 
-// CreatePcap creates (or truncates) a pcap file with nanosecond timestamps.
+// CreatePcap creates a new pcap file with nanosecond timestamps. An
+// existing file or a symbolic link at path is an error (see
+// safefile.Create); NewPcapWriter writes into a file the caller opened.
 func CreatePcap(path string) (*PcapWriter, error) {
-	f, err := os.Create(path)
+	f, err := safefile.Create(path, safefile.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("pcap file: %w (give a writable path)", err)
+		return nil, err
 	}
+	return NewPcapWriter(f)
+}
+
+// NewPcapWriter writes a pcap file header with nanosecond timestamps into f
+// and returns a writer that owns f (Close closes it).
+func NewPcapWriter(f *os.File) (*PcapWriter, error) {
 	bw := bufio.NewWriterSize(f, 1<<16)
 	w := pcapgo.NewWriterNanos(bw)
 	if err := w.WriteFileHeader(pcapSnaplen, layers.LinkTypeEthernet); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("pcap file %s: %w", path, err)
+		return nil, fmt.Errorf("pcap file %s: %w", f.Name(), err)
 	}
 	return &PcapWriter{f: f, bw: bw, w: w}, nil
 }

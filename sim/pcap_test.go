@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,4 +156,51 @@ func TestPcapNgIn(t *testing.T) {
 
 func ciFor(b []byte) gopacket.CaptureInfo {
 	return gopacket.CaptureInfo{Timestamp: time.Now(), CaptureLength: len(b), Length: len(b)}
+}
+
+// TestPcapOutRefusesLinksAndExistingFiles: pcap-out= never follows a
+// symbolic link and replaces an existing file only with pcap-overwrite=1.
+func TestPcapOutRefusesLinksAndExistingFiles(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "shadow")
+	os.WriteFile(victim, []byte("root:x:0:0"), 0o600)
+	link := filepath.Join(dir, "planted.pcap")
+	os.Symlink(victim, link)
+	old := filepath.Join(dir, "old.pcap")
+	os.WriteFile(old, []byte("old capture"), 0o644)
+	for _, tc := range []struct{ spec, want string }{
+		{"sim:tpcapx0?pcap-out=" + link, "symbolic link"},
+		{"sim:tpcapx0?pcap-out=" + link + "&pcap-overwrite=1", "symbolic link"},
+		{"sim:tpcapx0?pcap-out=" + old, "pcap-overwrite=1"},
+		{"sim:tpcapx0?pcap-overwrite=1", "add pcap-out"},
+		{"sim:tpcapx0?pcap-out=" + filepath.Join(dir, "n.pcap") + "&pcap-overwrite=maybe", "pcap-overwrite"},
+	} {
+		_, _, err := tryFake("tpcapx0", false, tc.spec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "pcap-") {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.spec, err, tc.want)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "root:x:0:0" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "old capture" {
+		t.Fatalf("the existing file was written: %q", b)
+	}
+	a, ca := newFake(t, "tpcapx0", false, "sim:tpcapx0?pcap-out="+old+"&pcap-overwrite=1")
+	a.send(frameN(1))
+	if err := ca(); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := pcapgo.NewReader(fh)
+	if err != nil {
+		t.Fatalf("overwritten file is not a pcap: %v", err)
+	}
+	if data, _, err := r.ReadPacketData(); err != nil || !bytes.Equal(data, frameN(1)) {
+		t.Fatalf("overwritten file's first frame: %v", err)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/sim"
 )
@@ -228,7 +229,11 @@ func (a *app) open() error {
 func (a *app) setup() error {
 	n := len(a.ports)
 	if a.o.capture != "" {
-		w, err := sim.CreatePcap(a.o.capture)
+		f, err := safefile.Create(a.o.capture, safefile.Options{Overwrite: a.o.force, OverwriteHint: "--force"})
+		if err != nil {
+			return fmt.Errorf("--capture: %w", err)
+		}
+		w, err := sim.NewPcapWriter(f)
 		if err != nil {
 			return fmt.Errorf("--capture: %w", err)
 		}

@@ -334,6 +334,47 @@ func TestCapture(t *testing.T) {
 	}
 }
 
+// TestCaptureFileSafety: --capture never follows a planted symbolic link
+// and replaces an existing capture only with --force.
+func TestCaptureFileSafety(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "root-only")
+	os.WriteFile(victim, []byte("precious"), 0o600)
+	link := filepath.Join(dir, "planted.pcap")
+	os.Symlink(victim, link)
+	old := filepath.Join(dir, "old.pcap")
+	os.WriteFile(old, []byte("old"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--capture", link}, "symbolic link"},
+		{[]string{"--capture", link, "--force"}, "symbolic link"},
+		{[]string{"--capture", old}, "--force"},
+		{[]string{"--cpuprofile", link}, "symbolic link"},
+		{[]string{"--cpuprofile", old}, "--force"},
+	} {
+		twoFakes(t, 1)
+		code, _, errOut := runUntil(t, append(tc.args, "--duration", "1ms", "sim:fake0", "sim:fake1"), nil)
+		if code != 2 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.args[1]) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message naming the file and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "old" {
+		t.Fatalf("the existing file was written: %q", b)
+	}
+	p0, p1 := twoFakes(t, 1)
+	p0.load(0, testFrames(t, 10, 64))
+	code, out, errOut := runUntil(t, []string{"--capture", old, "--force", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 10 })
+	if code != 0 || !strings.Contains(out, "capture "+old+": 10 frames written") {
+		t.Fatalf("--force over an existing file: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 func TestCaptureChainedFrames(t *testing.T) {
 	// Frames that arrive in two chained buffers are captured whole, as
 	// they leave (here without MAC updating: byte for byte as they came).

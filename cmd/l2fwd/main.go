@@ -35,8 +35,9 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	_ "github.com/gopmd/gopmd/enetc" // the ENETC driver
 	_ "github.com/gopmd/gopmd/fec"   // the FEC/ENET driver
-	_ "github.com/gopmd/gopmd/pci"   // the pci (VFIO), uio and platform schemes
-	_ "github.com/gopmd/gopmd/sim"   // the sim: scheme
+	"github.com/gopmd/gopmd/internal/safefile"
+	_ "github.com/gopmd/gopmd/pci" // the pci (VFIO), uio and platform schemes
+	_ "github.com/gopmd/gopmd/sim" // the sim: scheme
 )
 
 // defaultSpecs are the ports used when none are given: synchronous models,
@@ -60,6 +61,7 @@ type options struct {
 	metricsAny    bool
 	workers       int
 	cpuProfile    string
+	force         bool
 	untilDone     bool
 	specs         []string
 }
@@ -120,6 +122,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per RX queue, at most GOMAXPROCS-1 when sim ports run engines)")
 	fs.BoolVar(&o.untilDone, "until-done", false, "stop by itself once every pcap-in file and every gen-count generator has been sent in full and every frame forwarded (all sources must end: sim ports with pcap-in, gen-count, peer or nothing)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	fs.BoolVar(&o.force, "force", false, "let --capture and --cpuprofile replace an existing regular file (a symbolic link is never followed)")
 	return fs
 }
 
@@ -307,9 +310,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		f, err := safefile.Create(o.cpuProfile, safefile.Options{Overwrite: o.force, OverwriteHint: "--force"})
 		if err != nil {
-			fmt.Fprintf(stderr, "l2fwd: --cpuprofile: %v (give a writable file path)\n", err)
+			fmt.Fprintf(stderr, "l2fwd: --cpuprofile: %v\n", err)
 			return 2
 		}
 		defer f.Close()

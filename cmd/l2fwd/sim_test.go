@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,7 +109,7 @@ func TestSimPcapReplayForwarded(t *testing.T) {
 	}
 	writePcap(t, in, frames)
 	for _, macUpd := range []bool{true, false} {
-		out := filepath.Join(dir, "out.pcap")
+		out := filepath.Join(dir, "out-"+strconv.FormatBool(macUpd)+".pcap") // pcap-out= never replaces a file
 		args := []string{"--json", "--stats-interval", "0", "--burst", "16",
 			"sim:enetc0?pcap-in=" + in + "&" + simOpts, "sim:enetc1?pcap-out=" + out + "&sink=1&" + simOpts}
 		if !macUpd {

@@ -93,7 +93,7 @@ func (r *selftestResult) add(name string, pass bool, format string, a ...any) bo
 
 // wiringOptions connect a sim port to something; the self-test's peer
 // gets none of them.
-var wiringOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
+var wiringOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-overwrite", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
 
 // simPeer builds the spec pair of a cable for a sim device: DEV gets
 // peer=, and the far end, a model of the same kind with DEV's other
