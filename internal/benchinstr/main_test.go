@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A callgrind file in the compressed form valgrind writes: names given once
+// with an id, then the id alone; a calls= line makes the next cost line an
+// inclusive call cost, not the caller's own.
+const sample = `version: 1
+creator: callgrind-3.19.0
+events: Ir
+fl=(1) pool/pool.go
+fn=(1) github.com/gopmd/gopmd/pool.(*Pool).Alloc
+10 30
++1 5
+fl=(2) pool/bench_test.go
+fn=(2) github.com/gopmd/gopmd/pool.BenchmarkAllocFree
+5 7
+fi=(1)
+12 3
+fe=(2)
+cfl=(1)
+cfn=(1)
+calls=1 10
+6 35
+fl=(3) dma/simiommu.go
+fn=(3) github.com/gopmd/gopmd/dma.(*SimIOMMU).SyncForDevice
+300 20
+cfl=(4) /usr/local/go/src/runtime/memmove_amd64.s
+cfn=(4) runtime.memmove
+calls=2 1
+301 40
+fn=(5) github.com/gopmd/gopmd/dma.(*SimIOMMU).Load32
+264 9
+fl=(4)
+fn=(4)
+1 100
+fl=(6) enetc/rx.go
+fn=(6) github.com/gopmd/gopmd/enetc.(*rxQueue).RxBurst
+1 50
+fl=(7) /usr/local/go/src/testing/benchmark.go
+fn=(7) testing.(*B).runN
+1 4
+totals: 283
+`
+
+func TestParseAndAttribute(t *testing.T) {
+	p, err := parseCallgrind(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.total != 283 {
+		t.Errorf("total %d, want 283", p.total)
+	}
+	got := byCategory(p)
+	want := map[string]int64{
+		"pool":    35, // Alloc's own lines; the call from the benchmark is not counted twice
+		"harness": 14, // the benchmark's 7 + its inlined 3 + testing's 4
+		"cache":   60, // the sync's 20 and the 40 of memmove it called
+		"model":   9,  // Load32: the simulated IOMMU is the device's bus
+		"runtime": 60, // memmove's 100 less the 40 the sync called
+		"enetc":   50,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %d instructions, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+func TestSymbolPackage(t *testing.T) {
+	for sym, want := range map[string]string{
+		"github.com/gopmd/gopmd/pool.(*Pool).Alloc":          "github.com/gopmd/gopmd/pool",
+		"github.com/gopmd/gopmd/enetc/model.(*Device).rxDMA": "github.com/gopmd/gopmd/enetc/model",
+		"runtime.mcall":                      "runtime",
+		"sync/atomic.(*Uint64).Add":          "sync/atomic",
+		"hash/crc32.slicingUpdate":           "hash/crc32",
+		"type:.eq.[2]interface {}":           "type:",
+		"gogo":                               "",
+		"slices.Sort[go.shape.[]uint32/x.y]": "slices",
+	} {
+		if got := symbolPackage(sym); got != want {
+			t.Errorf("symbolPackage(%q) = %q, want %q", sym, got, want)
+		}
+	}
+}
+
+func TestBudgetsFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		f := filepath.Join(dir, "b")
+		if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	b, err := readBudgets(write("# c\npool-alloc-free path 40 # goal 30\n\nenetc-fwd-2048 enetc 100\n"))
+	if err != nil || len(b) != 2 || b[0].max != 40 || b[1].figure != "enetc" || b[1].line != 4 {
+		t.Fatalf("got %+v, %v", b, err)
+	}
+	for in, msg := range map[string]string{
+		"nosuch path 4\n":          `no measurement named "nosuch"`,
+		"pool-alloc-free cpu 4\n":  `figure "cpu"`,
+		"pool-alloc-free path x\n": `budget "x"`,
+		"pool-alloc-free path\n":   "want",
+	} {
+		if _, err := readBudgets(write(in)); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: error %v, want one containing %q", in, err, msg)
+		}
+	}
+	// The file in the repository parses.
+	if _, err := readBudgets("../../scripts/instr-budgets"); err != nil {
+		t.Error(err)
+	}
+}
