@@ -1,0 +1,260 @@
+package tap
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+)
+
+// Verdict is what the exception path does with one received frame.
+type Verdict uint8
+
+const (
+	// Forward leaves the frame to the application (the forwarding path).
+	Forward Verdict = iota
+	// Up takes the frame: it goes to the kernel through the TAP and is
+	// freed; the application never sees it.
+	Up
+	// Copy sends a copy up and leaves the frame to the application too:
+	// for broadcasts that the kernel and the forwarded network both need.
+	Copy
+)
+
+var verdictNames = [...]string{"forward", "up", "copy"}
+
+func (v Verdict) String() string {
+	if int(v) < len(verdictNames) {
+		return verdictNames[v]
+	}
+	return fmt.Sprintf("verdict(%d)", v)
+}
+
+// ParseVerdict parses "forward", "up" or "copy".
+func ParseVerdict(s string) (Verdict, error) {
+	for i, n := range verdictNames {
+		if n == s {
+			return Verdict(i), nil
+		}
+	}
+	return 0, fmt.Errorf("verdict %q: use forward, up or copy", s)
+}
+
+// Rules say which received frames belong to the host behind the TAP. A
+// frame goes Up if it matches any of MAC, EtherTypes, VLANs, Addrs (or is
+// an ARP request for one of them) or Protocols; otherwise a broadcast gets
+// the Broadcast verdict, another group address the Multicast verdict, and
+// everything else is forwarded.
+type Rules struct {
+	// MAC is the host's unicast address (the port's MAC): frames to it go up.
+	MAC net.HardwareAddr
+	// Broadcast is the verdict for ff:ff:ff:ff:ff:ff frames no rule took
+	// (ARP requests, DHCP): Copy lets the host and the forwarded network
+	// both see them.
+	Broadcast Verdict
+	// Multicast is the verdict for other group addresses (IPv6 neighbour
+	// discovery, OSPF, LLDP, STP) no rule took.
+	Multicast Verdict
+	// EtherTypes go up whatever their destination (e.g. 0x88cc LLDP,
+	// 0x888e EAPOL). The EtherType after one VLAN tag counts.
+	EtherTypes []uint16
+	// VLANs: frames tagged with these VLAN IDs (0-4095) go up, whether the
+	// tag is in the frame or the device stripped it.
+	VLANs []uint16
+	// Addrs: IPv4 and IPv6 packets to these addresses go up, and so do ARP
+	// packets whose target is one of them.
+	Addrs []netip.Addr
+	// Protocols: IPv4 and IPv6 packets of these IP protocols go up (89
+	// OSPF, 112 VRRP, ...). For IPv6 the fixed header's Next Header is
+	// matched; extension headers are not walked.
+	Protocols []uint8
+}
+
+// DefaultRules are the rules an appliance port starts from: unicast to its
+// MAC goes up, broadcasts are copied up, multicast is forwarded.
+func DefaultRules(mac net.HardwareAddr) Rules {
+	return Rules{MAC: mac, Broadcast: Copy, Multicast: Forward}
+}
+
+// Classifier applies compiled Rules to frames. It is read-only after
+// NewClassifier, so any number of goroutines may use it at once; it never
+// allocates.
+type Classifier struct {
+	mac        [6]byte
+	hasMAC     bool
+	bcast      Verdict
+	mcast      Verdict
+	etypes     []uint16
+	vlans      [4096 / 64]uint64 // bit per VLAN ID
+	hasVLANs   bool
+	v4         [][4]byte
+	v6         [][16]byte
+	protos     [256 / 64]uint64 // bit per IP protocol
+	hasProtos  bool
+	needsIPHdr bool
+}
+
+// EtherTypes the classifier looks into.
+const (
+	etherIPv4 = 0x0800
+	etherARP  = 0x0806
+	etherIPv6 = 0x86dd
+	etherVLAN = 0x8100 // IEEE 802.1Q C-tag
+	etherQinQ = 0x88a8 // IEEE 802.1ad S-tag
+)
+
+// Frame offsets and lengths.
+const (
+	ethHdrLen  = 14
+	vlanTagLen = 4
+	maxVLANID  = 4095
+)
+
+// NewClassifier checks and compiles r.
+func NewClassifier(r Rules) (*Classifier, error) {
+	c := &Classifier{bcast: r.Broadcast, mcast: r.Multicast, etypes: append([]uint16(nil), r.EtherTypes...)}
+	if r.Broadcast > Copy || r.Multicast > Copy {
+		return nil, fmt.Errorf("tap rules: broadcast %v / multicast %v: use Forward, Up or Copy", r.Broadcast, r.Multicast)
+	}
+	if r.MAC != nil {
+		if len(r.MAC) != 6 || r.MAC[0]&1 != 0 {
+			return nil, fmt.Errorf("tap rules: MAC %v is not a 6-byte unicast Ethernet address", r.MAC)
+		}
+		copy(c.mac[:], r.MAC)
+		c.hasMAC = true
+	}
+	for _, v := range r.VLANs {
+		if v > maxVLANID {
+			return nil, fmt.Errorf("tap rules: VLAN ID %d out of range: use 0 to %d", v, maxVLANID)
+		}
+		c.vlans[v/64] |= 1 << (v % 64)
+		c.hasVLANs = true
+	}
+	for _, a := range r.Addrs {
+		switch {
+		case a.Is4():
+			c.v4 = append(c.v4, a.As4())
+		case a.Is6() && !a.Is4In6():
+			c.v6 = append(c.v6, a.As16())
+		default:
+			return nil, fmt.Errorf("tap rules: address %v is neither IPv4 nor IPv6 (give plain addresses such as 192.0.2.1 or 2001:db8::1)", a)
+		}
+	}
+	for _, p := range r.Protocols {
+		c.protos[p/64] |= 1 << (p % 64)
+		c.hasProtos = true
+	}
+	c.needsIPHdr = len(c.v4) > 0 || len(c.v6) > 0 || c.hasProtos
+	return c, nil
+}
+
+// Classify decides for one frame (Ethernet header first, no FCS).
+func (c *Classifier) Classify(frame []byte) Verdict { return c.classify(frame, -1) }
+
+// ClassifyPacket decides for a received packet: it reads the first
+// segment and the VLAN tag the device stripped, if any.
+func (c *Classifier) ClassifyPacket(p *driver.Packet) Verdict {
+	vlan := -1
+	if p.Flags&pool.FlagVLANStripped != 0 {
+		vlan = int(p.VLAN & maxVLANID)
+	}
+	return c.classify(p.Data(), vlan)
+}
+
+// classify is the decision; vlan is a stripped tag's ID or -1. Every
+// offset is checked against the frame's length: a short frame matches
+// only the rules its bytes cover.
+func (c *Classifier) classify(b []byte, vlan int) Verdict {
+	if len(b) < ethHdrLen {
+		return Forward
+	}
+	if c.hasMAC && [6]byte(b[0:6]) == c.mac {
+		return Up
+	}
+	et := uint16(b[12])<<8 | uint16(b[13])
+	l3 := ethHdrLen
+	if (et == etherVLAN || et == etherQinQ) && len(b) >= ethHdrLen+vlanTagLen {
+		vlan = int(uint16(b[14])<<8|uint16(b[15])) & maxVLANID
+		et = uint16(b[16])<<8 | uint16(b[17])
+		l3 += vlanTagLen
+	}
+	if c.hasVLANs && vlan >= 0 && c.vlans[vlan/64]&(1<<(vlan%64)) != 0 {
+		return Up
+	}
+	for _, t := range c.etypes {
+		if t == et {
+			return Up
+		}
+	}
+	if c.needsIPHdr && c.ipMatch(et, b[l3:]) {
+		return Up
+	}
+	if b[0]&1 != 0 { // group bit: broadcast or multicast
+		if [6]byte(b[0:6]) == [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff} {
+			return c.bcast
+		}
+		return c.mcast
+	}
+	return Forward
+}
+
+// IPv4, IPv6 and ARP offsets the address and protocol rules read.
+const (
+	ipv4MinHdr   = 20
+	ipv4ProtoOff = 9
+	ipv4DstOff   = 16
+	ipv6Hdr      = 40
+	ipv6NextOff  = 6
+	ipv6DstOff   = 24
+	arpLen       = 28 // Ethernet/IPv4 ARP
+	arpTPAOff    = 24 // target protocol address
+)
+
+// ipMatch applies the address and protocol rules to the L3 bytes.
+func (c *Classifier) ipMatch(et uint16, l3 []byte) bool {
+	switch et {
+	case etherIPv4:
+		if len(l3) < ipv4MinHdr || l3[0]>>4 != 4 {
+			return false
+		}
+		if c.protoOn(l3[ipv4ProtoOff]) {
+			return true
+		}
+		dst := [4]byte(l3[ipv4DstOff : ipv4DstOff+4])
+		for _, a := range c.v4 {
+			if a == dst {
+				return true
+			}
+		}
+	case etherIPv6:
+		if len(l3) < ipv6Hdr || l3[0]>>4 != 6 {
+			return false
+		}
+		if c.protoOn(l3[ipv6NextOff]) {
+			return true
+		}
+		dst := [16]byte(l3[ipv6DstOff : ipv6DstOff+16])
+		for _, a := range c.v6 {
+			if a == dst {
+				return true
+			}
+		}
+	case etherARP:
+		if len(l3) < arpLen {
+			return false
+		}
+		tpa := [4]byte(l3[arpTPAOff : arpTPAOff+4])
+		for _, a := range c.v4 {
+			if a == tpa {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *Classifier) protoOn(p uint8) bool {
+	return c.hasProtos && c.protos[p/64]&(1<<(p%64)) != 0
+}

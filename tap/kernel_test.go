@@ -1,0 +1,108 @@
+package tap
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/testnote"
+)
+
+// inNewNetns runs f on a thread moved into a network namespace of its own,
+// so the TAP it makes never touches the host's interfaces. The thread is
+// thrown away afterwards (its goroutine ends still locked to it).
+func inNewNetns(t *testing.T, f func()) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testnote.Skip(t, "the TAP tests against the kernel", "need root (a network namespace and a TAP interface); run go test as root to include them")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("no /dev/net/tun (modprobe tun): %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			t.Errorf("unshare the network namespace: %v", err)
+			return
+		}
+		f()
+	}()
+	<-done
+}
+
+// A real TAP: named, addressed and sized as asked, up, exclusive; an ARP
+// request for its address goes up and the kernel's reply comes down.
+func TestKernelTAP(t *testing.T) {
+	inNewNetns(t, func() {
+		pl := newPool(t, 16)
+		tw, err := Open(Config{Name: "gptap0", MAC: ownMAC, MTU: 1400, Pool: pl, Logger: quiet})
+		if err != nil {
+			t.Errorf("Open: %v", err)
+			return
+		}
+		defer tw.Close(time.Second)
+		ifi, err := net.InterfaceByName("gptap0")
+		if err != nil {
+			t.Errorf("the TAP is not there: %v", err)
+			return
+		}
+		if ifi.HardwareAddr.String() != ownMAC.String() || ifi.MTU != 1400 || ifi.Flags&net.FlagUp == 0 {
+			t.Errorf("interface %+v: want MAC %s, MTU 1400, up", ifi, ownMAC)
+		}
+		if _, err := Open(Config{Name: "gptap0", MAC: ownMAC, Pool: pl, Logger: quiet}); err == nil || !strings.Contains(err.Error(), "exists already") {
+			t.Errorf("a second Open of gptap0 = %v, want a refusal naming the existing interface", err)
+		}
+		if _, err := Open(Config{Name: "lo", MAC: ownMAC, Pool: pl, Logger: quiet}); err == nil || !strings.Contains(err.Error(), "exists already") {
+			t.Errorf("Open of lo = %v, want a refusal", err)
+		}
+
+		// Give the TAP 192.0.2.1 and ask for it.
+		sock, _ := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		ifr, _ := unix.NewIfreq("gptap0")
+		ifr.SetInet4Addr([]byte{192, 0, 2, 1})
+		if err := unix.IoctlIfreq(sock, unix.SIOCSIFADDR, ifr); err != nil {
+			t.Errorf("SIOCSIFADDR: %v", err)
+		}
+		unix.Close(sock)
+		rx := newPool(t, 4)
+		req := arpRequest("192.0.2.1")
+		copy(req[8:14], otherMAC)              // sender hardware address
+		copy(req[14:18], []byte{192, 0, 2, 9}) // sender protocol address
+		pk := packets(t, rx, frame(bcastMAC, -1, etherARP, req))
+		if kept := tw.Up(pk); kept != 1 {
+			t.Errorf("the ARP broadcast was not kept for forwarding (kept %d)", kept)
+		}
+		rx.Recycle(pk[0])
+		tx := &fakeTx{room: 8}
+		for deadline := time.Now().Add(2 * time.Second); len(tx.frames) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			tw.Down(tx)
+		}
+		if len(tx.frames) == 0 {
+			t.Errorf("no ARP reply came down; stats %+v", tw.Stats())
+			return
+		}
+		r := tx.frames[0]
+		if len(r) < 42 || !bytes.Equal(r[0:6], otherMAC) || !bytes.Equal(r[6:12], ownMAC) ||
+			binary.BigEndian.Uint16(r[12:]) != etherARP || binary.BigEndian.Uint16(r[20:]) != 2 ||
+			netip.AddrFrom4([4]byte(r[28:32])) != netip.MustParseAddr("192.0.2.1") {
+			t.Errorf("first frame down is not an ARP reply from %s for 192.0.2.1: %x", ownMAC, r)
+		}
+		s := tw.Stats()
+		if s.UpFrames != 1 || s.UpCopies != 1 || s.DownFrames < 1 || s.UpDrops()+s.DownDrops() != 0 {
+			t.Errorf("stats %+v", s)
+		}
+	})
+}
+
+var _ driver.TxQueue = (*fakeTx)(nil)

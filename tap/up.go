@@ -1,0 +1,106 @@
+package tap
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/tap/internal/tun"
+)
+
+// Up runs the classifier over a received burst: frames for the host are
+// written to the TAP, one write(2) each (the TUN API), and freed; copies of
+// broadcasts are written and the frames kept. The frames the application
+// still owns, in their order, are moved to pkts[:kept]; pkts[kept:] must
+// not be used after. A frame the kernel refuses is counted by cause.
+//
+// Up may run on several goroutines at once. It allocates nothing; its
+// cost is one classification per frame and one system call per frame that
+// goes up.
+func (t *Twin) Up(pkts []*driver.Packet) (kept int) {
+	var (
+		taken                  [MaxBurst]*driver.Packet // freed together
+		nt                     int
+		frames, bytes, copies  uint64
+		writeDrops, gatherDrop uint64
+	)
+	for _, p := range pkts {
+		v := t.cls.ClassifyPacket(p)
+		if v == Forward {
+			pkts[kept] = p
+			kept++
+			continue
+		}
+		switch n, cause := t.write(p); {
+		case cause == NumCauses:
+			frames++
+			bytes += uint64(n)
+			if v == Copy {
+				copies++
+			}
+		case cause == CauseUpGather:
+			gatherDrop++
+		default:
+			writeDrops++
+		}
+		if v == Copy {
+			pkts[kept] = p
+			kept++
+			continue
+		}
+		taken[nt] = p
+		nt++
+		if nt == len(taken) {
+			pool.FreeBulk(taken[:nt])
+			nt = 0
+		}
+	}
+	if nt > 0 {
+		pool.FreeBulk(taken[:nt])
+	}
+	if frames != 0 {
+		t.c.upFrames.Add(frames)
+		t.c.upBytes.Add(bytes)
+		t.c.upCopies.Add(copies)
+	}
+	t.c.drop(CauseUpWrite, writeDrops)
+	t.c.drop(CauseUpGather, gatherDrop)
+	return kept
+}
+
+// write writes one frame to the TAP and returns its length, or the cause
+// it was refused for (NumCauses when it was written). A single buffer is
+// one write(2); a chained frame, or one whose VLAN tag the device
+// stripped (put back here so the kernel sees the frame as it was on the
+// wire), is one writev(2) of its pieces.
+func (t *Twin) write(p *driver.Packet) (int, Cause) {
+	d := p.Data()
+	stripped := p.Flags&pool.FlagVLANStripped != 0 && len(d) >= 2*6
+	if p.Next() == nil && !stripped {
+		n, err := unix.Write(t.fd, d)
+		if err != nil || n != len(d) {
+			return 0, CauseUpWrite
+		}
+		return n, NumCauses
+	}
+	var io tun.Iovecs
+	var tag [vlanTagLen]byte
+	if stripped {
+		tag = [vlanTagLen]byte{etherVLAN >> 8, etherVLAN & 0xff, byte(p.VLAN >> 8), byte(p.VLAN)}
+		io.Add(d[:2*6])
+		io.Add(tag[:])
+		d = d[2*6:]
+	}
+	ok := io.Add(d)
+	for s := p.Next(); s != nil && ok; s = s.Next() {
+		ok = io.Add(s.Data())
+	}
+	if !ok {
+		return 0, CauseUpGather
+	}
+	n, err := tun.Writev(t.fd, &io)
+	if err != nil {
+		return 0, CauseUpWrite
+	}
+	return n, NumCauses
+}
