@@ -38,8 +38,13 @@ type Port interface {
 	MAC() net.HardwareAddr
 	// SetMAC changes the primary MAC address.
 	SetMAC(mac net.HardwareAddr) error
-	// RxQueue and TxQueue return queue i (0 <= i < Info().RxQueues / TxQueues).
+	// RxQueue returns receive queue i (0 <= i < Info().RxQueues), and nil
+	// (an untyped nil interface) for any other i: every driver answers an
+	// index out of range the same way, and a caller that checks for nil
+	// can report the bad queue number instead of crashing.
 	RxQueue(i int) RxQueue
+	// TxQueue returns transmit queue i (0 <= i < Info().TxQueues), and nil
+	// for any other i, as RxQueue.
 	TxQueue(i int) TxQueue
 }
 

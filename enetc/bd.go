@@ -2,8 +2,11 @@ package enetc
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gopmd/gopmd/driver"
 )
 
 // Buffer descriptors (reference §3). Every BD is 16 little-endian bytes. The
@@ -27,12 +30,12 @@ type txBD struct {
 // TX BD flag bits, as positioned in lstatus (flags byte = bits 31:24).
 const (
 	txbdFlagsShift = 24
-	TXBD_FLAGS_TSE = 1 << 1
-	TXBD_FLAGS_W   = 1 << 2
-	TXBD_FLAGS_EX  = 1 << 6
-	TXBD_FLAGS_F   = 1 << 7
+	txbd_FLAGS_TSE = 1 << 1
+	txbd_FLAGS_W   = 1 << 2
+	txbd_FLAGS_EX  = 1 << 6
+	txbd_FLAGS_F   = 1 << 7
 
-	txbdLstatusF = TXBD_FLAGS_F << txbdFlagsShift
+	txbdLstatusF = txbd_FLAGS_F << txbdFlagsShift
 )
 
 // txMaxBDs is the most BDs one frame may use (§3.1: Linux caps at 15).
@@ -51,14 +54,14 @@ type rxBD struct {
 
 // RX write-back fields within lstatus (§3.5).
 const (
-	RXBD_LSTATUS_R         = 1 << 30 // ready: the device wrote this BD back
-	RXBD_LSTATUS_F         = 1 << 31 // final BD of the frame
-	RXBD_LSTATUS_ERR_SHIFT = 16
-	RXBD_LSTATUS_ERR_MASK  = 0xFF << RXBD_LSTATUS_ERR_SHIFT
-	RXBD_FLAG_TPID_MASK    = 0x3
-	RXBD_FLAG_VLAN         = 1 << 9  // VLAN TCI extracted into vlanOpt
-	RXBD_FLAG_TSTMP        = 1 << 10 // timestamp present
-	RXBD_PARSE_ERROR       = 1 << 15 // parse_summary bit15: parse/checksum error
+	rxbd_LSTATUS_R         = 1 << 30 // ready: the device wrote this BD back
+	rxbd_LSTATUS_F         = 1 << 31 // final BD of the frame
+	rxbd_LSTATUS_ERR_SHIFT = 16
+	rxbd_LSTATUS_ERR_MASK  = 0xFF << rxbd_LSTATUS_ERR_SHIFT
+	rxbd_FLAG_TPID_MASK    = 0x3
+	rxbd_FLAG_VLAN         = 1 << 9  // VLAN TCI extracted into vlanOpt
+	rxbd_FLAG_TSTMP        = 1 << 10 // timestamp present
+	rxbd_PARSE_ERROR       = 1 << 15 // parse_summary bit15: parse/checksum error
 )
 
 // The overlays must be exactly one BD each.
@@ -128,3 +131,51 @@ func cbdRing(mem []byte) []cbd {
 func ptrAt(ring []cbd, i, off int) unsafe.Pointer {
 	return unsafe.Add(unsafe.Pointer(&ring[i]), off)
 }
+
+// DecodeBD decodes one 16-byte BD as it lies in ring memory, for a
+// bring-up tool: TX BDs in the software-written format (§3.1), RX BDs in
+// the buffer format until the device sets R and in the write-back format
+// (§3.5) after.
+func DecodeBD(rx bool, b []byte) driver.BD {
+	le := binary.LittleEndian
+	var d driver.BD
+	if len(b) < bdSize {
+		d.Note = fmt.Sprintf("%d bytes: an ENETC BD has %d", len(b), bdSize)
+		return d
+	}
+	q, l1, l2, ls := le.Uint64(b[0:]), le.Uint16(b[8:]), le.Uint16(b[10:]), le.Uint32(b[12:])
+	if !rx {
+		d.Addr, d.Len, d.FrameLen = q, int(l1), int(l2)
+		flags := ls >> txbdFlagsShift
+		for _, f := range []struct {
+			bit  uint32
+			name string
+		}{{txbd_FLAGS_F, "F"}, {txbd_FLAGS_EX, "EX"}, {txbd_FLAGS_W, "W"}, {txbd_FLAGS_TSE, "TSE"}} {
+			if flags&f.bit != 0 {
+				d.Flags = append(d.Flags, f.name)
+			}
+		}
+		return d
+	}
+	if ls&rxbd_LSTATUS_R == 0 {
+		d.Addr = q
+		d.Note = "posted, waiting for a frame"
+		return d
+	}
+	d.Len = int(l1)
+	d.Flags = append(d.Flags, "R")
+	if ls&rxbd_LSTATUS_F != 0 {
+		d.Flags = append(d.Flags, "F")
+	}
+	if e := ls & rxbd_LSTATUS_ERR_MASK >> rxbd_LSTATUS_ERR_SHIFT; e != 0 {
+		d.Flags = append(d.Flags, fmt.Sprintf("ERR=%#x", e))
+	}
+	if ls&rxbd_FLAG_VLAN != 0 {
+		d.Flags = append(d.Flags, fmt.Sprintf("VLAN=%d", l2))
+	}
+	d.Note = fmt.Sprintf("written back: rss %#x parse %#x", uint32(q>>32), uint16(q>>16))
+	return d
+}
+
+// DecodeBD is the package's DecodeBD, for a tool that holds a driver.Port.
+func (p *Port) DecodeBD(rx bool, b []byte) driver.BD { return DecodeBD(rx, b) }

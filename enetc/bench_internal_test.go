@@ -34,12 +34,12 @@ func benchForwardFake(b *testing.B, bufSize int) {
 	n := uint32(len(rx.bds))
 	devPI := uint32(0)
 	buf := make([]*pool.Packet, burst)
-	st := uint32(RXBD_LSTATUS_R | RXBD_LSTATUS_F)
+	st := uint32(rxbd_LSTATUS_R | rxbd_LSTATUS_F)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		// Device: write back up to 32 posted BDs.
-		ci := fa.regs[rxRingReg(0, RBCIR)/4]
+		ci := fa.regs[rxRingReg(0, regRBCIR)/4]
 		for k := 0; k < burst && (devPI+1)%n != ci; k++ {
 			bd := &rx.bds[devPI]
 			bd.bufLen = 60

@@ -23,34 +23,34 @@ func TestBringUpProgramsReference(t *testing.T) {
 		off  uint32
 		want uint32
 	}{
-		{"PM0_RX_FIFO", PM0_RX_FIFO, 1},
-		{"SICAR0", SICAR0, 0x2B2B6727},
-		{"PM0_MAXFRM", PM0_MAXFRM, 1522},
-		{"TBMR(0)", txRingReg(0, TBMR), TBMR_EN},
-		{"RBMR(0)", rxRingReg(0, RBMR), RBMR_EN},
-		{"RBBSR(0)", rxRingReg(0, RBBSR), 1920},
-		{"RBLENR(0)", rxRingReg(0, RBLENR), 64},
-		{"RBCIR(0)", rxRingReg(0, RBCIR), 63}, // every slot but one posted
-		{"TBIER(0)", txRingReg(0, TBIER), 0},
+		{"PM0_RX_FIFO", regPM0_RX_FIFO, 1},
+		{"SICAR0", regSICAR0, 0x2B2B6727},
+		{"PM0_MAXFRM", regPM0_MAXFRM, 1522},
+		{"TBMR(0)", txRingReg(0, regTBMR), tbmr_EN},
+		{"RBMR(0)", rxRingReg(0, regRBMR), rbmr_EN},
+		{"RBBSR(0)", rxRingReg(0, regRBBSR), 1920},
+		{"RBLENR(0)", rxRingReg(0, regRBLENR), 64},
+		{"RBCIR(0)", rxRingReg(0, regRBCIR), 63}, // every slot but one posted
+		{"TBIER(0)", txRingReg(0, regTBIER), 0},
 	} {
 		if got := f.regs[(c.off)/4]; got != c.want {
 			t.Errorf("%s = %#x, want %#x", c.name, got, c.want)
 		}
 	}
-	if f.regs[(SIMR)/4]&SIMR_EN == 0 || f.regs[(PMR)/4]&(1<<16) == 0 {
-		t.Errorf("SIMR %#x / PMR %#x: SI or port not enabled", f.regs[(SIMR)/4], f.regs[(PMR)/4])
+	if f.regs[(regSIMR)/4]&simr_EN == 0 || f.regs[(regPMR)/4]&(1<<16) == 0 {
+		t.Errorf("SIMR %#x / PMR %#x: SI or port not enabled", f.regs[(regSIMR)/4], f.regs[(regPMR)/4])
 	}
-	if f.regs[(PM0_CMD_CFG)/4]&(PM_CMD_CFG_TX_EN|PM_CMD_CFG_RX_EN) != PM_CMD_CFG_TX_EN|PM_CMD_CFG_RX_EN {
-		t.Errorf("PM0_CMD_CFG %#x: MAC not enabled with the link up", f.regs[(PM0_CMD_CFG)/4])
+	if f.regs[(regPM0_CMD_CFG)/4]&(pm_cmd_cfg_TX_EN|pm_cmd_cfg_RX_EN) != pm_cmd_cfg_TX_EN|pm_cmd_cfg_RX_EN {
+		t.Errorf("PM0_CMD_CFG %#x: MAC not enabled with the link up", f.regs[(regPM0_CMD_CFG)/4])
 	}
 	if p.PHYAddr() != 3 {
 		t.Errorf("PHY found at %d, want 3", p.PHYAddr())
 	}
-	if f.regs[(psipmar0(0))/4] == 0 && f.regs[(psipmar1(0))/4] == 0 {
+	if f.regs[(regPSIPMAR0(0))/4] == 0 && f.regs[(regPSIPMAR1(0))/4] == 0 {
 		t.Error("no MAC address programmed")
 	}
 	closeClean(t, p)
-	if f.regs[(txRingReg(0, TBMR))/4] != 0 || f.regs[(PM0_CMD_CFG)/4]&PM_CMD_CFG_RX_EN != 0 {
+	if f.regs[(txRingReg(0, regTBMR))/4] != 0 || f.regs[(regPM0_CMD_CFG)/4]&pm_cmd_cfg_RX_EN != 0 {
 		t.Error("Close left ring or MAC enabled")
 	}
 	if f.iommu.Mappings() != 0 {
@@ -74,7 +74,7 @@ func TestBAR0SizeChecked(t *testing.T) {
 func TestVFTouchesOnlySI(t *testing.T) {
 	f, d := newFakeDev(t, false) // fake reports any access past 64 KiB as a test error
 	p := mustNew(t, d, smallCfg())
-	if !p.Link().Up {
+	if !p.UpdateLink().Up {
 		t.Error("VF link reported down")
 	}
 	if _, err := p.MDIORead(0, 1); !errors.Is(err, ErrNotPF) {
@@ -158,7 +158,7 @@ func TestRxMultiBDFrameAsSegments(t *testing.T) {
 }
 
 func TestRxWriteBackChecks(t *testing.T) {
-	R, F := uint32(RXBD_LSTATUS_R), uint32(RXBD_LSTATUS_F)
+	R, F := uint32(rxbd_LSTATUS_R), uint32(rxbd_LSTATUS_F)
 	for _, c := range []struct {
 		name  string
 		wbs   []fakeWB
@@ -204,7 +204,7 @@ func TestRxAllReadyNoFinalDropped(t *testing.T) {
 	p := mustNew(t, d, smallCfg())
 	var wbs []fakeWB
 	for i := 0; i < 62; i++ {
-		wbs = append(wbs, fakeWB{bufLen: 100, status: RXBD_LSTATUS_R})
+		wbs = append(wbs, fakeWB{bufLen: 100, status: rxbd_LSTATUS_R})
 	}
 	if !f.writeBack(0, wbs...) {
 		t.Fatal("ring full")
@@ -233,7 +233,7 @@ func TestRxAllReadyNoFinalDropped(t *testing.T) {
 }
 
 func TestRxSkippedBDsGivenUp(t *testing.T) {
-	R, F := uint32(RXBD_LSTATUS_R), uint32(RXBD_LSTATUS_F)
+	R, F := uint32(rxbd_LSTATUS_R), uint32(rxbd_LSTATUS_F)
 	for _, c := range []struct {
 		name string
 		wbs  []fakeWB
@@ -309,10 +309,10 @@ func TestTxRefusedWhileLinkDown(t *testing.T) {
 		x.SetLen(60)
 	}
 	f.link = false
-	if p.Link().Up {
+	if p.UpdateLink().Up {
 		t.Fatal("link still up")
 	}
-	if f.regs[(PM0_CMD_CFG)/4]&PM_CMD_CFG_TX_EN != 0 {
+	if f.regs[(regPM0_CMD_CFG)/4]&pm_cmd_cfg_TX_EN != 0 {
 		t.Error("MAC TX still enabled with the link down")
 	}
 	sent := f.txSent
@@ -323,7 +323,7 @@ func TestTxRefusedWhileLinkDown(t *testing.T) {
 		t.Errorf("link-down drops %d, packets %d; want %d, 0", st.Drops[driver.CauseLinkDown], st.Packets, n)
 	}
 	f.link = true
-	if !p.Link().Up {
+	if !p.UpdateLink().Up {
 		t.Fatal("link not back")
 	}
 	n = pl.AllocBulk(pk)
@@ -367,8 +367,8 @@ func TestRSSTableThroughCBDR(t *testing.T) {
 	cfg := smallCfg()
 	cfg.RxQueues = 4
 	p := mustNew(t, d, cfg)
-	if f.regs[(SIMR)/4]&SIMR_RSSE == 0 || f.regs[(SIRBGCR)/4] != 4 {
-		t.Errorf("SIMR %#x SIRBGCR %d: RSS not enabled for 4 rings", f.regs[(SIMR)/4], f.regs[(SIRBGCR)/4])
+	if f.regs[(regSIMR)/4]&simr_RSSE == 0 || f.regs[(regSIRBGCR)/4] != 4 {
+		t.Errorf("SIMR %#x SIRBGCR %d: RSS not enabled for 4 rings", f.regs[(regSIMR)/4], f.regs[(regSIRBGCR)/4])
 	}
 	tbl := p.RSSTable()
 	if len(tbl) != 64 {
@@ -381,8 +381,8 @@ func TestRSSTableThroughCBDR(t *testing.T) {
 	if len(seen) != 4 {
 		t.Errorf("table uses rings %v", seen)
 	}
-	if f.regs[(prssk(0))/4] != 0xda565a6d {
-		t.Errorf("PRSSK(0) = %#x", f.regs[(prssk(0))/4])
+	if f.regs[(regPRSSK(0))/4] != 0xda565a6d {
+		t.Errorf("PRSSK(0) = %#x", f.regs[(regPRSSK(0))/4])
 	}
 	closeClean(t, p)
 }
@@ -393,7 +393,7 @@ func TestMDIOClause45(t *testing.T) {
 	if _, err := p.MDIORead45(3, 1, 0x20); err != nil {
 		t.Errorf("C45 read: %v", err)
 	}
-	if f.regs[(EMDIO+MDIO_ADDR)/4] != 0x20 || f.regs[(EMDIO+MDIO_CFG)/4]&MDIO_CFG_ENC45 == 0 {
+	if f.regs[(regEMDIO+regMDIO_ADDR)/4] != 0x20 || f.regs[(regEMDIO+regMDIO_CFG)/4]&mdio_cfg_ENC45 == 0 {
 		t.Errorf("C45 read did not program ADDR/ENC45")
 	}
 	if _, err := p.MDIORead(7, 2); !errors.Is(err, ErrMDIONoResponse) {
@@ -409,10 +409,10 @@ func TestMDIOClause45(t *testing.T) {
 // driver must never panic, hand out a frame longer than its buffers allow,
 // or lose a buffer.
 func FuzzRxWriteBack(f *testing.F) {
-	f.Add(uint16(64), uint32(RXBD_LSTATUS_R|RXBD_LSTATUS_F), uint16(1920), uint32(0), uint16(0), uint8(1))
-	f.Add(uint16(1920), uint32(RXBD_LSTATUS_R), uint16(100), uint32(RXBD_LSTATUS_R|RXBD_LSTATUS_F), uint16(0x8000), uint8(2))
-	f.Add(uint16(0), uint32(RXBD_LSTATUS_R|RXBD_LSTATUS_F), uint16(0xFFFF), uint32(0xFFFFFFFF), uint16(0x11), uint8(3))
-	f.Add(uint16(1920), uint32(RXBD_LSTATUS_R), uint16(1920), uint32(RXBD_LSTATUS_R), uint16(0), uint8(40))
+	f.Add(uint16(64), uint32(rxbd_LSTATUS_R|rxbd_LSTATUS_F), uint16(1920), uint32(0), uint16(0), uint8(1))
+	f.Add(uint16(1920), uint32(rxbd_LSTATUS_R), uint16(100), uint32(rxbd_LSTATUS_R|rxbd_LSTATUS_F), uint16(0x8000), uint8(2))
+	f.Add(uint16(0), uint32(rxbd_LSTATUS_R|rxbd_LSTATUS_F), uint16(0xFFFF), uint32(0xFFFFFFFF), uint16(0x11), uint8(3))
+	f.Add(uint16(1920), uint32(rxbd_LSTATUS_R), uint16(1920), uint32(rxbd_LSTATUS_R), uint16(0), uint8(40))
 	f.Fuzz(func(t *testing.T, len1 uint16, st1 uint32, len2 uint16, st2 uint32, parse uint16, reps uint8) {
 		fd, d := newFakeDev(t, true)
 		cfg := smallCfg()

@@ -50,10 +50,10 @@ func newFakeDev(t testing.TB, pf bool) (*fakeDev, *driver.Device) {
 		id = pciDeviceVF
 		f.phy = -1
 	}
-	f.regs[(SICAPR0)/4] = 8 | 8<<16
-	f.regs[(SIPCAPR0)/4] = SIPCAPR0_RSS
-	f.regs[(SIRSSCAPR)/4] = 1 // 64 buckets
-	f.regs[(PCAPR0)/4] = 8<<24 | 8<<16
+	f.regs[(regSICAPR0)/4] = 8 | 8<<16
+	f.regs[(regSIPCAPR0)/4] = sipcapr0_RSS
+	f.regs[(regSIRSSCAPR)/4] = 1 // 64 buckets
+	f.regs[(regPCAPR0)/4] = 8<<24 | 8<<16
 	d := &driver.Device{
 		Spec: driver.Spec{Raw: "fake:enetc"}, Backend: "fake", Bus: "pci",
 		VendorID: pciVendorFreescale, DeviceID: id, Regions: []driver.Regs{f}, Mapper: f.iommu,
@@ -75,13 +75,13 @@ func (f *fakeDev) Read32(off uint32) uint32 {
 		f.t.Errorf("read of %#x outside the %#x-byte BAR", off, f.size)
 		return ^uint32(0)
 	}
-	if off >= bdrBase && off < bdrBase+maxRings*bdrStride && (off-bdrBase)%bdrStride == TBCIR && f.ciOverride >= 0 {
+	if off >= bdrBase && off < bdrBase+maxRings*bdrStride && (off-bdrBase)%bdrStride == regTBCIR && f.ciOverride >= 0 {
 		return uint32(f.ciOverride)
 	}
 	switch off {
-	case EMDIO + MDIO_CFG:
+	case regEMDIO + regMDIO_CFG:
 		return f.mdioCfg
-	case EMDIO + MDIO_DATA:
+	case regEMDIO + regMDIO_DATA:
 		return f.mdioData
 	}
 	return f.regs[(off)/4]
@@ -94,37 +94,37 @@ func (f *fakeDev) Write32(off uint32, v uint32) {
 	}
 	f.regs[(off)/4] = v
 	switch {
-	case off == SICBDRPIR:
-		f.regs[(SICBDRCIR)/4] = v // the control ring completes at once
-	case off == EMDIO+MDIO_CTL:
+	case off == regSICBDRPIR:
+		f.regs[(regSICBDRCIR)/4] = v // the control ring completes at once
+	case off == regEMDIO+regMDIO_CTL:
 		f.mdioCtl = v
-		if v&MDIO_CTL_READ != 0 {
+		if v&mdio_ctl_READ != 0 {
 			f.mdioRead()
 		}
-	case off == EMDIO+MDIO_CFG:
-		f.mdioCfg = v &^ (MDIO_CFG_BSY | MDIO_CFG_RD_ER)
+	case off == regEMDIO+regMDIO_CFG:
+		f.mdioCfg = v &^ (mdio_cfg_BSY | mdio_cfg_RD_ER)
 	case off >= bdrBase && off < bdrBase+maxRings*bdrStride:
 		rel := (off - bdrBase) % bdrStride
 		ring := int((off - bdrBase) / bdrStride)
-		if rel == TBPIR {
+		if rel == regTBPIR {
 			f.doorbells++
 			if f.fastTx {
-				f.regs[(off-TBPIR+TBCIR)/4] = v
+				f.regs[(off-regTBPIR+regTBCIR)/4] = v
 			} else if !f.stall {
 				f.runTx(ring)
 			}
 		}
-		if rel == bdrTypeRx+RBPIR {
+		if rel == bdrTypeRx+regRBPIR {
 			f.rxPI[ring] = v
 		}
 	}
 }
 
 func (f *fakeDev) mdioRead() {
-	phy := int(f.mdioCtl>>MDIO_CTL_PORT) & 31
-	reg := f.mdioCtl & MDIO_CTL_DEVAD
+	phy := int(f.mdioCtl>>mdio_ctl_PORT) & 31
+	reg := f.mdioCtl & mdio_ctl_DEVAD
 	if phy != f.phy {
-		f.mdioCfg |= MDIO_CFG_RD_ER
+		f.mdioCfg |= mdio_cfg_RD_ER
 		f.mdioData = 0xFFFF
 		return
 	}
@@ -149,15 +149,15 @@ func (f *fakeDev) mdioRead() {
 }
 
 func (f *fakeDev) ringIOVA(base uint32) uint64 {
-	return uint64(f.regs[(base+TBBAR0)/4]) | uint64(f.regs[(base+TBBAR1)/4])<<32
+	return uint64(f.regs[(base+regTBBAR0)/4]) | uint64(f.regs[(base+regTBBAR1)/4])<<32
 }
 
 // runTx consumes TX BDs from TBCIR up to TBPIR, gathering frames.
 func (f *fakeDev) runTx(ring int) {
 	base := txRingReg(ring, 0)
-	n := f.regs[(base+TBLENR)/4]
-	pi := f.regs[(base+TBPIR)/4]
-	ci := f.regs[(base+TBCIR)/4]
+	n := f.regs[(base+regTBLENR)/4]
+	pi := f.regs[(base+regTBPIR)/4]
+	ci := f.regs[(base+regTBCIR)/4]
 	iova := f.ringIOVA(base)
 	var frame []byte
 	for ci != pi {
@@ -174,7 +174,7 @@ func (f *fakeDev) runTx(ring int) {
 			return
 		}
 		frame = append(frame, data...)
-		if bd[15]&TXBD_FLAGS_F != 0 {
+		if bd[15]&txbd_FLAGS_F != 0 {
 			if f.keep {
 				f.wire = append(f.wire, frame)
 			}
@@ -183,7 +183,7 @@ func (f *fakeDev) runTx(ring int) {
 		}
 		ci = (ci + 1) % n
 	}
-	f.regs[(base+TBCIR)/4] = ci
+	f.regs[(base+regTBCIR)/4] = ci
 }
 
 // rxBD describes one write-back the test wants the device to make.
@@ -201,11 +201,11 @@ type fakeWB struct {
 // at the consumer index).
 func (f *fakeDev) writeBack(ring int, wbs ...fakeWB) bool {
 	base := rxRingReg(ring, 0)
-	n := f.regs[(base+RBLENR)/4]
-	ci := f.regs[(base+RBCIR)/4]
+	n := f.regs[(base+regRBLENR)/4]
+	ci := f.regs[(base+regRBCIR)/4]
 	pi := f.rxPI[ring]
-	iova := uint64(f.regs[(base+RBBAR0)/4]) | uint64(f.regs[(base+RBBAR1)/4])<<32
-	bsz := int(f.regs[(base+RBBSR)/4])
+	iova := uint64(f.regs[(base+regRBBAR0)/4]) | uint64(f.regs[(base+regRBBAR1)/4])<<32
+	bsz := int(f.regs[(base+regRBBSR)/4])
 	for _, wb := range wbs {
 		if (pi+1)%n == ci || pi == ci {
 			return false
@@ -237,13 +237,13 @@ func (f *fakeDev) writeBack(ring int, wbs ...fakeWB) bool {
 
 // receive writes a good frame into as many BDs as it needs.
 func (f *fakeDev) receive(ring int, frame []byte) bool {
-	bsz := int(f.regs[(rxRingReg(ring, RBBSR))/4])
+	bsz := int(f.regs[(rxRingReg(ring, regRBBSR))/4])
 	var wbs []fakeWB
 	for off := 0; off < len(frame); off += bsz {
 		end := min(off+bsz, len(frame))
-		st := uint32(RXBD_LSTATUS_R)
+		st := uint32(rxbd_LSTATUS_R)
 		if end == len(frame) {
-			st |= RXBD_LSTATUS_F
+			st |= rxbd_LSTATUS_F
 		}
 		wbs = append(wbs, fakeWB{data: frame[off:end], bufLen: uint16(end - off), status: st})
 	}

@@ -180,12 +180,12 @@ func TestLinkFlap(t *testing.T) {
 		}
 		return b[:got]
 	}
-	if !s.port.Link().Up {
+	if !s.port.UpdateLink().Up {
 		t.Fatal("link down at start")
 	}
 	// Down, and the driver knows: refused and counted.
 	s.model.SetLink(false)
-	if l := s.port.Link(); l.Up {
+	if l := s.port.UpdateLink(); l.Up {
 		t.Fatal("driver still sees the link up")
 	}
 	b := mk(8)
@@ -203,7 +203,7 @@ func TestLinkFlap(t *testing.T) {
 		t.Error("HW link_up not 0")
 	}
 	s.model.SetLink(true)
-	if !s.port.Link().Up {
+	if !s.port.UpdateLink().Up {
 		t.Fatal("link not back")
 	}
 	if n := tx.TxBurst(mk(8)); n != 8 {
@@ -226,7 +226,7 @@ func TestLinkFlap(t *testing.T) {
 	}
 	// Flaps: traffic afterwards.
 	s.model.FlapLink(3)
-	if !s.port.Link().Up {
+	if !s.port.UpdateLink().Up {
 		t.Fatal("link down after flapping")
 	}
 	s.model.Port().Receive(udp4(t, 64, 2))
@@ -251,7 +251,7 @@ func TestStopAfterLinkReturns(t *testing.T) {
 	if n := s.port.TxQueue(0).TxBurst(got); n != 5 { // the driver has not noticed yet
 		t.Fatalf("TxBurst = %d", n)
 	}
-	s.port.Link()         // now it has: MAC off
+	s.port.UpdateLink()   // now it has: MAC off
 	s.model.SetLink(true) // back, unnoticed
 	if err := s.port.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -287,7 +287,7 @@ func TestMDIO(t *testing.T) {
 	if v, err := s.port.MDIORead45(a, model.MMDPMAPMD, model.MMDStatus); err != nil || v&(1<<2) == 0 {
 		t.Errorf("C45 PMA/PMD status %#x, err %v: want link bit set", v, err)
 	}
-	if l := s.port.Link(); !l.Up || l.SpeedMbps != 1000 || !l.FullDuplex {
+	if l := s.port.UpdateLink(); !l.Up || l.SpeedMbps != 1000 || !l.FullDuplex {
 		t.Errorf("link %v, want up 1000 full", l)
 	}
 	stop := make(chan struct{})
@@ -380,7 +380,7 @@ func TestVF(t *testing.T) {
 	if s.port.PF() || s.port.Info().Device != "1957:ef00 ENETC VF" {
 		t.Errorf("VF opened as %q", s.port.Info().Device)
 	}
-	if !s.port.Link().Up {
+	if !s.port.UpdateLink().Up {
 		t.Error("VF link down")
 	}
 	if _, err := s.port.MDIORead(0, 1); !errors.Is(err, enetc.ErrNotPF) {

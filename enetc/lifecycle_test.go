@@ -45,7 +45,7 @@ func TestRestartAndMTU(t *testing.T) {
 		t.Fatal("traffic after restart failed")
 	}
 	rs := s.port.Rings()
-	if len(rs) != 2 || rs[0].HWProducer != rs[0].NextToUse || !rs[0].Enabled {
+	if len(rs) != 2 || rs[0].DeviceProducer != rs[0].NextToUse || !rs[0].Enabled {
 		t.Errorf("ring state after restart: %+v", rs)
 	}
 	if err := s.port.SetMTU(9600); err == nil {

@@ -125,7 +125,7 @@ func (p *Port) mdioEnd() {
 func (p *Port) mdioWait() error {
 	deadline := time.Now().Add(mdioTimeout)
 	for i := 0; ; i++ {
-		if p.regs.Read32(EMDIO+MDIO_CFG)&MDIO_CFG_BSY == 0 {
+		if p.regs.Read32(regEMDIO+regMDIO_CFG)&mdio_cfg_BSY == 0 {
 			return nil
 		}
 		if i > 16 && !time.Now().Before(deadline) {
@@ -196,7 +196,7 @@ func (p *Port) MDIORead45(phy, devad, reg int) (uint16, error) {
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
 		return 0, err
 	}
-	return p.mdioReadCycle(uint32(phy)<<MDIO_CTL_PORT | uint32(devad))
+	return p.mdioReadCycle(uint32(phy)<<mdio_ctl_PORT | uint32(devad))
 }
 
 // MDIOWrite45 writes clause-45 register reg of MMD devad of the PHY at phy.
@@ -218,33 +218,33 @@ func (p *Port) MDIOWrite45(phy, devad, reg int, v uint16) error {
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
 		return err
 	}
-	p.regs.Write32(EMDIO+MDIO_DATA, uint32(v)) // starts the write cycle
+	p.regs.Write32(regEMDIO+regMDIO_DATA, uint32(v)) // starts the write cycle
 	return p.mdioWait()
 }
 
 // mdioSetup45: CFG with ENC45, wait, CTL = phy|devad, ADDR = reg, wait.
 func (p *Port) mdioSetup45(phy, devad, reg int) error {
 	r := p.regs
-	r.Write32(EMDIO+MDIO_CFG, MDIO_CFG_VALC45)
+	r.Write32(regEMDIO+regMDIO_CFG, mdio_cfg_VALC45)
 	if err := p.mdioWait(); err != nil {
 		return err
 	}
-	r.Write32(EMDIO+MDIO_CTL, uint32(phy)<<MDIO_CTL_PORT|uint32(devad))
-	r.Write32(EMDIO+MDIO_ADDR, uint32(reg))
+	r.Write32(regEMDIO+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(devad))
+	r.Write32(regEMDIO+regMDIO_ADDR, uint32(reg))
 	return p.mdioWait()
 }
 
 // mdioReadCycle starts a read with CTL|READ, waits, checks RD_ER, reads DATA.
 func (p *Port) mdioReadCycle(ctl uint32) (uint16, error) {
 	r := p.regs
-	r.Write32(EMDIO+MDIO_CTL, ctl|MDIO_CTL_READ)
+	r.Write32(regEMDIO+regMDIO_CTL, ctl|mdio_ctl_READ)
 	if err := p.mdioWait(); err != nil {
 		return 0xFFFF, err
 	}
-	if r.Read32(EMDIO+MDIO_CFG)&MDIO_CFG_RD_ER != 0 {
+	if r.Read32(regEMDIO+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
 		return 0xFFFF, fmt.Errorf("enetc %s: MDIO read (CTL %#x): %w", p.name, ctl, ErrMDIONoResponse)
 	}
-	return uint16(r.Read32(EMDIO+MDIO_DATA) & MDIO_DATA_MASK), nil
+	return uint16(r.Read32(regEMDIO+regMDIO_DATA) & mdio_data_MASK), nil
 }
 
 // mdioRead22 is a clause-22 read (§2.9). Caller holds ctl.
@@ -252,12 +252,12 @@ func (p *Port) mdioRead22(phy, reg int) (uint16, error) {
 	p.mdioBegin()
 	defer p.mdioEnd()
 	r := p.regs
-	r.Write32(EMDIO+MDIO_CFG, MDIO_CFG_VALUE)
+	r.Write32(regEMDIO+regMDIO_CFG, mdio_cfg_VALUE)
 	if err := p.mdioWait(); err != nil {
 		return 0xFFFF, err
 	}
-	ctl := uint32(phy)<<MDIO_CTL_PORT | uint32(reg)
-	r.Write32(EMDIO+MDIO_CTL, ctl)
+	ctl := uint32(phy)<<mdio_ctl_PORT | uint32(reg)
+	r.Write32(regEMDIO+regMDIO_CTL, ctl)
 	return p.mdioReadCycle(ctl)
 }
 
@@ -266,12 +266,12 @@ func (p *Port) mdioWrite22(phy, reg int, v uint16) error {
 	p.mdioBegin()
 	defer p.mdioEnd()
 	r := p.regs
-	r.Write32(EMDIO+MDIO_CFG, MDIO_CFG_VALUE)
+	r.Write32(regEMDIO+regMDIO_CFG, mdio_cfg_VALUE)
 	if err := p.mdioWait(); err != nil {
 		return err
 	}
-	r.Write32(EMDIO+MDIO_CTL, uint32(phy)<<MDIO_CTL_PORT|uint32(reg))
-	r.Write32(EMDIO+MDIO_DATA, uint32(v)) // starts the write cycle
+	r.Write32(regEMDIO+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(reg))
+	r.Write32(regEMDIO+regMDIO_DATA, uint32(v)) // starts the write cycle
 	return p.mdioWait()
 }
 
@@ -387,14 +387,14 @@ func (p *Port) pollLinkLocked() driver.Link {
 		return l
 	}
 	if p.pf {
-		v := p.regs.Read32(PM0_CMD_CFG)
-		nv := v &^ (PM_CMD_CFG_TX_EN | PM_CMD_CFG_RX_EN)
+		v := p.regs.Read32(regPM0_CMD_CFG)
+		nv := v &^ (pm_cmd_cfg_TX_EN | pm_cmd_cfg_RX_EN)
 		if l.Up {
-			nv |= PM_CMD_CFG_TX_EN | PM_CMD_CFG_RX_EN
+			nv |= pm_cmd_cfg_TX_EN | pm_cmd_cfg_RX_EN
 		}
 		if nv != v {
-			p.regs.Write32(PM0_CMD_CFG, nv)
-			p.regs.Write32(PM1_CMD_CFG, nv)
+			p.regs.Write32(regPM0_CMD_CFG, nv)
+			p.regs.Write32(regPM1_CMD_CFG, nv)
 		}
 	}
 	if l.Up {
@@ -405,9 +405,15 @@ func (p *Port) pollLinkLocked() driver.Link {
 	return l
 }
 
-// Link implements driver.Port: on a PF with a PHY it polls the PHY over
-// MDIO (and follows a change); VFs and fixed links report up.
-func (p *Port) Link() driver.Link {
+// Link is the last link state read from the PHY (UpdateLink reads it; the
+// link watcher, option link-poll=, calls UpdateLink once a second). It
+// takes no lock and touches no register: any goroutine may call it.
+func (p *Port) Link() driver.Link { return *p.linkValue.Load() }
+
+// UpdateLink reads the link state now: on a PF with a PHY it polls the PHY
+// over MDIO and a started port follows a change (MAC enabled and TX
+// accepted while up); VFs and fixed links report up.
+func (p *Port) UpdateLink() driver.Link {
 	p.lock()
 	defer p.unlock()
 	return p.pollLinkLocked()

@@ -267,8 +267,8 @@ func (p *Port) checkConfig() error {
 	}
 	// Buffers: a page split in PerPage pieces (half-page reuse with 2048).
 	bs := c.BufSize
-	if bs < 256 || bs%dma.CacheLine != 0 || bs-pool.DefaultHeadroom > RBBSR_MAX {
-		return fmt.Errorf("enetc %s: buffer size %d must be a multiple of %d in [256, %d]", p.name, bs, dma.CacheLine, RBBSR_MAX+pool.DefaultHeadroom)
+	if bs < 256 || bs%dma.CacheLine != 0 || bs-pool.DefaultHeadroom > rbbsr_MAX {
+		return fmt.Errorf("enetc %s: buffer size %d must be a multiple of %d in [256, %d]", p.name, bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
 	}
 	p.bufSize = bs
 	p.perPage = 1
@@ -293,16 +293,16 @@ func (p *Port) maxFrame() int { return p.mtu + ethOverhead }
 // configurePort programs the port and MAC blocks of a PF (§9 step 2).
 func (p *Port) configurePort() error {
 	r := p.regs
-	r.Write32(PM0_RX_FIFO, PM0_RX_FIFO_VALUE) // erratum: the POR value can lock up RX (§5.4)
-	r.Write32(PM0_MAXFRM, uint32(p.maxFrame()))
-	r.Write32(ptcmsdur(0), MaxFrame)
-	cmd := uint32(PM_CMD_CFG_PHY_TX_EN | PM_CMD_CFG_TXP | PM_CMD_CFG_PROMIS) // MAC enabled on link up
-	r.Write32(PM0_CMD_CFG, cmd)
-	r.Write32(PM1_CMD_CFG, cmd)
+	r.Write32(regPM0_RX_FIFO, pm0_rx_fifo_VALUE) // erratum: the POR value can lock up RX (§5.4)
+	r.Write32(regPM0_MAXFRM, uint32(p.maxFrame()))
+	r.Write32(regPTCMSDUR(0), MaxFrame)
+	cmd := uint32(pm_cmd_cfg_PHY_TX_EN | pm_cmd_cfg_TXP | pm_cmd_cfg_PROMIS) // MAC enabled on link up
+	r.Write32(regPM0_CMD_CFG, cmd)
+	r.Write32(regPM1_CMD_CFG, cmd)
 	// Give SI0 its rings: what the port has, at least what was asked for.
-	pc := r.Read32(PCAPR0)
-	ptx := int(pc>>PCAPR0_TXBDR_SHIFT) & 0xFF
-	prx := int(pc>>PCAPR0_RXBDR_SHIFT) & 0xFF
+	pc := r.Read32(regPCAPR0)
+	ptx := int(pc>>pcapr0_TXBDR_SHIFT) & 0xFF
+	prx := int(pc>>pcapr0_RXBDR_SHIFT) & 0xFF
 	if ptx == 0 {
 		ptx = 8
 	}
@@ -311,40 +311,40 @@ func (p *Port) configurePort() error {
 	}
 	wantTx := min(ptx, max(8, p.cfg.TxQueues))
 	wantRx := min(prx, max(8, p.cfg.RxQueues))
-	r.Write32(psicfgr0(0), uint32(wantTx)<<PSICFGR0_TXBDR_SHIFT|uint32(wantRx)<<PSICFGR0_RXBDR_SHIFT)
+	r.Write32(regPSICFGR0(0), uint32(wantTx)<<psicfgr0_TXBDR_SHIFT|uint32(wantRx)<<psicfgr0_RXBDR_SHIFT)
 	p.maxTx, p.maxRx = wantTx, wantRx
 	// Primary MAC: the option, else what the bootloader/IERB left, else random.
 	if p.mac == nil {
-		p.mac = macFromRegs(r.Read32(psipmar0(0)), r.Read32(psipmar1(0)))
+		p.mac = macFromRegs(r.Read32(regPSIPMAR0(0)), r.Read32(regPSIPMAR1(0)))
 		if isZeroMAC(p.mac) {
 			p.mac = randomMAC()
 		}
 	}
-	r.Write32(psipmar0(0), macLo(p.mac))
-	r.Write32(psipmar1(0), macHi(p.mac))
+	r.Write32(regPSIPMAR0(0), macLo(p.mac))
+	r.Write32(regPSIPMAR1(0), macHi(p.mac))
 	p.writePromisc()
-	r.Write32(PMR, r.Read32(PMR)|PMR_EN)
+	r.Write32(regPMR, r.Read32(regPMR)|pmr_EN)
 	return nil
 }
 
 // writePromisc programs PSIPMR for SI0. Caller holds ctl (or is New).
 func (p *Port) writePromisc() {
-	v := p.regs.Read32(PSIPMR) &^ (psipmrUP(0) | psipmrMP(0))
+	v := p.regs.Read32(regPSIPMR) &^ (psipmr_UP(0) | psipmr_MP(0))
 	if p.promisc {
-		v |= psipmrUP(0) | psipmrMP(0)
+		v |= psipmr_UP(0) | psipmr_MP(0)
 	}
-	p.regs.Write32(PSIPMR, v)
+	p.regs.Write32(regPSIPMR, v)
 }
 
 // configureSI enables the station interface (§9 step 3) and reads its
 // ring counts.
 func (p *Port) configureSI() error {
 	r := p.regs
-	r.Write32(SICAR0, SICAR0_VALUE) // ring and frame DMA snoop, no allocate (§2.1)
-	r.Write32(SIMR, SIMR_EN)
-	c := r.Read32(SICAPR0)
-	tx := int(c>>SICAPR0_TXBDR_SHIFT) & SICAPR0_BDR_MASK
-	rx := int(c>>SICAPR0_RXBDR_SHIFT) & SICAPR0_BDR_MASK
+	r.Write32(regSICAR0, sicar0_VALUE) // ring and frame DMA snoop, no allocate (§2.1)
+	r.Write32(regSIMR, simr_EN)
+	c := r.Read32(regSICAPR0)
+	tx := int(c>>sicapr0_TXBDR_SHIFT) & sicapr0_BDR_MASK
+	rx := int(c>>sicapr0_RXBDR_SHIFT) & sicapr0_BDR_MASK
 	if tx != 0 || rx != 0 || !p.pf {
 		p.maxTx, p.maxRx = tx, rx
 	}
@@ -356,13 +356,13 @@ func (p *Port) configureSI() error {
 	}
 	if !p.pf {
 		if p.mac == nil {
-			p.mac = macFromRegs(r.Read32(SIPMAR0), r.Read32(SIPMAR1))
+			p.mac = macFromRegs(r.Read32(regSIPMAR0), r.Read32(regSIPMAR1))
 		}
 		if isZeroMAC(p.mac) {
 			p.mac = randomMAC()
 		}
-		r.Write32(SIPMAR0, macLo(p.mac))
-		r.Write32(SIPMAR1, macHi(p.mac))
+		r.Write32(regSIPMAR0, macLo(p.mac))
+		r.Write32(regSIPMAR1, macHi(p.mac))
 	}
 	return nil
 }
@@ -452,7 +452,7 @@ func (p *Port) Info() driver.PortInfo {
 	if p.pf {
 		caps |= driver.CapPromiscuous | driver.CapMDIO
 	}
-	if p.rssEntries > 0 || p.regs.Read32(SIPCAPR0)&SIPCAPR0_RSS != 0 {
+	if p.rssEntries > 0 || p.regs.Read32(regSIPCAPR0)&sipcapr0_RSS != 0 {
 		caps |= driver.CapRSS
 	}
 	return driver.PortInfo{
@@ -497,10 +497,10 @@ func (p *Port) Start() error {
 	}
 	// Enable only now: every BD is valid before the device may fetch it.
 	for _, q := range p.tx {
-		p.regs.Write32(txRingReg(q.idx, TBMR), TBMR_EN)
+		p.regs.Write32(txRingReg(q.idx, regTBMR), tbmr_EN)
 	}
 	for _, q := range p.rx {
-		p.regs.Write32(rxRingReg(q.idx, RBMR), RBMR_EN)
+		p.regs.Write32(rxRingReg(q.idx, regRBMR), rbmr_EN)
 	}
 	p.started = true
 	p.gate.And(^uint32(gateStopped | gateLinkDown))
@@ -586,20 +586,20 @@ func (p *Port) stopLocked() error {
 		}
 	}
 	if p.pf {
-		v := p.regs.Read32(PM0_CMD_CFG) &^ (PM_CMD_CFG_TX_EN | PM_CMD_CFG_RX_EN)
-		p.regs.Write32(PM0_CMD_CFG, v)
-		p.regs.Write32(PM1_CMD_CFG, v)
+		v := p.regs.Read32(regPM0_CMD_CFG) &^ (pm_cmd_cfg_TX_EN | pm_cmd_cfg_RX_EN)
+		p.regs.Write32(regPM0_CMD_CFG, v)
+		p.regs.Write32(regPM1_CMD_CFG, v)
 	}
 	for _, q := range p.tx {
-		p.regs.Write32(txRingReg(q.idx, TBMR), 0)
-		p.regs.Write32(txRingReg(q.idx, TBIER), 0)
+		p.regs.Write32(txRingReg(q.idx, regTBMR), 0)
+		p.regs.Write32(txRingReg(q.idx, regTBIER), 0)
 	}
 	for _, q := range p.rx {
-		p.regs.Write32(rxRingReg(q.idx, RBMR), 0)
-		p.regs.Write32(rxRingReg(q.idx, RBIER), 0)
+		p.regs.Write32(rxRingReg(q.idx, regRBMR), 0)
+		p.regs.Write32(rxRingReg(q.idx, regRBIER), 0)
 	}
 	for _, q := range p.tx {
-		for p.regs.Read32(txRingReg(q.idx, TBSR))&TBSR_BUSY != 0 && time.Now().Before(deadline) {
+		for p.regs.Read32(txRingReg(q.idx, regTBSR))&tbsr_BUSY != 0 && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Microsecond)
 		}
 		if n := q.drain(!p.linkValue.Load().Up); n > 0 {
@@ -662,10 +662,10 @@ func (p *Port) Close() error {
 	}
 	erratum.rw.RLock()
 	if p.rssOn {
-		p.regs.Write32(SIMR, p.regs.Read32(SIMR)&^SIMR_RSSE)
+		p.regs.Write32(regSIMR, p.regs.Read32(regSIMR)&^simr_RSSE)
 	}
-	p.regs.Write32(SICBDRMR, 0)
-	p.regs.Write32(SIMR, 0)
+	p.regs.Write32(regSICBDRMR, 0)
+	p.regs.Write32(regSIMR, 0)
 	if p.needsReset && p.dev.Reset != nil {
 		if err := p.dev.Reset(); err != nil {
 			errs = append(errs, fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w; DMA memory stays mapped", p.name, err))
@@ -711,7 +711,7 @@ func (p *Port) SetMTU(mtu int) error {
 	}
 	p.mtu = mtu
 	if p.pf {
-		p.regs.Write32(PM0_MAXFRM, uint32(p.maxFrame()))
+		p.regs.Write32(regPM0_MAXFRM, uint32(p.maxFrame()))
 	}
 	for _, q := range p.rx {
 		q.setMaxLen(uint32(p.maxFrame() - fcsLen))
@@ -738,11 +738,11 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	defer p.unlock()
 	p.mac = append(net.HardwareAddr(nil), mac...)
 	if p.pf {
-		p.regs.Write32(psipmar0(0), macLo(mac))
-		p.regs.Write32(psipmar1(0), macHi(mac))
+		p.regs.Write32(regPSIPMAR0(0), macLo(mac))
+		p.regs.Write32(regPSIPMAR1(0), macHi(mac))
 	} else {
-		p.regs.Write32(SIPMAR0, macLo(mac))
-		p.regs.Write32(SIPMAR1, macHi(mac))
+		p.regs.Write32(regSIPMAR0, macLo(mac))
+		p.regs.Write32(regSIPMAR1, macHi(mac))
 	}
 	return nil
 }

@@ -30,17 +30,17 @@ const cbdrTimeout = 100 * time.Millisecond
 // setupRSS programs key, table and enable. Called from New.
 func (p *Port) setupRSS() error {
 	r := p.regs
-	if r.Read32(SIPCAPR0)&SIPCAPR0_RSS == 0 {
+	if r.Read32(regSIPCAPR0)&sipcapr0_RSS == 0 {
 		return fmt.Errorf("enetc %s: %d RX queues need RSS, which this SI does not offer (SIPCAPR0.RSS clear): use one RX queue", p.name, p.cfg.RxQueues)
 	}
-	entries := 32 << (r.Read32(SIRSSCAPR) & 0xF)
+	entries := 32 << (r.Read32(regSIRSSCAPR) & 0xF)
 	if entries > rssTableMax {
 		return fmt.Errorf("enetc %s: SIRSSCAPR reports %d RSS buckets; at most %d supported", p.name, entries, rssTableMax)
 	}
 	if p.pf {
-		for i := 0; i < PRSSK_WORDS; i++ {
+		for i := 0; i < prssk_WORDS; i++ {
 			k := rssKey[4*i:]
-			r.Write32(prssk(i), uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16|uint32(k[3])<<24)
+			r.Write32(regPRSSK(i), uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16|uint32(k[3])<<24)
 		}
 	}
 	if err := p.cbdrEnable(); err != nil {
@@ -56,8 +56,8 @@ func (p *Port) setupRSS() error {
 	if err := p.cbdrRun(c, "set RSS indirection table"); err != nil {
 		return err
 	}
-	r.Write32(SIRBGCR, uint32(p.cfg.RxQueues))
-	r.Write32(SIMR, r.Read32(SIMR)|SIMR_RSSE)
+	r.Write32(regSIRBGCR, uint32(p.cfg.RxQueues))
+	r.Write32(regSIMR, r.Read32(regSIMR)|simr_RSSE)
 	p.rssOn, p.rssEntries = true, entries
 	return nil
 }
@@ -80,14 +80,14 @@ func (p *Port) cbdrEnable() error {
 	if iova%bdRingAlign != 0 {
 		return fmt.Errorf("enetc %s: control BD ring IOVA %#x is not %d-byte aligned", p.name, iova, bdRingAlign)
 	}
-	r.Write32(SICBDRMR, 0)
-	r.Write32(SICAR2, SICAR2_VALUE)
-	r.Write32(SICBDRBAR0, uint32(iova))
-	r.Write32(SICBDRBAR1, uint32(iova>>32))
-	r.Write32(SICBDRLENR, cbdrLen)
-	r.Write32(SICBDRPIR, 0)
-	r.Write32(SICBDRCIR, 0)
-	r.Write32(SICBDRMR, SICBDRMR_EN)
+	r.Write32(regSICBDRMR, 0)
+	r.Write32(regSICAR2, sicar2_VALUE)
+	r.Write32(regSICBDRBAR0, uint32(iova))
+	r.Write32(regSICBDRBAR1, uint32(iova>>32))
+	r.Write32(regSICBDRLENR, cbdrLen)
+	r.Write32(regSICBDRPIR, 0)
+	r.Write32(regSICBDRCIR, 0)
+	r.Write32(regSICBDRMR, sicbdrmr_EN)
 	p.cbdrPI = 0
 	return nil
 }
@@ -101,10 +101,10 @@ func (p *Port) cbdrRun(c cbd, what string) error {
 	ring[i] = c
 	next := (i + 1) % cbdrLen // the control ring wraps at its length
 	dma.DoorbellBarrier()     // the command visible before PIR hands it over
-	r.Write32(SICBDRPIR, next)
+	r.Write32(regSICBDRPIR, next)
 	deadline := time.Now().Add(cbdrTimeout)
 	for {
-		ci := r.Read32(SICBDRCIR)
+		ci := r.Read32(regSICBDRCIR)
 		if ci == next {
 			break
 		}

@@ -69,7 +69,7 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 	q := &rxQueue{
 		bds: rxRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
 		bufLen: uint32(p.rxBufLen), maxLen: uint32(p.maxFrame() - fcsLen),
-		headroom: pl.Headroom(), gate: &p.gate, regs: p.regs, rbcir: rxRingReg(i, RBCIR),
+		headroom: pl.Headroom(), gate: &p.gate, regs: p.regs, rbcir: rxRingReg(i, regRBCIR),
 		pool: pl, portID: p.cfg.PortID, qid: uint16(i), rss: p.cfg.RxQueues > 1,
 		port: p, idx: i, iova: iova, region: reg,
 	}
@@ -92,16 +92,16 @@ func (q *rxQueue) setMaxLen(n uint32) {
 // ring disabled. Control goroutine, port stopped.
 func (q *rxQueue) setup() {
 	r := q.regs
-	r.Write32(rxRingReg(q.idx, RBMR), 0)
-	r.Write32(rxRingReg(q.idx, RBBAR0), uint32(q.iova))
-	r.Write32(rxRingReg(q.idx, RBBAR1), uint32(q.iova>>32))
-	r.Write32(rxRingReg(q.idx, RBLENR), uint32(len(q.bds))&^7)
-	r.Write32(rxRingReg(q.idx, RBBSR), q.bufLen)
+	r.Write32(rxRingReg(q.idx, regRBMR), 0)
+	r.Write32(rxRingReg(q.idx, regRBBAR0), uint32(q.iova))
+	r.Write32(rxRingReg(q.idx, regRBBAR1), uint32(q.iova>>32))
+	r.Write32(rxRingReg(q.idx, regRBLENR), uint32(len(q.bds))&^7)
+	r.Write32(rxRingReg(q.idx, regRBBSR), q.bufLen)
 	// PI = 0, CI = 1: until buffers are posted the device owns no BD and
 	// drops instead of writing to stale addresses (§5.4).
-	r.Write32(rxRingReg(q.idx, RBPIR), 0)
-	r.Write32(rxRingReg(q.idx, RBCIR), 1)
-	r.Write32(rxRingReg(q.idx, RBIER), 0) // poll mode: no interrupts
+	r.Write32(rxRingReg(q.idx, regRBPIR), 0)
+	r.Write32(rxRingReg(q.idx, regRBCIR), 1)
+	r.Write32(rxRingReg(q.idx, regRBIER), 0) // poll mode: no interrupts
 	for i := range q.bds {
 		q.bds[i] = rxBD{}
 	}
@@ -136,12 +136,12 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	for n < len(pkts) && posted > 0 {
 		bd := &q.bds[ntc]
 		st := bd.loadStatus()
-		if st&RXBD_LSTATUS_R == 0 {
+		if st&rxbd_LSTATUS_R == 0 {
 			// Not written back yet. If a later BD is ready while this one
 			// stays not ready for many polls, the device skipped it (a lost
 			// status write): drop it rather than stall the ring forever.
 			q.idle++
-			if posted > 1 && q.idle%rxPeekEvery == 0 && q.bds[(ntc+1)&mask].loadStatus()&RXBD_LSTATUS_R != 0 {
+			if posted > 1 && q.idle%rxPeekEvery == 0 && q.bds[(ntc+1)&mask].loadStatus()&rxbd_LSTATUS_R != 0 {
 				q.stuck++
 				if q.stuck >= rxStuckPolls {
 					q.stuck = 0
@@ -154,7 +154,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			}
 			break
 		}
-		if st&RXBD_LSTATUS_F != 0 {
+		if st&rxbd_LSTATUS_F != 0 {
 			// One-BD frame, the common case.
 			dma.ReadBarrier() // the status load before the other fields
 			pk := q.bufs[ntc]
@@ -165,7 +165,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			vlan := bd.vlanOpt
 			ntc = (ntc + 1) & mask // ring index wraps by the power-of-two mask
 			posted--
-			if st&RXBD_LSTATUS_ERR_MASK != 0 {
+			if st&rxbd_LSTATUS_ERR_MASK != 0 {
 				q.ctr.Drop(errCause(st), 1)
 				q.pool.Recycle(pk)
 				continue
@@ -196,12 +196,12 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		for !broken && k < posted && k < q.maxSegs {
 			j = (j + 1) & mask // next BD of the frame, wrapping
 			s := q.bds[j].loadStatus()
-			if s&RXBD_LSTATUS_R == 0 {
+			if s&rxbd_LSTATUS_R == 0 {
 				// The rest of the frame is still being written back, unless
 				// a later BD is ready and this one stays not ready for many
 				// polls: then its status write was lost (see above).
 				wait = true
-				if k+1 < posted && q.bds[(j+1)&mask].loadStatus()&RXBD_LSTATUS_R != 0 {
+				if k+1 < posted && q.bds[(j+1)&mask].loadStatus()&rxbd_LSTATUS_R != 0 {
 					q.stuck++
 					if q.stuck >= rxStuckPolls {
 						q.stuck = 0
@@ -213,8 +213,8 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				break
 			}
 			k++
-			st |= s & RXBD_LSTATUS_ERR_MASK // an error on any BD spoils the frame
-			if s&RXBD_LSTATUS_F != 0 {
+			st |= s & rxbd_LSTATUS_ERR_MASK // an error on any BD spoils the frame
+			if s&rxbd_LSTATUS_F != 0 {
 				final = true
 				break
 			}
@@ -234,7 +234,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			continue
 		}
 		dma.ReadBarrier() // every status load before the other fields
-		if st&RXBD_LSTATUS_ERR_MASK != 0 {
+		if st&rxbd_LSTATUS_ERR_MASK != 0 {
 			q.ctr.Drop(errCause(st), 1)
 			q.recycleBDs(ntc, k)
 			ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
@@ -307,11 +307,11 @@ func (q *rxQueue) meta(pk *pool.Packet, st uint32, parse uint16, hash uint32, vl
 		pk.Hash = hash
 		f |= pool.FlagRSSHash
 	}
-	if parse&RXBD_PARSE_ERROR != 0 {
+	if parse&rxbd_PARSE_ERROR != 0 {
 		f |= pool.FlagParseError
 	}
 	pk.VLAN = 0
-	if st&RXBD_FLAG_VLAN != 0 {
+	if st&rxbd_FLAG_VLAN != 0 {
 		pk.VLAN = vlan
 		f |= pool.FlagVLANStripped
 	}

@@ -557,3 +557,24 @@ func TestBitsMatchModel(t *testing.T) {
 		t.Errorf("checked %d of %d named fields: a field was renamed or dropped", checked, len(fields))
 	}
 }
+
+// TestQueueOutOfRange: a queue index out of range gets nil, as from every
+// driver (driver.Port), not a panic.
+func TestQueueOutOfRange(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{})
+	in := s.port.Info()
+	for _, i := range []int{-1, in.RxQueues, in.RxQueues + 7} {
+		if q := s.port.RxQueue(i); q != nil {
+			t.Errorf("RxQueue(%d) of %d queues = %v, want nil", i, in.RxQueues, q)
+		}
+	}
+	for _, i := range []int{-1, in.TxQueues} {
+		if q := s.port.TxQueue(i); q != nil {
+			t.Errorf("TxQueue(%d) of %d queues = %v, want nil", i, in.TxQueues, q)
+		}
+	}
+	if s.port.RxQueue(0) == nil || s.port.TxQueue(0) == nil {
+		t.Error("queue 0 missing")
+	}
+	s.close(false)
+}

@@ -18,7 +18,7 @@ func (p *Port) Stats() driver.PortStats {
 	s := driver.PortStats{HW: map[string]uint64{}}
 	for _, q := range p.rx {
 		qs := q.ctr.Snapshot()
-		dcr := uint64(p.regs.Read32(rxRingReg(q.idx, RBDCR)))
+		dcr := uint64(p.regs.Read32(rxRingReg(q.idx, regRBDCR)))
 		qs.Drops[driver.CauseNoBuffer] += dcr
 		s.HW[fmt.Sprintf("RBDCR(%d)", q.idx)] = dcr
 		s.HW[fmt.Sprintf("drv_rx%d_bad_bd", q.idx)] = q.badBDs.Load()
@@ -76,35 +76,27 @@ func (p *Port) DumpRegs() []RegValue {
 	return out
 }
 
-// RingState is the index state of one BD ring: the device's registers and
-// the driver's own indices.
-type RingState struct {
-	Kind  string // "tx" or "rx"
-	Index int
-	Size  int
-	// HWProducer and HWConsumer are TBPIR/TBCIR or RBPIR/RBCIR.
-	HWProducer, HWConsumer uint32
-	// NextToUse and NextToClean are the driver's indices (TX: next BD to
-	// fill / to reclaim; RX: next BD to post / to read).
-	NextToUse, NextToClean uint32
-	Enabled                bool
-}
-
-// Rings reports every ring's indices. The driver's indices are read without
-// synchronisation: call it while the queues are idle for exact values.
-func (p *Port) Rings() []RingState {
+// Rings reports every ring's indices (driver.RingState). The driver's
+// indices are read without synchronisation: call it while the queues are
+// idle for exact values.
+func (p *Port) Rings() []driver.RingState {
 	p.lock()
 	defer p.unlock()
-	var out []RingState
+	var out []driver.RingState
 	for _, q := range p.tx {
-		out = append(out, RingState{Kind: "tx", Index: q.idx, Size: len(q.bds),
-			HWProducer: p.regs.Read32(txRingReg(q.idx, TBPIR)), HWConsumer: p.regs.Read32(txRingReg(q.idx, TBCIR)),
-			NextToUse: q.ntu, NextToClean: q.ntc, Enabled: p.regs.Read32(txRingReg(q.idx, TBMR))&TBMR_EN != 0})
+		out = append(out, driver.RingState{Kind: "tx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
+			NextToUse: int(q.ntu), NextToClean: int(q.ntc), Owned: int((q.ntu - q.ntc) & q.mask),
+			Doorbells:      q.doorbells.Load(),
+			Enabled:        p.regs.Read32(txRingReg(q.idx, regTBMR))&tbmr_EN != 0,
+			DeviceProducer: int(p.regs.Read32(txRingReg(q.idx, regTBPIR))),
+			DeviceConsumer: int(p.regs.Read32(txRingReg(q.idx, regTBCIR)))})
 	}
 	for _, q := range p.rx {
-		out = append(out, RingState{Kind: "rx", Index: q.idx, Size: len(q.bds),
-			HWProducer: p.regs.Read32(rxRingReg(q.idx, RBPIR)), HWConsumer: p.regs.Read32(rxRingReg(q.idx, RBCIR)),
-			NextToUse: q.ntu, NextToClean: q.ntc, Enabled: p.regs.Read32(rxRingReg(q.idx, RBMR))&RBMR_EN != 0})
+		out = append(out, driver.RingState{Kind: "rx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
+			NextToUse: int(q.ntu), NextToClean: int(q.ntc), Owned: int((q.ntu - q.ntc) & q.mask),
+			Enabled:        p.regs.Read32(rxRingReg(q.idx, regRBMR))&rbmr_EN != 0,
+			DeviceProducer: int(p.regs.Read32(rxRingReg(q.idx, regRBPIR))),
+			DeviceConsumer: int(p.regs.Read32(rxRingReg(q.idx, regRBCIR)))})
 	}
 	return out
 }

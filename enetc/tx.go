@@ -52,7 +52,7 @@ func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {
 	return &txQueue{
 		bds: txRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
 		maxLen: uint32(p.maxFrame() - fcsLen), reclaimAt: uint32(n / 2),
-		gate: &p.gate, regs: p.regs, tbpir: txRingReg(i, TBPIR), tbcir: txRingReg(i, TBCIR),
+		gate: &p.gate, regs: p.regs, tbpir: txRingReg(i, regTBPIR), tbcir: txRingReg(i, regTBCIR),
 		port: p, idx: i, iova: iova,
 	}
 }
@@ -62,19 +62,19 @@ func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {
 // them (§5.4). Control goroutine, port stopped.
 func (q *txQueue) setup() error {
 	r := q.regs
-	r.Write32(txRingReg(q.idx, TBMR), 0)
-	r.Write32(txRingReg(q.idx, TBBAR0), uint32(q.iova))
-	r.Write32(txRingReg(q.idx, TBBAR1), uint32(q.iova>>32))
-	r.Write32(txRingReg(q.idx, TBLENR), uint32(len(q.bds))&^7)
-	pi := r.Read32(txRingReg(q.idx, TBPIR)) & TBCIR_IDX_MSK
-	ci := r.Read32(txRingReg(q.idx, TBCIR)) & TBCIR_IDX_MSK
+	r.Write32(txRingReg(q.idx, regTBMR), 0)
+	r.Write32(txRingReg(q.idx, regTBBAR0), uint32(q.iova))
+	r.Write32(txRingReg(q.idx, regTBBAR1), uint32(q.iova>>32))
+	r.Write32(txRingReg(q.idx, regTBLENR), uint32(len(q.bds))&^7)
+	pi := r.Read32(txRingReg(q.idx, regTBPIR)) & tbcir_IDX_MSK
+	ci := r.Read32(txRingReg(q.idx, regTBCIR)) & tbcir_IDX_MSK
 	if pi > q.mask || ci > q.mask {
 		return fmt.Errorf("enetc %s: TX ring %d: TBPIR %d / TBCIR %d lie outside the %d-BD ring (left by an earlier user with another ring size): reset the function (reopen the device) or use that ring size", q.port.name, q.idx, pi, ci, len(q.bds))
 	}
 	if pi != ci {
 		return fmt.Errorf("enetc %s: TX ring %d holds unsent BDs (TBPIR %d != TBCIR %d) from an earlier user; ENETC v1 cannot reset them (erratum): reset the function (reopen the device)", q.port.name, q.idx, pi, ci)
 	}
-	r.Write32(txRingReg(q.idx, TBIER), 0) // poll mode: no interrupts
+	r.Write32(txRingReg(q.idx, regTBIER), 0) // poll mode: no interrupts
 	for i := range q.bds {
 		q.bds[i] = txBD{}
 	}
@@ -220,7 +220,7 @@ func (q *txQueue) Reclaim() int {
 }
 
 // hwCI reads TBCIR's index.
-func (q *txQueue) hwCI() uint32 { return q.regs.Read32(q.tbcir) & TBCIR_IDX_MSK }
+func (q *txQueue) hwCI() uint32 { return q.regs.Read32(q.tbcir) & tbcir_IDX_MSK }
 
 // reclaim frees every frame whose BDs the device consumed, as TBCIR says
 // (§3.6), after checking that the index lies inside the ring and between

@@ -1,8 +1,12 @@
 package fec
 
 import (
+	"encoding/binary"
+	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gopmd/gopmd/driver"
 )
 
 // Buffer descriptors (hw/fec.md §3). On every ARM i.MX part a descriptor is
@@ -31,61 +35,62 @@ const (
 
 // RX sc bits (§3.3), in the upper half of word 0.
 const (
-	rxE  = 0x8000 // empty: buffer owned by the MAC
-	rxW  = 0x2000 // wrap: next BD is the ring base
-	rxL  = 0x0800 // last BD of the frame
-	rxM  = 0x0100 // accepted only because of promiscuous mode
-	rxBC = 0x0080
-	rxMC = 0x0040
-	rxLG = 0x0020 // longer than MAX_FL
-	rxNO = 0x0010 // non-octet-aligned
-	rxSH = 0x0008 // short frame
-	rxCR = 0x0004 // CRC error
-	rxOV = 0x0002 // FIFO overrun
-	rxTR = 0x0001 // truncated at FTRL
+	rxbd_E  = 0x8000 // empty: buffer owned by the MAC
+	rxbd_W  = 0x2000 // wrap: next BD is the ring base
+	rxbd_L  = 0x0800 // last BD of the frame
+	rxbd_M  = 0x0100 // accepted only because of promiscuous mode
+	rxbd_BC = 0x0080
+	rxbd_MC = 0x0040
+	rxbd_LG = 0x0020 // longer than MAX_FL
+	rxbd_NO = 0x0010 // non-octet-aligned
+	rxbd_SH = 0x0008 // short frame
+	rxbd_CR = 0x0004 // CRC error
+	rxbd_OV = 0x0002 // FIFO overrun
+	rxbd_TR = 0x0001 // truncated at FTRL
 
-	rxErrMask = rxLG | rxNO | rxSH | rxCR | rxOV | rxTR
+	rxbd_ERR_MASK = rxbd_LG | rxbd_NO | rxbd_SH | rxbd_CR | rxbd_OV | rxbd_TR
 )
 
 // TX sc bits (§3.3).
 const (
-	txR  = 0x8000 // ready: owned by the MAC until sent
-	txW  = 0x2000 // wrap
-	txL  = 0x0800 // last BD of the frame
-	txTC = 0x0400 // append CRC
+	txbd_R   = 0x8000 // ready: owned by the MAC until sent
+	txbd_W   = 0x2000 // wrap
+	txbd_L   = 0x0800 // last BD of the frame
+	txbd_TC  = 0x0400 // append CRC
+	txbd_ABC = 0x0200 // append bad CRC
 )
 
 // Enhanced esc bits (§3.3).
 const (
-	escRxME   = 1 << 31 // MAC error
-	escRxPE   = 1 << 26 // PHY error
-	escRxCE   = 1 << 25 // collision
-	escRxUC   = 1 << 24
-	escRxINT  = 1 << 23
-	escRxICE  = 1 << 5 // IP header checksum error
-	escRxPCR  = 1 << 4 // protocol checksum error
-	escRxVLAN = 1 << 2
-	escRxIPV6 = 1 << 1
-	escRxFRAG = 1 << 0
+	rxbd_ME   = 1 << 31 // MAC error
+	rxbd_PE   = 1 << 26 // PHY error
+	rxbd_CE   = 1 << 25 // collision
+	rxbd_UC   = 1 << 24
+	rxbd_INT  = 1 << 23
+	rxbd_ICE  = 1 << 5 // IP header checksum error
+	rxbd_PCR  = 1 << 4 // protocol checksum error
+	rxbd_VLAN = 1 << 2
+	rxbd_IPV6 = 1 << 1
+	rxbd_FRAG = 1 << 0
 
-	escRxErrMask = escRxME | escRxPE | escRxCE
+	rxbd_ESC_ERR_MASK = rxbd_ME | rxbd_PE | rxbd_CE
 
-	escTxINT       = 1 << 30
-	escTxTS        = 1 << 29
-	escTxPINS      = 1 << 28
-	escTxIINS      = 1 << 27
-	escTxFTYPEShft = 20 // FTYPE[23:20]: AVB class = TX ring id
-	escTxTXE       = 1 << 15
-	escTxUE        = 1 << 13
-	escTxEE        = 1 << 12
-	escTxFE        = 1 << 11
-	escTxLCE       = 1 << 10
-	escTxOE        = 1 << 9
-	escTxTSE       = 1 << 8
+	txbd_INT         = 1 << 30
+	txbd_TS          = 1 << 29
+	txbd_PINS        = 1 << 28
+	txbd_IINS        = 1 << 27
+	txbd_FTYPE_SHIFT = 20 // FTYPE[23:20]: AVB class = TX ring id
+	txbd_TXE         = 1 << 15
+	txbd_UE          = 1 << 13
+	txbd_EE          = 1 << 12
+	txbd_FE          = 1 << 11
+	txbd_LCE         = 1 << 10
+	txbd_OE          = 1 << 9
+	txbd_TSE         = 1 << 8
 
-	escTxErrMask = escTxTXE | escTxUE | escTxEE | escTxFE | escTxLCE | escTxOE
+	txbd_ESC_ERR_MASK = txbd_TXE | txbd_UE | txbd_EE | txbd_FE | txbd_LCE | txbd_OE
 
-	bduDone = 1 << 31 // the MAC finished updating this BD
+	bd_BDU = 1 << 31 // the MAC finished updating this BD
 )
 
 // bdRing is a descriptor ring seen as 32-bit words in DMA memory that the
@@ -127,3 +132,58 @@ func sc(w0 uint32) (status, length uint32) { return w0 >> 16, w0 & 0xFFFF }
 
 // w0 joins status/control and length into word 0.
 func w0(status, length uint32) uint32 { return status<<16 | length&0xFFFF }
+
+// rxBDBits and txBDBits name the sc bits of RX and TX BDs (§3.3), in the order a dump
+// lists them.
+var rxBDBits = []struct {
+	bit  uint32
+	name string
+}{{rxbd_E, "E"}, {rxbd_W, "W"}, {rxbd_L, "L"}, {rxbd_M, "M"}, {rxbd_BC, "BC"}, {rxbd_MC, "MC"},
+	{rxbd_LG, "LG"}, {rxbd_NO, "NO"}, {rxbd_CR, "CR"}, {rxbd_OV, "OV"}, {rxbd_TR, "TR"}}
+var txBDBits = []struct {
+	bit  uint32
+	name string
+}{{txbd_R, "R"}, {txbd_W, "W"}, {txbd_L, "L"}, {txbd_TC, "TC"}, {txbd_ABC, "ABC"}}
+
+// DecodeBD decodes one BD as it lies in ring memory (8 bytes legacy, 32
+// enhanced), for a bring-up tool: word 0 holds sc<<16 | length and word 1
+// the buffer address, as the CPU sees them with ECR.DBSWP set; enhanced
+// BDs add the extended status word and BDU.
+func DecodeBD(rx bool, b []byte) driver.BD {
+	var d driver.BD
+	if len(b) < bdLegacySize {
+		d.Note = fmt.Sprintf("%d bytes: an FEC BD has %d or %d", len(b), bdLegacySize, bdEnhancedSize)
+		return d
+	}
+	le := binary.LittleEndian
+	st, length := sc(le.Uint32(b[0:]))
+	d.Len, d.Addr = int(length), uint64(le.Uint32(b[4*wAddr:]))
+	bitsOf := txBDBits
+	if rx {
+		bitsOf = rxBDBits
+	}
+	for _, f := range bitsOf {
+		if st&f.bit != 0 {
+			d.Flags = append(d.Flags, f.name)
+		}
+	}
+	if len(b) >= bdEnhancedSize {
+		esc, bdu := le.Uint32(b[4*wESC:]), le.Uint32(b[4*wBDU:])
+		if esc != 0 {
+			d.Flags = append(d.Flags, fmt.Sprintf("ESC=%#x", esc))
+		}
+		if bdu&bd_BDU != 0 {
+			d.Flags = append(d.Flags, "BDU")
+		}
+	}
+	switch {
+	case rx && st&rxbd_E != 0:
+		d.Note = "empty, owned by the MAC"
+	case !rx && st&txbd_R != 0:
+		d.Note = "ready, owned by the MAC"
+	}
+	return d
+}
+
+// DecodeBD is the package's DecodeBD, for a tool that holds a driver.Port.
+func (p *Port) DecodeBD(rx bool, b []byte) driver.BD { return DecodeBD(rx, b) }

@@ -46,7 +46,7 @@ func TestMSCRValue(t *testing.T) {
 	}
 	// The driver's bound: MDC stays at or under 2.5 MHz for every clock up to it.
 	v := mscrValue(true, ipgHzBound)
-	speed := int(v>>mscrSpeedShift) & 0x3F
+	speed := int(v>>mscr_MII_SPEED_SHIFT) & 0x3F
 	if mdc := ipgHzBound / ((speed + 1) * 2); mdc > mdcHz {
 		t.Errorf("MDC %d Hz at %d Hz ipg exceeds 2.5 MHz", mdc, ipgHzBound)
 	}
@@ -83,14 +83,14 @@ func TestProfilesByCompatible(t *testing.T) {
 }
 
 func TestDescriptorWord0(t *testing.T) {
-	v := w0(rxE|rxW, 1518)
-	if st, l := sc(v); st != rxE|rxW || l != 1518 {
+	v := w0(rxbd_E|rxbd_W, 1518)
+	if st, l := sc(v); st != rxbd_E|rxbd_W || l != 1518 {
 		t.Errorf("sc(w0) = %#x, %d", st, l)
 	}
 	// Byte layout as the device reads it: u16 length at +0, u16 sc at +2 (LE).
 	mem := make([]byte, 64)
 	r := newBDRing(mem, 0x1000, 2, bdEnhancedSize)
-	r.publish(1, w0(txR|txL, 0x0102))
+	r.publish(1, w0(txbd_R|txbd_L, 0x0102))
 	if mem[32] != 0x02 || mem[33] != 0x01 || mem[34] != 0x00 || mem[35] != 0x88 {
 		t.Errorf("BD 1 bytes % x, want 02 01 00 88", mem[32:36])
 	}

@@ -229,9 +229,9 @@ func FuzzRxDescriptor(f *testing.F) {
 		}
 		pkts := make([]*pool.Packet, 8)
 		n := q.RxBurst(pkts)
-		// head moved past every BD the driver took back; each must have
+		// ntc moved past every BD the driver took back; each must have
 		// become part of a delivered frame or of a counted drop.
-		consumed := q.head
+		consumed := q.ntc
 		accounted := uint64(n) + q.stats.Snapshot().TotalDrops() - drops0
 		if consumed > 0 && accounted == 0 || accounted > uint64(consumed) {
 			t.Fatalf("%d BDs taken back, %d frames delivered and %d drops counted", consumed, n, accounted-uint64(n))
@@ -371,7 +371,7 @@ func FuzzTxWriteback(f *testing.F) {
 		}
 		// The device finishes: R clears everywhere, whatever else it left.
 		for i := 0; i < frames; i++ {
-			q.ring.publish(i, q.ring.status(i)&^(txR<<16))
+			q.ring.publish(i, q.ring.status(i)&^(txbd_R<<16))
 		}
 		done += q.Reclaim()
 		if done != frames || q.Pending() != 0 {

@@ -38,7 +38,7 @@ func (p *Port) setupMDIO() {
 		p.regs.Write32(regMMFR, 0)
 	}
 	p.regs.Write32(regMSCR, mscrValue(p.prof.has(qENETMAC), ipgHzBound))
-	p.regs.Write32(regEIR, eirMII)
+	p.regs.Write32(regEIR, eir_MII)
 }
 
 // mscrValue is the MSCR for an ipg clock of ipgHz: MDC at most 2.5 MHz,
@@ -51,7 +51,7 @@ func mscrValue(enetMAC bool, ipgHz int) uint32 {
 	speed = min(max(speed, 1), 63)
 	hold := (ipgHz+100_000_000-1)/100_000_000 - 1
 	hold = min(max(hold, 0), 7)
-	return uint32(speed)<<mscrSpeedShift | uint32(hold)<<mscrHoldShift
+	return uint32(speed)<<mscr_MII_SPEED_SHIFT | uint32(hold)<<mscr_HOLDTIME_SHIFT
 }
 
 // mdio runs one management frame and waits for EIR.MII.
@@ -59,17 +59,17 @@ func (p *Port) mdio(frame uint32) (uint32, error) {
 	p.mdioMu.Lock()
 	defer p.mdioMu.Unlock()
 	r := p.regs
-	r.Write32(regEIR, eirMII) // a stale event would end the wait early
+	r.Write32(regEIR, eir_MII) // a stale event would end the wait early
 	r.Write32(regMMFR, frame)
 	deadline := time.Now().Add(mdioTimeout)
-	for r.Read32(regEIR)&eirMII == 0 {
+	for r.Read32(regEIR)&eir_MII == 0 {
 		if !time.Now().Before(deadline) {
 			return 0, fmt.Errorf("fec: MDIO frame %#08x: no completion (EIR.MII) in %v; is the MDC clock (MSCR=%#x) running and the ENET clocked?", frame, mdioTimeout, r.Read32(regMSCR))
 		}
 		time.Sleep(2 * time.Microsecond)
 	}
-	r.Write32(regEIR, eirMII)
-	return r.Read32(regMMFR) & mmfrData, r.Err()
+	r.Write32(regEIR, eir_MII)
+	return r.Read32(regMMFR) & mmfr_DATA_MASK, r.Err()
 }
 
 // MDIORead reads clause-22 register reg of the PHY at address phy.
@@ -77,7 +77,7 @@ func (p *Port) MDIORead(phy, reg int) (uint16, error) {
 	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
 		return 0, fmt.Errorf("fec: MDIO read phy %d reg %d: both must be 0..31", phy, reg)
 	}
-	v, err := p.mdio(mmfrST22 | mmfrOPRd | uint32(phy)<<mmfrPAShft | uint32(reg)<<mmfrRAShft | mmfrTA)
+	v, err := p.mdio(mmfr_ST_C22 | mmfr_OP_READ | uint32(phy)<<mmfr_PA_SHIFT | uint32(reg)<<mmfr_RA_SHIFT | mmfr_TA)
 	return uint16(v), err
 }
 
@@ -86,12 +86,13 @@ func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
 	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
 		return fmt.Errorf("fec: MDIO write phy %d reg %d: both must be 0..31", phy, reg)
 	}
-	_, err := p.mdio(mmfrST22 | mmfrOPWr | uint32(phy)<<mmfrPAShft | uint32(reg)<<mmfrRAShft | mmfrTA | uint32(v))
+	_, err := p.mdio(mmfr_ST_C22 | mmfr_OP_WRITE | uint32(phy)<<mmfr_PA_SHIFT | uint32(reg)<<mmfr_RA_SHIFT | mmfr_TA | uint32(v))
 	return err
 }
 
-// PHY is the PHY address in use, or -1 when none answered.
-func (p *Port) PHY() int { return p.phyAddr }
+// PHYAddr is the MDIO address of the port's PHY, or -1 when the port runs
+// as a fixed link (no PHY answered, or phy=none).
+func (p *Port) PHYAddr() int { return p.phyAddr }
 
 // findPHY takes the phy= address, else the first address whose ID
 // registers answer (neither all ones nor zero).
@@ -199,15 +200,15 @@ func (p *Port) updateLinkLocked() driver.Link {
 // ECR.SPEED, RCR.RMII_10T/DRT, TCR.FDEN. Frames pass only when they agree.
 func (p *Port) applyLink(l driver.Link) {
 	r := p.regs
-	ecr := r.Read32(regECR) &^ ecrSPEED
+	ecr := r.Read32(regECR) &^ ecr_SPEED
 	if p.prof.has(qGBIT) && l.Up && l.SpeedMbps == 1000 {
-		ecr |= ecrSPEED
+		ecr |= ecr_SPEED
 	}
 	r.Write32(regECR, ecr)
 	r.Write32(regRCR, p.rcr())
-	tcr := r.Read32(regTCR) &^ tcrFDEN
+	tcr := r.Read32(regTCR) &^ tcr_FDEN
 	if !l.Up || l.FullDuplex {
-		tcr |= tcrFDEN
+		tcr |= tcr_FDEN
 	}
 	r.Write32(regTCR, tcr)
 }

@@ -458,7 +458,7 @@ func (p *Port) reset() error {
 	if p.prof.has(qMultiQueues) || p.prof.has(qNoHardReset) {
 		r.Write32(regECR, 0) // multi-queue parts: no RESET pulse (Linux fec_restart)
 	} else {
-		r.Write32(regECR, ecrRESET)
+		r.Write32(regECR, ecr_RESET)
 	}
 	time.Sleep(20 * time.Microsecond) // ≥10 µs for the self-clearing reset
 	r.Write32(regEIMR, 0)             // poll mode: no interrupts
@@ -480,25 +480,25 @@ func (p *Port) writeMAC() {
 
 // rcr is the receive control value for the current settings (§5.1 step 9).
 func (p *Port) rcr() uint32 {
-	v := uint32(p.maxFL)<<rcrMaxFLShft | rcrMIIMode // LOOP (set at reset) cleared
+	v := uint32(p.maxFL)<<rcr_MAX_FL_SHIFT | rcr_MII_MODE // LOOP (set at reset) cleared
 	if p.prof.has(qENETMAC) {
-		v |= rcrNLC
+		v |= rcr_NLC
 	}
 	switch p.phyMode {
 	case "rgmii":
-		v |= rcrRGMIIEn
+		v |= rcr_RGMII_EN
 	case "rmii":
-		v |= rcrRMIIMode
+		v |= rcr_RMII_MODE
 	}
 	l := p.Link()
 	if l.Up && l.SpeedMbps == 10 {
-		v |= rcrRMII10T
+		v |= rcr_RMII_10T
 	}
 	if l.Up && !l.FullDuplex {
-		v |= rcrDRT
+		v |= rcr_DRT
 	}
 	if p.promisc {
-		v |= rcrPROM
+		v |= rcr_PROM
 	}
 	return v
 }
@@ -527,50 +527,50 @@ func (p *Port) Start() error {
 	// Rings 1 and 2 take VLAN priorities 0-3 and 4-7 (Linux's choice);
 	// untagged frames stay on ring 0.
 	if len(p.rx) > 1 {
-		r.Write32(regRCMR1, rcmrMATCHEN|0<<0|1<<4|2<<8|3<<12)
+		r.Write32(regRCMR1, rcmr_MATCHEN|0<<0|1<<4|2<<8|3<<12)
 	}
 	if len(p.rx) > 2 {
-		r.Write32(regRCMR2, rcmrMATCHEN|4<<0|5<<4|6<<8|7<<12)
+		r.Write32(regRCMR2, rcmr_MATCHEN|4<<0|5<<4|6<<8|7<<12)
 	}
 	for i, q := range p.tx {
 		q.init()
 		r.Write32(regTDSRn[i], uint32(q.ring.iova))
 	}
 	if len(p.tx) > 1 {
-		r.Write32(regDMA1CFG, dmaCfgClassEn|dmaCfgIdleSlop)
+		r.Write32(regDMA1CFG, dmacfg_DMA_CLASS_EN|dmacfg_IDLE_SLOPE_HALF)
 	}
 	if len(p.tx) > 2 {
-		r.Write32(regDMA2CFG, dmaCfgClassEn|dmaCfgIdleSlop)
+		r.Write32(regDMA2CFG, dmacfg_DMA_CLASS_EN|dmacfg_IDLE_SLOPE_HALF)
 	}
 	if p.prof.has(qRACC) {
 		racc := uint32(0) // no checksum discards
 		if p.shift != 0 {
-			racc |= raccSHIFT16 // IP header 4-byte aligned
+			racc |= racc_SHIFT16 // IP header 4-byte aligned
 		}
 		r.Write32(regRACC, racc)
 		r.Write32(regFTRL, uint32(p.maxFL))
 	}
 	r.Write32(regTACC, 0) // TX data starts at the BD address; no checksum insertion
 	if p.prof.has(qENETMAC) {
-		r.Write32(regTFWR, tfwrSTRFWD) // store and forward: no underruns
+		r.Write32(regTFWR, tfwr_STRFWD) // store and forward: no underruns
 	}
 	r.Write32(regRCR, p.rcr())
 	tcr := uint32(0)
 	if !link.Up || link.FullDuplex {
-		tcr = tcrFDEN
+		tcr = tcr_FDEN
 	}
 	r.Write32(regTCR, tcr)
 	r.Write32(regOPD, 0xFFF0) // pause duration, should pause ever be enabled
 	r.Write32(regMIBC, 0)     // counters on
-	ecr := uint32(ecrETHEREN)
+	ecr := uint32(ecr_ETHEREN)
 	if p.prof.has(qENETMAC) {
-		ecr |= ecrDBSWP // little-endian descriptors on ENET-MAC parts
+		ecr |= ecr_DBSWP // little-endian descriptors on ENET-MAC parts
 	}
 	if p.enhanced {
-		ecr |= ecrEN1588 // 32-byte descriptors
+		ecr |= ecr_EN1588 // 32-byte descriptors
 	}
 	if p.prof.has(qGBIT) && link.Up && link.SpeedMbps == 1000 {
-		ecr |= ecrSPEED
+		ecr |= ecr_SPEED
 	}
 	r.Write32(regECR, ecr)
 	p.stopping.Store(false)
@@ -609,21 +609,21 @@ func (p *Port) Stop() error {
 			errs = append(errs, fmt.Errorf("fec: tx%d: %d descriptors still owned by the MAC after %v; dropping them", q.id, q.inFlight, p.cfg.StopTimeout))
 		}
 	}
-	r.Write32(regTCR, r.Read32(regTCR)|tcrGTS)
+	r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
 	if p.Link().Up {
-		for r.Read32(regEIR)&eirGRA == 0 && time.Now().Before(deadline) {
+		for r.Read32(regEIR)&eir_GRA == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Microsecond)
 		}
 	}
-	r.Write32(regEIR, eirGRA)
+	r.Write32(regEIR, eir_GRA)
 	r.Write32(regECR, 0) // ETHEREN=0: DMA stops, BD pointers rewind to RDSR/TDSR
 	for time.Now().Before(deadline) {
 		busy := false
 		for i := range p.rx {
-			busy = busy || r.Read32(regRDARn[i])&darActive != 0
+			busy = busy || r.Read32(regRDARn[i])&dar_ACTIVE != 0
 		}
 		for i := range p.tx {
-			busy = busy || r.Read32(regTDARn[i])&darActive != 0
+			busy = busy || r.Read32(regTDARn[i])&dar_ACTIVE != 0
 		}
 		if !busy {
 			break
@@ -745,11 +745,21 @@ func (p *Port) SetMTU(mtu int) error {
 	return p.regs.Err()
 }
 
-// RxQueue returns receive queue i.
-func (p *Port) RxQueue(i int) driver.RxQueue { return p.rx[i] }
+// RxQueue returns receive queue i, nil when i is out of range (driver.Port).
+func (p *Port) RxQueue(i int) driver.RxQueue {
+	if i < 0 || i >= len(p.rx) {
+		return nil // out of range: nil, as driver.Port says
+	}
+	return p.rx[i]
+}
 
-// TxQueue returns transmit queue i.
-func (p *Port) TxQueue(i int) driver.TxQueue { return p.tx[i] }
+// TxQueue returns transmit queue i, nil when i is out of range (driver.Port).
+func (p *Port) TxQueue(i int) driver.TxQueue {
+	if i < 0 || i >= len(p.tx) {
+		return nil // out of range: nil, as driver.Port says
+	}
+	return p.tx[i]
+}
 
 // bufOffset is where pkt's buffer starts in region r (pointer arithmetic on
 // the CPU view: no per-packet look-up).

@@ -6,73 +6,73 @@ package fec
 
 // Register offsets from the instance base (ARM/ENET layout).
 const (
-	regEIR      = 0x004 // interrupt events, write-1-to-clear
-	regEIMR     = 0x008 // interrupt mask
-	regRDAR     = 0x010 // RX descriptor active, ring 0
-	regTDAR     = 0x014 // TX descriptor active, ring 0
-	regECR      = 0x024 // Ethernet control
-	regMMFR     = 0x040 // MDIO management frame
-	regMSCR     = 0x044 // MDC divider and hold time
-	regMIBC     = 0x064 // MIB control/status
-	regRCR      = 0x084 // receive control
-	regTCR      = 0x0C4 // transmit control
-	regPALR     = 0x0E4 // MAC bytes 0..3
-	regPAUR     = 0x0E8 // MAC bytes 4..5 in [31:16]
-	regOPD      = 0x0EC // opcode / pause duration
-	regTXIC0    = 0x0F0 // TX interrupt coalescing, rings 0..2 at +4n
-	regRXIC0    = 0x100 // RX interrupt coalescing, rings 0..2 at +4n
-	regIAUR     = 0x118 // individual hash [63:32]
-	regIALR     = 0x11C // individual hash [31:0]
-	regGAUR     = 0x120 // group hash [63:32]
-	regGALR     = 0x124 // group hash [31:0]
-	regTFWR     = 0x144 // TX FIFO watermark
-	regFRBR     = 0x14C // FIFO receive bound (old FEC)
-	regFRSR     = 0x150 // FIFO receive start (old FEC)
-	regRDSR1    = 0x160 // RX ring 1 base
-	regTDSR1    = 0x164 // TX ring 1 base
-	regMRBR1    = 0x168 // RX buffer size ring 1
-	regRDSR2    = 0x16C // RX ring 2 base
-	regTDSR2    = 0x170 // TX ring 2 base
-	regMRBR2    = 0x174 // RX buffer size ring 2
-	regRDSR     = 0x180 // RX ring 0 base (ERDSR)
-	regTDSR     = 0x184 // TX ring 0 base (ETDSR)
-	regMRBR     = 0x188 // max RX buffer size ring 0 (EMRBR)
-	regRSFL     = 0x190 // RX FIFO section full threshold
-	regRSEM     = 0x194 // RX FIFO section empty threshold
-	regRAEM     = 0x198 // RX FIFO almost empty
-	regRAFL     = 0x19C // RX FIFO almost full
-	regTSEM     = 0x1A0 // TX FIFO section empty
-	regTAEM     = 0x1A4 // TX FIFO almost empty
-	regTAFL     = 0x1A8 // TX FIFO almost full
-	regTIPG     = 0x1AC // TX inter-packet gap
-	regFTRL     = 0x1B0 // RX frame truncation length
-	regTACC     = 0x1C0 // TX accelerator config
-	regRACC     = 0x1C4 // RX accelerator config
-	regRCMR1    = 0x1C8 // RX classification match ring 1
-	regRCMR2    = 0x1CC // RX classification match ring 2
-	regDMA1CFG  = 0x1D8 // DMA class config ring 1
-	regDMA2CFG  = 0x1DC // DMA class config ring 2
-	regRDAR1    = 0x1E0 // RX ring 1 active
-	regTDAR1    = 0x1E4 // TX ring 1 active
-	regRDAR2    = 0x1E8 // RX ring 2 active
-	regTDAR2    = 0x1EC // TX ring 2 active
-	regQOS      = 0x1F0 // multi-queue QoS scheme
-	regLPISleep = 0x1F4 // EEE sleep time
-	regLPIWake  = 0x1F8 // EEE wake time
-	regMIB      = 0x200 // first MIB counter (RMON_T_DROP)
-	regMIBEnd   = 0x2E4 // one past the last MIB counter (IEEE_R_OCTETS_OK)
-	regGSKCFGR  = 0x300 // MII gasket config
-	regGSKENR   = 0x308 // MII gasket enable
-	regATCR     = 0x400 // 1588 timer control
-	regATVR     = 0x404
-	regATOFF    = 0x408
-	regATPER    = 0x40C
-	regATCOR    = 0x410
-	regATINC    = 0x414
-	regATSTMP   = 0x418
-	regTGSR     = 0x604 // timer global status
-	regTCSR0    = 0x608 // timer channel n control at +8n
-	regTCCR0    = 0x60C // timer channel n compare at +8n
+	regEIR         = 0x004 // interrupt events, write-1-to-clear
+	regEIMR        = 0x008 // interrupt mask
+	regRDAR        = 0x010 // RX descriptor active, ring 0
+	regTDAR        = 0x014 // TX descriptor active, ring 0
+	regECR         = 0x024 // Ethernet control
+	regMMFR        = 0x040 // MDIO management frame
+	regMSCR        = 0x044 // MDC divider and hold time
+	regMIBC        = 0x064 // MIB control/status
+	regRCR         = 0x084 // receive control
+	regTCR         = 0x0C4 // transmit control
+	regPALR        = 0x0E4 // MAC bytes 0..3
+	regPAUR        = 0x0E8 // MAC bytes 4..5 in [31:16]
+	regOPD         = 0x0EC // opcode / pause duration
+	regTXIC0       = 0x0F0 // TX interrupt coalescing, rings 0..2 at +4n
+	regRXIC0       = 0x100 // RX interrupt coalescing, rings 0..2 at +4n
+	regIAUR        = 0x118 // individual hash [63:32]
+	regIALR        = 0x11C // individual hash [31:0]
+	regGAUR        = 0x120 // group hash [63:32]
+	regGALR        = 0x124 // group hash [31:0]
+	regTFWR        = 0x144 // TX FIFO watermark
+	regFRBR        = 0x14C // FIFO receive bound (old FEC)
+	regFRSR        = 0x150 // FIFO receive start (old FEC)
+	regRDSR1       = 0x160 // RX ring 1 base
+	regTDSR1       = 0x164 // TX ring 1 base
+	regMRBR1       = 0x168 // RX buffer size ring 1
+	regRDSR2       = 0x16C // RX ring 2 base
+	regTDSR2       = 0x170 // TX ring 2 base
+	regMRBR2       = 0x174 // RX buffer size ring 2
+	regRDSR        = 0x180 // RX ring 0 base (ERDSR)
+	regTDSR        = 0x184 // TX ring 0 base (ETDSR)
+	regMRBR        = 0x188 // max RX buffer size ring 0 (EMRBR)
+	regRSFL        = 0x190 // RX FIFO section full threshold
+	regRSEM        = 0x194 // RX FIFO section empty threshold
+	regRAEM        = 0x198 // RX FIFO almost empty
+	regRAFL        = 0x19C // RX FIFO almost full
+	regTSEM        = 0x1A0 // TX FIFO section empty
+	regTAEM        = 0x1A4 // TX FIFO almost empty
+	regTAFL        = 0x1A8 // TX FIFO almost full
+	regTIPG        = 0x1AC // TX inter-packet gap
+	regFTRL        = 0x1B0 // RX frame truncation length
+	regTACC        = 0x1C0 // TX accelerator config
+	regRACC        = 0x1C4 // RX accelerator config
+	regRCMR1       = 0x1C8 // RX classification match ring 1
+	regRCMR2       = 0x1CC // RX classification match ring 2
+	regDMA1CFG     = 0x1D8 // DMA class config ring 1
+	regDMA2CFG     = 0x1DC // DMA class config ring 2
+	regRDAR1       = 0x1E0 // RX ring 1 active
+	regTDAR1       = 0x1E4 // TX ring 1 active
+	regRDAR2       = 0x1E8 // RX ring 2 active
+	regTDAR2       = 0x1EC // TX ring 2 active
+	regQOS         = 0x1F0 // multi-queue QoS scheme
+	regLPI_SLEEP   = 0x1F4 // EEE sleep time
+	regLPI_WAKE    = 0x1F8 // EEE wake time
+	regMIB         = 0x200 // first MIB counter (RMON_T_DROP)
+	regMIBEnd      = 0x2E4 // one past the last MIB counter (IEEE_R_OCTETS_OK)
+	regMIIGSK_CFGR = 0x300 // MII gasket config
+	regMIIGSK_ENR  = 0x308 // MII gasket enable
+	regATCR        = 0x400 // 1588 timer control
+	regATVR        = 0x404
+	regATOFF       = 0x408
+	regATPER       = 0x40C
+	regATCOR       = 0x410
+	regATINC       = 0x414
+	regATSTMP      = 0x418
+	regTGSR        = 0x604 // timer global status
+	regTCSR0       = 0x608 // timer channel n control at +8n
+	regTCCR0       = 0x60C // timer channel n compare at +8n
 
 	// minWindow is the smallest register window the driver accepts: it
 	// reaches the MIB counters (0x200-0x2E0).
@@ -90,111 +90,111 @@ var (
 
 // EIR / EIMR bits (§2.1).
 const (
-	eirHBERR = 1 << 31
-	eirBABR  = 1 << 30
-	eirBABT  = 1 << 29
-	eirGRA   = 1 << 28
-	eirTXF   = 1 << 27
-	eirTXB   = 1 << 26
-	eirRXF   = 1 << 25
-	eirRXB   = 1 << 24
-	eirMII   = 1 << 23
-	eirEBERR = 1 << 22
-	eirLC    = 1 << 21
-	eirRL    = 1 << 20
-	eirUN    = 1 << 19
-	eirPLR   = 1 << 18
+	eir_HBERR = 1 << 31
+	eir_BABR  = 1 << 30
+	eir_BABT  = 1 << 29
+	eir_GRA   = 1 << 28
+	eir_TXF   = 1 << 27
+	eir_TXB   = 1 << 26
+	eir_RXF   = 1 << 25
+	eir_RXB   = 1 << 24
+	eir_MII   = 1 << 23
+	eir_EBERR = 1 << 22
+	eir_LC    = 1 << 21
+	eir_RL    = 1 << 20
+	eir_UN    = 1 << 19
+	eir_PLR   = 1 << 18
 )
 
 // ECR bits (§2.2).
 const (
-	ecrRESET   = 1 << 0
-	ecrETHEREN = 1 << 1
-	ecrMAGICEN = 1 << 2
-	ecrSLEEP   = 1 << 3
-	ecrEN1588  = 1 << 4
-	ecrSPEED   = 1 << 5
-	ecrDBGEN   = 1 << 6
-	ecrSTOPEN  = 1 << 7
-	ecrDBSWP   = 1 << 8
+	ecr_RESET   = 1 << 0
+	ecr_ETHEREN = 1 << 1
+	ecr_MAGICEN = 1 << 2
+	ecr_SLEEP   = 1 << 3
+	ecr_EN1588  = 1 << 4
+	ecr_SPEED   = 1 << 5
+	ecr_DBGEN   = 1 << 6
+	ecr_STOPEN  = 1 << 7
+	ecr_DBSWP   = 1 << 8
 )
 
 // MMFR fields (§2.3): ST[31:30] OP[29:28] PA[27:23] RA[22:18] TA[17:16] DATA[15:0].
 const (
-	mmfrST22   = 1 << 30 // clause 22 start
-	mmfrOPWr   = 1 << 28
-	mmfrOPRd   = 2 << 28
-	mmfrTA     = 2 << 16
-	mmfrPAShft = 23
-	mmfrRAShft = 18
-	mmfrData   = 0xFFFF
+	mmfr_ST_C22    = 1 << 30 // clause 22 start
+	mmfr_OP_WRITE  = 1 << 28
+	mmfr_OP_READ   = 2 << 28
+	mmfr_TA        = 2 << 16
+	mmfr_PA_SHIFT  = 23
+	mmfr_RA_SHIFT  = 18
+	mmfr_DATA_MASK = 0xFFFF
 )
 
 // MSCR fields (§2.3).
 const (
-	mscrSpeedShift = 1 // MII_SPEED[6:1]
-	mscrDisPre     = 1 << 7
-	mscrHoldShift  = 8 // HOLDTIME[10:8]
+	mscr_MII_SPEED_SHIFT = 1 // MII_SPEED[6:1]
+	mscr_DIS_PRE         = 1 << 7
+	mscr_HOLDTIME_SHIFT  = 8 // HOLDTIME[10:8]
 )
 
 // MIBC bits (§2.4).
 const (
-	mibcDIS   = 1 << 31
-	mibcIDLE  = 1 << 30
-	mibcCLEAR = 1 << 29
+	mibc_MIB_DIS   = 1 << 31
+	mibc_MIB_IDLE  = 1 << 30
+	mibc_MIB_CLEAR = 1 << 29
 )
 
 // RCR bits (§2.5).
 const (
-	rcrLOOP      = 1 << 0
-	rcrDRT       = 1 << 1
-	rcrMIIMode   = 1 << 2
-	rcrPROM      = 1 << 3
-	rcrBCREJ     = 1 << 4
-	rcrFCE       = 1 << 5
-	rcrRGMIIEn   = 1 << 6
-	rcrRMIIMode  = 1 << 8
-	rcrRMII10T   = 1 << 9
-	rcrPADEN     = 1 << 12
-	rcrPAUFWD    = 1 << 13
-	rcrCRCFWD    = 1 << 14
-	rcrCFEN      = 1 << 15
-	rcrMaxFLShft = 16 // MAX_FL[29:16]
-	rcrMaxFLMask = 0x3FFF
-	rcrNLC       = 1 << 30
-	rcrGRS       = 1 << 31
+	rcr_LOOP         = 1 << 0
+	rcr_DRT          = 1 << 1
+	rcr_MII_MODE     = 1 << 2
+	rcr_PROM         = 1 << 3
+	rcr_BC_REJ       = 1 << 4
+	rcr_FCE          = 1 << 5
+	rcr_RGMII_EN     = 1 << 6
+	rcr_RMII_MODE    = 1 << 8
+	rcr_RMII_10T     = 1 << 9
+	rcr_PADEN        = 1 << 12
+	rcr_PAUFWD       = 1 << 13
+	rcr_CRCFWD       = 1 << 14
+	rcr_CFEN         = 1 << 15
+	rcr_MAX_FL_SHIFT = 16 // MAX_FL[29:16]
+	rcr_MAX_FL_MASK  = 0x3FFF
+	rcr_NLC          = 1 << 30
+	rcr_GRS          = 1 << 31
 )
 
 // TCR bits (§2.6).
 const (
-	tcrGTS  = 1 << 0
-	tcrFDEN = 1 << 2
+	tcr_GTS  = 1 << 0
+	tcr_FDEN = 1 << 2
 )
 
 // TFWR bits (§2.8).
-const tfwrSTRFWD = 1 << 8
+const tfwr_STRFWD = 1 << 8
 
 // RACC / TACC bits (§2.9).
 const (
-	raccPADREM  = 1 << 0
-	raccIPDIS   = 1 << 1
-	raccPRODIS  = 1 << 2
-	raccLINEDIS = 1 << 6
-	raccSHIFT16 = 1 << 7
-	taccSHIFT16 = 1 << 0
-	taccIPCHK   = 1 << 3
-	taccPROCHK  = 1 << 4
+	racc_PADREM  = 1 << 0
+	racc_IPDIS   = 1 << 1
+	racc_PRODIS  = 1 << 2
+	racc_LINEDIS = 1 << 6
+	racc_SHIFT16 = 1 << 7
+	tacc_SHIFT16 = 1 << 0
+	tacc_IPCHK   = 1 << 3
+	tacc_PROCHK  = 1 << 4
 )
 
 // Multi-queue (AVB) classification and shaping (§2.10).
 const (
-	rcmrMATCHEN    = 1 << 16
-	dmaCfgClassEn  = 1 << 16
-	dmaCfgIdleSlop = 0x200 // half the bandwidth, as Linux programs it
+	rcmr_MATCHEN           = 1 << 16
+	dmacfg_DMA_CLASS_EN    = 1 << 16
+	dmacfg_IDLE_SLOPE_HALF = 0x200 // half the bandwidth, as Linux programs it
 )
 
 // RDAR/TDAR active flag (§4.3).
-const darActive = 1 << 24
+const dar_ACTIVE = 1 << 24
 
 // Field is a bit field of a register: bits Lo..Hi inclusive.
 type Field struct {
@@ -286,7 +286,7 @@ func RegisterMap() []RegDesc {
 		{"RCMR1", regRCMR1, rcmr}, {"RCMR2", regRCMR2, rcmr},
 		{"DMA1CFG", regDMA1CFG, dmacfg}, {"DMA2CFG", regDMA2CFG, dmacfg},
 		{"RDAR1", regRDAR1, dar}, {"TDAR1", regTDAR1, dar}, {"RDAR2", regRDAR2, dar}, {"TDAR2", regTDAR2, dar},
-		{"QOS", regQOS, nil}, {"LPI_SLEEP", regLPISleep, nil}, {"LPI_WAKE", regLPIWake, nil},
+		{"QOS", regQOS, nil}, {"LPI_SLEEP", regLPI_SLEEP, nil}, {"LPI_WAKE", regLPI_WAKE, nil},
 	}
 	for i, n := range mibNames {
 		if n != "" {
@@ -294,8 +294,8 @@ func RegisterMap() []RegDesc {
 		}
 	}
 	m = append(m,
-		RegDesc{"MIIGSK_CFGR", regGSKCFGR, nil},
-		RegDesc{"MIIGSK_ENR", regGSKENR, []Field{bit("EN", 1), bit("READY", 2)}},
+		RegDesc{"MIIGSK_CFGR", regMIIGSK_CFGR, nil},
+		RegDesc{"MIIGSK_ENR", regMIIGSK_ENR, []Field{bit("EN", 1), bit("READY", 2)}},
 		RegDesc{"ATCR", regATCR, nil}, RegDesc{"ATVR", regATVR, nil}, RegDesc{"ATOFF", regATOFF, nil},
 		RegDesc{"ATPER", regATPER, nil}, RegDesc{"ATCOR", regATCOR, nil}, RegDesc{"ATINC", regATINC, nil},
 		RegDesc{"ATSTMP", regATSTMP, nil}, RegDesc{"TGSR", regTGSR, nil},

@@ -10,9 +10,9 @@ import (
 
 // rxQueue is one receive ring. One goroutine owns it (and its pool).
 //
-// Slots head..tail-1 (cyclically, posted of them) hold buffers the MAC
-// owns; slots tail..head-1 are empty and wait for a refill. The MAC fills
-// BDs in ring order from its own pointer, which is always at head: it
+// Slots ntc..ntu-1 (cyclically, posted of them) hold buffers the MAC owns;
+// slots ntu..ntc-1 are empty and wait for a refill. The MAC fills BDs in
+// ring order from its own pointer, which is always at ntc: it
 // stops at the first BD without E (an empty slot) and clears RDAR.
 type rxQueue struct {
 	port      *Port
@@ -21,8 +21,8 @@ type rxQueue struct {
 	pool      *pool.Pool
 	bufRegion *dma.Region
 	bufs      []*pool.Packet // buffer posted at each slot, nil when empty
-	head      int            // oldest posted slot: the next BD the MAC completes
-	tail      int            // next slot to refill
+	ntc       int            // next to clean: oldest posted slot, the next BD the MAC completes
+	ntu       int            // next to use: the next empty slot to refill
 	posted    int
 	short     int            // slots the last refill left empty for want of buffers
 	scratch   []*pool.Packet // one refill batch
@@ -59,7 +59,7 @@ func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *
 // init writes every BD empty and unowned (no E), W on the last, before
 // the ring base is programmed; buffers are posted by refill.
 func (q *rxQueue) init() {
-	q.head, q.tail, q.posted = 0, 0, 0
+	q.ntc, q.ntu, q.posted = 0, 0, 0
 	for i := 0; i < q.ring.size; i++ {
 		for k := 1; k < q.ring.stride; k++ {
 			q.ring.set(i, k, 0)
@@ -71,7 +71,7 @@ func (q *rxQueue) init() {
 
 func (q *rxQueue) wrap(i int) uint32 {
 	if i == q.ring.size-1 {
-		return rxW // the MAC continues at RDSR after this BD
+		return rxbd_W // the MAC continues at RDSR after this BD
 	}
 	return 0
 }
@@ -97,11 +97,11 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	n := 0
 	var bytes uint64
 	for n < len(pkts) && q.posted > 0 {
-		st, length := sc(q.ring.status(q.head))
-		if st&rxE != 0 {
+		st, length := sc(q.ring.status(q.ntc))
+		if st&rxbd_E != 0 {
 			break // the MAC still owns it: nothing more arrived
 		}
-		if st&rxL == 0 {
+		if st&rxbd_L == 0 {
 			k := q.frameBDs()
 			if k == 0 {
 				break // the rest of this frame is still being written
@@ -128,11 +128,11 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	return n
 }
 
-// take removes the buffer at head from the ring: it is the driver's now.
+// take removes the buffer at ntc from the ring: it is the driver's now.
 func (q *rxQueue) take() *pool.Packet {
-	pk := q.bufs[q.head]
-	q.bufs[q.head] = nil
-	q.head = q.next(q.head) // the MAC has moved past this BD
+	pk := q.bufs[q.ntc]
+	q.bufs[q.ntc] = nil
+	q.ntc = q.next(q.ntc) // the MAC has moved past this BD
 	q.posted--
 	return pk
 }
@@ -140,21 +140,21 @@ func (q *rxQueue) take() *pool.Packet {
 // rxCause maps a BD's error bits to a drop cause (0 status: no error).
 func (q *rxQueue) rxCause(st uint32, esc uint32) (driver.Cause, bool) {
 	switch {
-	case st&rxCR != 0:
+	case st&rxbd_CR != 0:
 		return driver.CauseCRC, true
-	case st&(rxLG|rxTR) != 0:
+	case st&(rxbd_LG|rxbd_TR) != 0:
 		return driver.CauseOversize, true
-	case st&(rxNO|rxSH|rxOV) != 0, esc&escRxErrMask != 0:
+	case st&(rxbd_NO|rxbd_SH|rxbd_OV) != 0, esc&rxbd_ESC_ERR_MASK != 0:
 		return driver.CauseFrame, true
 	}
 	return 0, false
 }
 
-// single handles a one-BD frame at head (L set, status already loaded).
+// single handles a one-BD frame at ntc (L set, status already loaded).
 func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	var esc uint32
 	if q.enhanced {
-		esc = q.ring.word(q.head, wESC)
+		esc = q.ring.word(q.ntc, wESC)
 	}
 	pk := q.take()
 	if c, bad := q.rxCause(st, esc); bad {
@@ -184,27 +184,27 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 }
 
 func (q *rxQueue) escFlags(pk *pool.Packet, esc uint32) {
-	if esc&escRxICE != 0 {
+	if esc&rxbd_ICE != 0 {
 		pk.Flags |= pool.FlagL3CsumBad
 	}
-	if esc&escRxPCR != 0 {
+	if esc&rxbd_PCR != 0 {
 		pk.Flags |= pool.FlagL4CsumBad
 	}
 }
 
-// frameBDs counts the BDs of the frame starting at head: k > 0 when its
+// frameBDs counts the BDs of the frame starting at ntc: k > 0 when its
 // last BD (L) is complete, 0 when a BD of it is still owned by the MAC,
 // -k when k BDs without L can never end (no more buffers or too many):
 // then they are dropped as a bad descriptor.
 func (q *rxQueue) frameBDs() int {
-	i := q.head
+	i := q.ntc
 	limit := min(maxRxSegs, q.posted)
 	for k := 1; k <= limit; k++ {
 		st, _ := sc(q.ring.status(i))
-		if st&rxE != 0 {
+		if st&rxbd_E != 0 {
 			return 0
 		}
-		if st&rxL != 0 {
+		if st&rxbd_L != 0 {
 			return k
 		}
 		i = q.next(i) // the frame's BDs are consecutive in ring order
@@ -236,10 +236,10 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 	)
 	prior := 0
 	for i := 0; i < k; i++ {
-		st, length := sc(q.ring.status(q.head))
+		st, length := sc(q.ring.status(q.ntc))
 		var esc uint32
 		if q.enhanced {
-			esc = q.ring.word(q.head, wESC)
+			esc = q.ring.word(q.ntc, wESC)
 		}
 		if c, b := q.rxCause(st, esc); b && !bad {
 			cause, bad = c, true
@@ -307,7 +307,7 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 	return head
 }
 
-// refill posts fresh buffers into every empty slot from tail on, in one
+// refill posts fresh buffers into every empty slot from ntu on, in one
 // bulk allocation, and writes RDAR once if it posted any.
 func (q *rxQueue) refill() {
 	need := q.ring.size - q.posted
@@ -324,7 +324,7 @@ func (q *rxQueue) refill() {
 	if got == 0 {
 		return
 	}
-	t := q.tail
+	t := q.ntu
 	for i := 0; i < got; i++ {
 		pk := q.scratch[i]
 		pk.SetOwner(q.owner)
@@ -335,19 +335,19 @@ func (q *rxQueue) refill() {
 			q.ring.set(t, wProt, 0)
 			q.ring.set(t, wBDU, 0)
 		}
-		t = q.next(t) // empty slots run from tail towards head
+		t = q.next(t) // empty slots run from ntu towards ntc
 	}
 	dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-	t = q.tail
+	t = q.ntu
 	for i := 0; i < got; i++ {
-		q.ring.publish(t, w0(rxE|q.wrap(t), 0)) // clears L and stale error bits too
+		q.ring.publish(t, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
 		q.scratch[i] = nil
 		t = q.next(t) // same slots, same order as above
 	}
-	q.tail = t            // the next empty slot
+	q.ntu = t             // the next empty slot
 	q.posted += got       // these BDs are the MAC's now
 	dma.DoorbellBarrier() // every E bit visible before the doorbell
-	q.regs.Write32(q.rdar, darActive)
+	q.regs.Write32(q.rdar, dar_ACTIVE)
 	q.doorbells.Add(1)
 }
 
@@ -356,5 +356,5 @@ func (q *rxQueue) drain() {
 	for q.posted > 0 {
 		q.pool.Recycle(q.take()) // the disabled MAC no longer owns it: back to the cache
 	}
-	q.head, q.tail = 0, 0 // ETHEREN=0 rewound the MAC to RDSR: so do we
+	q.ntc, q.ntu = 0, 0 // ETHEREN=0 rewound the MAC to RDSR: so do we
 }

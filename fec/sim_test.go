@@ -339,7 +339,7 @@ func TestERR006358Recovered(t *testing.T) {
 		t.Fatalf("%d frames still pending", txq.Pending())
 	}
 	var rekicks uint64
-	for _, rs := range p.RingState() {
+	for _, rs := range p.Rings() {
 		rekicks += rs.Rekicks
 	}
 	if rekicks == 0 {
@@ -476,11 +476,11 @@ func TestMDIOAndLink(t *testing.T) {
 		speed int
 	}{{"imx8mp", 1000}, {"imx6ul", 1000}, {"imx6q", 1000}} {
 		p, m := openSim(t, "soc="+c.soc)
-		if p.PHY() != m.PHYAddr() {
-			t.Fatalf("%s: driver found PHY %d, model has it at %d", c.soc, p.PHY(), m.PHYAddr())
+		if p.PHYAddr() != m.PHYAddr() {
+			t.Fatalf("%s: driver found PHY %d, model has it at %d", c.soc, p.PHYAddr(), m.PHYAddr())
 		}
-		id1, err1 := p.MDIORead(p.PHY(), 2)
-		id2, err2 := p.MDIORead(p.PHY(), 3)
+		id1, err1 := p.MDIORead(p.PHYAddr(), 2)
+		id2, err2 := p.MDIORead(p.PHYAddr(), 3)
 		if err1 != nil || err2 != nil || id1 != 0x0022 || id2 != 0x1622 {
 			t.Fatalf("%s: PHY ID %04x:%04x (%v %v), want 0022:1622", c.soc, id1, id2, err1, err2)
 		}
@@ -493,10 +493,10 @@ func TestMDIOAndLink(t *testing.T) {
 			t.Fatalf("%s: no frame passed: MAC speed bits do not match the PHY (model speed mismatches %d)", c.soc, m.Stats().SpeedMismatch)
 		}
 		pkts[0].Free()
-		if err := p.MDIOWrite(p.PHY(), 4, 0x01E1); err != nil {
+		if err := p.MDIOWrite(p.PHYAddr(), 4, 0x01E1); err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := p.MDIORead(p.PHY(), 4); v != 0x01E1 {
+		if v, _ := p.MDIORead(p.PHYAddr(), 4); v != 0x01E1 {
 			t.Fatalf("ANAR reads %#x after writing 0x1e1", v)
 		}
 	}
@@ -941,5 +941,25 @@ func TestClosedPortRefusesControl(t *testing.T) {
 	}
 	if got := fp.UpdateLink(); got != l {
 		t.Errorf("UpdateLink after Close: %v, want the last state %v", got, l)
+	}
+}
+
+// TestQueueOutOfRange: a queue index out of range gets nil, as from every
+// driver (driver.Port), not a panic.
+func TestQueueOutOfRange(t *testing.T) {
+	p, _ := openSim(t, "")
+	in := p.Info()
+	for _, i := range []int{-1, in.RxQueues, in.RxQueues + 7} {
+		if q := p.RxQueue(i); q != nil {
+			t.Errorf("RxQueue(%d) of %d queues = %v, want nil", i, in.RxQueues, q)
+		}
+	}
+	for _, i := range []int{-1, in.TxQueues} {
+		if q := p.TxQueue(i); q != nil {
+			t.Errorf("TxQueue(%d) of %d queues = %v, want nil", i, in.TxQueues, q)
+		}
+	}
+	if p.RxQueue(0) == nil || p.TxQueue(0) == nil {
+		t.Error("queue 0 missing")
 	}
 }

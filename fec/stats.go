@@ -81,33 +81,22 @@ func (v RegValue) String() string {
 	return b.String()
 }
 
-// RingState is a snapshot of one ring for the bring-up tool.
-type RingState struct {
-	Kind      string // "rx" or "tx"
-	Queue     int
-	Size      int
-	IOVA      uint64 // ring base the device was given
-	Head      int    // rx: next BD the MAC completes; tx: next BD to fill
-	Tail      int    // rx: next BD to refill; tx: oldest BD not reclaimed
-	Owned     int    // BDs owned by the MAC (rx: posted; tx: in flight)
-	Doorbells uint64 // RDAR/TDAR writes
-	Rekicks   uint64 // tx: ERR006358 TDAR re-writes
-	Active    bool   // RDAR/TDAR reads active
-}
-
-// RingState reports every ring's indices and doorbell counts. The indices
-// are the queues' own and exact only while their goroutines are quiet.
-func (p *Port) RingState() []RingState {
-	var out []RingState
+// Rings reports every ring's indices (driver.RingState). The indices are
+// the queues' own and exact only while their goroutines are quiet.
+func (p *Port) Rings() []driver.RingState {
+	var out []driver.RingState
 	for _, q := range p.rx {
-		out = append(out, RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
-			Head: q.head, Tail: q.tail, Owned: q.posted, Doorbells: q.doorbells.Load(),
-			Active: p.regs.Read32(q.rdar)&darActive != 0})
+		out = append(out, driver.RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+			BDSize: q.ring.stride * 4, NextToUse: q.ntu, NextToClean: q.ntc, Owned: q.posted,
+			Doorbells: q.doorbells.Load(), Enabled: true, DeviceProducer: -1, DeviceConsumer: -1,
+			HasActive: true, Active: p.regs.Read32(q.rdar)&dar_ACTIVE != 0})
 	}
 	for _, q := range p.tx {
-		out = append(out, RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
-			Head: q.head, Tail: q.clean, Owned: q.inFlight, Doorbells: q.doorbells.Load(),
-			Rekicks: q.rekicks.Load(), Active: p.regs.Read32(q.tdar)&darActive != 0})
+		out = append(out, driver.RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+			BDSize: q.ring.stride * 4, NextToUse: q.ntu, NextToClean: q.ntc, Owned: q.inFlight,
+			Doorbells: q.doorbells.Load(), Rekicks: q.rekicks.Load(), Enabled: true,
+			DeviceProducer: -1, DeviceConsumer: -1,
+			HasActive: true, Active: p.regs.Read32(q.tdar)&dar_ACTIVE != 0})
 	}
 	return out
 }

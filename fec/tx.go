@@ -10,7 +10,7 @@ import (
 
 // txQueue is one transmit ring. One goroutine owns it.
 //
-// Slots clean..head-1 (cyclically, inFlight of them) hold BDs handed to the
+// Slots ntc..ntu-1 (cyclically, inFlight of them) hold BDs handed to the
 // MAC and not yet reclaimed; the packet of a frame is parked at the slot of
 // its last BD and freed when the MAC has cleared R there.
 type txQueue struct {
@@ -20,8 +20,8 @@ type txQueue struct {
 	bufs      []*pool.Packet // frame parked at its last BD's slot
 	pend      []uint32       // word 0 of each BD of the burst being built
 	free      []*pool.Packet // reclaim batch for pool.FreeBulk
-	head      int            // next slot to fill
-	clean     int            // oldest slot not yet reclaimed
+	ntu       int            // next to use: the next slot to fill
+	ntc       int            // next to clean: the oldest slot not yet reclaimed
 	inFlight  int            // BDs owned by the MAC or not yet reclaimed
 	frames    int            // frames among them
 	reclaimAt int            // reclaim when fewer free slots than this
@@ -59,7 +59,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	}
 	q.reclaimAt = max(ring.size/4, min(32, ring.size))
 	if p.prof.has(qAVB) && id > 0 {
-		q.esc = uint32(id) << escTxFTYPEShft // AVB class = this ring
+		q.esc = uint32(id) << txbd_FTYPE_SHIFT // AVB class = this ring
 	}
 	for _, rq := range p.rx {
 		q.owners = append(q.owners, txOwner{rq.pool, rq.pool.Owner(p.ownerID + " tx" + string(rune('0'+id)) + " ring")})
@@ -68,7 +68,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 }
 
 func (q *txQueue) init() {
-	q.head, q.clean, q.inFlight, q.frames = 0, 0, 0, 0
+	q.ntu, q.ntc, q.inFlight, q.frames = 0, 0, 0, 0
 	for i := 0; i < q.ring.size; i++ {
 		for k := 1; k < q.ring.stride; k++ {
 			q.ring.set(i, k, 0)
@@ -79,7 +79,7 @@ func (q *txQueue) init() {
 
 func (q *txQueue) wrap(i int) uint32 {
 	if i == q.ring.size-1 {
-		return txW // the MAC continues at TDSR after this BD
+		return txbd_W // the MAC continues at TDSR after this BD
 	}
 	return 0
 }
@@ -118,7 +118,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if q.ring.size-q.inFlight < q.reclaimAt {
 		q.reclaim()
 	}
-	start, nbd := q.head, 0
+	start, nbd := q.ntu, 0
 	var sent, bytes uint64
 	n := 0
 	for ; n < len(pkts); n++ {
@@ -140,7 +140,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		if segs > q.ring.size-q.inFlight {
 			break // ring full: the caller keeps pkts[n:]
 		}
-		t := q.head
+		t := q.ntu
 		for s := pk; s != nil; s = s.Next() {
 			q.fixAlign(s)
 			if !q.skipSyncForDevice {
@@ -153,9 +153,9 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 				q.ring.set(t, wESC, q.esc)
 				q.ring.set(t, wBDU, 0)
 			}
-			st := uint32(txR | txTC)
+			st := uint32(txbd_R | txbd_TC)
 			if s.Next() == nil {
-				st |= txL
+				st |= txbd_L
 				q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
 				pk.SetOwner(q.ownerIn(pk.Pool()))
 			}
@@ -163,14 +163,14 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 			t = q.next(t) // a frame's BDs are consecutive
 			nbd++
 		}
-		q.head = t         // next free slot
+		q.ntu = t          // next free slot
 		q.inFlight += segs // owned by the MAC until reclaim sees R clear
 		q.frames++
 		sent++
 		bytes += uint64(total)
 		if q.perPacketDoorbell {
 			q.publish(start, nbd)
-			start, nbd = q.head, 0
+			start, nbd = q.ntu, 0
 		}
 	}
 	if nbd > 0 {
@@ -206,13 +206,13 @@ func (q *txQueue) kick() {
 	if q.err007885 {
 		idle := false
 		for i := 0; i < 4 && !idle; i++ {
-			idle = q.regs.Read32(q.tdar)&darActive == 0
+			idle = q.regs.Read32(q.tdar)&dar_ACTIVE == 0
 		}
 		if !idle {
 			return
 		}
 	}
-	q.regs.Write32(q.tdar, darActive)
+	q.regs.Write32(q.tdar, dar_ACTIVE)
 	q.doorbells.Add(1)
 }
 
@@ -247,24 +247,24 @@ func (q *txQueue) ownerIn(pl *pool.Pool) uint16 {
 	return 0
 }
 
-// reclaim walks completed BDs from clean, frees their frames in bulk, and
+// reclaim walks completed BDs from ntc, frees their frames in bulk, and
 // applies the ERR006358 workaround: BDs still pending while TDAR reads idle
 // get another TDAR write.
 func (q *txQueue) reclaim() int {
 	nf, done := 0, 0
 	for q.inFlight > 0 {
-		st, _ := sc(q.ring.status(q.clean))
-		if st&txR != 0 {
+		st, _ := sc(q.ring.status(q.ntc))
+		if st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
-		if pk := q.bufs[q.clean]; pk != nil {
+		if pk := q.bufs[q.ntc]; pk != nil {
 			if q.enhanced {
 				dma.ReadBarrier() // R before the esc word the MAC wrote with it
-				if q.ring.word(q.clean, wESC)&escTxErrMask != 0 {
+				if q.ring.word(q.ntc, wESC)&txbd_ESC_ERR_MASK != 0 {
 					q.stats.Drop(driver.CauseFrame, 1)
 				}
 			}
-			q.bufs[q.clean] = nil
+			q.bufs[q.ntc] = nil
 			q.free[nf] = pk // the frame is ours again: back to its pool in bulk
 			nf++
 			done++
@@ -275,16 +275,16 @@ func (q *txQueue) reclaim() int {
 				nf = 0
 			}
 		}
-		q.clean = q.next(q.clean) // the MAC is done with this BD
+		q.ntc = q.next(q.ntc) // the MAC is done with this BD
 		q.inFlight--
 	}
 	if nf > 0 {
 		pool.FreeBulk(q.free[:nf])
 		clear(q.free[:nf])
 	}
-	if q.inFlight > 0 && q.regs.Read32(q.tdar)&darActive == 0 {
+	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
 		// ERR006358: TDAR cleared although ready BDs remain.
-		q.regs.Write32(q.tdar, darActive)
+		q.regs.Write32(q.tdar, dar_ACTIVE)
 		q.rekicks.Add(1)
 		q.doorbells.Add(1)
 	}
@@ -299,9 +299,9 @@ func (q *txQueue) reclaim() int {
 // and the atomic counters, never the owner's indices.
 func (q *txQueue) stallCheck() {
 	for i := 0; i < q.ring.size; i++ {
-		if st, _ := sc(q.ring.status(i)); st&txR != 0 {
-			if q.regs.Read32(q.tdar)&darActive == 0 {
-				q.regs.Write32(q.tdar, darActive)
+		if st, _ := sc(q.ring.status(i)); st&txbd_R != 0 {
+			if q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
+				q.regs.Write32(q.tdar, dar_ACTIVE)
 				q.rekicks.Add(1)
 				q.doorbells.Add(1)
 			}
@@ -313,14 +313,14 @@ func (q *txQueue) stallCheck() {
 // drain frees every frame left on the ring after the MAC was disabled.
 func (q *txQueue) drain() {
 	for q.inFlight > 0 {
-		if pk := q.bufs[q.clean]; pk != nil {
-			q.bufs[q.clean] = nil
+		if pk := q.bufs[q.ntc]; pk != nil {
+			q.bufs[q.ntc] = nil
 			pk.Free() // the disabled MAC will not send it: back to its pool
 			q.stats.Drop(driver.CauseLinkDown, 1)
 		}
-		q.clean = q.next(q.clean)
+		q.ntc = q.next(q.ntc)
 		q.inFlight--
 	}
 	q.frames = 0
-	q.head, q.clean = 0, 0 // ETHEREN=0 rewound the MAC to TDSR: so do we
+	q.ntu, q.ntc = 0, 0 // ETHEREN=0 rewound the MAC to TDSR: so do we
 }

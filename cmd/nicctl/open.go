@@ -27,17 +27,14 @@ type mdio45 interface {
 	MDIOWrite45(phy, devad, reg int, v uint16) error
 }
 
-// linkUpdater reads the PHY now instead of returning the last state (FEC).
+// linkUpdater reads the PHY now instead of returning the last state.
 type linkUpdater interface{ UpdateLink() driver.Link }
 
 // phyAddress returns the MDIO address of the port's PHY, -1 when it runs
 // as a fixed link, and false when the driver does not say.
 func phyAddress(p driver.Port) (int, bool) {
-	switch q := p.(type) {
-	case interface{ PHYAddr() int }: // enetc
+	if q, ok := p.(interface{ PHYAddr() int }); ok {
 		return q.PHYAddr(), true
-	case interface{ PHY() int }: // fec
-		return q.PHY(), true
 	}
 	return -1, false
 }
@@ -120,13 +117,7 @@ func rawRegs(d *driver.Device) (string, []regValue, error) {
 	var out []regValue
 	switch {
 	case d.Bus == "pci" && d.VendorID == 0x1957 && (d.DeviceID == 0xe100 || d.DeviceID == 0xef00):
-		capr := w.Read32(enetc.SICAPR0)
-		tx, rx := int(capr&0xff), int(capr>>16&0xff)
-		pf := w.Size() > 0x10000
-		for _, r := range enetc.RegisterMap(tx, rx) {
-			if (r.PFOnly() && !pf) || r.Block == "mdio" {
-				continue
-			}
+		for _, r := range enetc.ProbeRegisterMap(w) {
 			v := w.Read32(r.Offset)
 			out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: r.Block, Value: v, Fields: decode(v, enetcFields(r.Fields))})
 		}

@@ -9,8 +9,6 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/enetc"
-	"github.com/gopmd/gopmd/fec"
 	"github.com/gopmd/gopmd/sim"
 )
 
@@ -184,78 +182,54 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 		}
 		return nil
 	}
+	ri, ok := p.(ringInspector)
+	if !ok {
+		return nil, fmt.Errorf("%s: the %s driver does not report its rings", dev, p.Info().Driver)
+	}
 	// BD memory is reachable only on a model, through its IOMMU: a driver
 	// does not hand its ring memory out.
 	var mem *dma.SimIOMMU
-	var regs driver.Regs
 	if sp.Scheme == "sim" {
 		if m := sim.ENETCModel(sp.Name); m != nil {
-			mem, regs = m.IOMMU(), m
+			mem = m.IOMMU()
 		} else if m := sim.FECModel(sp.Name); m != nil {
-			mem, regs = m.IOMMU(), m
+			mem = m.IOMMU()
 		}
 	}
 	noBDs := "BD memory is only readable on sim devices (the driver does not export its rings)"
-	switch q := p.(type) {
-	case *enetc.Port:
-		for _, s := range q.Rings() {
-			if err := checkAt(s.Kind, s.Index, s.Size); err != nil {
-				return nil, err
-			}
-			g := ringInfo{Kind: s.Kind, Queue: s.Index, Size: s.Size, Enabled: s.Enabled,
-				HWProducer: intp(int(s.HWProducer)), HWConsumer: intp(int(s.HWConsumer)),
-				NextToUse: int(s.NextToUse), NextToClean: int(s.NextToClean), BDs: []bdInfo{}}
-			if s.Kind == "tx" {
-				if d := q.TxDoorbells(s.Index); true {
-					g.Doorbells = &d
-				}
-			}
-			if mem != nil {
-				base := uint32(0x8000 + 0x200*s.Index)
-				if s.Kind == "rx" {
-					base += 0x100
-				}
-				g.IOVA = uint64(regs.Read32(base+enetc.TBBAR0)) | uint64(regs.Read32(base+enetc.TBBAR1))<<32
-				g.BDs = readBDs(mem, g.IOVA, 16, s.Size, start(at, g.NextToClean), window, func(i int, b []byte) bdInfo { return enetcBD(s.Kind, i, b) })
-			} else {
-				g.NoBDs = noBDs
-			}
-			r.Rings = append(r.Rings, g)
+	for _, s := range ri.Rings() {
+		if err := checkAt(s.Kind, s.Queue, s.Size); err != nil {
+			return nil, err
 		}
-	case *fec.Port:
-		bdSize := 8
-		if regs != nil && regs.Read32(0x024)&(1<<4) != 0 { // ECR.EN1588: enhanced 32-byte BDs
-			bdSize = 32
-		}
-		for _, s := range q.RingState() {
-			if err := checkAt(s.Kind, s.Queue, s.Size); err != nil {
-				return nil, err
-			}
+		g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: s.Enabled, IOVA: s.IOVA,
+			NextToUse: s.NextToUse, NextToClean: s.NextToClean, BDs: []bdInfo{}}
+		if s.HasActive {
 			active := s.Active
-			g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: true, Active: &active, IOVA: s.IOVA,
-				NextToUse: s.Head, NextToClean: s.Tail, Owned: intp(s.Owned), BDs: []bdInfo{}}
-			db := s.Doorbells
-			g.Doorbells = &db
-			if mem != nil {
-				g.BDs = readBDs(mem, s.IOVA, bdSize, s.Size, start(at, fecClean(s)), window, func(i int, b []byte) bdInfo { return fecBD(s.Kind, i, b) })
-			} else {
-				g.NoBDs = noBDs
-			}
-			r.Rings = append(r.Rings, g)
+			g.Active = &active
 		}
-	default:
-		return nil, fmt.Errorf("%s: the %s driver does not report its rings", dev, p.Info().Driver)
+		if s.DeviceProducer >= 0 && s.DeviceConsumer >= 0 {
+			g.HWProducer, g.HWConsumer = intp(s.DeviceProducer), intp(s.DeviceConsumer)
+		}
+		if s.Owned >= 0 {
+			g.Owned = intp(s.Owned)
+		}
+		db := s.Doorbells
+		g.Doorbells = &db
+		if mem != nil {
+			rx := s.Kind == "rx"
+			g.BDs = readBDs(mem, s.IOVA, s.BDSize, s.Size, start(at, s.NextToClean), window, func(i int, b []byte) bdInfo { return bdOf(i, b, ri.DecodeBD(rx, b)) })
+		} else {
+			g.NoBDs = noBDs
+		}
+		r.Rings = append(r.Rings, g)
 	}
 	return r, nil
 }
 
-// fecClean is the index the driver will look at next: the RX BD it reads
-// next, or the oldest TX BD not reclaimed.
-func fecClean(s fec.RingState) int {
-	if s.Kind == "rx" {
-		return s.Head
-	}
-	return s.Tail
+// ringInspector is what a driver offers the rings command.
+type ringInspector interface {
+	Rings() []driver.RingState
+	DecodeBD(rx bool, b []byte) driver.BD
 }
 
 func start(at, clean int) int {
@@ -284,89 +258,11 @@ func readBDs(mem *dma.SimIOMMU, iova uint64, bdSize, size, first, n int, dec fun
 	return out
 }
 
-// enetcBD decodes a 16-byte ENETC BD (hw/enetc.md §3): TX in the
-// software-written format, RX in the buffer format until the device sets
-// R, the write-back format after.
-func enetcBD(kind string, i int, b []byte) bdInfo {
-	le := binary.LittleEndian
-	d := bdInfo{Index: i, Raw: fmt.Sprintf("%x", b), Flags: []string{}}
-	q, l1, l2, ls := le.Uint64(b[0:]), le.Uint16(b[8:]), le.Uint16(b[10:]), le.Uint32(b[12:])
-	if kind == "tx" {
-		d.Addr, d.Len, d.FrmLen = q, int(l1), int(l2)
-		flags := ls >> 24
-		for _, f := range []struct {
-			bit  uint32
-			name string
-		}{{enetc.TXBD_FLAGS_F, "F"}, {enetc.TXBD_FLAGS_EX, "EX"}, {enetc.TXBD_FLAGS_W, "W"}, {enetc.TXBD_FLAGS_TSE, "TSE"}} {
-			if flags&f.bit != 0 {
-				d.Flags = append(d.Flags, f.name)
-			}
-		}
-		return d
+// bdOf is a driver's decoding of BD i, whose bytes are b.
+func bdOf(i int, b []byte, d driver.BD) bdInfo {
+	flags := d.Flags
+	if flags == nil {
+		flags = []string{}
 	}
-	if ls&enetc.RXBD_LSTATUS_R == 0 {
-		d.Addr = q
-		d.Note = "posted, waiting for a frame"
-		return d
-	}
-	d.Len = int(l1)
-	d.Flags = append(d.Flags, "R")
-	if ls&enetc.RXBD_LSTATUS_F != 0 {
-		d.Flags = append(d.Flags, "F")
-	}
-	if e := ls & enetc.RXBD_LSTATUS_ERR_MASK >> enetc.RXBD_LSTATUS_ERR_SHIFT; e != 0 {
-		d.Flags = append(d.Flags, fmt.Sprintf("ERR=%#x", e))
-	}
-	if ls&enetc.RXBD_FLAG_VLAN != 0 {
-		d.Flags = append(d.Flags, fmt.Sprintf("VLAN=%d", l2))
-	}
-	d.Note = fmt.Sprintf("written back: rss %#x parse %#x", uint32(q>>32), uint16(q>>16))
-	return d
-}
-
-// FEC status bits of word 0's high half (hw/fec.md §3.3).
-var fecRxBits = []struct {
-	bit  uint16
-	name string
-}{{0x8000, "E"}, {0x2000, "W"}, {0x0800, "L"}, {0x0100, "M"}, {0x0080, "BC"}, {0x0040, "MC"},
-	{0x0020, "LG"}, {0x0010, "NO"}, {0x0004, "CR"}, {0x0002, "OV"}, {0x0001, "TR"}}
-var fecTxBits = []struct {
-	bit  uint16
-	name string
-}{{0x8000, "R"}, {0x2000, "W"}, {0x0800, "L"}, {0x0400, "TC"}, {0x0200, "ABC"}}
-
-// fecBD decodes an FEC BD: word 0 holds status<<16 | length and word 1
-// the buffer address, as the CPU sees them with ECR.DBSWP set; enhanced
-// BDs add the extended status word and BDU.
-func fecBD(kind string, i int, b []byte) bdInfo {
-	le := binary.LittleEndian
-	d := bdInfo{Index: i, Raw: fmt.Sprintf("%x", b), Flags: []string{}}
-	w0 := le.Uint32(b[0:])
-	sc := uint16(w0 >> 16)
-	d.Len, d.Addr = int(w0&0xffff), uint64(le.Uint32(b[4:]))
-	bitsOf := fecTxBits
-	if kind == "rx" {
-		bitsOf = fecRxBits
-	}
-	for _, f := range bitsOf {
-		if sc&f.bit != 0 {
-			d.Flags = append(d.Flags, f.name)
-		}
-	}
-	if len(b) >= 32 {
-		esc, bdu := le.Uint32(b[8:]), le.Uint32(b[16:])
-		if esc != 0 {
-			d.Flags = append(d.Flags, fmt.Sprintf("ESC=%#x", esc))
-		}
-		if bdu&(1<<31) != 0 {
-			d.Flags = append(d.Flags, "BDU")
-		}
-	}
-	switch {
-	case kind == "rx" && sc&0x8000 != 0:
-		d.Note = "empty, owned by the MAC"
-	case kind == "tx" && sc&0x8000 != 0:
-		d.Note = "ready, owned by the MAC"
-	}
-	return d
+	return bdInfo{Index: i, Raw: fmt.Sprintf("%x", b), Addr: d.Addr, Len: d.Len, FrmLen: d.FrameLen, Flags: flags, Note: d.Note}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/sim"
 )
 
@@ -397,28 +396,23 @@ func phyLoopback(p driver.Port) (func() error, error) {
 	return func() error { return m.MDIOWrite(addr, regBMCR, old) }, nil
 }
 
-// MAC loopback bits (hw/enetc.md §2.4, hw/fec.md §2.5).
-const (
-	fecRCR     = 0x084
-	fecRCRLoop = 1 << 0
-)
+// macLooper is a device model whose MAC can loop frames back.
+type macLooper interface{ SetMACLoopback(on bool) (was bool) }
 
-// macLoopback sets the MAC loopback bit of a model through its register
-// window and returns how to put the register back.
+// macLoopback sets the MAC loopback bit of a model and returns how to put
+// it back.
 func macLoopback(sp driver.Spec) (func(), error) {
-	var w driver.Regs
-	var off, bit uint32
-	if m := sim.ENETCModel(sp.Name); m != nil {
-		if !m.PF() {
+	var m macLooper
+	if em := sim.ENETCModel(sp.Name); em != nil {
+		if !em.PF() {
 			return nil, fmt.Errorf("a VF has no MAC: use the PF or --loopback cable")
 		}
-		w, off, bit = m, enetc.PM0_CMD_CFG, enetc.PM_CMD_CFG_XGLP
-	} else if m := sim.FECModel(sp.Name); m != nil {
-		w, off, bit = m, fecRCR, fecRCRLoop
+		m = em
+	} else if fm := sim.FECModel(sp.Name); fm != nil {
+		m = fm
 	} else {
 		return nil, fmt.Errorf("no model open under %s", sp.Name)
 	}
-	old := w.Read32(off)
-	w.Write32(off, old|bit)
-	return func() { w.Write32(off, old) }, nil
+	was := m.SetMACLoopback(true)
+	return func() { m.SetMACLoopback(was) }, nil
 }

@@ -289,3 +289,16 @@ func (d *Device) macStatus() uint32 {
 	}
 	return STATUS_LINK | d.speedCode()<<17 | STATUS_FULLDX
 }
+
+// SetMACLoopback sets or clears the eMAC's loopback bit (PM0_CMD_CFG.XGLP)
+// with a register write, as a driver would, and reports whether it was set.
+// Only a PF has the eMAC.
+func (d *Device) SetMACLoopback(on bool) (was bool) {
+	v := d.Read32(PM0_CMD_CFG)
+	nv := v &^ CMD_CFG_XGLP
+	if on {
+		nv |= CMD_CFG_XGLP
+	}
+	d.Write32(PM0_CMD_CFG, nv)
+	return v&CMD_CFG_XGLP != 0
+}

@@ -205,3 +205,15 @@ func (d *Device) mdioExec(v uint32) {
 
 // PHYAddr is the simulated PHY's MDIO address.
 func (d *Device) PHYAddr() int { return d.phy.addr }
+
+// SetMACLoopback sets or clears the MAC's loopback bit (RCR.LOOP) with a
+// register write, as a driver would, and reports whether it was set.
+func (d *Device) SetMACLoopback(on bool) (was bool) {
+	v := d.Read32(regRCR)
+	nv := v &^ rcrLOOP
+	if on {
+		nv |= rcrLOOP
+	}
+	d.Write32(regRCR, nv)
+	return v&rcrLOOP != 0
+}

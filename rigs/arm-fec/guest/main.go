@@ -78,7 +78,7 @@ func main() {
 		}
 		say("PASS", "open-"+n, "%s via %s, opened by the "+opener+" (%s), MAC %s, %s descriptors, %v", inf.Device, inf.Backend, spec, inf.MAC, *bd, time.Since(to).Round(time.Millisecond))
 		if fp, ok := p.(*fec.Port); ok {
-			say("INFO", "phy-"+n, "PHY address %d", fp.PHY())
+			say("INFO", "phy-"+n, "PHY address %d", fp.PHYAddr())
 		}
 		if err := p.Start(); err != nil {
 			say("FAIL", "start-"+n, "%v", err)

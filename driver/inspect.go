@@ -1,0 +1,44 @@
+package driver
+
+// BD is one buffer descriptor decoded for a person: what a bring-up tool
+// prints for a ring. Raw bytes and the slot index are the tool's to add.
+type BD struct {
+	Addr     uint64   // buffer bus address (RX: until the device writes the BD back)
+	Len      int      // bytes in this BD's buffer
+	FrameLen int      // whole frame's length where the BD carries it, else 0
+	Flags    []string // status and control bits set, by the reference's names
+	Note     string   // what the state means ("posted, waiting for a frame")
+}
+
+// RingState is one descriptor ring's indices as a driver and its device
+// see them, for a bring-up tool. The names are DPDK's and Linux's:
+// next-to-use is where the driver writes next (TX: the next BD to fill;
+// RX: the next empty BD to post a buffer in), next-to-clean is where it
+// reads next (TX: the oldest BD not yet reclaimed; RX: the next BD the
+// device completes). The driver's indices are read without
+// synchronisation: exact only while the queue's goroutine is quiet.
+type RingState struct {
+	Kind        string // "rx" or "tx"
+	Queue       int
+	Size        int    // BDs
+	IOVA        uint64 // ring base the device was given
+	BDSize      int    // bytes per BD
+	NextToUse   int
+	NextToClean int
+	// Owned is the number of BDs the device owns, -1 when the driver does
+	// not count them.
+	Owned     int
+	Doorbells uint64 // producer-index or descriptor-active writes
+	// Rekicks counts doorbell re-writes an erratum workaround made (FEC
+	// ERR006358).
+	Rekicks uint64
+	// Enabled is the ring's enable bit (ENETC TBMR/RBMR.EN); a device
+	// without one (FEC) reports true.
+	Enabled bool
+	// DeviceProducer and DeviceConsumer are the device's own index
+	// registers (ENETC TBPIR/TBCIR, RBPIR/RBCIR), -1 where it has none.
+	DeviceProducer, DeviceConsumer int
+	// HasActive says the ring has a descriptor-active doorbell register
+	// (FEC RDAR/TDAR); Active is its state.
+	HasActive, Active bool
+}
