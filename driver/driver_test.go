@@ -54,7 +54,7 @@ type fakePort struct {
 func TestOpenRegistry(t *testing.T) {
 	released := 0
 	RegisterBackend(Backend{Scheme: "uio", Options: []string{"map"}, Open: func(s Spec, cfg Config) (*Device, error) {
-		if s.Name == "/dev/missing" {
+		if s.Name == "/dev/uio7" {
 			return nil, errors.New("no such device")
 		}
 		bus, vid := "pci", uint16(0x1957)
@@ -81,19 +81,24 @@ func TestOpenRegistry(t *testing.T) {
 	if cfg.RxQueues != 4 || cfg.TxQueues != 4 || cfg.RxRingSize != 1024 || cfg.TxRingSize != 64 || *cfg.Promiscuous || cfg.MTU != 1500 {
 		t.Fatalf("config after options and defaults: %+v", cfg)
 	}
+	// Messages name the spec once (the driver's error is not wrapped in
+	// "testdrv SPEC:" any more) and options by *OptionError.
 	for _, tc := range []struct{ spec, want string }{
-		{"uio:/dev/uio0?bogus=1", `unknown option "bogus"`},
-		{"uio:/dev/uio0?queues=0", "queues=\"0\" must be a number in [1, 64]"},
-		{"uio:/dev/uio0?promisc=maybe", "must be true or false"},
-		{"uio:/dev/missing", "open uio:/dev/missing: no such device"},
+		{"uio:/dev/uio0?bogus=1", `option bogus: unknown option`},
+		{"uio:/dev/uio0?queues=0", `option queues="0": out of range (accepted: a number in [1, 64])`},
+		{"uio:/dev/uio0?promisc=maybe", "(accepted: 1 or 0"},
+		{"uio:/dev/uio7", "uio:/dev/uio7: no such device"},
 		{"uio:/dev/uio9", "no driver for this device (PCI ID 8086:e100)"},
-		{"uio:/dev/uio0?drvopt=fail", "testdrv uio:/dev/uio0?drvopt=fail: bring-up failed"},
+		{"uio:/dev/uio0?drvopt=fail", "uio:/dev/uio0?drvopt=fail: bring-up failed"},
 		{"platform:foo", `scheme "platform" is not linked`},
 	} {
 		before := released
 		_, err := Open(tc.spec)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open(%q) = %v, want error containing %q", tc.spec, err, tc.want)
+		}
+		if strings.Count(err.Error(), tc.spec) > 1 {
+			t.Errorf("Open(%q) names the spec more than once: %v", tc.spec, err)
 		}
 		if strings.Contains(tc.want, "failed") || strings.Contains(tc.want, "no driver") {
 			if released != before+1 {
@@ -131,5 +136,74 @@ func TestCounters(t *testing.T) {
 	}
 	if l := (Link{Up: true, SpeedMbps: 1000, FullDuplex: true}); l.String() != "up 1000 Mb/s full duplex" {
 		t.Fatal(l.String())
+	}
+}
+
+func TestParseSpecRefuses(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"sim:enetc0?gen=1&gen=0", `option gen: given 2 times (1, 0)`},
+		{"sim:enetc0?mtu=1500&mtu=1500", "given 2 times"},
+		{"sim:enetc0?=1", "an option with no name"},
+		{"platform:../../../../tmp/x", "holds '/'"},
+		{"platform:..", "directory reference"},
+		{"platform:.", "directory reference"},
+		{"platform:eth\x01er", "control character"},
+		{"platform:a\nb", "control character"},
+		{"platform:a b", "control character or space"},
+		{"platform:" + strings.Repeat("a", 256), "longer than a sysfs name"},
+		{"sim:../enetc0", "holds '/'"},
+		{"uio:/tmp/uio0", "not /dev/uioN"},
+		{"uio:/dev/../etc/uio0", "not /dev/uioN"},
+	} {
+		in := tc.in
+		_, err := ParseSpec(in)
+		var se *SpecError
+		if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseSpec(%q) = %v, want a *SpecError containing %q", in, err, tc.want)
+		}
+	}
+	_, err := ParseSpec("sim:enetc0?gen=1&gen=0")
+	var oe *OptionError
+	if !errors.As(err, &oe) || oe.Option != "gen" {
+		t.Fatalf("a repeated option is not an *OptionError naming it: %#v", err)
+	}
+}
+
+// TestOptionsOfTheClaimingDriver: an option only another driver takes is
+// refused once the device's driver is known, and the device is released.
+func TestOptionsOfTheClaimingDriver(t *testing.T) {
+	released := 0
+	RegisterBackend(Backend{Scheme: "platform", Options: []string{"reg"}, Open: func(s Spec, cfg Config) (*Device, error) {
+		return &Device{Bus: "platform", Compatible: []string{"test,a"}, Mapper: dma.NewSimIOMMU(false),
+			Release: func() error { released++; return nil }}, nil
+	}})
+	t.Cleanup(func() {
+		regMu.Lock()
+		delete(backends, "platform")
+		drivers = drivers[:len(drivers)-2]
+		regMu.Unlock()
+	})
+	RegisterDriver(Driver{Name: "adrv", Options: []string{"aopt"},
+		Match: func(d *Device) bool { return d.Bus == "platform" && d.Compatible[0] == "test,a" },
+		New:   func(d *Device, cfg Config) (Port, error) { return &fakePort{cfg: cfg}, nil }})
+	RegisterDriver(Driver{Name: "bdrv", Options: []string{"bopt"},
+		Match: func(d *Device) bool { return d.Bus == "platform" && d.Compatible[0] == "test,b" },
+		New:   func(d *Device, cfg Config) (Port, error) { return &fakePort{cfg: cfg}, nil }})
+	if _, err := Open("platform:x?aopt=1&reg=1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open("platform:x?bopt=1")
+	var oe *OptionError
+	if !errors.As(err, &oe) || oe.Option != "bopt" || !strings.Contains(err.Error(), "adrv driver") || !strings.Contains(err.Error(), "aopt") {
+		t.Fatalf("bdrv's option on an adrv device: %v", err)
+	}
+	if released != 1 {
+		t.Fatalf("device released %d times after the refused option, want 1", released)
+	}
+	if name, ok := Claims(&Device{Bus: "platform", Compatible: []string{"test,b"}}); !ok || name != "bdrv" {
+		t.Fatalf("Claims = %q, %v", name, ok)
+	}
+	if _, ok := Claims(&Device{Bus: "platform", Compatible: []string{"test,c"}}); ok {
+		t.Fatal("Claims claimed an unknown device")
 	}
 }

@@ -23,18 +23,99 @@ type Spec struct {
 
 func (s Spec) String() string { return s.Raw }
 
-// SpecError is a spec that cannot be used; its message lists the accepted forms.
+// SpecError is a spec that cannot be used; its message names the spec and
+// lists the accepted forms (or, for a bad option, the option's).
 type SpecError struct {
 	Spec   string
 	Reason string
+	// Err is the cause when there is a typed one (an *OptionError).
+	Err error
+}
+
+// Unwrap returns the cause, for errors.As(err, **OptionError).
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// OptionError is a spec option that cannot be used: one the chosen backend
+// and driver do not take, one given twice, or a value out of range. It
+// names the option and the accepted forms; the layer that knows the spec
+// (ParseSpec, OpenConfig) adds it once.
+type OptionError struct {
+	Option string
+	Value  string // as given ("" with NoValue for "?sink")
+	// Problem says what is wrong ("unknown option for the fec driver",
+	// "given twice", "out of range").
+	Problem string
+	// Accepted lists what would work: a range, the values, or the options
+	// the device takes.
+	Accepted string
+	// NoValue: the option was given without "=" or its value does not
+	// matter to the problem (an unknown or repeated option).
+	NoValue bool
+}
+
+func (e *OptionError) Error() string {
+	s := "option " + e.Option
+	if !e.NoValue {
+		s += fmt.Sprintf("=%q", e.Value)
+	}
+	s += ": " + e.Problem
+	if e.Accepted != "" {
+		s += " (accepted: " + e.Accepted + ")"
+	}
+	return s
+}
+
+// BadOption returns an *OptionError for key=value; backends and drivers
+// use it for values they cannot take.
+func BadOption(key, value, problem, accepted string) *OptionError {
+	return &OptionError{Option: key, Value: value, Problem: problem, Accepted: accepted}
 }
 
 // SpecForms lists the accepted spec forms, for error messages and help.
 const SpecForms = "0000:01:00.0 or pci:0000:01:00.0 (VFIO), uio:/dev/uio0, platform:NODE (e.g. platform:2188000.ethernet), sim:enetcN, sim:fecN; options follow '?' as key=value joined by '&' (e.g. sim:enetc0?peer=sim:enetc1)"
 
 func (e *SpecError) Error() string {
+	var oe *OptionError
+	if errors.As(e.Err, &oe) {
+		return fmt.Sprintf("device spec %q: %v", e.Spec, e.Err)
+	}
 	return fmt.Sprintf("device spec %q: %s (accepted forms: %s)", e.Spec, e.Reason, SpecForms)
 }
+
+// OptionInSpec puts an *OptionError in the context of its spec: a
+// *SpecError that names the spec and unwraps to the option error. Backends
+// that know the spec use it.
+func OptionInSpec(spec string, oe *OptionError) error {
+	return &SpecError{Spec: spec, Reason: oe.Error(), Err: oe}
+}
+
+func optionError(spec string, oe *OptionError) error { return OptionInSpec(spec, oe) }
+
+// CheckDeviceName refuses a device name that cannot be one entry of a
+// sysfs or /dev directory: empty, ".", "..", or holding '/', a control
+// character or a space. Platform node names ("2188000.ethernet") and
+// sim names pass; "../../tmp/x" does not.
+func CheckDeviceName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty device name")
+	case name == "." || name == "..":
+		return fmt.Errorf("device name %q is a directory reference, not a device", name)
+	case len(name) > 255:
+		return fmt.Errorf("device name of %d bytes is longer than a sysfs name can be (255)", len(name))
+	}
+	for _, r := range name {
+		switch {
+		case r == '/':
+			return fmt.Errorf("device name %q holds '/': give the node name only (e.g. 2188000.ethernet)", name)
+		case r < 0x20 || r == 0x7f || r == ' ':
+			return fmt.Errorf("device name %q holds a control character or space", name)
+		}
+	}
+	return nil
+}
+
+var uioRE = regexp.MustCompile(`^(/dev/)?uio[0-9]{1,4}$`)
 
 var bdfRE = regexp.MustCompile(`^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
 
@@ -43,35 +124,52 @@ func ParseSpec(raw string) (Spec, error) {
 	s := Spec{Raw: raw}
 	body, query, hasQuery := strings.Cut(raw, "?")
 	if body == "" {
-		return s, &SpecError{raw, "empty device name"}
+		return s, &SpecError{Spec: raw, Reason: "empty device name"}
 	}
 	if bdfRE.MatchString(body) {
 		s.Scheme, s.Name = "pci", strings.ToLower(body)
 	} else {
 		scheme, name, ok := strings.Cut(body, ":")
 		if !ok {
-			return s, &SpecError{raw, "no scheme"}
+			return s, &SpecError{Spec: raw, Reason: "no scheme"}
 		}
 		s.Scheme, s.Name = scheme, name
 		switch scheme {
 		case "pci":
 			if !bdfRE.MatchString(name) {
-				return s, &SpecError{raw, fmt.Sprintf("PCI address %q is not domain:bus:device.function (e.g. 0000:00:00.0)", name)}
+				return s, &SpecError{Spec: raw, Reason: fmt.Sprintf("PCI address %q is not domain:bus:device.function (e.g. 0000:00:00.0)", name)}
 			}
 			s.Name = strings.ToLower(name)
 		case "uio", "platform", "sim":
 			if name == "" {
-				return s, &SpecError{raw, "empty device name after " + scheme + ":"}
+				return s, &SpecError{Spec: raw, Reason: "empty device name after " + scheme + ":"}
+			}
+			if scheme == "uio" && !uioRE.MatchString(name) {
+				return s, &SpecError{Spec: raw, Reason: fmt.Sprintf("UIO device %q is not /dev/uioN", name)}
+			}
+			if scheme != "uio" {
+				if err := CheckDeviceName(name); err != nil {
+					return s, &SpecError{Spec: raw, Reason: err.Error()}
+				}
 			}
 		default:
-			return s, &SpecError{raw, fmt.Sprintf("unknown scheme %q", scheme)}
+			return s, &SpecError{Spec: raw, Reason: fmt.Sprintf("unknown scheme %q", scheme)}
 		}
 	}
 	s.Options = url.Values{}
 	if hasQuery {
 		v, err := url.ParseQuery(query)
 		if err != nil {
-			return s, &SpecError{raw, "options: " + err.Error()}
+			return s, &SpecError{Spec: raw, Reason: "options: " + err.Error()}
+		}
+		for _, k := range sortedKeys(v) {
+			if k == "" {
+				return s, &SpecError{Spec: raw, Reason: "an option with no name (write key=value pairs joined by '&')"}
+			}
+			if len(v[k]) > 1 {
+				return s, optionError(raw, &OptionError{Option: k, NoValue: true,
+					Problem: fmt.Sprintf("given %d times (%s)", len(v[k]), strings.Join(v[k], ", ")), Accepted: "give each option once"})
+			}
 		}
 		s.Options = v
 	}
@@ -112,7 +210,11 @@ type Backend struct {
 	Scheme string
 	// Options are the spec options this backend understands.
 	Options []string
-	Open    func(spec Spec, cfg Config) (*Device, error)
+	// OptionsOf, when set, gives the options one spec's device takes
+	// (a simulated ENETC takes vf=, a simulated FEC soc=); Options is then
+	// the union, for help texts.
+	OptionsOf func(spec Spec) []string
+	Open      func(spec Spec, cfg Config) (*Device, error)
 }
 
 // Driver claims devices and builds ports on them.
@@ -153,12 +255,45 @@ var genericOptions = []string{"queues", "rxq", "txq", "rx-ring", "tx-ring", "poo
 // ErrNoDriver is wrapped when no registered driver claims a device.
 var ErrNoDriver = errors.New("no driver for this device")
 
+// Claims returns the name of the registered driver that claims a device
+// by its identity (Bus with VendorID/DeviceID, or Compatible), and whether
+// one does. Tools use it to refuse to rebind what no driver here can drive.
+func Claims(d *Device) (string, bool) {
+	regMu.Lock()
+	drvs := append([]Driver(nil), drivers...)
+	regMu.Unlock()
+	for _, dr := range drvs {
+		if dr.Match(d) {
+			return dr.Name, true
+		}
+	}
+	return "", false
+}
+
+// DriverNames lists the registered drivers, for messages.
+func DriverNames() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	var n []string
+	for _, d := range drivers {
+		n = append(n, d.Name)
+	}
+	sort.Strings(n)
+	return n
+}
+
 // Open opens the device a spec names with default settings. See OpenConfig.
 func Open(spec string) (Port, error) { return OpenConfig(spec, Config{}) }
 
 // OpenConfig parses spec, reaches the device through the backend of its
 // scheme, picks the driver by PCI ID or compatible string and brings the
-// port up (not started). Spec options override cfg.
+// port up (not started). Spec options override cfg. An option neither the
+// backend (for this device) nor the driver that claims it takes is an
+// error listing the ones they do; so is an option given twice.
+//
+// Errors name the spec once: the backend's and driver's errors say what
+// went wrong, OpenConfig prefixes the spec unless the error already is a
+// *SpecError (which names it).
 func OpenConfig(spec string, cfg Config) (Port, error) {
 	s, err := ParseSpec(spec)
 	if err != nil {
@@ -169,29 +304,19 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 	drvs := append([]Driver(nil), drivers...)
 	regMu.Unlock()
 	if !ok {
-		return nil, &SpecError{spec, fmt.Sprintf("scheme %q is not linked into this program (import its backend package: pci for pci/uio/platform, sim for sim)", s.Scheme)}
+		return nil, &SpecError{Spec: spec, Reason: fmt.Sprintf("scheme %q is not linked into this program (import its backend package: pci for pci/uio/platform, sim for sim)", s.Scheme)}
 	}
-	known := map[string]bool{}
-	for _, k := range genericOptions {
-		known[k] = true
+	backendOpts := b.Options
+	if b.OptionsOf != nil {
+		backendOpts = b.OptionsOf(s)
 	}
-	for _, k := range b.Options {
-		known[k] = true
-	}
+	// Before the device is touched: options no driver could take.
+	var anyDriver []string
 	for _, d := range drvs {
-		for _, k := range d.Options {
-			known[k] = true
-		}
+		anyDriver = append(anyDriver, d.Options...)
 	}
-	for k := range s.Options {
-		if !known[k] {
-			names := make([]string, 0, len(known))
-			for n := range known {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			return nil, &SpecError{spec, fmt.Sprintf("unknown option %q (known: %s)", k, strings.Join(names, ", "))}
-		}
+	if err := checkKnown(s, "", backendOpts, anyDriver); err != nil {
+		return nil, err
 	}
 	if cfg, err = applyOptions(s, cfg); err != nil {
 		return nil, err
@@ -199,40 +324,97 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 	cfg = cfg.Defaults()
 	dev, err := b.Open(s, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", spec, err)
+		return nil, inSpec(spec, err)
 	}
 	dev.Spec = s
-	for _, d := range drvs {
-		if d.Match(dev) {
-			p, err := d.New(dev, cfg)
-			if err != nil {
-				if dev.Release != nil {
-					_ = dev.Release()
-				}
-				return nil, fmt.Errorf("%s %s: %w", d.Name, spec, err)
-			}
-			return p, nil
+	release := func() {
+		if dev.Release != nil {
+			_ = dev.Release()
 		}
 	}
-	if dev.Release != nil {
-		_ = dev.Release()
+	for _, d := range drvs {
+		if !d.Match(dev) {
+			continue
+		}
+		if err := checkKnown(s, d.Name, backendOpts, d.Options); err != nil {
+			release()
+			return nil, err
+		}
+		p, err := d.New(dev, cfg)
+		if err != nil {
+			release()
+			return nil, inSpec(spec, err)
+		}
+		return p, nil
 	}
+	release()
 	id := fmt.Sprintf("PCI ID %04x:%04x", dev.VendorID, dev.DeviceID)
 	if dev.Bus == "platform" {
 		id = "compatible " + strings.Join(dev.Compatible, ", ")
 	}
-	return nil, fmt.Errorf("open %s: %w (%s); link a driver package (enetc, fec) into the program", spec, ErrNoDriver, id)
+	return nil, fmt.Errorf("%s: %w (%s); link a driver package (enetc, fec) into the program", spec, ErrNoDriver, id)
+}
+
+// inSpec names the spec in err unless err already does.
+func inSpec(spec string, err error) error {
+	var se *SpecError
+	if errors.As(err, &se) {
+		return err
+	}
+	var oe *OptionError
+	if errors.As(err, &oe) && oe == err {
+		return optionError(spec, oe)
+	}
+	return fmt.Errorf("%s: %w", spec, err)
+}
+
+// checkKnown refuses options that neither Open, the backend nor the
+// driver (drv, or any driver when drv is "") takes.
+func checkKnown(s Spec, drv string, backendOpts, driverOpts []string) error {
+	known := map[string]bool{}
+	for _, l := range [][]string{genericOptions, backendOpts, driverOpts} {
+		for _, k := range l {
+			known[k] = true
+		}
+	}
+	for _, k := range sortedKeys(s.Options) {
+		if known[k] {
+			continue
+		}
+		names := make([]string, 0, len(known))
+		for n := range known {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		who := "taken neither by the " + s.Scheme + ": backend nor by any driver in this program"
+		if drv != "" {
+			who = "not taken by the " + s.Scheme + ": backend or the " + drv + " driver that claims this device"
+		}
+		return optionError(s.Raw, &OptionError{Option: k, NoValue: true,
+			Problem:  "unknown option, " + who,
+			Accepted: strings.Join(names, ", ")})
+	}
+	return nil
+}
+
+func sortedKeys(v map[string][]string) []string {
+	k := make([]string, 0, len(v))
+	for n := range v {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
 }
 
 func applyOptions(s Spec, cfg Config) (Config, error) {
 	num := func(key string, dst *int, min, max int) error {
 		v := s.Options.Get(key)
-		if v == "" {
+		if v == "" && !s.Options.Has(key) {
 			return nil
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < min || n > max {
-			return &SpecError{s.Raw, fmt.Sprintf("option %s=%q must be a number in [%d, %d]", key, v, min, max)}
+			return optionError(s.Raw, BadOption(key, v, "out of range", fmt.Sprintf("a number in [%d, %d]", min, max)))
 		}
 		*dst = n
 		return nil
@@ -275,7 +457,7 @@ func applyOptions(s Spec, cfg Config) (Config, error) {
 		}
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return false, false, &SpecError{s.Raw, fmt.Sprintf("option %s=%q must be true or false (1 or 0)", key, v)}
+			return false, false, optionError(s.Raw, BadOption(key, v, "not a truth value", "1 or 0 (true or false)"))
 		}
 		return b, true, nil
 	}

@@ -31,8 +31,10 @@ type Port interface {
 	Stats() PortStats
 	// SetPromiscuous turns unicast and multicast promiscuous mode on or off.
 	SetPromiscuous(on bool) error
-	// SetMTU sets the largest L3 payload; frames up to MTU+18 bytes
-	// (Ethernet header, one VLAN tag, FCS) are accepted.
+	// SetMTU sets the largest L3 payload; frames up to MTU+22 bytes
+	// (14-byte Ethernet header, one 4-byte VLAN tag, 4-byte FCS) are
+	// accepted: the MACs' maximum-frame registers (ENETC PM0_MAXFRM, FEC
+	// RCR.MAX_FL) count the whole frame, header and FCS included.
 	SetMTU(mtu int) error
 	// MAC is the port's primary MAC address.
 	MAC() net.HardwareAddr

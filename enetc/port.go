@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,18 +164,18 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		p.name = "enetc"
 	}
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
-		return nil, fmt.Errorf("enetc %s: BAR0 is not mapped: the device exposes no register window", p.name)
+		return nil, errors.New("enetc: BAR0 is not mapped: the device exposes no register window")
 	}
 	p.regs = d.Regions[0]
 	size := p.regs.Size()
 	if p.pf && size <= pfBAR0Min {
-		return nil, fmt.Errorf("enetc %s: BAR0 is %#x bytes; a PF needs more than %#x (SI, port and global blocks): is this a VF, or is the BAR mapped short?", p.name, size, pfBAR0Min)
+		return nil, fmt.Errorf("enetc: BAR0 is %#x bytes; a PF needs more than %#x (SI, port and global blocks): is this a VF, or is the BAR mapped short?", size, pfBAR0Min)
 	}
 	if !p.pf && size < vfBAR0Min {
-		return nil, fmt.Errorf("enetc %s: BAR0 is %#x bytes; a VF needs %#x (the SI block)", p.name, size, vfBAR0Min)
+		return nil, fmt.Errorf("enetc: BAR0 is %#x bytes; a VF needs %#x (the SI block)", size, vfBAR0Min)
 	}
 	if d.Mapper == nil {
-		return nil, fmt.Errorf("enetc %s: the device has no DMA mapper", p.name)
+		return nil, errors.New("enetc: the device has no DMA mapper")
 	}
 	if err := p.parseOptions(); err != nil {
 		return nil, err
@@ -228,25 +229,40 @@ func (p *Port) bringUp() error {
 	return nil
 }
 
-// parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR, mac=ADDR.
+// parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR,
+// mac=ADDR. A value it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
 	o := p.dev.Spec.Options
 	if o == nil {
 		return nil
 	}
-	if v := o.Get("link-poll"); v != "" {
+	if o.Has("link-poll") {
+		v := o.Get("link-poll")
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("enetc %s: option link-poll=%q must be a duration such as 100ms, or 0 to poll only on Link()", p.name, v)
+		if err != nil || d < 0 || d > time.Hour {
+			return driver.BadOption("link-poll", v, "not a poll interval", "a duration from 0 to 1h such as 100ms; 0 polls only on Link()")
 		}
 		p.linkPoll = d
 	}
-	if v := o.Get("mac"); v != "" {
+	if o.Has("mac") {
+		v := o.Get("mac")
 		m, err := net.ParseMAC(v)
 		if err != nil || len(m) != 6 {
-			return fmt.Errorf("enetc %s: option mac=%q is not a 6-byte MAC address", p.name, v)
+			return driver.BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
+		}
+		if m[0]&1 != 0 {
+			return driver.BadOption("mac", v, "a multicast address cannot be a port's own", "a unicast address (lowest bit of the first byte clear), such as 02:00:00:00:00:01")
 		}
 		p.mac = m
+	}
+	if o.Has("phy") {
+		v := o.Get("phy")
+		if n, err := strconv.Atoi(v); (err != nil || n < 0 || n > 31) && v != "none" {
+			return driver.BadOption("phy", v, "not a PHY address", "0 to 31, or none for a fixed link")
+		}
+		if !p.pf {
+			return driver.BadOption("phy", v, "a VF has no MDIO bus of its own", "no phy= on a VF; give it to the PF")
+		}
 	}
 	return nil
 }
@@ -259,16 +275,16 @@ func (p *Port) checkConfig() error {
 		n    int
 	}{{"rx-ring", c.RxRingSize}, {"tx-ring", c.TxRingSize}} {
 		if r.n < 64 || r.n > 32768 || r.n&(r.n-1) != 0 {
-			return fmt.Errorf("enetc %s: %s size %d must be a power of two in [64, 32768]", p.name, r.what, r.n)
+			return fmt.Errorf("enetc: %s size %d must be a power of two in [64, 32768]", r.what, r.n)
 		}
 	}
 	if c.RxQueues < 1 || c.RxQueues > maxRings || c.TxQueues < 1 || c.TxQueues > maxRings {
-		return fmt.Errorf("enetc %s: %d RX / %d TX queues: each must be in [1, %d]", p.name, c.RxQueues, c.TxQueues, maxRings)
+		return fmt.Errorf("enetc: %d RX / %d TX queues: each must be in [1, %d]", c.RxQueues, c.TxQueues, maxRings)
 	}
 	// Buffers: a page split in PerPage pieces (half-page reuse with 2048).
 	bs := c.BufSize
 	if bs < 256 || bs%dma.CacheLine != 0 || bs-pool.DefaultHeadroom > rbbsr_MAX {
-		return fmt.Errorf("enetc %s: buffer size %d must be a multiple of %d in [256, %d]", p.name, bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
+		return fmt.Errorf("enetc: buffer size %d must be a multiple of %d in [256, %d]", bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
 	}
 	p.bufSize = bs
 	p.perPage = 1
@@ -278,11 +294,11 @@ func (p *Port) checkConfig() error {
 	// RBBSR is the buffer minus headroom, kept a multiple of 64 (§9 step 4).
 	p.rxBufLen = (bs - pool.DefaultHeadroom) &^ (dma.CacheLine - 1)
 	if c.MTU < 68 || c.MTU > MaxMTU {
-		return fmt.Errorf("enetc %s: MTU %d must be in [68, %d]", p.name, c.MTU, MaxMTU)
+		return fmt.Errorf("enetc: MTU %d must be in [68, %d]", c.MTU, MaxMTU)
 	}
 	p.mtu = c.MTU
 	if c.PoolSize < c.RxRingSize {
-		return fmt.Errorf("enetc %s: pool size %d is smaller than the RX ring (%d): the ring could never be filled", p.name, c.PoolSize, c.RxRingSize)
+		return fmt.Errorf("enetc: pool size %d is smaller than the RX ring (%d): the ring could never be filled", c.PoolSize, c.RxRingSize)
 	}
 	return nil
 }

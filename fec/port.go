@@ -269,7 +269,7 @@ func (p *Port) parseOptions(o map[string][]string) error {
 	if v, ok := get("shift16"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return fmt.Errorf("fec: shift16=%q: use 1 or 0", v)
+			return driver.BadOption("shift16", v, "not a truth value", "1 or 0")
 		}
 		p.noShift16 = !b
 	}
@@ -279,24 +279,24 @@ func (p *Port) parseOptions(o map[string][]string) error {
 			p.enhanced = false
 		case "enhanced":
 			if !p.prof.has(qBufDescEx) {
-				return fmt.Errorf("fec: bd=enhanced: %s has only legacy 8-byte descriptors (use bd=legacy)", p.prof.compatible)
+				return driver.BadOption("bd", v, p.prof.compatible+" has only legacy 8-byte descriptors", "legacy")
 			}
 			p.enhanced = true
 		default:
-			return fmt.Errorf("fec: bd=%q: use bd=legacy or bd=enhanced", v)
+			return driver.BadOption("bd", v, "unknown descriptor format", "legacy or enhanced")
 		}
 	}
 	if v, ok := get("phy"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 31 {
-			return fmt.Errorf("fec: phy=%q: a PHY address is 0..31", v)
+			return driver.BadOption("phy", v, "not a PHY address", "0 to 31")
 		}
 		p.phyAddr = n
 	}
 	if v, ok := get("link-poll"); ok {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("fec: link-poll=%q: use a duration such as 100ms, or 0 to read the PHY only at Start and UpdateLink", v)
+		if err != nil || d < 0 || d > time.Hour {
+			return driver.BadOption("link-poll", v, "not a poll interval", "a duration from 0 to 1h such as 100ms; 0 reads the PHY only at Start and UpdateLink")
 		}
 		p.linkPoll = d
 	}
@@ -305,7 +305,7 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		case "rgmii", "rmii", "mii":
 			p.phyMode = v
 		default:
-			return fmt.Errorf("fec: phy-mode=%q: use rgmii, rmii or mii", v)
+			return driver.BadOption("phy-mode", v, "unknown interface mode", "rgmii, rmii or mii")
 		}
 	}
 	// Every i.MX FEC is taken as non-coherent (hw/fec.md §4.7) unless the
@@ -317,7 +317,7 @@ func (p *Port) parseOptions(o map[string][]string) error {
 			b, err = true, nil
 		}
 		if err != nil {
-			return fmt.Errorf("fec: dma-coherent=%q: use 1 or 0", v)
+			return driver.BadOption("dma-coherent", v, "not a truth value", "1 or 0")
 		}
 		if b {
 			p.nonCoherent = false

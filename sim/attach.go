@@ -63,7 +63,7 @@ func boolOption(spec driver.Spec, key string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q must be 1 or 0", key, v)}
+		return false, driver.OptionInSpec(spec.Raw, driver.BadOption(key, v, "not a truth value", "1 or 0"))
 	}
 	return b, nil
 }
@@ -75,7 +75,7 @@ func genConfig(spec driver.Spec) (cfg GenConfig, on bool, err error) {
 		return cfg, false, err
 	}
 	bad := func(key, why string) error {
-		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, spec.Options.Get(key), why)}
+		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, spec.Options.Get(key), "not accepted", why))
 	}
 	for _, k := range []string{"gen-size", "gen-flows", "gen-rate", "gen-count"} {
 		if spec.Options.Has(k) {
@@ -100,7 +100,7 @@ func genConfig(spec driver.Spec) (cfg GenConfig, on bool, err error) {
 	}
 	if v := spec.Options.Get("gen-rate"); v != "" {
 		if cfg.Rate, err = ParseRate(v); err != nil {
-			return cfg, false, bad("gen-rate", "use max or a frame rate such as 1M, 250k or 1500")
+			return cfg, false, bad("gen-rate", "max or a frame rate from 1 to 1G such as 1M, 250k or 1500")
 		}
 	}
 	if v := spec.Options.Get("gen-count"); v != "" {
@@ -143,7 +143,7 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 	case "file":
 		fileSpeed = true
 	default:
-		return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option pcap-speed=%q: use max (as fast as the port takes frames, lossless) or file (the capture's own timing)", v)})
+		return fail(driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-speed", v, "unknown replay speed", "max (as fast as the port takes frames, lossless) or file (the capture's own timing)")))
 	}
 	if o.Has("pcap-overwrite") && !o.Has("pcap-out") {
 		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-overwrite applies to pcap-out=FILE; add pcap-out or drop pcap-overwrite"})

@@ -68,14 +68,26 @@ func simOptions() []string {
 	return o
 }
 
+// optionsOf is the options of the model a spec names: sim:fec0 takes soc=,
+// sim:enetc0 takes vf=, and neither takes the other's.
+func optionsOf(spec driver.Spec) []string {
+	m := simNameRE.FindStringSubmatch(spec.Name)
+	if m == nil {
+		return simOptions()
+	}
+	modelsMu.Lock()
+	defer modelsMu.Unlock()
+	return models[m[1]].options
+}
+
 func init() {
-	driver.RegisterBackend(driver.Backend{Scheme: "sim", Open: openSim, Options: nil})
+	driver.RegisterBackend(driver.Backend{Scheme: "sim", Open: openSim, OptionsOf: optionsOf})
 }
 
 // refreshBackend re-registers the backend with every model's options; model
 // files call it from their init after registerModel.
 func refreshBackend() {
-	driver.RegisterBackend(driver.Backend{Scheme: "sim", Open: openSim, Options: simOptions()})
+	driver.RegisterBackend(driver.Backend{Scheme: "sim", Open: openSim, Options: simOptions(), OptionsOf: optionsOf})
 }
 
 // modelOptions are the spec options every simulated device takes.
@@ -89,7 +101,7 @@ type modelOptions struct {
 func parseModelOptions(spec driver.Spec) (modelOptions, error) {
 	o := spec.Options
 	bad := func(key, why string) error {
-		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, o.Get(key), why)}
+		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, o.Get(key), "not accepted", why))
 	}
 	var m modelOptions
 	switch o.Get("mode") {

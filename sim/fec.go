@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +40,7 @@ func fecMAC(name string) [6]byte {
 func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	o := spec.Options
 	bad := func(key, why string) error {
-		return &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s=%q: %s", key, o.Get(key), why)}
+		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, o.Get(key), "not accepted", why))
 	}
 	soc := o.Get("soc")
 	prof, ok := model.LookupProfile(soc)

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ const (
 	GenMaxSize = 9600
 	// GenMaxFlows bounds the number of flows.
 	GenMaxFlows = 65535
+	// GenMaxRate is the highest gen-rate, in frames per second.
+	GenMaxRate = 1e9
 	// fcsLen: sizes are given with the FCS, frames carried without it.
 	fcsLen = 4
 	// genCreditMax bounds how many frames a rate-limited generator sends
@@ -158,8 +161,8 @@ func ParseRate(s string) (float64, error) {
 		mul, t = 1e9, t[:len(t)-1]
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("rate %q: use max or a frame rate such as 1M, 250k or 1500", s)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v*mul > GenMaxRate {
+		return 0, fmt.Errorf("rate %q: use max or a frame rate from 1 to 1G such as 1M, 250k or 1500", s)
 	}
 	return v * mul, nil
 }

@@ -1,0 +1,56 @@
+package enetc_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gopmd/gopmd/driver"
+	_ "github.com/gopmd/gopmd/sim"
+)
+
+// TestBadOptions: an option the ENETC driver or the simulated ENETC does
+// not take, or a value out of range, is a *driver.OptionError naming the
+// option and what is accepted, with the spec named once.
+func TestBadOptions(t *testing.T) {
+	for _, tc := range []struct{ spec, option, want string }{
+		{"sim:enetc90?phy=99", "phy", "(accepted: 0 to 31, or none for a fixed link)"},
+		{"sim:enetc90?phy=-1", "phy", "not a PHY address"},
+		{"sim:enetc90?vf=1&phy=1", "phy", "a VF has no MDIO bus"},
+		{"sim:enetc90?soc=imx8mp", "soc", "unknown option"},
+		{"sim:enetc90?shift16=1", "shift16", "unknown option"},
+		{"sim:enetc90?mac=zz", "mac", "not a 6-byte MAC address"},
+		{"sim:enetc90?mac=01:00:5e:00:00:01", "mac", "multicast"},
+		{"sim:enetc90?link-poll=-1s", "link-poll", "from 0 to 1h"},
+		{"sim:enetc90?link-poll=1000h", "link-poll", "from 0 to 1h"},
+		{"sim:enetc90?gen=1&gen=0", "gen", "given 2 times"},
+		{"sim:enetc90?mtu=70000", "mtu", "[68, 65535]"},
+		{"sim:enetc90?mtu=20000", "", "MTU 20000 must be in [68, 9578]"},
+		{"sim:enetc90?rx-ring=7", "rx-ring", "[8, 65536]"},
+		{"sim:enetc90?gen-rate=NaN", "gen-rate", "from 1 to 1G"},
+		{"sim:enetc90?gen-rate=5G", "gen-rate", "from 1 to 1G"},
+	} {
+		p, err := driver.Open(tc.spec)
+		if err == nil {
+			p.Close()
+			t.Errorf("%s: opened", tc.spec)
+			continue
+		}
+		var oe *driver.OptionError
+		if tc.option != "" && (!errors.As(err, &oe) || oe.Option != tc.option) {
+			t.Errorf("%s: %v is not an *OptionError for %s", tc.spec, err, tc.option)
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want it to say %q", tc.spec, err, tc.want)
+		}
+		if n := strings.Count(err.Error(), tc.spec); n != 1 {
+			t.Errorf("%s: the error names the spec %d times: %v", tc.spec, n, err)
+		}
+	}
+	// The simulated port is free again after every refusal.
+	p, err := driver.Open("sim:enetc90?phy=none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+}
