@@ -174,6 +174,10 @@ func (s Sys) OpenPlatform(spec driver.Spec, cfg driver.Config) (*driver.Device, 
 	case pd.Driver == "vfio-platform":
 		d, err = s.openVFIOPlatform(pd, spec, cfg)
 	case pd.Driver != "":
+		if _, ok := driver.Claims(&driver.Device{Bus: "platform", Compatible: pd.Compatible}); !ok {
+			return nil, &DeviceError{Device: pd.Name, Op: "open", Err: fmt.Errorf("%w: the kernel's %s driver owns it, and no gopmd driver claims compatible %q", ErrWrongDriver, pd.Driver, pd.Compatible),
+				Fix: "gopmd drives NXP ENETC and FEC/ENET ports only; leave this device to " + pd.Driver}
+		}
 		return nil, &DeviceError{Device: pd.Name, Op: "open", Err: fmt.Errorf("%w: %s", ErrWrongDriver, pd.Driver), Fix: platformFreeHint(pd)}
 	default:
 		if !cfg.UnsafeNoIOMMU {

@@ -35,10 +35,15 @@ type accessFacts struct {
 	noIOMMUNode bool // /dev/vfio/noiommu-<group>
 	iommufd     bool // /dev/iommu
 	cdev        bool // sysfs vfio-dev/vfioN
+	// claimed: a registered gopmd driver takes the device's PCI ID (id),
+	// so binding it to vfio-pci is worth suggesting.
+	claimed bool
+	id      string
 }
 
 func (s Sys) pciFacts(a Address, d *Device) accessFacts {
-	f := accessFacts{driver: d.Driver, group: d.IOMMUGroup, iommufd: fileExists(s.Path("/dev/iommu"))}
+	f := accessFacts{driver: d.Driver, group: d.IOMMUGroup, iommufd: fileExists(s.Path("/dev/iommu")), id: d.ID()}
+	_, f.claimed = driver.Claims(&driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision})
 	if f.group != "" {
 		f.groupNode = fileExists(s.Path("/dev/vfio/" + f.group))
 		f.noIOMMUNode = fileExists(s.Path("/dev/vfio/noiommu-" + f.group))
@@ -65,9 +70,17 @@ func chooseAccess(dev string, f accessFacts, opt string, unsafe bool) (Access, e
 		return AccessUIO, nil
 	case DriverVFIO:
 	case "":
+		if !f.claimed {
+			return "", &DeviceError{Device: dev, Op: "open", Err: fmt.Errorf("%w: no driver bound, and no gopmd driver claims PCI ID %s", ErrWrongDriver, f.id),
+				Fix: "gopmd drives NXP ENETC and FEC/ENET ports only; this is not one (nicctl list shows the ones it can drive)"}
+		}
 		return "", &DeviceError{Device: dev, Op: "open", Err: fmt.Errorf("%w: no driver bound", ErrWrongDriver),
 			Fix: "bind it first: nicctl bind " + dev + " vfio-pci (or: echo vfio-pci > /sys/bus/pci/devices/" + dev + "/driver_override; echo " + dev + " > /sys/bus/pci/drivers_probe)"}
 	default:
+		if !f.claimed {
+			return "", &DeviceError{Device: dev, Op: "open", Err: fmt.Errorf("%w: the kernel's %s driver owns it, and no gopmd driver claims PCI ID %s", ErrWrongDriver, f.driver, f.id),
+				Fix: "gopmd drives NXP ENETC and FEC/ENET ports only; leave this device to " + f.driver + " (nicctl list shows the ones gopmd can drive)"}
+		}
 		return "", &DeviceError{Device: dev, Op: "open", Err: fmt.Errorf("%w: %s", ErrWrongDriver, f.driver),
 			Fix: "the kernel's " + f.driver + " driver owns it; hand it over with nicctl bind " + dev + " vfio-pci (gopmd never rebinds on its own)"}
 	}

@@ -2,6 +2,8 @@ package pci
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -142,5 +144,63 @@ func TestBindPlatform(t *testing.T) {
 	}
 	if err := tr.sys().BindPlatform("nosuch.dev", "vfio-platform"); !errors.Is(err, ErrNoDevice) {
 		t.Errorf("missing node: %v", err)
+	}
+}
+
+// TestSysfsWritesStayInSysfs: a symbolic link planted where a sysfs
+// attribute or a device entry should be, and a device name that climbs
+// out of /sys, never lead to a write outside /sys.
+func TestSysfsWritesStayInSysfs(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "root-only")
+	write := func() { os.WriteFile(victim, []byte("precious"), 0o600) }
+	check := func(what string, err error, want ...string) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: written, want a refusal", what)
+		}
+		for _, w := range want {
+			if err != nil && !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not mention %q", what, err, w)
+			}
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "precious" {
+			t.Fatalf("%s: the file outside sysfs now holds %q", what, b)
+		}
+	}
+
+	// driver_override replaced by a link to a file elsewhere.
+	tr := pciTree(t)
+	write()
+	dev := "/sys/devices/pci0000:00/0000:00:01.0"
+	os.Remove(tr.abs(dev + "/driver_override"))
+	os.Symlink(victim, tr.abs(dev+"/driver_override"))
+	_, err := tr.sys().Bind(MustParseAddress("0000:00:01.0"), DriverVFIO)
+	check("planted driver_override link", err, "0000:00:01.0", "refusing to write", "symbolic link")
+	if !errors.Is(err, ErrOutsideSysfs) {
+		t.Errorf("planted link: %v is not ErrOutsideSysfs", err)
+	}
+
+	// The device's driver link pointed at a directory outside /sys whose
+	// unbind is the victim.
+	tr = pciTree(t, pciFn{"0000:01:00.0", "1957:e100", "0x020001", "4", "fsl_enetc", eduResource})
+	write()
+	out := t.TempDir()
+	os.Symlink(victim, filepath.Join(out, "unbind"))
+	os.Remove(tr.abs("/sys/devices/pci0000:00/0000:01:00.0/driver"))
+	os.Symlink(out, tr.abs("/sys/devices/pci0000:00/0000:01:00.0/driver"))
+	err = tr.sys().Unbind(MustParseAddress("0000:01:00.0"))
+	check("driver link out of sysfs", err, "0000:01:00.0", "outside /sys")
+
+	// A platform name that climbs out of the platform devices directory.
+	tr = imx6ulENET(t)
+	for _, name := range []string{"../../../../tmp/x", "..", "a/b", "x\n"} {
+		err := tr.sys().BindPlatform(name, "vfio-platform")
+		check("platform name "+name, err, "give the node name")
+		if _, err := tr.sys().PlatformToKernel(name); err == nil {
+			t.Errorf("PlatformToKernel(%q) accepted the name", name)
+		}
+		if err := tr.sys().UnbindPlatform(name); err == nil {
+			t.Errorf("UnbindPlatform(%q) accepted the name", name)
+		}
 	}
 }

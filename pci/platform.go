@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/gopmd/gopmd/driver"
 )
 
 // PlatformDevice is what sysfs and the device tree say about a platform
@@ -35,6 +37,10 @@ type PlatformDevice struct {
 
 // Platform reads a platform device's sysfs entry and device-tree node.
 func (s Sys) Platform(name string) (*PlatformDevice, error) {
+	if err := driver.CheckDeviceName(name); err != nil {
+		return nil, &DeviceError{Device: fmt.Sprintf("%q", name), Op: "platform device", Err: err,
+			Fix: "give the node name as /sys/bus/platform/devices lists it, e.g. 2188000.ethernet"}
+	}
 	dir := s.Path("/sys/bus/platform/devices/" + name)
 	if _, err := os.Stat(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

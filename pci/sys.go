@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sys is the kernel's view of devices: sysfs, /dev and /proc, found under
@@ -63,22 +65,55 @@ func linkBase(p string) string {
 	return filepath.Base(t)
 }
 
-// writeAttr writes a sysfs attribute and says in the error what failed and
-// how to fix it.
-func (s Sys) writeAttr(p, v, what string) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
-	if err == nil {
-		_, err = f.Write([]byte(v))
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+// ErrOutsideSysfs is wrapped when a sysfs write would land outside /sys:
+// a symbolic link planted in the path, or a device name that climbs out.
+var ErrOutsideSysfs = errors.New("path resolves outside /sys")
+
+// WriteAttr writes value to the sysfs attribute p (a path under s's /sys)
+// the way a root process must: the directory is resolved (sysfs's own
+// links, such as devices/X and X/driver, are followed) and must lie under
+// /sys, and the attribute itself is opened with O_NOFOLLOW, so a link
+// planted in its place is an error, never followed. Errors are the bare
+// cause (ErrOutsideSysfs, ELOOP, a permission error) with the path.
+func (s Sys) WriteAttr(p, value string) error {
+	sysRoot, err := filepath.EvalSymlinks(s.Path("/sys"))
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: p, Err: err}
 	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: p, Err: err}
+	}
+	if rel, err := filepath.Rel(sysRoot, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("%w (it leads to %s)", ErrOutsideSysfs, dir)}
+	}
+	fd, err := unix.Open(filepath.Join(dir, filepath.Base(p)), unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			err = fmt.Errorf("%w: the attribute is a symbolic link, which sysfs attributes never are", ErrOutsideSysfs)
+		}
+		return &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	_, err = f.Write([]byte(value))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeAttr writes a sysfs attribute (see WriteAttr) and says in the error
+// what failed and how to fix it.
+func (s Sys) writeAttr(p, v, what string) error {
+	err := s.WriteAttr(p, v)
 	switch {
 	case err == nil:
 		if s.kernel != nil {
 			s.kernel(p, v)
 		}
 		return nil
+	case errors.Is(err, ErrOutsideSysfs):
+		return fmt.Errorf("%s: refusing to write %q to %s: %w (sysfs was tampered with or the device name is not a sysfs name; check the path)", what, v, p, err)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s: write %q to %s: %w (run as root)", what, v, p, bareErr(err))
 	case errors.Is(err, fs.ErrNotExist):

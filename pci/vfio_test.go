@@ -40,8 +40,11 @@ func TestChooseAccess(t *testing.T) {
 		{"uio without opt-in", accessFacts{driver: DriverUIO}, "", false, "", ErrNeedsOptIn, "uio_pci_generic"},
 		{"uio with opt-in", accessFacts{driver: DriverUIO}, "", true, AccessUIO, nil, ""},
 		{"uio but type1 asked", accessFacts{driver: DriverUIO}, "type1", true, "", ErrWrongDriver, "bind it to vfio-pci"},
-		{"unbound", accessFacts{group: "1"}, "", false, "", ErrWrongDriver, "nicctl bind 0000:01:00.0 vfio-pci"},
-		{"kernel driver", accessFacts{driver: "fsl_enetc", group: "1"}, "", true, "", ErrWrongDriver, "fsl_enetc"},
+		{"unbound", accessFacts{group: "1", claimed: true}, "", false, "", ErrWrongDriver, "nicctl bind 0000:01:00.0 vfio-pci"},
+		{"kernel driver", accessFacts{driver: "fsl_enetc", group: "1", claimed: true}, "", true, "", ErrWrongDriver, "nicctl bind 0000:01:00.0 vfio-pci"},
+		// No bind hint for what no gopmd driver can drive.
+		{"unbound, not claimed", accessFacts{group: "1", id: "8086:1237"}, "", false, "", ErrWrongDriver, "no gopmd driver claims PCI ID 8086:1237"},
+		{"kernel driver, not claimed", accessFacts{driver: "virtio-pci", group: "1", id: "1af4:1042"}, "", true, "", ErrWrongDriver, "leave this device to virtio-pci"},
 	}
 	for _, c := range cases {
 		got, err := chooseAccess("0000:01:00.0", c.f, c.opt, c.unsafe)
@@ -60,6 +63,9 @@ func TestChooseAccess(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "0000:01:00.0") {
 			t.Errorf("%s: %q lacks %q or the device", c.name, err, c.msg)
+		}
+		if c.f.driver != DriverUIO && c.f.driver != DriverVFIO && !c.f.claimed && strings.Contains(err.Error(), "nicctl bind") {
+			t.Errorf("%s: %q suggests binding a device no gopmd driver claims", c.name, err)
 		}
 	}
 }
@@ -178,9 +184,11 @@ func TestOpenPCIUIO(t *testing.T) {
 	if cmd := binary.LittleEndian.Uint16(cfg[4:]); cmd != 0x0107 {
 		t.Errorf("command register %#04x, want 0x0107 (bus master set)", cmd)
 	}
-	// Unbound and on a kernel driver: refused, with the bind command.
+	// Unbound and on a kernel driver: refused; edu is no NIC gopmd
+	// drives, so no bind command is suggested.
 	tr.remove(edu + "/driver")
-	if _, err := s.OpenPCI(spec(t, "pci:0000:00:01.0"), driver.Config{}); !errors.Is(err, ErrWrongDriver) || !strings.Contains(err.Error(), "nicctl bind") {
+	if _, err := s.OpenPCI(spec(t, "pci:0000:00:01.0"), driver.Config{}); !errors.Is(err, ErrWrongDriver) ||
+		!strings.Contains(err.Error(), "no gopmd driver claims PCI ID 1234:11e8") || strings.Contains(err.Error(), "nicctl bind") {
 		t.Errorf("unbound: %v", err)
 	}
 	if _, err := s.OpenPCI(spec(t, "pci:0000:00:03.1"), driver.Config{}); !errors.Is(err, ErrWrongDriver) || !strings.Contains(err.Error(), "e1000e") {
