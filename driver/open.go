@@ -355,10 +355,12 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 	return nil, fmt.Errorf("%s: %w (%s); link a driver package (enetc, fec) into the program", spec, ErrNoDriver, id)
 }
 
-// inSpec names the spec in err unless err already does.
+// inSpec names the spec in err unless err already does (a *SpecError, or
+// a driver error that uses the spec as the port's name, as errors from
+// set-up steps shared with Start do).
 func inSpec(spec string, err error) error {
 	var se *SpecError
-	if errors.As(err, &se) {
+	if errors.As(err, &se) || strings.Contains(err.Error(), spec) {
 		return err
 	}
 	var oe *OptionError
