@@ -4,8 +4,6 @@ go 1.26.0
 
 require (
 	github.com/google/gopacket v1.1.19
-	github.com/jaypipes/ghw v0.27.0
-	github.com/jaypipes/pcidb v1.1.1
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/sys v0.50.0
 )
@@ -13,14 +11,10 @@ require (
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/go-ole/go-ole v1.2.6 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
-	howett.net/plist v1.0.2-0.20250314012144-ee69052608d9 // indirect
 )

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-
-	"github.com/jaypipes/ghw"
-	"github.com/jaypipes/pcidb"
 )
 
 // Device is one PCI function as sysfs shows it.
@@ -74,39 +71,15 @@ func (s Sys) Device(a Address) (*Device, error) {
 	return d, nil
 }
 
-// hostPCIDB loads the host's pci.ids (under the root) with network fetching
-// forced off, or returns an empty database: names are a nicety, and an
-// inventory must never reach the network.
-func (s Sys) hostPCIDB() *pcidb.PCIDB {
-	off := false
-	opts := []*pcidb.WithOption{{EnableNetworkFetch: &off}}
-	if s.Root != "" {
-		opts = append(opts, pcidb.WithChroot(s.Root))
-	}
-	if db, err := pcidb.New(opts...); err == nil {
-		return db
-	}
-	return &pcidb.PCIDB{Classes: map[string]*pcidb.Class{}, Vendors: map[string]*pcidb.Vendor{}, Products: map[string]*pcidb.Product{}}
-}
-
-// Inventory lists every PCI function: identity, names and driver through
-// ghw (pointed at the root, with a local or empty pci.ids), BARs,
-// driver_override, IOMMU group and NUMA node from raw sysfs.
+// Inventory lists every PCI function as Device reads it from sysfs, with
+// the vendor, product and class names of the pci.ids found under the root
+// (none without one: the database is never fetched).
 func (s Sys) Inventory() ([]*Device, error) {
 	ents, err := os.ReadDir(s.Path("/sys/bus/pci/devices"))
 	if err != nil {
 		return nil, fmt.Errorf("pci inventory: %w (is sysfs mounted on /sys?)", err)
 	}
-	opts := []any{ghw.WithPCIDB(s.hostPCIDB()), ghw.WithDisableTopology(), ghw.WithDisableWarnings(), ghw.WithDisableTools()}
-	if s.Root != "" {
-		opts = append(opts, ghw.WithChroot(s.Root))
-	}
-	byAddr := map[string]*ghw.PCIDevice{}
-	if info, err := ghw.PCI(opts...); err == nil {
-		for _, d := range info.Devices {
-			byAddr[d.Address] = d
-		}
-	}
+	names := s.hostPCINames()
 	var out []*Device
 	for _, e := range ents {
 		a, err := ParseAddress(e.Name())
@@ -117,17 +90,7 @@ func (s Sys) Inventory() ([]*Device, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g := byAddr[a.String()]; g != nil {
-			if g.Vendor != nil && g.Vendor.Name != "unknown" {
-				d.VendorName = g.Vendor.Name
-			}
-			if g.Product != nil && g.Product.Name != "unknown" {
-				d.ProductName = g.Product.Name
-			}
-			if g.Class != nil && g.Class.Name != "unknown" {
-				d.ClassName = g.Class.Name
-			}
-		}
+		names.name(d)
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address.String() < out[j].Address.String() })

@@ -148,8 +148,9 @@ func TestGeneratedTreeMatchesRecord(t *testing.T) {
 }
 
 // The inventory never reaches the network, even when the environment asks
-// pcidb to fetch a missing pci.ids: every HTTP(S) request would go to a
-// proxy here that counts connections.
+// for a missing pci.ids to be fetched (the variable the PCI ID library
+// gopmd once used honoured): every HTTP(S) request would go to a proxy here
+// that counts connections.
 func TestInventoryStaysOffline(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
