@@ -2,6 +2,7 @@
 // DPDK's l2fwd does, with the xdp-bench modes (drop, tx, pass) besides.
 //
 //	l2fwd [flags] [SPEC...]
+//	l2fwd --version
 //
 // Ports are device specs (0000:01:00.0, sim:enetc0?pcap-in=in.pcap, ...).
 // Consecutive ports are paired (0↔1, 2↔3, an odd last port forwards to
@@ -36,6 +37,7 @@ import (
 	_ "github.com/gopmd/gopmd/enetc" // the ENETC driver
 	_ "github.com/gopmd/gopmd/fec"   // the FEC/ENET driver
 	"github.com/gopmd/gopmd/internal/safefile"
+	"github.com/gopmd/gopmd/internal/version"
 	_ "github.com/gopmd/gopmd/pci" // the pci (VFIO), uio and platform schemes
 	_ "github.com/gopmd/gopmd/sim" // the sim: scheme
 )
@@ -63,6 +65,7 @@ type options struct {
 	cpuProfile    string
 	force         bool
 	untilDone     bool
+	version       bool
 	specs         []string
 }
 
@@ -123,6 +126,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.untilDone, "until-done", false, "stop by itself once every pcap-in file and every gen-count generator has been sent in full and every frame forwarded (all sources must end: sim ports with pcap-in, gen-count, peer or nothing)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.BoolVar(&o.force, "force", false, "let --capture and --cpuprofile replace an existing regular file (a symbolic link is never followed)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs
 }
 
@@ -142,6 +146,9 @@ func parseArgs(args []string) (*options, error) {
 		}
 		o.specs = append(o.specs, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if o.version {
+		return o, nil
 	}
 	switch {
 	case o.burst < 1 || o.burst > maxBurst:
@@ -308,6 +315,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
 		return 2
+	}
+	if o.version {
+		fmt.Fprint(stdout, version.String("l2fwd"))
+		return 0
 	}
 	if o.cpuProfile != "" {
 		f, err := safefile.Create(o.cpuProfile, safefile.Options{Overwrite: o.force, OverwriteHint: "--force"})

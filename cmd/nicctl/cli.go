@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gopmd/gopmd/internal/version"
 	"github.com/gopmd/gopmd/pci"
 )
 
@@ -110,7 +111,7 @@ func commandNames() string {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: nicctl [--root DIR] COMMAND [flags] [ARGS]\n\n")
+	fmt.Fprintf(w, "usage: nicctl [--root DIR] COMMAND [flags] [ARGS]\n       nicctl --version\n\n")
 	fmt.Fprintf(w, "DEV is a device spec: 0000:00:00.0, pci:0000:00:00.0, uio:/dev/uio0,\nplatform:30be0000.ethernet, sim:enetc0, sim:fec0?soc=imx8mp.\n\nCommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-9s %-40s %s\n", c.name, c.args, c.summary)
@@ -149,6 +150,7 @@ func runEnv(e *env, args []string) int {
 	top := flag.NewFlagSet("nicctl", flag.ContinueOnError)
 	top.SetOutput(io.Discard)
 	root := top.String("root", "", "read sysfs, /dev and the device tree under `DIR` (an offline or fake tree)")
+	showVersion := top.Bool("version", false, "print the version and exit")
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(e.stdout)
@@ -156,6 +158,10 @@ func runEnv(e *env, args []string) int {
 		}
 		fmt.Fprintf(e.stderr, "nicctl: %s (see nicctl help)\n", oneLine(err.Error()))
 		return exitUsage
+	}
+	if *showVersion {
+		fmt.Fprint(e.stdout, version.String("nicctl"))
+		return exitOK
 	}
 	rest := top.Args()
 	if len(rest) == 0 {

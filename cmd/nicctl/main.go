@@ -5,6 +5,7 @@
 // self-test and a packet generator and benchmark.
 //
 //	nicctl [--root DIR] COMMAND [flags] [ARGS]
+//	nicctl --version
 //
 // DEV is a device spec: 0000:00:00.0 or pci:0000:00:00.0 (VFIO),
 // uio:/dev/uio0, platform:30be0000.ethernet, sim:enetc0, sim:fec0?soc=imx8mp.
