@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gopmd/gopmd/wire"
 )
 
 // afpacketSlots is the depth of the ring between the socket reader and the
@@ -16,9 +18,6 @@ const afpacketSlots = 1024
 
 // afpacketRcvBuf is the socket receive buffer asked for.
 const afpacketRcvBuf = 8 << 20
-
-// minFrame is the shortest Ethernet frame on a wire, without FCS.
-const minFrame = 60
 
 // AFPacket joins a model port to a real Linux interface through an
 // AF_PACKET raw socket: frames the kernel sees on the interface are offered
@@ -32,11 +31,13 @@ const minFrame = 60
 type AFPacket struct {
 	ifname string
 	fd     int
-	ring   *FrameRing
+	ring   *wire.FrameRing
 	stop   atomic.Bool
 	wg     sync.WaitGroup
 
 	rxFrames, rxBytes           atomic.Uint64
+	delivered                   atomic.Uint64 // handed to the port by Next
+	held                        atomic.Bool   // set by PortView.Hold: Next hands over nothing more
 	txFrames, txBytes, txErrors atomic.Uint64
 	lastErr                     atomic.Pointer[error]
 	kdropsMu                    sync.Mutex
@@ -52,6 +53,10 @@ type AFPacketStats struct {
 	RxDropped uint64 `json:"rx_dropped"`
 	// RxTooBig: longer than CableSlotSize (offloads on).
 	RxTooBig uint64 `json:"rx_too_big"`
+	// Delivered: handed from the queue to the port.
+	Delivered uint64 `json:"delivered"`
+	// Held: left in the queue when the port stopped taking frames.
+	Held uint64 `json:"held"`
 	// KernelDrops: frames the kernel dropped because the socket's receive
 	// buffer was full (the reader fell behind).
 	KernelDrops uint64 `json:"kernel_drops"`
@@ -104,7 +109,7 @@ func OpenAFPacket(ifname string) (*AFPacket, error) {
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return fail("receive timeout", err)
 	}
-	a := &AFPacket{ifname: ifname, fd: fd, ring: NewFrameRing(afpacketSlots, CableSlotSize)}
+	a := &AFPacket{ifname: ifname, fd: fd, ring: wire.NewFrameRing(afpacketSlots, CableSlotSize)}
 	a.wg.Add(1)
 	go a.reader()
 	return a, nil
@@ -129,12 +134,9 @@ func (a *AFPacket) reader() {
 			a.ring.TooBig.Add(1)
 			continue
 		}
-		if n < minFrame {
-			// The kernel hands over frames as its stack built them; on a
-			// wire the sender's MAC pads them to the minimum.
-			clear(buf[n:minFrame])
-			n = minFrame
-		}
+		// The kernel hands over frames as its stack built them; on a
+		// wire the sender's MAC pads them to the minimum.
+		n = wire.Pad(buf, n)
 		if a.ring.Put(buf[:n]) { // a full ring counts the drop itself
 			a.rxFrames.Add(1)
 			a.rxBytes.Add(uint64(n))
@@ -143,7 +145,16 @@ func (a *AFPacket) reader() {
 }
 
 // Next implements wire.Source.
-func (a *AFPacket) Next(dst []byte) (int, bool) { return a.ring.Get(dst) }
+func (a *AFPacket) Next(dst []byte) (int, bool) {
+	if a.held.Load() {
+		return 0, false
+	}
+	n, ok := a.ring.Get(dst)
+	if ok {
+		a.delivered.Add(1)
+	}
+	return n, ok
+}
 
 // Lossless implements wire.Source: the kernel does not wait for us.
 func (a *AFPacket) Lossless() bool { return false }
@@ -160,8 +171,12 @@ func (a *AFPacket) Transmit(frame []byte) {
 
 // Stats returns the counters.
 func (a *AFPacket) Stats() AFPacketStats {
-	return AFPacketStats{RxFrames: a.rxFrames.Load(), RxBytes: a.rxBytes.Load(),
-		RxDropped: a.ring.Full.Load(), RxTooBig: a.ring.TooBig.Load(),
+	var held uint64
+	if a.held.Load() {
+		held = uint64(a.ring.Len())
+	}
+	return AFPacketStats{RxFrames: a.rxFrames.Load(), RxBytes: a.rxBytes.Load(), Delivered: a.delivered.Load(), Held: held,
+		RxDropped: a.ring.Full.Load(), RxTooBig: a.ring.TooBig.Load() + a.ring.TooLong.Load(),
 		TxFrames: a.txFrames.Load(), TxBytes: a.txBytes.Load(), TxErrors: a.txErrors.Load(),
 		KernelDrops: a.kernelDrops()}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/safefile"
-	"github.com/gopmd/gopmd/sim/wire"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // Endpoint is what a simulated device port exposes to wiring: its receive
@@ -26,6 +26,8 @@ type Endpoint struct {
 	AddSource func(wire.Source)
 	// Engine reports whether the model runs its own DMA-engine goroutine.
 	Engine bool
+	// Pump pulls the sources into the receive ring of a synchronous model.
+	Pump func() int
 }
 
 // attachOptions are the spec options attach understands.
@@ -198,7 +200,7 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
-		w, err := NewPcapWriter(f)
+		w, err := wire.NewPcapWriter(f)
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/sim/wire"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // fakePort is a model port reduced to what wiring sees: it keeps every

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gopmd/gopmd/sim/wire"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // Cable sizes: a frame ring per direction holds CableSlots frames of up to
@@ -15,129 +15,61 @@ const (
 	CableSlotSize = 10240
 )
 
-// FrameRing is a bounded single-producer single-consumer queue of frames,
-// lock-free: one goroutine Puts, one goroutine Gets. Frames are copied in
-// and out of fixed slots, so neither side allocates.
-type FrameRing struct {
-	// head is written by the consumer only, tail by the producer only; each
-	// side keeps a cached copy of the other's index and reloads it only
-	// when the ring looks full (producer) or empty (consumer).
-	_         [64]byte
-	head      atomic.Uint64
-	tailCache uint64 // consumer's view of tail
-	_         [48]byte
-	tail      atomic.Uint64
-	headCache uint64 // producer's view of head
-	_         [48]byte
-
-	mask     uint64
-	slotSize int
-	data     []byte
-	lens     []int32
-
-	// Full counts frames Put refused because the ring was full; TooBig
-	// counts frames longer than a slot; Truncated counts frames Get cut to
-	// fit its destination.
-	Full, TooBig, Truncated atomic.Uint64
-}
-
-// NewFrameRing makes a ring of slots (rounded up to a power of two) frames
-// of at most slotSize bytes each.
-func NewFrameRing(slots, slotSize int) *FrameRing {
-	n := 1
-	for n < slots {
-		n <<= 1
-	}
-	return &FrameRing{mask: uint64(n - 1), slotSize: slotSize,
-		data: make([]byte, n*slotSize), lens: make([]int32, n)}
-}
-
-// Put copies frame into the ring. It reports false, and counts the frame in
-// Full or TooBig, when it does not fit. Producer only.
-func (r *FrameRing) Put(frame []byte) bool {
-	if len(frame) > r.slotSize {
-		r.TooBig.Add(1)
-		return false
-	}
-	t := r.tail.Load() // our own index: no other writer
-	if t-r.headCache > r.mask {
-		r.headCache = r.head.Load()
-		if t-r.headCache > r.mask {
-			r.Full.Add(1)
-			return false
-		}
-	}
-	i := t & r.mask
-	off := int(i) * r.slotSize
-	copy(r.data[off:off+len(frame)], frame)
-	r.lens[i] = int32(len(frame))
-	// The store of tail publishes the slot's bytes and length to the
-	// consumer (atomic store: release order).
-	r.tail.Store(t + 1)
-	return true
-}
-
-// Get copies the oldest frame into dst and returns its length (cut to
-// len(dst), counted in Truncated), or ok=false when the ring is empty.
-// Consumer only.
-func (r *FrameRing) Get(dst []byte) (n int, ok bool) {
-	h := r.head.Load()
-	if h == r.tailCache {
-		r.tailCache = r.tail.Load()
-		if h == r.tailCache {
-			return 0, false
-		}
-	}
-	i := h & r.mask
-	off := int(i) * r.slotSize
-	l := int(r.lens[i])
-	if l > len(dst) {
-		r.Truncated.Add(1)
-		l = len(dst)
-	}
-	n = copy(dst, r.data[off:off+l])
-	// Storing head hands the slot back to the producer.
-	r.head.Store(h + 1)
-	return n, true
-}
-
-// Len is a snapshot of the number of queued frames.
-func (r *FrameRing) Len() int { return int(r.tail.Load() - r.head.Load()) }
-
 // CableStats are the counters of one direction of a cable.
 type CableStats struct {
 	// Frames and Bytes were carried to the peer (offered to its receive side).
 	Frames uint64 `json:"frames"`
 	Bytes  uint64 `json:"bytes"`
+	// Delivered is the part of Frames the peer's receive side has taken
+	// (the rest still waits in the cable's ring).
+	Delivered uint64 `json:"delivered"`
+	// Padded counts frames shorter than the Ethernet minimum when they
+	// were sent, padded to 60 bytes as the sending MAC does.
+	Padded uint64 `json:"padded"`
 	// Unplugged counts frames sent while the peer port was not open.
 	Unplugged uint64 `json:"unplugged"`
 	// Full counts frames lost because the in-memory ring was full (the
 	// receiving model's engine fell behind); TooBig frames longer than
-	// CableSlotSize.
-	Full   uint64 `json:"full"`
-	TooBig uint64 `json:"too_big"`
+	// CableSlotSize; TooLong frames longer than the receiving port's
+	// buffer.
+	Full    uint64 `json:"full"`
+	TooBig  uint64 `json:"too_big"`
+	TooLong uint64 `json:"too_long"`
 }
 
 // cableDir is one direction of a cable: the Wire of the sending port and,
 // when either side runs an engine, a Source of the receiving port.
 type cableDir struct {
-	direct  wire.Port // both sides synchronous: deliver at once
-	ring    *FrameRing
-	plugged atomic.Bool
-	frames  atomic.Uint64
-	bytes   atomic.Uint64
-	unplug  atomic.Uint64
+	direct    wire.Port // both sides synchronous: deliver at once
+	ring      *wire.FrameRing
+	plugged   atomic.Bool
+	frames    atomic.Uint64
+	bytes     atomic.Uint64
+	delivered atomic.Uint64
+	padded    atomic.Uint64
+	unplug    atomic.Uint64
+	// short is where a frame below the minimum is padded; the sending
+	// port's goroutine is the only one that transmits into this direction.
+	short [wire.MinFrame]byte
 }
 
-// Transmit implements wire.Wire.
+// Transmit implements wire.Wire. A frame below the Ethernet minimum (a
+// model told not to pad, or fault injection) is padded as a sending MAC
+// would pad it.
 func (d *cableDir) Transmit(frame []byte) {
 	if !d.plugged.Load() {
 		d.unplug.Add(1)
 		return
 	}
+	if len(frame) < wire.MinFrame {
+		n := copy(d.short[:], frame)
+		frame = d.short[:wire.Pad(d.short[:], n)]
+		d.padded.Add(1)
+	}
 	if d.direct != nil {
 		d.frames.Add(1)
 		d.bytes.Add(uint64(len(frame)))
+		d.delivered.Add(1)
 		d.direct.Receive(frame) // a drop for lack of buffers is the receiver's to count
 		return
 	}
@@ -148,16 +80,23 @@ func (d *cableDir) Transmit(frame []byte) {
 }
 
 // Next implements wire.Source for the receiving port.
-func (d *cableDir) Next(dst []byte) (int, bool) { return d.ring.Get(dst) }
+func (d *cableDir) Next(dst []byte) (int, bool) {
+	n, ok := d.ring.Get(dst)
+	if ok {
+		d.delivered.Add(1)
+	}
+	return n, ok
+}
 
 // Lossless implements wire.Source: a cable does not wait for buffers; the
 // receiving MAC drops (and counts) what it has no buffer for.
 func (d *cableDir) Lossless() bool { return false }
 
 func (d *cableDir) stats() CableStats {
-	s := CableStats{Frames: d.frames.Load(), Bytes: d.bytes.Load(), Unplugged: d.unplug.Load()}
+	s := CableStats{Frames: d.frames.Load(), Bytes: d.bytes.Load(), Delivered: d.delivered.Load(),
+		Padded: d.padded.Load(), Unplugged: d.unplug.Load()}
 	if d.ring != nil {
-		s.Full, s.TooBig = d.ring.Full.Load(), d.ring.TooBig.Load()
+		s.Full, s.TooBig, s.TooLong = d.ring.Full.Load(), d.ring.TooBig.Load(), d.ring.TooLong.Load()
 	}
 	return s
 }
@@ -166,7 +105,7 @@ func (d *cableDir) stats() CableStats {
 // to open completes it. Between two synchronous models a frame goes
 // straight from the sender's TX to the receiver's Receive, on the sender's
 // goroutine (drive both models from one goroutine); when either side runs
-// an engine it crosses a lock-free FrameRing that the receiver pulls.
+// an engine it crosses a lock-free wire.FrameRing that the receiver pulls.
 type Cable struct {
 	a, b   string
 	ab, ba *cableDir
@@ -182,7 +121,7 @@ func (c *Cable) Stats() (ab, ba CableStats) { return c.ab.stats(), c.ba.stats() 
 func newCableDir(from, to *Endpoint) *cableDir {
 	d := &cableDir{}
 	if from.Engine || to.Engine {
-		d.ring = NewFrameRing(CableSlots, CableSlotSize)
+		d.ring = wire.NewFrameRing(CableSlots, CableSlotSize)
 		to.AddSource(d)
 	} else {
 		d.direct = to.Port

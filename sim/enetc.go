@@ -75,7 +75,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Chip:     enetcChip,
 	})
 	enetcModels.set(name, dev)
-	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine}, spec)
+	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
 	if err != nil {
 		forget()
 		return nil, err

@@ -73,7 +73,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		unreserve()
 		return nil, err
 	}
-	ep := &Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine}
+	ep := &Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}
 	cleanup, err := attach(ep, spec)
 	if err != nil {
 		unreserve()

@@ -59,8 +59,10 @@ type GenConfig struct {
 type GeneratorStats struct {
 	Frames uint64 `json:"frames"`
 	Bytes  uint64 `json:"bytes"`
-	// Truncated counts frames longer than the buffer the port offered.
-	Truncated uint64 `json:"truncated"`
+	// TooBig counts frames longer than the buffer the port offered: built
+	// and numbered but not handed to the port (never cut). They are not in
+	// Frames.
+	TooBig uint64 `json:"too_big"`
 }
 
 // Generator is a built-in traffic source (a wire.Source): every frame is
@@ -81,7 +83,8 @@ type Generator struct {
 	credit int64
 	start  time.Time
 
-	frames, truncated atomic.Uint64
+	frames, tooBig atomic.Uint64
+	held           atomic.Bool // set by PortView.Hold: no more frames
 }
 
 var streamIDs atomic.Uint32
@@ -169,7 +172,7 @@ func ParseRate(s string) (float64, error) {
 
 // Next implements wire.Source: it writes the next frame into dst.
 func (g *Generator) Next(dst []byte) (int, bool) {
-	if g.count != 0 && g.sent >= g.count {
+	if g.count != 0 && g.sent >= g.count || g.held.Load() {
 		return 0, false
 	}
 	if g.rate > 0 {
@@ -184,15 +187,16 @@ func (g *Generator) Next(dst []byte) (int, bool) {
 		g.next = 0
 	}
 	t := g.templates[f*g.frameLen : (f+1)*g.frameLen]
-	n := copy(dst, t)
-	if n < len(t) {
-		g.truncated.Add(1)
-	}
-	if n >= stampOffset+stampLen {
-		binary.BigEndian.PutUint64(dst[stampOffset+10:], g.seq[f])
-	}
 	g.seq[f]++
 	g.sent++
+	if len(t) > len(dst) {
+		// The sink sees a gap in the flow's numbers: the loss shows
+		// there too.
+		g.tooBig.Add(1)
+		return 0, false
+	}
+	n := copy(dst, t)
+	binary.BigEndian.PutUint64(dst[stampOffset+10:], g.seq[f]-1)
 	g.frames.Add(1)
 	return n, true
 }
@@ -219,7 +223,7 @@ func (g *Generator) refillCredit() bool {
 func (g *Generator) Lossless() bool { return g.rate == 0 }
 
 // Done reports whether a generator with a Count has sent everything.
-func (g *Generator) Done() bool { return g.count != 0 && g.frames.Load() >= g.count }
+func (g *Generator) Done() bool { return g.count != 0 && g.frames.Load()+g.tooBig.Load() >= g.count }
 
 // Stream is the stream number stamped in every frame.
 func (g *Generator) Stream() uint16 { return g.stream }
@@ -230,5 +234,5 @@ func (g *Generator) FrameLen() int { return g.frameLen }
 // Stats returns the counters (safe from any goroutine).
 func (g *Generator) Stats() GeneratorStats {
 	n := g.frames.Load()
-	return GeneratorStats{Frames: n, Bytes: n * uint64(g.frameLen), Truncated: g.truncated.Load()}
+	return GeneratorStats{Frames: n, Bytes: n * uint64(g.frameLen), TooBig: g.tooBig.Load()}
 }

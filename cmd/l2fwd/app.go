@@ -16,7 +16,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/pool"
-	"github.com/gopmd/gopmd/sim"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // openPort opens one port; tests replace it.
@@ -44,13 +44,10 @@ type app struct {
 	workerWhy   string // why that many
 	portsMu     sync.Mutex
 	bounces     []*bounceMem
-	// Kept at set-up: the sim registry forgets a port when it closes.
-	macs   []string
-	gens   []*sim.Generator
-	sinks  []*sim.Sink
-	afps   []*sim.AFPacket
-	pcaps  []*sim.PcapSource
-	cables []*sim.Cable
+	macs        []string
+	// around is each port's surroundings (simport.go), kept from set-up
+	// on: they outlive the port's closing.
+	around []surround
 }
 
 // pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
@@ -170,9 +167,10 @@ loop:
 		}
 	}
 	final := a.snapshot()
-	for i, src := range a.pcaps {
-		if src != nil && src.Err() != nil {
-			runErrs = append(runErrs, fmt.Errorf("port %d (%s): pcap-in stopped after %d frames: %w (the file is damaged; check it with capinfos or rewrite it with editcap)", i, a.specs[i], src.Frames(), src.Err()))
+	for i, s := range a.around {
+		if err := s.err(); err != nil {
+			n, _ := s.produced()
+			runErrs = append(runErrs, fmt.Errorf("port %d (%s): pcap-in stopped after %d frames: %w (the file is damaged; check it with capinfos or rewrite it with editcap)", i, a.specs[i], n, err))
 		}
 	}
 	if a.cap != nil {
@@ -233,26 +231,22 @@ func (a *app) setup() error {
 		if err != nil {
 			return fmt.Errorf("--capture: %w", err)
 		}
-		w, err := sim.NewPcapWriter(f)
+		w, err := wire.NewPcapWriter(f)
 		if err != nil {
 			return fmt.Errorf("--capture: %w", err)
 		}
 		a.cap = &capture{w: w}
 	}
+	a.around = surroundingsOf(a.specs)
 	for i, p := range a.ports {
 		info := p.Info()
 		a.macs = append(a.macs, p.MAC().String())
-		a.gens = append(a.gens, sim.GeneratorOf(a.specs[i]))
-		a.sinks = append(a.sinks, sim.SinkOf(a.specs[i]))
-		a.afps = append(a.afps, sim.AFPacketOf(a.specs[i]))
-		a.pcaps = append(a.pcaps, sim.PcapSourceOf(a.specs[i]))
-		a.cables = append(a.cables, sim.CableOf(a.specs[i]))
 		dst := pairOf(i, n, a.o.mode)
 		for q := 0; q < info.RxQueues; q++ {
 			l := &lane{rxPort: i, rxQueue: q, txPort: -1, rx: p.RxQueue(q), mode: a.o.mode, macUpdate: a.o.macUpdating}
 			l.pool = l.rx.Pool()
 			if q == 0 {
-				l.pump = syncPump(a.specs[i])
+				l.pump = a.around[i].pump()
 			}
 			if a.o.mode == modeFwd || a.o.mode == modeTx {
 				di := a.ports[dst].Info()
@@ -268,7 +262,7 @@ func (a *app) setup() error {
 					return err
 				}
 				if a.cap != nil {
-					l.capture = sim.NewFrameRing(captureSlots, captureSlotSize)
+					l.capture = wire.NewFrameRing(captureSlots, captureSlotSize)
 					l.capBuf = make([]byte, captureSlotSize+1)
 					a.cap.rings = append(a.cap.rings, l.capture)
 				}
@@ -321,79 +315,76 @@ func (a *app) workers() []*worker {
 	return ws
 }
 
-// laneUnits groups the lanes that must run on one goroutine. A cable
-// between two synchronous sim ports hands each frame the sending model
-// transmits straight to the receiving model, on the sender's goroutine (the
-// one whose TxBurst rang the doorbell); a model in synchronous mode is not
-// built to receive on one goroutine while its driver refills on another.
-// So every port reachable through such a cable or through forwarding
-// (RX port to TX port) is polled by one worker. Every other lane is a unit
-// of its own. bound reports whether any group was formed.
+// laneUnits groups the lanes that must run on one goroutine. Some ports
+// must be driven by the goroutine that drives another (driveWith: two
+// synchronous device models joined by a cable hand each other frames on
+// the sender's goroutine, and such a model is not built to receive on one
+// goroutine while its driver refills on another). So every port reachable
+// from such a pair, through that binding or through forwarding (RX port to
+// TX port), is polled by one worker. Every other lane is a unit of its
+// own. bound reports whether any group was formed.
 func (a *app) laneUnits() (units [][]*lane, bound bool) {
-	parent := make([]int, len(a.ports))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	union := func(x, y int) { parent[find(x)] = find(y) }
-	names := map[string]int{}
+	g := newGroups(len(a.ports))
+	byName := map[string]int{}
 	for i, spec := range a.specs {
-		names[trimSim(spec)] = i
+		byName[deviceName(spec)] = i
 	}
-	cabled := make([]bool, len(a.ports))
-	for i := range a.ports {
-		if i >= len(a.cables) || a.cables[i] == nil || syncPump(a.specs[i]) == nil {
-			continue
-		}
-		x, y := a.cables[i].Ends()
-		j, ok := names[x]
-		if j == i {
-			j, ok = names[y]
-		}
-		if ok && syncPump(a.specs[j]) != nil {
-			union(i, j)
-			cabled[i], cabled[j] = true, true
+	tied := make([]bool, len(a.ports))
+	for i, s := range a.around {
+		if j, ok := byName[s.driveWith()]; ok && s.driveWith() != "" {
+			g.join(i, j)
+			tied[i], tied[j] = true, true
 		}
 	}
 	for _, l := range a.lanes {
 		if l.txPort >= 0 {
-			union(l.rxPort, l.txPort)
+			g.join(l.rxPort, l.txPort)
 		}
 	}
-	boundRoot := map[int]bool{}
-	for i, c := range cabled {
-		if c {
-			boundRoot[find(i)] = true
+	tiedRoot := map[int]bool{}
+	for i, t := range tied {
+		if t {
+			tiedRoot[g.root(i)] = true
 		}
 	}
 	group := map[int]int{} // root -> index in units
 	for _, l := range a.lanes {
-		r := find(l.rxPort)
-		if !boundRoot[r] {
+		r := g.root(l.rxPort)
+		if !tiedRoot[r] {
 			units = append(units, []*lane{l})
 			continue
 		}
 		if k, ok := group[r]; ok {
 			units[k] = append(units[k], l)
+			bound = true
 			continue
 		}
 		group[r] = len(units)
 		units = append(units, []*lane{l})
 	}
-	for _, u := range units {
-		if len(u) > 1 {
-			bound = true
-		}
-	}
 	return units, bound
 }
+
+// groups is a union-find over port indexes.
+type groups []int
+
+func newGroups(n int) groups {
+	g := make(groups, n)
+	for i := range g {
+		g[i] = i
+	}
+	return g
+}
+
+func (g groups) root(i int) int {
+	for g[i] != i {
+		g[i] = g[g[i]]
+		i = g[i]
+	}
+	return i
+}
+
+func (g groups) join(x, y int) { g[g.root(x)] = g.root(y) }
 
 // workerNote says how many workers poll how many RX queues, and why.
 func (a *app) workerNote() string {
@@ -515,28 +506,13 @@ func (a *app) closeBounces() (leaks []string, errs []error) {
 
 func (a *app) closeTimeout() time.Duration { return 200 * time.Millisecond }
 
-// syncPump returns the Pump of a simulated device in synchronous mode
-// (nothing else would pull its sources), or nil.
-func syncPump(spec string) func() int {
-	s, err := driver.ParseSpec(spec)
-	if err != nil || s.Scheme != "sim" || s.Options.Get("mode") == "engine" {
-		return nil
-	}
-	if m := sim.ENETCModel(s.Name); m != nil {
-		return m.Pump
-	}
-	if m := sim.FECModel(s.Name); m != nil {
-		return m.Pump
-	}
-	return nil
-}
-
-// engines counts the simulated devices that run their own DMA-engine
-// goroutine: each needs CPU time next to the workers.
+// engines counts the ports with a device-engine goroutine of their own
+// (simulated devices in engine mode): each needs CPU time next to the
+// workers.
 func (a *app) engines() int {
 	n := 0
-	for _, spec := range a.specs {
-		if s, err := driver.ParseSpec(spec); err == nil && s.Scheme == "sim" && s.Options.Get("mode") == "engine" {
+	for _, s := range a.around {
+		if s.engine() {
 			n++
 		}
 	}
@@ -556,24 +532,14 @@ func (a *app) finished(prev []uint64) (bool, []uint64) {
 	var sig []uint64
 	over := true
 	for i, s := range snap {
-		var produced uint64
-		if g := a.gens[i]; g != nil {
-			over = over && g.Done()
-			produced += g.Stats().Frames
-		}
-		if p := a.pcaps[i]; p != nil {
-			over = over && p.Done()
-			produced += p.Frames()
-		}
+		done, _ := a.around[i].done()
+		produced, _ := a.around[i].produced()
+		over = over && done
 		in := s.stats.Rx.Packets + s.stats.Rx.TotalDrops()
 		over = over && in >= produced && s.handled+s.txRefused+s.noBounce == s.stats.Rx.Packets
-		sig = append(sig, produced, in, s.stats.Tx.Packets, s.stats.Tx.TotalDrops(), s.handled, s.txRefused, s.noBounce)
-		if k := a.sinks[i]; k != nil {
-			sig = append(sig, k.Stats().Frames)
-		}
-		if a.cables[i] != nil {
-			c := a.cableOut(i)
-			sig = append(sig, c.Frames, c.Full, c.TooBig, c.Unplugged)
+		sig = append(sig, produced, in, s.stats.Tx.Packets, s.stats.Tx.TotalDrops(), s.handled, s.txRefused, s.noBounce, a.around[i].carried())
+		for _, w := range s.wire {
+			sig = append(sig, w.n)
 		}
 	}
 	return over && slices.Equal(sig, prev), sig

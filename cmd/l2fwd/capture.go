@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopmd/gopmd/sim"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // capture copies forwarded frames into a pcap file, as dpdk-pdump does,
@@ -13,8 +13,8 @@ import (
 // bounded ring (it is the only producer) and one writer goroutine drains
 // them all. A full ring drops the copy and counts it.
 type capture struct {
-	w     *sim.PcapWriter
-	rings []*sim.FrameRing
+	w     *wire.PcapWriter
+	rings []*wire.FrameRing
 	stop  atomic.Bool
 	wg    sync.WaitGroup
 }

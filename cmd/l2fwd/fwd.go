@@ -6,7 +6,7 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
-	"github.com/gopmd/gopmd/sim"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // maxBurst is the largest --burst: the size of each worker's packet array.
@@ -37,7 +37,7 @@ type lane struct {
 	mode                    mode
 	macUpdate               bool
 	dst, src                [6]byte // fwd mode: written into every frame
-	capture                 *sim.FrameRing
+	capture                 *wire.FrameRing
 	capBuf                  []byte // captureSlotSize+1 bytes: a chained frame is joined here
 	// bounce is set when the TX port cannot reach the RX pool's memory (the
 	// two devices are in different DMA domains): each frame is then copied

@@ -39,7 +39,7 @@ import (
 	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/internal/version"
 	_ "github.com/gopmd/gopmd/pci" // the pci (VFIO), uio and platform schemes
-	_ "github.com/gopmd/gopmd/sim" // the sim: scheme
+	// The sim: scheme comes with simport.go, l2fwd's seam to the simulator.
 )
 
 // defaultSpecs are the ports used when none are given: synchronous models,
@@ -196,46 +196,18 @@ func checkUntilDone(specs []string) error {
 	finite := 0
 	for i, raw := range specs {
 		s, _ := driver.ParseSpec(raw)
-		endless := ""
-		switch {
-		case s.Scheme != "sim":
-			endless = "a real device receives for as long as its link is up"
-		case s.Options.Has("afpacket"):
-			endless = "afpacket= receives from Linux for as long as the interface lives"
-		case s.Options.Has("pcap-in"):
-			finite++
-		}
-		if s.Scheme == "sim" && endless == "" && genOn(s) {
-			if n, err := strconv.ParseUint(s.Options.Get("gen-count"), 10, 64); err != nil || n == 0 {
-				endless = "its generator has no gen-count"
-			} else {
-				finite++
-			}
-		}
+		f, endless := inputEnds(s)
 		if endless != "" {
 			return &usageError{fmt.Sprintf("--until-done: port %d (%s) never runs dry: %s; give it pcap-in= or gen-count=, or stop with --duration or Ctrl-C instead", i, raw, endless)}
+		}
+		if f {
+			finite++
 		}
 	}
 	if finite == 0 {
 		return &usageError{"--until-done: no port has an input that ends; give one pcap-in=FILE or gen=1&gen-count=N, or stop with --duration or Ctrl-C instead"}
 	}
 	return nil
-}
-
-// genOn reports whether a sim spec asks for the generator (gen=1, or any
-// gen-* option); sim itself checks the values.
-func genOn(s driver.Spec) bool {
-	if s.Options.Has("gen") {
-		v := s.Options.Get("gen")
-		on, err := strconv.ParseBool(v)
-		return v == "" || err != nil || on
-	}
-	for _, k := range []string{"gen-size", "gen-flows", "gen-rate", "gen-count"} {
-		if s.Options.Has(k) {
-			return true
-		}
-	}
-	return false
 }
 
 // metricsAddr checks a --metrics address: a bare port binds to loopback,

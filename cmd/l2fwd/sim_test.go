@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/gopacket/pcapgo"
 	"github.com/gopmd/gopmd/sim"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // sinkFrames is what the sink of an open simulated port has seen (0 before
@@ -60,7 +61,7 @@ func TestSimGeneratorToSink(t *testing.T) {
 // writePcap writes frames into a pcap file.
 func writePcap(t *testing.T, path string, frames [][]byte) {
 	t.Helper()
-	w, err := sim.CreatePcap(path)
+	w, err := wire.CreatePcap(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/sim"
 )
 
 // portSnap is one port's counters at one moment.
@@ -21,8 +20,8 @@ type portSnap struct {
 	outRefused      uint64 // frames this port's TX refused (from any RX port)
 	outBusy         uint64 // the part of outRefused refused while busy
 	noBounce        uint64
-	wire            []wireLoss // losses on this port's simulated wires
-	poolUse         int        // buffers out of the RX pools (approximate)
+	wire            []loss // losses around this port (simport.go)
+	poolUse         int    // buffers out of the RX pools (approximate)
 	poolSize        int
 	ipv4, ipv6, arp uint64
 }
@@ -64,55 +63,26 @@ func (a *app) snapshot() []portSnap {
 		ps.arp += l.arp.Load()
 	}
 	for i := range s {
-		s[i].wire = a.wireLosses(i)
+		if i < len(a.around) {
+			s[i].wire = a.around[i].losses()
+		}
 	}
 	return s
 }
 
-// wireLoss is one count of frames a simulated wire lost.
-type wireLoss struct {
-	name string
-	n    uint64
-}
-
-// wireLosses are the frames port i's simulated wires lost: its cable's
-// direction out of the port and its AF_PACKET socket.
-func (a *app) wireLosses(i int) []wireLoss {
-	var w []wireLoss
-	if i < len(a.cables) && a.cables[i] != nil {
-		c := a.cableOut(i)
-		w = append(w, wireLoss{"cable:full", c.Full}, wireLoss{"cable:too_big", c.TooBig}, wireLoss{"cable:unplugged", c.Unplugged})
-	}
-	if i < len(a.afps) && a.afps[i] != nil {
-		x := a.afps[i].Stats()
-		w = append(w, wireLoss{"afpacket:kernel", x.KernelDrops}, wireLoss{"afpacket:queue_full", x.RxDropped},
-			wireLoss{"afpacket:too_big", x.RxTooBig}, wireLoss{"afpacket:send_error", x.TxErrors})
-	}
-	return w
-}
-
-// cableOut is the direction of port i's cable that the port transmits into.
-func (a *app) cableOut(i int) sim.CableStats {
-	ab, ba := a.cables[i].Stats()
-	if x, _ := a.cables[i].Ends(); x != trimSim(a.specs[i]) {
-		return ba
-	}
-	return ab
-}
-
 // drops is every frame lost at or through port p, by cause: the driver's
 // counters, TX refusals of this port, bounce shortages of frames it
-// received, and its simulated wires' losses.
-func (p portSnap) drops() []wireLoss {
-	var d []wireLoss
+// received, and the losses around it (simulated wires).
+func (p portSnap) drops() []loss {
+	var d []loss
 	for c := driver.Cause(0); c < driver.NumCauses; c++ {
-		d = append(d, wireLoss{"rx:" + c.String(), p.stats.Rx.Drops[c]})
+		d = append(d, loss{"rx:" + c.String(), p.stats.Rx.Drops[c]})
 	}
 	for c := driver.Cause(0); c < driver.NumCauses; c++ {
-		d = append(d, wireLoss{"tx:" + c.String(), p.stats.Tx.Drops[c]})
+		d = append(d, loss{"tx:" + c.String(), p.stats.Tx.Drops[c]})
 	}
-	d = append(d, wireLoss{"tx:refused_busy", p.outBusy}, wireLoss{"tx:refused_full", p.outRefused - p.outBusy},
-		wireLoss{"no_bounce", p.noBounce})
+	d = append(d, loss{"tx:refused_busy", p.outBusy}, loss{"tx:refused_full", p.outRefused - p.outBusy},
+		loss{"no_bounce", p.noBounce})
 	return append(d, p.wire...)
 }
 
@@ -211,26 +181,11 @@ type portJSON struct {
 	TxRefusedBusy uint64 `json:"tx_refused_busy"`
 	// NoBounce: frames dropped for want of a bounce buffer (ports in two
 	// DMA domains only).
-	NoBounce  uint64              `json:"no_bounce,omitempty"`
-	Copied    bool                `json:"copied,omitempty"`
-	Pass      map[string]uint64   `json:"pass,omitempty"`
-	Generator *sim.GeneratorStats `json:"generator,omitempty"`
-	Sink      *sim.SinkStats      `json:"sink,omitempty"`
-	AFPacket  *sim.AFPacketStats  `json:"afpacket,omitempty"`
-	PcapIn    *pcapInJSON         `json:"pcap_in,omitempty"`
-	// Cable: the direction this port transmits into (sim cables only).
-	Cable *sim.CableStats `json:"cable,omitempty"`
-}
-
-// pcapInJSON is a port's pcap-in replay in the summary.
-type pcapInJSON struct {
-	// Frames were replayed into the port; Truncated of them were longer
-	// than its receive buffers.
-	Frames    uint64 `json:"frames"`
-	Truncated uint64 `json:"truncated"`
-	// Done: the whole file was replayed. Error: why it stopped early.
-	Done  bool   `json:"done"`
-	Error string `json:"error,omitempty"`
+	NoBounce uint64            `json:"no_bounce,omitempty"`
+	Copied   bool              `json:"copied,omitempty"`
+	Pass     map[string]uint64 `json:"pass,omitempty"`
+	// The port's simulated wires, when it has some (simport.go).
+	wiringJSON
 }
 
 // summaryJSON is the final summary (--json prints it as one object).
@@ -281,28 +236,8 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 		if a.o.mode == modePass {
 			pj.Pass = map[string]uint64{"ipv4": f.ipv4, "ipv6": f.ipv6, "arp": f.arp}
 		}
-		if i < len(a.gens) && a.gens[i] != nil {
-			st := a.gens[i].Stats()
-			pj.Generator = &st
-		}
-		if i < len(a.afps) && a.afps[i] != nil {
-			st := a.afps[i].Stats()
-			pj.AFPacket = &st
-		}
-		if i < len(a.pcaps) && a.pcaps[i] != nil {
-			src := a.pcaps[i]
-			pj.PcapIn = &pcapInJSON{Frames: src.Frames(), Truncated: src.Truncated(), Done: src.Done()}
-			if err := src.Err(); err != nil {
-				pj.PcapIn.Error = err.Error()
-			}
-		}
-		if i < len(a.cables) && a.cables[i] != nil {
-			c := a.cableOut(i)
-			pj.Cable = &c
-		}
-		if i < len(a.sinks) && a.sinks[i] != nil {
-			st := a.sinks[i].Stats()
-			pj.Sink = &st
+		if i < len(a.around) {
+			a.around[i].report(&pj)
 		}
 		s.Ports = append(s.Ports, pj)
 		s.Packets += f.handled
@@ -356,28 +291,8 @@ func (a *app) printSummary(s summaryJSON) {
 		if p.Copied {
 			fmt.Fprintf(w, "  copied into port %d's DMA domain (the devices share no IOMMU domain); %d dropped for want of a bounce buffer\n", p.TxPort, p.NoBounce)
 		}
-		if p.Generator != nil {
-			fmt.Fprintf(w, "  generator sent %d frames\n", p.Generator.Frames)
-		}
-		if p.Sink != nil {
-			fmt.Fprintf(w, "  sink got %d frames: lost %d, duplicated %d, reordered %d, unstamped %d\n", p.Sink.Frames, p.Sink.Lost, p.Sink.Duplicates, p.Sink.Reordered, p.Sink.Other)
-		}
-		if x := p.AFPacket; x != nil {
-			fmt.Fprintf(w, "  afpacket: %d frames in, %d out; lost: %d in the kernel (socket buffer full), %d queue full, %d too big, %d send errors\n",
-				x.RxFrames, x.TxFrames, x.KernelDrops, x.RxDropped, x.RxTooBig, x.TxErrors)
-		}
-		if x := p.PcapIn; x != nil {
-			state := "replayed in full"
-			if !x.Done {
-				state = "not finished"
-			}
-			if x.Error != "" {
-				state = "stopped early: " + x.Error
-			}
-			fmt.Fprintf(w, "  pcap-in: %d frames, %s; %d truncated to the receive buffer\n", x.Frames, state, x.Truncated)
-		}
-		if c := p.Cable; c != nil {
-			fmt.Fprintf(w, "  cable out: %d frames carried; lost: %d ring full, %d too big, %d peer not open\n", c.Frames, c.Full, c.TooBig, c.Unplugged)
+		for _, l := range wiringLines(p) {
+			fmt.Fprintf(w, "  %s\n", l)
 		}
 		if p.Pass != nil {
 			fmt.Fprintf(w, "  application saw ipv4 %d, ipv6 %d, arp %d\n", p.Pass["ipv4"], p.Pass["ipv6"], p.Pass["arp"])
@@ -407,13 +322,4 @@ func dropsText(m map[string]uint64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
 	}
 	return strings.Join(parts, " ")
-}
-
-// trimSim is a sim spec's device name ("sim:enetc0?x=1" -> "enetc0").
-func trimSim(spec string) string {
-	s, err := driver.ParseSpec(spec)
-	if err != nil {
-		return ""
-	}
-	return s.Name
 }

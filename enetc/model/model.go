@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/dma"
-	"github.com/gopmd/gopmd/sim/wire"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // DefaultPHYID is the PHY identifier (registers 2 and 3) of the model's PHY.

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gopmd/gopmd/dma"
-	"github.com/gopmd/gopmd/sim/wire"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // txRing is the device side of one TX BD ring: what the driver writes

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/dma"
-	"github.com/gopmd/gopmd/sim/wire"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // Config configures a model instance.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gopmd/gopmd/sim/wire"
+	"github.com/gopmd/gopmd/wire"
 )
 
 // runState is the engine goroutine's control.

@@ -1,8 +1,27 @@
-// Package wire is the boundary between a simulated NIC port (a device model's
-// MAC) and whatever it is connected to: another model port (a cable), a
-// traffic generator and sink, a pcap file, or a real Linux interface. Models
-// import only this package; package sim builds the things on the other side.
+// Package wire is the ground every simulated port and every frame tool
+// stands on: the boundary between a NIC port's MAC and whatever it is
+// connected to (Wire, Port, Source), the Ethernet minimum a sending MAC pads
+// to, a lock-free frame ring, and pcap files. It imports nothing of gopmd:
+// the device models (enetc/model, fec/model), the simulator (sim) and the
+// commands (l2fwd's --capture) use it side by side.
 package wire
+
+// MinFrame is the shortest Ethernet frame on a wire without its 4-byte FCS
+// (64 bytes with it, IEEE 802.3 clause 3.2.8): a sending MAC pads a shorter
+// frame with zeros to this length before it leaves.
+const MinFrame = 60
+
+// Pad pads the n-byte frame at the start of buf with zeros to MinFrame, as a
+// sending MAC does, and returns its new length. buf must hold MinFrame
+// bytes when n is shorter; a frame of MinFrame bytes or more is left as it
+// is.
+func Pad(buf []byte, n int) int {
+	if n >= MinFrame {
+		return n
+	}
+	clear(buf[n:MinFrame])
+	return MinFrame
+}
 
 // Wire carries the frames a model port transmits.
 type Wire interface {
@@ -29,11 +48,13 @@ type Port interface {
 }
 
 // Source produces frames for a port's receive side; the model's engine (or
-// Pump in synchronous mode) pulls from it.
+// Pump in synchronous mode) pulls from it. A source stands for the sending
+// MAC at the far end of the wire: every frame it gives is at least MinFrame
+// bytes long.
 type Source interface {
 	// Next writes the next frame into dst and returns its length, or
-	// ok=false when there is nothing to send now. A frame longer than dst is
-	// truncated by the source and counted by it.
+	// ok=false when there is nothing to send now. A frame longer than dst
+	// is not cut: the source keeps it out of the port and counts it.
 	Next(dst []byte) (n int, ok bool)
 	// Lossless reports whether the source must never lose a frame for lack
 	// of receive buffers: then frames are only pulled while RxRoom > 0.
