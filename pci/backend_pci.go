@@ -72,7 +72,7 @@ func chooseAccess(dev string, f accessFacts, opt string, unsafe bool) (Access, e
 	case "":
 		if !f.claimed {
 			return "", &DeviceError{Device: dev, Op: "open", Err: fmt.Errorf("%w: no driver bound, and no gopmd driver claims PCI ID %s", ErrWrongDriver, f.id),
-				Fix: "gopmd drives NXP ENETC and FEC/ENET ports only; this is not one (nicctl list shows the ones it can drive)"}
+				Fix: "gopmd drives NXP ENETC and FEC/ENET ports only, and this is not one; nicctl list shows the ones it can drive"}
 		}
 		return "", &DeviceError{Device: dev, Op: "open", Err: fmt.Errorf("%w: no driver bound", ErrWrongDriver),
 			Fix: "bind it first: nicctl bind " + dev + " vfio-pci (or: echo vfio-pci > /sys/bus/pci/devices/" + dev + "/driver_override; echo " + dev + " > /sys/bus/pci/drivers_probe)"}

@@ -113,6 +113,9 @@ func (s Sys) Bind(a Address, drv string) (*Binding, error) {
 		_ = b.Restore()
 		return nil, err
 	}
+	if s.Plan != nil {
+		return b, nil // a dry run: the kernel did not probe
+	}
 	if now := linkBase(dir + "/driver"); now != drv {
 		_ = b.Restore()
 		return nil, &DeviceError{Device: a.String(), Op: "bind to " + drv, Err: fmt.Errorf("%w: driver is %q after probing", ErrWrongDriver, now),
@@ -182,6 +185,9 @@ func (s Sys) BindPlatform(name, drv string) error {
 	if err := s.writeAttr(s.Path("/sys/bus/platform/drivers_probe"), name, name+" probe"); err != nil {
 		return err
 	}
+	if s.Plan != nil {
+		return nil
+	}
 	if now := linkBase(dir + "/driver"); now != drv {
 		return &DeviceError{Device: name, Op: "bind to " + drv, Err: fmt.Errorf("%w: driver is %q after probing", ErrWrongDriver, now),
 			Fix: "load it first (modprobe " + drv + "; vfio-platform without a reset module needs reset_required=0; uio_pdrv_genirq needs of_id=generic-uio and a generic-uio node)"}
@@ -234,6 +240,9 @@ func (s Sys) ToKernel(a Address) (string, error) {
 		return "", err
 	}
 	now := linkBase(dir + "/driver")
+	if s.Plan != nil {
+		return "", nil
+	}
 	if now == "" {
 		return "", &DeviceError{Device: a.String(), Op: "give back to the kernel", Err: fmt.Errorf("%w: no kernel driver took it after probing", ErrWrongDriver),
 			Fix: "load its driver (e.g. modprobe fsl-enetc) and probe again: echo " + a.String() + " > /sys/bus/pci/drivers_probe"}
@@ -286,6 +295,9 @@ func (s Sys) PlatformToKernel(name string) (string, error) {
 		return "", err
 	}
 	now := linkBase(dir + "/driver")
+	if s.Plan != nil {
+		return "", nil
+	}
 	if now == "" {
 		return "", &DeviceError{Device: name, Op: "give back to the kernel", Err: fmt.Errorf("%w: no kernel driver took it after probing", ErrWrongDriver),
 			Fix: "load its driver (e.g. modprobe fec) and probe again: echo " + name + " > /sys/bus/platform/drivers_probe"}

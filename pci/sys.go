@@ -17,8 +17,29 @@ import (
 // goes through a Sys, so tests run against fake trees in testdata.
 type Sys struct {
 	Root string
+	// Plan, when not nil, receives every sysfs write Bind, Unbind and the
+	// others would make, and nothing is written (a dry run). The writes
+	// are checked as WriteAttr checks them; what the kernel would do in
+	// reply (unbinding, probing) does not happen, so a plan stops where a
+	// real run would look at the result.
+	Plan *[]Write
 	// kernel, in tests, plays the kernel's reaction to a sysfs write.
 	kernel func(path, value string)
+}
+
+// Write is one sysfs write of a plan: Value written to Path.
+type Write struct {
+	Path  string `json:"path"`
+	Value string `json:"value"`
+}
+
+// String reads as the shell command that makes the write.
+func (w Write) String() string {
+	v := strings.TrimSuffix(w.Value, "\n")
+	if v == "" {
+		return "echo > " + w.Path
+	}
+	return "echo " + v + " > " + w.Path
 }
 
 // Host is the running system.
@@ -76,18 +97,15 @@ var ErrOutsideSysfs = errors.New("path resolves outside /sys")
 // planted in its place is an error, never followed. Errors are the bare
 // cause (ErrOutsideSysfs, ELOOP, a permission error) with the path.
 func (s Sys) WriteAttr(p, value string) error {
-	sysRoot, err := filepath.EvalSymlinks(s.Path("/sys"))
+	target, err := s.attrPath(p)
 	if err != nil {
-		return &fs.PathError{Op: "write", Path: p, Err: err}
+		return err
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
-	if err != nil {
-		return &fs.PathError{Op: "write", Path: p, Err: err}
+	if s.Plan != nil {
+		*s.Plan = append(*s.Plan, Write{Path: s.hostPath(p), Value: value})
+		return nil
 	}
-	if rel, err := filepath.Rel(sysRoot, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("%w (it leads to %s)", ErrOutsideSysfs, dir)}
-	}
-	fd, err := unix.Open(filepath.Join(dir, filepath.Base(p)), unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(target, unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			err = fmt.Errorf("%w: the attribute is a symbolic link, which sysfs attributes never are", ErrOutsideSysfs)
@@ -102,13 +120,46 @@ func (s Sys) WriteAttr(p, value string) error {
 	return err
 }
 
+// hostPath is p as the running system names it (the root taken off), for
+// plans and messages.
+func (s Sys) hostPath(p string) string {
+	if s.Root == "" || s.Root == "/" {
+		return p
+	}
+	if rel, err := filepath.Rel(s.Root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return "/" + rel
+	}
+	return p
+}
+
+// attrPath resolves a sysfs attribute's directory and checks that it lies
+// under /sys and that the attribute is no symbolic link.
+func (s Sys) attrPath(p string) (string, error) {
+	sysRoot, err := filepath.EvalSymlinks(s.Path("/sys"))
+	if err != nil {
+		return "", &fs.PathError{Op: "write", Path: p, Err: err}
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return "", &fs.PathError{Op: "write", Path: p, Err: err}
+	}
+	if rel, err := filepath.Rel(sysRoot, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("%w (it leads to %s)", ErrOutsideSysfs, dir)}
+	}
+	target := filepath.Join(dir, filepath.Base(p))
+	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return "", &fs.PathError{Op: "write", Path: p, Err: fmt.Errorf("%w: the attribute is a symbolic link, which sysfs attributes never are", ErrOutsideSysfs)}
+	}
+	return target, nil
+}
+
 // writeAttr writes a sysfs attribute (see WriteAttr) and says in the error
 // what failed and how to fix it.
 func (s Sys) writeAttr(p, v, what string) error {
 	err := s.WriteAttr(p, v)
 	switch {
 	case err == nil:
-		if s.kernel != nil {
+		if s.kernel != nil && s.Plan == nil {
 			s.kernel(p, v)
 		}
 		return nil

@@ -13,16 +13,21 @@ import (
 	"github.com/gopmd/gopmd/pci"
 )
 
+// forceRebindHelp is --force on bind and unbind.
+const forceRebindHelp = "detach the device even if no gopmd driver claims it or the host uses it (an interface up, with addresses or routes; a mounted filesystem or swap on it)"
+
 func init() {
 	register(&command{
 		name: "bind", args: "DEV vfio-pci|uio_pci_generic|kernel", min: 2, max: 2,
-		summary: "hand a device to a user-space driver or back to the kernel, showing before and after",
-		run:     func(e *env, a []string) (any, error) { return bindCmd(e, a[0], a[1]) },
+		summary:   "hand a device to a user-space driver or back to the kernel, showing before and after",
+		forceHelp: forceRebindHelp, dryRun: true,
+		run: func(e *env, a []string) (any, error) { return bindCmd(e, a[0], a[1]) },
 	})
 	register(&command{
 		name: "unbind", args: "DEV", min: 1, max: 1,
-		summary: "detach a device from its driver, showing before and after",
-		run:     func(e *env, a []string) (any, error) { return unbindCmd(e, a[0]) },
+		summary:   "detach a device from its driver, showing before and after",
+		forceHelp: forceRebindHelp, dryRun: true,
+		run: func(e *env, a []string) (any, error) { return unbindCmd(e, a[0]) },
 	})
 }
 
@@ -41,6 +46,12 @@ type bindResult struct {
 	After   bindState `json:"after"`
 	Changed bool      `json:"changed"`
 	Note    string    `json:"note,omitempty"`
+	// DryRun: nothing was written; Writes are the sysfs writes the
+	// command would make.
+	DryRun bool        `json:"dry_run,omitempty"`
+	Writes []pci.Write `json:"writes,omitempty"`
+	// Forced are the refusals --force overrode.
+	Forced []string `json:"forced,omitempty"`
 }
 
 func (r *bindResult) text(w io.Writer) {
@@ -58,6 +69,22 @@ func (r *bindResult) text(w io.Writer) {
 		}
 		return out
 	}
+	for _, f := range r.Forced {
+		fmt.Fprintf(w, "%s: --force: going ahead although %s\n", r.Device, f)
+	}
+	if r.DryRun {
+		fmt.Fprintf(w, "%s: %s (dry run: nothing written)\n  now: %s\n", r.Device, r.Action, show(r.Before))
+		if len(r.Writes) == 0 {
+			fmt.Fprintf(w, "  no sysfs write needed\n")
+		}
+		for _, wr := range r.Writes {
+			fmt.Fprintf(w, "  would run: %s\n", wr)
+		}
+		if r.Note != "" {
+			fmt.Fprintf(w, "  note: %s\n", r.Note)
+		}
+		return
+	}
 	fmt.Fprintf(w, "%s: %s\n  before: %s\n  after:  %s\n", r.Device, r.Action, show(r.Before), show(r.After))
 	if !r.Changed {
 		fmt.Fprintf(w, "  nothing changed\n")
@@ -67,25 +94,20 @@ func (r *bindResult) text(w io.Writer) {
 	}
 }
 
-// sysWrite writes a sysfs attribute. Tests replace it to play the kernel.
-var sysWrite = func(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write([]byte(value))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// sysWrite writes a sysfs attribute through s: the directory must lie
+// under /sys and the attribute is opened without following a link (see
+// pci.Sys.WriteAttr); in a dry run it is only recorded. Tests replace it
+// to play the kernel.
+var sysWrite = func(s pci.Sys, path, value string) error { return s.WriteAttr(path, value) }
 
 // writeAttr writes a sysfs attribute and names the fix in its error.
-func writeAttr(path, value, what string) error {
-	err := sysWrite(path, value)
+func writeAttr(e *env, path, value, what string) error {
+	err := sysWrite(e.sys, path, value)
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, pci.ErrOutsideSysfs):
+		return fmt.Errorf("%s: refusing to write %s: %w (sysfs was tampered with, or the name is no sysfs name)", what, path, err)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s: cannot write %s: permission denied (run nicctl as root)", what, path)
 	case errors.Is(err, fs.ErrNotExist):
@@ -199,6 +221,27 @@ func bindCmd(e *env, dev, drv string) (any, error) {
 		return nil, err
 	}
 	r := &bindResult{Device: t.name, Action: "bind to " + drv, Before: before}
+	if drv != "kernel" && before.Driver != drv {
+		// Giving a device back to the kernel never detaches a kernel
+		// driver; handing it to a user-space driver does.
+		if r.Forced, err = t.refuse(e, "bind "+dev+" "+drv); err != nil {
+			return nil, err
+		}
+	}
+	if e.dryRun {
+		return t.dryRun(e, r, func() error {
+			switch {
+			case drv == "kernel":
+				return t.toKernel(e, before)
+			case t.platform:
+				return e.sys.BindPlatform(t.name, drv)
+			default:
+				a, _ := pci.ParseAddress(t.name)
+				_, err := e.sys.Bind(a, drv)
+				return err
+			}
+		})
+	}
 	var opErr error
 	switch {
 	case drv == "kernel":
@@ -230,7 +273,7 @@ func bindCmd(e *env, dev, drv string) (any, error) {
 func (t target) toKernel(e *env, before bindState) error {
 	dir := t.dir(e)
 	if before.Override != "" {
-		if err := writeAttr(dir+"/driver_override", "\n", t.name+": clear driver_override"); err != nil {
+		if err := writeAttr(e, dir+"/driver_override", "\n", t.name+": clear driver_override"); err != nil {
 			return err
 		}
 	}
@@ -240,11 +283,11 @@ func (t target) toKernel(e *env, before bindState) error {
 		return nil // a kernel driver has it already
 	}
 	if before.Driver != "" {
-		if err := writeAttr(dir+"/driver/unbind", t.name, t.name+": unbind from "+before.Driver); err != nil {
+		if err := writeAttr(e, dir+"/driver/unbind", t.name, t.name+": unbind from "+before.Driver); err != nil {
 			return err
 		}
 	}
-	return writeAttr(t.bus(e)+"/drivers_probe", t.name, t.name+": probe")
+	return writeAttr(e, t.bus(e)+"/drivers_probe", t.name, t.name+": probe")
 }
 
 func unbindCmd(e *env, dev string) (any, error) {
@@ -261,12 +304,20 @@ func unbindCmd(e *env, dev string) (any, error) {
 		r.Note = "no driver was bound"
 		return r, nil
 	}
+	if r.Forced, err = t.refuse(e, "unbind "+dev); err != nil {
+		return nil, err
+	}
 	dir := t.dir(e)
 	if _, err := os.Stat(dir + "/driver/unbind"); errors.Is(err, fs.ErrNotExist) && t.platform {
 		return nil, fmt.Errorf("%s: %s has no sysfs unbind (suppress_bind_attrs): unload it (rmmod %s; its other devices come back with modprobe %s) or keep it off in the device tree (docs/hardware.md)",
 			t.name, before.Driver, before.Driver, before.Driver)
 	}
-	opErr := writeAttr(dir+"/driver/unbind", t.name, t.name+": unbind from "+before.Driver)
+	if e.dryRun {
+		return t.dryRun(e, r, func() error {
+			return writeAttr(e, dir+"/driver/unbind", t.name, t.name+": unbind from "+before.Driver)
+		})
+	}
+	opErr := writeAttr(e, dir+"/driver/unbind", t.name, t.name+": unbind from "+before.Driver)
 	after, err := t.state(e)
 	if err != nil {
 		return nil, errors.Join(opErr, err)
@@ -280,4 +331,79 @@ func unbindCmd(e *env, dev string) (any, error) {
 		return nil, opErr
 	}
 	return r, nil
+}
+
+// dryRun runs op with every sysfs write recorded instead of made and
+// returns the plan.
+func (t target) dryRun(e *env, r *bindResult, op func() error) (*bindResult, error) {
+	var plan []pci.Write
+	e.sys.Plan = &plan
+	err := op()
+	e.sys.Plan = nil
+	if err != nil {
+		return nil, err
+	}
+	r.DryRun, r.Writes, r.After = true, plan, r.Before
+	return r, nil
+}
+
+// refusalError is a bind or unbind nicctl will not do without --force.
+type refusalError struct {
+	dev, cmd string
+	why      []string
+}
+
+func (e *refusalError) Error() string {
+	return fmt.Sprintf("%s: refusing to %s: %s; nothing was written (leave the device to the host, or add --force if you are sure; --dry-run shows the writes)",
+		e.dev, e.cmd, strings.Join(e.why, "; "))
+}
+
+// refuse says why detaching the device could hurt the host: no gopmd
+// driver claims it (so gopmd could not use it anyway), or the host uses it
+// (an interface up, with addresses or routes; a mounted filesystem or swap
+// on a disk below it). With --force the reasons are returned to be shown;
+// without, they are a *refusalError and nothing is written.
+func (t target) refuse(e *env, cmd string) ([]string, error) {
+	var why []string
+	bus := "pci"
+	if t.platform {
+		bus = "platform"
+		pd, err := e.sys.Platform(t.name)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := driver.Claims(&driver.Device{Bus: "platform", Compatible: pd.Compatible}); !ok {
+			c := strings.Join(pd.Compatible, ", ")
+			if c == "" {
+				c = "none"
+			}
+			why = append(why, fmt.Sprintf("no gopmd driver (%s) claims it (compatible %s)", strings.Join(driver.DriverNames(), ", "), c))
+		}
+	} else {
+		a, _ := pci.ParseAddress(t.name)
+		d, err := e.sys.Device(a)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := driver.Claims(&driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision}); !ok {
+			why = append(why, fmt.Sprintf("no gopmd driver (%s) claims it (PCI ID %s, class %06x)", strings.Join(driver.DriverNames(), ", "), d.ID(), d.Class))
+		}
+	}
+	uses, err := e.sys.InUse(bus, t.name)
+	if err != nil {
+		if !e.force {
+			return nil, fmt.Errorf("%s: refusing to %s: %w; nothing was written", t.name, cmd, err)
+		}
+		why = append(why, "whether the host uses it could not be checked: "+err.Error())
+	}
+	for _, u := range uses {
+		why = append(why, u.What)
+	}
+	if len(why) == 0 {
+		return nil, nil
+	}
+	if e.force {
+		return why, nil
+	}
+	return nil, &refusalError{dev: t.name, cmd: cmd, why: why}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/gopmd/gopmd/pci"
 )
 
 // copyTree copies a testdata tree (files, directories, symlinks as they
@@ -70,9 +72,9 @@ func fakeKernel(t *testing.T, root, bus string, home map[string]string) {
 	t.Helper()
 	old := sysWrite
 	t.Cleanup(func() { sysWrite = old })
-	sysWrite = func(p, v string) error {
-		if err := old(p, v); err != nil {
-			return err
+	sysWrite = func(s pci.Sys, p, v string) error {
+		if err := old(s, p, v); err != nil || s.Plan != nil {
+			return err // a dry run: the kernel saw nothing
 		}
 		name := strings.TrimSpace(v)
 		dev := "/sys/bus/" + bus + "/devices/" + name
@@ -290,7 +292,7 @@ func TestBindWriteErrors(t *testing.T) {
 	root := copyTree(t, "testdata/ls1028a")
 	old := sysWrite
 	t.Cleanup(func() { sysWrite = old })
-	sysWrite = func(p, v string) error { return &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission} }
+	sysWrite = func(s pci.Sys, p, v string) error { return &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission} }
 	wantError(t, exitFailed, []string{"--root", root, "unbind", "0000:00:00.0"}, "0000:00:00.0", "driver/unbind", "permission denied", "run nicctl as root")
 	sysWrite = old
 	if err := os.Remove(filepath.Join(root, "sys/bus/pci/drivers/vfio-pci/unbind")); err != nil {

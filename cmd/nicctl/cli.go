@@ -37,6 +37,7 @@ type env struct {
 	stdout, stderr io.Writer
 	json           bool
 	force          bool
+	dryRun         bool
 	unsafeNoIOMMU  bool
 	sys            pci.Sys
 	// interrupt is closed when the user asks a long-running command
@@ -60,6 +61,10 @@ type command struct {
 	min, max int
 	// force: the command can write registers, behind --force.
 	force bool
+	// forceHelp, when set, is the command's own meaning of --force.
+	forceHelp string
+	// dryRun: the command takes --dry-run.
+	dryRun bool
 	// flags adds the command's own flags; the returned function runs
 	// after parsing and may check them.
 	flags func(fs *flag.FlagSet) func() error
@@ -229,8 +234,14 @@ func commandFlags(e *env, c *command, root *string) (*flag.FlagSet, func() error
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
 	fs.StringVar(root, "root", *root, "read sysfs, /dev and the device tree under `DIR`")
 	fs.BoolVar(&e.unsafeNoIOMMU, "unsafe-noiommu", false, "allow device access without an IOMMU (UIO, /dev/mem, VFIO no-IOMMU): the device can DMA anywhere")
-	if c.force {
+	switch {
+	case c.forceHelp != "":
+		fs.BoolVar(&e.force, "force", false, c.forceHelp)
+	case c.force:
 		fs.BoolVar(&e.force, "force", false, "allow register writes (they change the device)")
+	}
+	if c.dryRun {
+		fs.BoolVar(&e.dryRun, "dry-run", false, "show the sysfs writes without making them")
 	}
 	check := func() error { return nil }
 	if c.flags != nil {

@@ -12,9 +12,18 @@
 // Every command takes --json. Nothing is rebound unless bind or unbind is
 // asked, and no register (MAC or PHY) is written without --force.
 //
-// Exit status: 0 on success, 1 when the command ran and failed (a device
-// error, a self-test step that did not pass), 2 for bad input (unknown
-// command or flag, a malformed spec, PHY address or register).
+// bind and unbind refuse, and write nothing, when no gopmd driver claims
+// the device (by PCI ID or compatible string) or when the host uses it: a
+// network interface below it is up, has addresses or carries routes, or a
+// filesystem or swap area on a disk below it is in use. --force overrides
+// that and says what it overrode; --dry-run prints the sysfs writes
+// without making them. Every sysfs write is checked to stay under /sys
+// and never follows a link in place of the attribute.
+//
+// Exit status: 0 on success, 1 when the command ran and failed or refused
+// (a device error, a bind that could cut the host off, a self-test step
+// that did not pass), 2 for bad input (unknown command or flag, a
+// malformed spec, PHY address or register).
 package main
 
 import (

@@ -140,13 +140,17 @@ func TestOfflineTree(t *testing.T) {
 }
 
 // TestForceOnlyWhereWritten: only mdio and selftest write registers, so
-// only they take --force.
+// only they take --force for that; bind and unbind take it to override
+// their refusals.
 func TestForceOnlyWhereWritten(t *testing.T) {
 	for _, c := range commands {
 		if c.force != (c.name == "mdio" || c.name == "selftest") {
 			t.Errorf("%s: force %v", c.name, c.force)
 		}
-		if !c.force {
+		if (c.forceHelp != "") != (c.name == "bind" || c.name == "unbind") {
+			t.Errorf("%s: force help %q", c.name, c.forceHelp)
+		}
+		if !c.force && c.forceHelp == "" {
 			wantError(t, exitUsage, []string{c.name, "--force"}, "-force", "nicctl "+c.name+" -h")
 		}
 	}

@@ -131,8 +131,9 @@ func TestRig(t *testing.T) {
 		t.Fatal("no edu device (1234:11e8) in /sys/bus/pci/devices")
 	}
 	// The rig's own program ran first and may have left edu anywhere:
-	// start from vfio-pci.
-	first := bindJSON(t, "bind", edu, "vfio-pci")
+	// start from vfio-pci. No gopmd driver claims edu, so every bind that
+	// changes something needs --force.
+	first := bindJSON(t, "bind", edu, "vfio-pci", "--force")
 	t.Logf("bind %s vfio-pci: %+v -> %+v", edu, first.Before, first.After)
 	if first.After.Driver != "vfio-pci" || first.Changed != (first.Before != first.After) {
 		t.Fatalf("bind %s vfio-pci: %+v", edu, first)
@@ -156,8 +157,9 @@ func TestRig(t *testing.T) {
 		{[]string{"bind", edu, "vfio-pci"}, "vfio-pci", "vfio-pci", false},
 		{[]string{"unbind", edu}, "vfio-pci", "", true},
 	}
+	wantError(t, exitFailed, []string{"bind", edu, "uio_pci_generic"}, edu, "refusing to bind", "no gopmd driver", "1234:11e8", "--force")
 	for _, s := range steps {
-		r := bindJSON(t, s.args...)
+		r := bindJSON(t, append(s.args, "--force")...)
 		t.Logf("%v: %+v -> %+v", s.args, r.Before, r.After)
 		if r.Before.Driver != s.before || r.After.Driver != s.after || r.Changed != s.wantChange {
 			t.Errorf("%v: %+v", s.args, r)
@@ -169,7 +171,7 @@ func TestRig(t *testing.T) {
 	// No kernel driver claims edu: bind kernel clears driver_override and
 	// says so.
 	wantError(t, exitFailed, []string{"bind", edu, "kernel"}, edu, "no kernel driver took it")
-	r := bindJSON(t, "bind", edu, "vfio-pci")
+	r := bindJSON(t, "bind", edu, "vfio-pci", "--force")
 	if r.Before.Driver != "" || r.Before.Override != "" || r.After.Driver != "vfio-pci" {
 		t.Errorf("bind from no driver: %+v", r)
 	}

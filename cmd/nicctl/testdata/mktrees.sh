@@ -26,6 +26,27 @@ put() { mkdir -p "$(dirname "$1")"; printf '%s\n' "$2" >"$1"; }
 # lnk LINK TARGET: both paths inside the tree; the link is written relative,
 # as sysfs has it.
 lnk() { mkdir -p "$(dirname "$1")" "$(dirname "$2")"; ln -sfnr "$2" "$1"; }
+# netif TREE DEVDIR NAME FLAGS OPERSTATE: a network interface of a device,
+# as /sys/class/net shows it (flags bit 0 is IFF_UP).
+netif() {
+	mkdir -p "$2/net/$3"
+	put "$2/net/$3/flags" "$4"
+	put "$2/net/$3/operstate" "$5"
+	lnk "$1/sys/class/net/$3" "$2/net/$3"
+}
+# hostproc TREE MOUNTINFO: the /proc files bind and unbind read to see what
+# the host uses (mounts, swap, addresses, routes); no swap, no routes.
+hostproc() {
+	mkdir -p "$1/proc/self" "$1/proc/net" "$1/sys/devices/virtual/net/lo"
+	printf '%s\n' "$2" >"$1/proc/self/mountinfo"
+	printf 'Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n' >"$1/proc/swaps"
+	printf 'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n' >"$1/proc/net/route"
+	: >"$1/proc/net/ipv6_route"
+	: >"$1/proc/net/if_inet6"
+	put "$1/sys/devices/virtual/net/lo/flags" 0x9
+	put "$1/sys/devices/virtual/net/lo/operstate" unknown
+	lnk "$1/sys/class/net/lo" "$1/sys/devices/virtual/net/lo"
+}
 
 # ---------------------------------------------------------------- LS1028A
 T=ls1028a
@@ -136,6 +157,35 @@ lnk $D/0000:00:00.2/uio/uio0/device $D/0000:00:00.2
 mkdir -p $T/proc
 printf 'MemTotal:        3970000 kB\nHugePages_Total:      64\nHugePages_Free:       60\nHugepagesize:       2048 kB\n' >$T/proc/meminfo
 
+# What the host uses: eno1 (00:00.1 on fsl_enetc) exists but is down with
+# no address; the root filesystem is on an NVMe disk behind another host
+# bridge (a device no gopmd driver claims).
+netif $T $D/0000:00:00.1 eno1 0x1002 down
+for drv in nvme; do
+	mkdir -p $T/sys/bus/pci/drivers/$drv
+	: >$T/sys/bus/pci/drivers/$drv/bind
+	: >$T/sys/bus/pci/drivers/$drv/unbind
+done
+DSAVE=$D
+D=$T/sys/devices/pci0002:00/0002:00:00.0
+fn 0002:01:00.0 144d:a808 0x010802 nvme -
+resource 0002:01:00.0 0x60000000 0x4000 0 0
+NV=$D/0002:01:00.0/nvme/nvme0/nvme0n1
+D=$DSAVE
+mkdir -p $NV/nvme0n1p1 $NV/nvme0n1p2
+put $NV/dev 259:0
+put $NV/nvme0n1p1/dev 259:1
+put $NV/nvme0n1p2/dev 259:2
+lnk $T/sys/dev/block/259:0 $NV
+lnk $T/sys/dev/block/259:1 $NV/nvme0n1p1
+lnk $T/sys/dev/block/259:2 $NV/nvme0n1p2
+lnk $T/sys/class/block/nvme0n1 $NV
+lnk $T/sys/class/block/nvme0n1p1 $NV/nvme0n1p1
+lnk $T/sys/class/block/nvme0n1p2 $NV/nvme0n1p2
+hostproc $T '22 1 259:1 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p1 rw
+23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
+24 22 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:2 - sysfs sysfs rw'
+
 mkdir -p $T/usr/share/misc
 cat >$T/usr/share/misc/pci.ids <<'IDS'
 # A tiny pci.ids for the fake tree: the names nicctl list shows.
@@ -229,6 +279,18 @@ le32 $R 0x284 200            # RMON_R_PACKETS
 mkdir -p $T/proc
 printf 'MemTotal:        3900000 kB\nHugePages_Total:       0\nHugePages_Free:        0\nHugepagesize:       2048 kB\n' >$T/proc/meminfo
 
+# What the host uses: eth0, the EQOS the board is reached through, is up
+# with an address and a route; the root filesystem is on the eMMC.
+netif $T $P/30bf0000.ethernet eth0 0x1003 up
+MMC=$T/sys/devices/platform/soc@0/30800000.bus/30b60000.mmc/mmc_host/mmc2/mmc2:0001/block/mmcblk2
+mkdir -p $MMC/mmcblk2p2
+lnk $T/sys/bus/platform/devices/30b60000.mmc $T/sys/devices/platform/soc@0/30800000.bus/30b60000.mmc
+lnk $T/sys/dev/block/179:2 $MMC/mmcblk2p2
+lnk $T/sys/class/block/mmcblk2p2 $MMC/mmcblk2p2
+hostproc $T '22 1 179:2 / / rw,relatime shared:1 - ext4 /dev/mmcblk2p2 rw'
+printf 'eth0\t0001A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n' >>$T/proc/net/route
+printf 'fe80000000000000020000fffe0000aa 02 40 20 80     eth0\n' >$T/proc/net/if_inet6
+
 # ---------------------------------------------------------------- i.MX6UL
 T=imx6ul
 rm -rf $T && mkdir -p $T
@@ -292,3 +354,12 @@ put $U/maps/map0/offset 0x0
 lnk $U/device $P/900000.sram
 mkdir -p $T/sys/class/uio
 lnk $T/sys/class/uio/uio0 $U
+
+# What the host uses: eth0 (ENET1 on fec) is down; the root filesystem is
+# on the SD card.
+netif $T $P/2100000.bus/2188000.ethernet eth0 0x1002 down
+MMC=$T/sys/devices/platform/soc/2100000.bus/2190000.mmc/mmc_host/mmc0/mmc0:aaaa/block/mmcblk0
+mkdir -p $MMC/mmcblk0p2
+lnk $T/sys/dev/block/179:2 $MMC/mmcblk0p2
+lnk $T/sys/class/block/mmcblk0p2 $MMC/mmcblk0p2
+hostproc $T '22 1 179:2 / / rw,relatime shared:1 - ext4 /dev/mmcblk0p2 rw'
