@@ -87,6 +87,8 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			a.closeAll()
 			return 2
 		}
+		// The port actually bound (--metrics 127.0.0.1:0 picks one).
+		fmt.Fprintf(stderr, "l2fwd: metrics on http://%s/metrics, the ports' registers on http://%s/regs\n", a.metricsAddr, a.metricsAddr)
 	}
 	for i, p := range a.ports {
 		if err := p.Start(); err != nil {

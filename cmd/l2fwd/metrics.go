@@ -122,7 +122,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// serveMetrics serves /metrics on addr until the returned stop is called.
+// serveMetrics serves /metrics (and /regs, the running ports' registers)
+// on addr until the returned stop is called.
 func serveMetrics(addr string, a *app) (stop func(), err error) {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(newCollector(a)); err != nil {
@@ -134,6 +135,7 @@ func serveMetrics(addr string, a *app) (stop func(), err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/regs", regsHandler(a, isLoopback(ln.Addr())))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	a.metricsAddr = ln.Addr().String()
 	go func() { _ = srv.Serve(ln) }()

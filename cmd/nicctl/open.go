@@ -9,6 +9,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/fec"
+	"github.com/gopmd/gopmd/pci"
 )
 
 // The drivers' Ports export what a bring-up tool needs beyond driver.Port
@@ -153,15 +154,31 @@ func identity(d *driver.Device) string {
 
 // openRaw reaches a hardware device through its backend (VFIO, UIO,
 // /dev/mem) under the --root tree, without a driver, to read registers.
-// Nothing is programmed and no DMA memory is handed to the device, so
-// the unsafe-noiommu opt-in (which guards DMA) is not asked for. VFIO
-// resets the function when it is opened.
+// Nothing is programmed and no DMA memory is handed to the device, so VFIO
+// and UIO maps need no opt-in. A /dev/mem window does: /dev/mem reaches
+// all of physical memory, so it takes --unsafe-noiommu (or the spec's
+// unsafe-noiommu=1) as every other /dev/mem path does. Opening a function
+// through VFIO resets it; stderr says so before it happens.
 func openRaw(e *env, sp driver.Spec) (*driver.Device, error) {
+	optIn := e.unsafeNoIOMMU
+	if v := sp.Options.Get("unsafe-noiommu"); sp.Options.Has("unsafe-noiommu") && (v == "" || v == "1" || v == "true") {
+		optIn = true
+	}
 	cfg := driver.Config{UnsafeNoIOMMU: true}
 	switch sp.Scheme {
 	case "pci":
+		if a, err := pci.ParseAddress(sp.Name); err == nil {
+			if d, err := e.sys.Device(a); err == nil && d.Driver == pci.DriverVFIO {
+				fmt.Fprintf(e.stderr, "nicctl: note: opening %s through VFIO resets the function (the kernel resets it when the device is opened): the registers shown are those after the reset; for a port l2fwd is running, read GET /regs on its --metrics address instead\n", sp.Name)
+			}
+		}
 		return e.sys.OpenPCI(sp, cfg)
 	case "platform":
+		// Only a node no driver holds and without a UIO device is reached
+		// through /dev/mem (see pci.Sys.OpenPlatform).
+		if pd, err := e.sys.Platform(sp.Name); err == nil && len(pd.UIO) == 0 && pd.Driver == "" && !optIn {
+			return nil, badInput("%s: no driver holds the node and it has no UIO device, so reading its registers maps /dev/mem, which reaches all of physical memory: add --unsafe-noiommu (or ?unsafe-noiommu=1) to allow that", sp.Raw)
+		}
 		return e.sys.OpenPlatform(sp, cfg)
 	case "uio":
 		return e.sys.OpenUIOBackend(sp, cfg)

@@ -212,7 +212,9 @@ func TestRigFEC(t *testing.T) {
 	if !ok || !e.Usable || e.Driver != "" || !strings.Contains(e.Why, "/dev/mem") {
 		t.Errorf("list: the released ENET %s: %+v", dev, e)
 	}
-	regs, _ := regsJSON(t, "platform:"+dev)
+	// The released ENET is read through /dev/mem, which needs the opt-in.
+	wantError(t, exitUsage, []string{"regs", "platform:" + dev}, dev, "/dev/mem", "--unsafe-noiommu")
+	regs, _ := regsJSON(t, "platform:"+dev, "--unsafe-noiommu")
 	t.Logf("regs: ECR %#x RCR %#x MSCR %#x", regs["ECR"].Value, regs["RCR"].Value, regs["MSCR"].Value)
 	if r, ok := regs["RCR"]; !ok || r.Offset != 0x84 {
 		t.Errorf("regs: RCR %+v", r)
