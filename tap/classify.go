@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
@@ -257,4 +259,72 @@ func (c *Classifier) ipMatch(et uint16, l3 []byte) bool {
 
 func (c *Classifier) protoOn(p uint8) bool {
 	return c.hasProtos && c.protos[p/64]&(1<<(p%64)) != 0
+}
+
+// RulesSyntax describes what ParseRules takes, for error messages and help.
+const RulesSyntax = "comma-separated key=value items: addr=IP (IPv4 or IPv6; ARP for an IPv4 one too), ethertype=0xNNNN, vlan=ID (0-4095), proto=N (IP protocol, e.g. 89 OSPF, 112 VRRP), broadcast=forward|up|copy, multicast=forward|up|copy; keys may repeat"
+
+// ParseRules adds to base the rules written in s (see RulesSyntax), as a
+// command line or a configuration file gives them.
+func ParseRules(base Rules, s string) (Rules, error) {
+	r := base
+	r.EtherTypes = append([]uint16(nil), base.EtherTypes...)
+	r.VLANs = append([]uint16(nil), base.VLANs...)
+	r.Addrs = append([]netip.Addr(nil), base.Addrs...)
+	r.Protocols = append([]uint8(nil), base.Protocols...)
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(item, "=")
+		bad := func(why string) (Rules, error) {
+			return base, fmt.Errorf("tap rule %q: %s (rules are %s)", item, why, RulesSyntax)
+		}
+		if !ok || v == "" {
+			return bad("not key=value")
+		}
+		switch k {
+		case "addr":
+			a, err := netip.ParseAddr(v)
+			if err != nil || a.Zone() != "" {
+				return bad("not an IPv4 or IPv6 address")
+			}
+			r.Addrs = append(r.Addrs, a.Unmap())
+		case "ethertype":
+			n, err := strconv.ParseUint(v, 0, 16)
+			if err != nil || n < 0x600 {
+				return bad("not an EtherType from 0x0600 to 0xffff")
+			}
+			r.EtherTypes = append(r.EtherTypes, uint16(n))
+		case "vlan":
+			n, err := strconv.ParseUint(v, 10, 16)
+			if err != nil || n > maxVLANID {
+				return bad(fmt.Sprintf("not a VLAN ID from 0 to %d", maxVLANID))
+			}
+			r.VLANs = append(r.VLANs, uint16(n))
+		case "proto":
+			n, err := strconv.ParseUint(v, 10, 8)
+			if err != nil {
+				return bad("not an IP protocol number from 0 to 255")
+			}
+			r.Protocols = append(r.Protocols, uint8(n))
+		case "broadcast", "multicast":
+			vd, err := ParseVerdict(v)
+			if err != nil {
+				return bad(err.Error())
+			}
+			if k == "broadcast" {
+				r.Broadcast = vd
+			} else {
+				r.Multicast = vd
+			}
+		default:
+			return bad("unknown key")
+		}
+	}
+	if _, err := NewClassifier(r); err != nil {
+		return base, err
+	}
+	return r, nil
 }

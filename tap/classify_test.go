@@ -176,3 +176,32 @@ func BenchmarkClassify(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/pkt")
 }
+
+func TestParseRules(t *testing.T) {
+	r, err := ParseRules(DefaultRules(ownMAC), "addr=192.0.2.1, addr=2001:db8::1,addr=::ffff:198.51.100.1,ethertype=0x88cc,vlan=100,proto=89,broadcast=up,multicast=copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Addrs) != 3 || r.Addrs[2] != netip.MustParseAddr("198.51.100.1") || r.EtherTypes[0] != 0x88cc || r.VLANs[0] != 100 ||
+		r.Protocols[0] != 89 || r.Broadcast != Up || r.Multicast != Copy || r.MAC.String() != ownMAC.String() {
+		t.Fatalf("parsed %+v", r)
+	}
+	c, _ := NewClassifier(r)
+	if v := c.Classify(frame(otherMAC, -1, etherIPv4, ipv4(6, "198.51.100.1"))); v != Up {
+		t.Fatalf("a packet to the IPv4-mapped address given: %v, want up", v)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"addr=192.0.2", "not an IPv4 or IPv6 address"},
+		{"addr=fe80::1%eth0", "not an IPv4 or IPv6 address"},
+		{"ethertype=0x05dc", "not an EtherType"},
+		{"vlan=4096", "not a VLAN ID"},
+		{"proto=256", "not an IP protocol"},
+		{"broadcast=pass", "use forward, up or copy"},
+		{"port=22", "unknown key"},
+		{"vlan", "not key=value"},
+	} {
+		if _, err := ParseRules(Rules{}, tc.in); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.in) {
+			t.Errorf("ParseRules(%q) = %v, want an error naming the rule and %q", tc.in, err, tc.want)
+		}
+	}
+}

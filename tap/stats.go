@@ -42,6 +42,10 @@ type Stats struct {
 	// UpFrames and UpBytes were written to the TAP; UpCopies of them were
 	// copies of frames that were also left to the application.
 	UpFrames, UpBytes, UpCopies uint64
+	// Taken counts the frames Up removed from the application's bursts:
+	// those written up that were not copies, plus those it dropped. A
+	// loop's received frames are what it handled plus Taken.
+	Taken uint64
 	// DownFrames and DownBytes were read from the TAP and taken by the
 	// port's TX queue.
 	DownFrames, DownBytes uint64
@@ -64,6 +68,7 @@ func (s Stats) DownDrops() uint64 {
 // counters are the live Stats: added to once per call, read by anyone.
 type counters struct {
 	upFrames, upBytes, upCopies atomic.Uint64
+	taken                       atomic.Uint64
 	downFrames, downBytes       atomic.Uint64
 	downNoBuffer                atomic.Uint64
 	drops                       [NumCauses]atomic.Uint64
@@ -78,6 +83,7 @@ func (c *counters) drop(cause Cause, n uint64) {
 func (c *counters) snapshot() Stats {
 	s := Stats{
 		UpFrames: c.upFrames.Load(), UpBytes: c.upBytes.Load(), UpCopies: c.upCopies.Load(),
+		Taken:      c.taken.Load(),
 		DownFrames: c.downFrames.Load(), DownBytes: c.downBytes.Load(), DownNoBuffer: c.downNoBuffer.Load(),
 	}
 	for i := range s.Drops {

@@ -130,8 +130,8 @@ func TestUp(t *testing.T) {
 		t.Fatalf("the kernel got %d frames %x, want the frame to the host and a copy of the ARP request", len(got), got)
 	}
 	s := tw.Stats()
-	if s.UpFrames != 2 || s.UpCopies != 1 || s.UpBytes != uint64(len(toHost)+len(arp)) || s.UpDrops() != 0 {
-		t.Fatalf("stats %+v: want 2 frames up (%d bytes), 1 of them a copy, no drops", s, len(toHost)+len(arp))
+	if s.UpFrames != 2 || s.UpCopies != 1 || s.UpBytes != uint64(len(toHost)+len(arp)) || s.UpDrops() != 0 || s.Taken != 1 {
+		t.Fatalf("stats %+v: want 2 frames up (%d bytes), 1 of them a copy, 1 taken, no drops", s, len(toHost)+len(arp))
 	}
 	// The frame that went up was freed: only the kept ones are out.
 	if out := rx.InFlight(); out != 3 {
@@ -189,8 +189,8 @@ func TestUpDrops(t *testing.T) {
 		t.Fatalf("Up kept %d; want the broadcast only (its copy failed, the frame is still forwarded)", kept)
 	}
 	s := tw.Stats()
-	if s.UpFrames != 0 || s.Drops[CauseUpGather] != 1 || s.Drops[CauseUpWrite] != 2 || s.UpDrops() != 3 {
-		t.Fatalf("stats %+v: want 1 up_gather and 2 up_write drops, nothing up", s)
+	if s.UpFrames != 0 || s.Drops[CauseUpGather] != 1 || s.Drops[CauseUpWrite] != 2 || s.UpDrops() != 3 || s.Taken != 2 {
+		t.Fatalf("stats %+v: want 1 up_gather and 2 up_write drops, nothing up, 2 taken (the broadcast stays)", s)
 	}
 	pool.FreeBulk(ps[:1])
 	if out := rx.InFlight(); out != 0 {

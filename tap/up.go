@@ -63,6 +63,9 @@ func (t *Twin) Up(pkts []*driver.Packet) (kept int) {
 		t.c.upBytes.Add(bytes)
 		t.c.upCopies.Add(copies)
 	}
+	if kept != len(pkts) {
+		t.c.taken.Add(uint64(len(pkts) - kept))
+	}
 	t.c.drop(CauseUpWrite, writeDrops)
 	t.c.drop(CauseUpGather, gatherDrop)
 	return kept
