@@ -90,7 +90,7 @@ func Open(cfg Config) (*Twin, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkName(cfg.Name); err != nil {
+	if err := CheckName(cfg.Name); err != nil {
 		return nil, err
 	}
 	fd, err := unix.Open(tun.Device, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -252,8 +252,8 @@ func (t *Twin) create(cfg Config) error {
 	return nil
 }
 
-// checkName refuses names the kernel would refuse, with a reason.
-func checkName(n string) error {
+// CheckName refuses an interface name the kernel would refuse, saying why.
+func CheckName(n string) error {
 	switch {
 	case len(n) >= unix.IFNAMSIZ:
 		return fmt.Errorf("tap %q: name is %d bytes; interface names have at most %d", n, len(n), unix.IFNAMSIZ-1)

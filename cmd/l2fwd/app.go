@@ -16,6 +16,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/tap"
 	"github.com/gopmd/gopmd/wire"
 )
 
@@ -47,7 +48,9 @@ type app struct {
 	macs        []string
 	// around is each port's surroundings (simport.go), kept from set-up
 	// on: they outlive the port's closing.
-	around []surround
+	around   []surround
+	twins    []*tap.Twin // --tap: port i's TAP twin
+	tapNames []string    // their names, kept for the summary
 }
 
 // pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
@@ -184,9 +187,12 @@ loop:
 		stopMetrics()
 	}
 	bleaks, berrs := a.closeBounces()
+	tleaks, terrs := a.closeTwins()
 	leaks, closeErrs := a.closePorts()
 	leaks = append(leaks, bleaks...)
+	leaks = append(leaks, tleaks...)
 	runErrs = append(runErrs, berrs...)
+	runErrs = append(runErrs, terrs...)
 	runErrs = append(runErrs, closeErrs...)
 	s := a.summary(final, leaks, runErrs)
 	if o.json {
@@ -275,7 +281,7 @@ func (a *app) setup() error {
 	if len(a.lanes) == 0 {
 		return errors.New("no RX queue to poll: the ports report 0 RX queues")
 	}
-	return nil
+	return a.setupTaps()
 }
 
 // workers spreads the lanes over the workers, each locked to an OS thread:
@@ -417,6 +423,12 @@ func (a *app) closePorts() (leaks []string, errs []error) {
 // closeAll releases everything after a failed start-up.
 func (a *app) closeAll() {
 	_, _ = a.closeBounces()
+	if len(a.twins) > 0 {
+		for _, p := range a.ports {
+			_ = p.Stop() // the twins' buffers come back from the TX rings
+		}
+		_, _ = a.closeTwins()
+	}
 	for _, p := range a.ports {
 		_ = p.Close()
 	}
@@ -538,8 +550,8 @@ func (a *app) finished(prev []uint64) (bool, []uint64) {
 		produced, _ := a.around[i].produced()
 		over = over && done
 		in := s.stats.Rx.Packets + s.stats.Rx.TotalDrops()
-		over = over && in >= produced && s.handled+s.txRefused+s.noBounce == s.stats.Rx.Packets
-		sig = append(sig, produced, in, s.stats.Tx.Packets, s.stats.Tx.TotalDrops(), s.handled, s.txRefused, s.noBounce, a.around[i].carried())
+		over = over && in >= produced && s.handled+s.txRefused+s.noBounce+s.tap.Taken == s.stats.Rx.Packets
+		sig = append(sig, produced, in, s.stats.Tx.Packets, s.stats.Tx.TotalDrops(), s.handled, s.txRefused, s.noBounce, s.tap.Taken, s.tap.DownFrames, a.around[i].carried())
 		for _, w := range s.wire {
 			sig = append(sig, w.n)
 		}

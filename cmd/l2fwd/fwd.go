@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/tap"
 	"github.com/gopmd/gopmd/wire"
 )
 
@@ -63,6 +64,15 @@ type lane struct {
 	txBusy          atomic.Uint64
 	bounceShort     atomic.Uint64 // no bounce buffer (or too long for one): dropped
 	ipv4, ipv6, arp atomic.Uint64 // pass mode: what the application saw
+
+	// --tap: up is the RX port's twin (its frames for the host go up
+	// before the mode sees the burst); down, on the one lane that owns
+	// the port's TX queue 0 (downTx), is the twin whose kernel frames
+	// this lane sends.
+	up      *tap.Twin
+	down    *tap.Twin
+	downTx  driver.TxQueue
+	tapTick uint32
 }
 
 // worker polls its lanes until stop is set.
@@ -90,11 +100,20 @@ func (l *lane) poll(pkts []*driver.Packet) {
 	if l.pump != nil {
 		l.pump()
 	}
+	if l.down != nil {
+		l.tapPoll()
+	}
 	n := l.rx.RxBurst(pkts)
 	if n == 0 {
 		return
 	}
 	b := pkts[:n]
+	if l.up != nil {
+		if b = b[:l.up.Up(b)]; len(b) == 0 {
+			return
+		}
+		n = len(b)
+	}
 	switch l.mode {
 	case modeFwd:
 		if l.macUpdate {

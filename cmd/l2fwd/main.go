@@ -67,6 +67,7 @@ type options struct {
 	untilDone     bool
 	version       bool
 	specs         []string
+	tapOptions
 }
 
 // usageError is a bad command line: exit status 2.
@@ -125,6 +126,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per RX queue, at most GOMAXPROCS-1 when sim ports run engines)")
 	fs.BoolVar(&o.untilDone, "until-done", false, "stop by itself once every pcap-in file and every gen-count generator has been sent in full and every frame forwarded (all sources must end: sim ports with pcap-in, gen-count, peer or nothing)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	addTapFlags(fs, o)
 	fs.BoolVar(&o.force, "force", false, "let --capture and --cpuprofile replace an existing regular file (a symbolic link is never followed)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs
@@ -180,6 +182,9 @@ func parseArgs(args []string) (*options, error) {
 		if _, err := driver.ParseSpec(s); err != nil {
 			return nil, &usageError{err.Error()}
 		}
+	}
+	if err := checkTapOptions(o); err != nil {
+		return nil, err
 	}
 	if o.untilDone {
 		if err := checkUntilDone(o.specs); err != nil {
@@ -259,6 +264,14 @@ them again; they are freed and counted on the TX port, as refused_full (no
 descriptors) or refused_busy (the queue took nothing while its ring had
 room: an MDIO transaction, such as the ENETC link poll once a second,
 closes the data path for its duration, ERR050089).
+
+Exception path (--tap): each port gets a TAP interface (gopmd0, gopmd1,
+...; --tap-name) with the port's MAC and MTU. Frames to the port's MAC
+and those --tap-rules names go up to the kernel instead of being
+forwarded, broadcasts are copied up and forwarded, and what the kernel
+sends out of the TAP goes out of the port. Give the TAP an address (ip
+addr add 192.0.2.1/24 dev gopmd0) and the appliance answers ARP, ping,
+SSH on its data port. Counted per port under "tap".
 
 Stopping: Ctrl-C, SIGTERM, --duration, or --until-done once every pcap-in
 file and gen-count generator has been sent and forwarded. Exit status 0,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/tap"
 )
 
 // portSnap is one port's counters at one moment.
@@ -24,6 +25,7 @@ type portSnap struct {
 	poolUse         int    // buffers out of the RX pools (approximate)
 	poolSize        int
 	ipv4, ipv6, arp uint64
+	tap             tap.Stats // --tap: the port's twin
 }
 
 // snapshot reads every port's counters and the lanes' own.
@@ -66,6 +68,9 @@ func (a *app) snapshot() []portSnap {
 		if i < len(a.around) {
 			s[i].wire = a.around[i].losses()
 		}
+		if i < len(a.twins) {
+			s[i].tap = a.twins[i].Stats()
+		}
 	}
 	return s
 }
@@ -83,6 +88,7 @@ func (p portSnap) drops() []loss {
 	}
 	d = append(d, loss{"tx:refused_busy", p.outBusy}, loss{"tx:refused_full", p.outRefused - p.outBusy},
 		loss{"no_bounce", p.noBounce})
+	d = append(d, tapDrops(p.tap)...)
 	return append(d, p.wire...)
 }
 
@@ -186,6 +192,8 @@ type portJSON struct {
 	Pass     map[string]uint64 `json:"pass,omitempty"`
 	// The port's simulated wires, when it has some (simport.go).
 	wiringJSON
+	// Tap: the port's TAP twin (--tap).
+	Tap *tapJSON `json:"tap,omitempty"`
 }
 
 // summaryJSON is the final summary (--json prints it as one object).
@@ -238,6 +246,9 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 		}
 		if i < len(a.around) {
 			a.around[i].report(&pj)
+		}
+		if i < len(a.tapNames) {
+			pj.Tap = tapOut(a.tapNames[i], f.tap)
 		}
 		s.Ports = append(s.Ports, pj)
 		s.Packets += f.handled
@@ -293,6 +304,10 @@ func (a *app) printSummary(s summaryJSON) {
 		}
 		for _, l := range wiringLines(p) {
 			fmt.Fprintf(w, "  %s\n", l)
+		}
+		if x := p.Tap; x != nil {
+			fmt.Fprintf(w, "  tap %s: %d frames up (%d of them copies of forwarded broadcasts), %d taken from forwarding; %d down; drops %s; %d reads put off for want of a buffer\n",
+				x.Name, x.Up, x.UpCopies, x.Taken, x.Down, dropsText(x.Drops), x.DownNoBuffer)
 		}
 		if p.Pass != nil {
 			fmt.Fprintf(w, "  application saw ipv4 %d, ipv6 %d, arp %d\n", p.Pass["ipv4"], p.Pass["ipv6"], p.Pass["arp"])

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/tap"
+)
+
+// fakeKernel stands in for the kernel behind each port's TAP: the twin is
+// attached to one end of a SOCK_SEQPACKET pair (one frame per read and
+// write, as a TAP file), the test holds the other.
+type fakeKernel struct {
+	mu    sync.Mutex
+	ends  map[string]int // port name -> the kernel's end
+	names map[string]string
+}
+
+func withFakeTaps(t *testing.T) *fakeKernel {
+	t.Helper()
+	k := &fakeKernel{ends: map[string]int{}, names: map[string]string{}}
+	old := openTap
+	openTap = func(p driver.Port, cfg tap.Config) (*tap.Twin, error) {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.SetNonblock(fds[1], true); err != nil {
+			return nil, err
+		}
+		// The twin's buffers live in the port's DMA domain, as OpenPort's do.
+		m := p.RxQueue(0).Pool().Region().Mapper()
+		r, err := dma.NewRegion(make([]byte, 64*pool.DefaultBufSize), m, dma.Options{Attr: dma.Attr{Name: cfg.Name}}, nil)
+		if err != nil {
+			return nil, err
+		}
+		pl, err := pool.New(r, pool.Config{Name: cfg.Name, Count: 64})
+		if err != nil {
+			return nil, err
+		}
+		cfg.MAC, cfg.MTU, cfg.Pool = p.MAC(), 1500, pl
+		tw, err := tap.Attach(fds[0], cfg)
+		if err != nil {
+			return nil, err
+		}
+		k.mu.Lock()
+		k.ends[p.Info().Name], k.names[p.Info().Name] = fds[1], cfg.Name
+		k.mu.Unlock()
+		t.Cleanup(func() {
+			unix.Close(fds[1])
+			if err := pl.Close(time.Second); err != nil {
+				t.Errorf("TAP pool of %s: %v", cfg.Name, err)
+			}
+		})
+		return tw, nil
+	}
+	t.Cleanup(func() { openTap = old })
+	return k
+}
+
+func (k *fakeKernel) end(port string) (int, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	fd, ok := k.ends[port]
+	return fd, ok
+}
+
+func withDst(frames [][]byte, dst net.HardwareAddr) [][]byte {
+	out := make([][]byte, len(frames))
+	for i, f := range frames {
+		out[i] = append([]byte(nil), f...)
+		copy(out[i], dst)
+	}
+	return out
+}
+
+// --tap: frames to the port's MAC go up instead of being forwarded,
+// broadcasts go up and on, the kernel's frames go out of the port, and
+// every received frame is forwarded or taken.
+func TestTapTwins(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	k := withFakeTaps(t)
+	transit := testFrames(t, 300, 64)
+	toHost := withDst(testFrames(t, 20, 64), mac0)
+	bcast := withDst(testFrames(t, 10, 64), net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	var in [][]byte
+	for i := range transit {
+		in = append(in, transit[i])
+		if i%15 == 0 {
+			in = append(in, toHost[i/15])
+		}
+		if i%30 == 0 {
+			in = append(in, bcast[i/30])
+		}
+	}
+	p0.load(0, in)
+	fromKernel := withDst(testFrames(t, 15, 64), mac1)
+
+	var up [][]byte
+	wrote := false
+	buf := make([]byte, 4096)
+	code, out, errOut := runUntil(t, []string{"--tap", "--tap-name", "gp%d", "--no-mac-updating", "--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool {
+			fd, ok := k.end("fake0")
+			if !ok {
+				return false
+			}
+			if !wrote {
+				for _, f := range fromKernel {
+					unix.Write(fd, f)
+				}
+				wrote = true
+			}
+			for {
+				n, err := unix.Read(fd, buf)
+				if err != nil {
+					break
+				}
+				up = append(up, append([]byte(nil), buf[:n]...))
+			}
+			return len(up) == 30 && len(p1.txFrames()) == 310 && len(p0.txFrames()) == 15
+		})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// Up, in order: the frames to the host and the broadcasts.
+	var wantUp [][]byte
+	for _, f := range in {
+		if f[0] == 0xff || bytes.Equal(f[:6], mac0) {
+			wantUp = append(wantUp, f)
+		}
+	}
+	if len(up) != len(wantUp) {
+		t.Fatalf("the kernel got %d frames, want %d", len(up), len(wantUp))
+	}
+	for i := range up {
+		if !bytes.Equal(up[i], wantUp[i]) {
+			t.Fatalf("frame %d up differs", i)
+		}
+	}
+	// Forwarded: transit frames and the broadcasts, never a frame to the host.
+	fwd := p1.txFrames()
+	for _, f := range fwd {
+		if bytes.Equal(f[:6], mac0) {
+			t.Fatal("a frame to port 0's own MAC was forwarded")
+		}
+	}
+	// Down: the kernel's frames, out of port 0, unchanged.
+	for i, f := range p0.txFrames() {
+		if !bytes.Equal(f, fromKernel[i]) {
+			t.Fatalf("kernel frame %d left port 0 changed", i)
+		}
+	}
+	s := parseSummary(t, out)
+	x, y := s.Ports[0].Tap, s.Ports[1].Tap
+	if x == nil || y == nil || x.Name != "gp0" || y.Name != "gp1" {
+		t.Fatalf("summary has no TAP twins named gp0, gp1: %+v", s.Ports)
+	}
+	if x.Up != 30 || x.UpCopies != 10 || x.Taken != 20 || x.Down != 15 || len(x.Drops) != 0 || x.UpBytes != 30*60 {
+		t.Fatalf("port 0 TAP counters %+v: want 30 up (10 copies), 20 taken, 15 down, no drops", *x)
+	}
+	// The accounting identity: received = forwarded + refused + taken up.
+	p := s.Ports[0]
+	if p.Rx.Packets != 330 || p.Handled+p.TxRefused+p.NoBounce+x.Taken != p.Rx.Packets || p.Handled != 310 {
+		t.Fatalf("port 0: rx %d, handled %d, refused %d, taken %d: frames unaccounted", p.Rx.Packets, p.Handled, p.TxRefused, x.Taken)
+	}
+	if s.Ports[0].Tx.Packets != 15 || s.Ports[1].Tx.Packets != 310 {
+		t.Fatalf("TX counters: port 0 %d (want the 15 kernel frames), port 1 %d (want 310)", s.Ports[0].Tx.Packets, s.Ports[1].Tx.Packets)
+	}
+}
+
+// In drop mode no lane sends on a port, yet the kernel's frames leave it.
+func TestTapDropMode(t *testing.T) {
+	p0, _ := twoFakes(t, 1)
+	k := withFakeTaps(t)
+	p0.load(0, append(testFrames(t, 50, 64), withDst(testFrames(t, 5, 64), mac0)...))
+	wrote := false
+	code, out, errOut := runUntil(t, []string{"--tap", "--mode", "drop", "--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool {
+			fd, ok := k.end("fake0")
+			if ok && !wrote {
+				unix.Write(fd, withDst(testFrames(t, 1, 64), mac1)[0])
+				wrote = true
+			}
+			return len(p0.txFrames()) == 1 && p0.rxq[0].Stats().Packets == 55
+		})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if x := s.Ports[0].Tap; x == nil || x.Down != 1 || x.Taken != 5 || s.Ports[0].Handled != 50 {
+		t.Fatalf("drop mode with --tap: %+v, tap %+v", s.Ports[0], x)
+	}
+}
+
+func TestTapBadInput(t *testing.T) {
+	twoFakes(t, 1)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tap-rules", "vlan=5"}, "--tap-rules is given without --tap"},
+		{[]string{"--tap-name", "x%d"}, "--tap-name is given without --tap"},
+		{[]string{"--tap", "--tap-rules", "vlan=5000"}, "not a VLAN ID"},
+		{[]string{"--tap", "--tap-rules", "colour=red"}, "unknown key"},
+		{[]string{"--tap", "--tap-name", "gp%s"}, "use at most one %d"},
+		{[]string{"--tap", "--tap-name", "gp", "sim:fake0", "sim:fake1"}, "would clash"},
+		{[]string{"--tap", "--tap-name", "a-very-long-name%d", "sim:fake0", "sim:fake1"}, "interface names have at most 15"},
+	} {
+		code, out, errOut := runUntil(t, tc.args, nil)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", tc.args, code, errOut, out, tc.want)
+		}
+	}
+}
