@@ -312,10 +312,22 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 	}
 	// Before the device is touched: options no driver could take.
 	var anyDriver []string
+	var byDriver []string
 	for _, d := range drvs {
 		anyDriver = append(anyDriver, d.Options...)
+		o := append([]string(nil), d.Options...)
+		sort.Strings(o)
+		byDriver = append(byDriver, d.Name+": "+strings.Join(o, ", "))
 	}
 	if err := checkKnown(s, "", backendOpts, anyDriver); err != nil {
+		// Say which options are whose: the device's driver is not known
+		// until the device is open.
+		var oe *OptionError
+		if errors.As(err, &oe) {
+			sort.Strings(byDriver)
+			oe.Accepted = strings.Join(sortedUnique(genericOptions, backendOpts), ", ") + "; and the driver's own, " + strings.Join(byDriver, "; ")
+			return nil, optionError(s.Raw, oe)
+		}
 		return nil, err
 	}
 	if cfg, err = applyOptions(s, cfg); err != nil {
@@ -397,6 +409,22 @@ func checkKnown(s Spec, drv string, backendOpts, driverOpts []string) error {
 			Accepted: strings.Join(names, ", ")})
 	}
 	return nil
+}
+
+// sortedUnique merges string lists into one sorted list without repeats.
+func sortedUnique(lists ...[]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lists {
+		for _, x := range l {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedKeys(v map[string][]string) []string {

@@ -76,13 +76,13 @@ func genConfig(spec driver.Spec) (cfg GenConfig, on bool, err error) {
 	if err != nil {
 		return cfg, false, err
 	}
-	bad := func(key, why string) error {
-		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, spec.Options.Get(key), "not accepted", why))
+	bad := func(key, problem, accepted string) error {
+		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, spec.Options.Get(key), problem, accepted))
 	}
 	for _, k := range []string{"gen-size", "gen-flows", "gen-rate", "gen-count"} {
 		if spec.Options.Has(k) {
 			if spec.Options.Has("gen") && !on {
-				return cfg, false, bad(k, "the generator is off (gen=0); remove one of them")
+				return cfg, false, bad(k, "the generator is off (gen=0)", "remove one of them")
 			}
 			on = true
 		}
@@ -92,22 +92,22 @@ func genConfig(spec driver.Spec) (cfg GenConfig, on bool, err error) {
 	}
 	if v := spec.Options.Get("gen-size"); v != "" {
 		if cfg.Size, err = strconv.Atoi(v); err != nil || cfg.Size < GenMinSize || cfg.Size > GenMaxSize {
-			return cfg, false, bad("gen-size", fmt.Sprintf("give a frame size in bytes from %d to %d (FCS included)", GenMinSize, GenMaxSize))
+			return cfg, false, bad("gen-size", "out of range", fmt.Sprintf("a frame size in bytes from %d to %d (FCS included)", GenMinSize, GenMaxSize))
 		}
 	}
 	if v := spec.Options.Get("gen-flows"); v != "" {
 		if cfg.Flows, err = strconv.Atoi(v); err != nil || cfg.Flows < 1 || cfg.Flows > GenMaxFlows {
-			return cfg, false, bad("gen-flows", fmt.Sprintf("give a flow count from 1 to %d", GenMaxFlows))
+			return cfg, false, bad("gen-flows", "out of range", fmt.Sprintf("a flow count from 1 to %d", GenMaxFlows))
 		}
 	}
 	if v := spec.Options.Get("gen-rate"); v != "" {
 		if cfg.Rate, err = ParseRate(v); err != nil {
-			return cfg, false, bad("gen-rate", "max or a frame rate from 1 to 1G such as 1M, 250k or 1500")
+			return cfg, false, bad("gen-rate", "not a frame rate in range", "max or a frame rate from 1 to 1G such as 1M, 250k or 1500")
 		}
 	}
 	if v := spec.Options.Get("gen-count"); v != "" {
 		if cfg.Count, err = strconv.ParseUint(v, 10, 64); err != nil {
-			return cfg, false, bad("gen-count", "give a number of frames (0: no limit)")
+			return cfg, false, bad("gen-count", "not a frame count", "a number of frames (0: no limit)")
 		}
 	}
 	return cfg, true, nil

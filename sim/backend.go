@@ -100,8 +100,8 @@ type modelOptions struct {
 // parseModelOptions reads mode=, mmio-cost= and link= from a sim spec.
 func parseModelOptions(spec driver.Spec) (modelOptions, error) {
 	o := spec.Options
-	bad := func(key, why string) error {
-		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, o.Get(key), "not accepted", why))
+	bad := func(key, problem, accepted string) error {
+		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, o.Get(key), problem, accepted))
 	}
 	var m modelOptions
 	switch o.Get("mode") {
@@ -109,12 +109,12 @@ func parseModelOptions(spec driver.Spec) (modelOptions, error) {
 	case "engine":
 		m.engine = true
 	default:
-		return m, bad("mode", "use sync or engine: sync (doorbell writes process the rings: deterministic) or engine (a DMA-engine goroutine)")
+		return m, bad("mode", "unknown mode", "sync (doorbell writes process the rings: deterministic) or engine (a DMA-engine goroutine)")
 	}
 	if v := o.Get("mmio-cost"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > time.Millisecond {
-			return m, bad("mmio-cost", "give a duration per register access from 0 to 1ms, such as 100ns")
+			return m, bad("mmio-cost", "out of range", "a duration per register access from 0 to 1ms, such as 100ns")
 		}
 		m.mmioCost = d
 	}
@@ -123,7 +123,7 @@ func parseModelOptions(spec driver.Spec) (modelOptions, error) {
 	case "down":
 		m.linkDown = true
 	default:
-		return m, bad("link", "use up or down (the link state the device starts with)")
+		return m, bad("link", "unknown link state", "up or down (the link state the device starts with)")
 	}
 	return m, nil
 }

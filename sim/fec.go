@@ -39,13 +39,13 @@ func fecMAC(name string) [6]byte {
 
 func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	o := spec.Options
-	bad := func(key, why string) error {
-		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, o.Get(key), "not accepted", why))
+	bad := func(key, problem, accepted string) error {
+		return driver.OptionInSpec(spec.Raw, driver.BadOption(key, o.Get(key), problem, accepted))
 	}
 	soc := o.Get("soc")
 	prof, ok := model.LookupProfile(soc)
 	if !ok {
-		return nil, bad("soc", "unknown SoC (profiles: "+strings.Join(model.Profiles(), ", ")+")")
+		return nil, bad("soc", "unknown SoC", "one of "+strings.Join(model.Profiles(), ", "))
 	}
 	mo, err := parseModelOptions(spec)
 	if err != nil {
@@ -56,7 +56,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 	if v := o.Get("speed"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n != 10 && n != 100 && n != 1000 {
-			return nil, bad("speed", "must be 10, 100 or 1000 (Mb/s)")
+			return nil, bad("speed", "not a link speed", "10, 100 or 1000 (Mb/s)")
 		}
 		speed = n
 	}
