@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gopmd/gopmd/internal/testnote"
+)
+
+// The exception-path test: l2fwd runs with --tap in a namespace of its own
+// (nsL), where its TAP twins appear; two more namespaces sit on the wire
+// side of ports 0 and 1, joined to nsL by veth pairs that the simulated
+// ports reach through AF_PACKET. Ports 2 and 3 forward generated traffic
+// meanwhile.
+//
+//	ns A: 10.99.1.1/24 on inA ── veth ── wireA ── sim:enetc0 ── gpt0: 10.99.1.10/24 (in nsL)
+//	                                                  │ l2fwd
+//	ns B: 10.99.1.2/24 on inB ── veth ── wireB ── sim:enetc1
+//	generator ── sim:enetc2 ── l2fwd ── sim:enetc3 ── sink (and back)
+//
+// Namespace A pings the TAP's address and sends it 512 KiB over TCP, both
+// through port 0; it pings B through the forwarder too (its ARP request is
+// copied up and forwarded). Afterwards every frame is accounted for.
+func TestTapExceptionPathThroughNamespaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testnote.Skip(t, "the l2fwd exception-path (--tap) test", "needs root (network namespaces, veth pairs, TAP interfaces); run go test as root to include it")
+	}
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("the exception-path test needs iproute2's ip command (apt-get install iproute2)")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("the exception-path test needs /dev/net/tun (modprobe tun): %v", err)
+	}
+	n := &netns{t: t, ip: ipPath}
+	suffix := strconv.Itoa(os.Getpid() % 100000)
+	nsA, nsB, nsL := "gptA"+suffix, "gptB"+suffix, "gptL"+suffix
+	t.Cleanup(func() {
+		for _, ns := range []string{nsA, nsB, nsL} {
+			_ = exec.Command(ipPath, "netns", "del", ns).Run()
+		}
+	})
+	for _, ns := range []string{nsA, nsB, nsL} {
+		n.run("netns", "add", ns)
+	}
+	// nsL sends nothing of its own over IPv6 (the TAPs come up in it), and
+	// answers ARP only on the interface that has the address asked for:
+	// the veth ends the ports reach hold none (they stand for the wire),
+	// and by default Linux answers an ARP request for any of its addresses
+	// on any interface.
+	for _, k := range []string{"ipv6/conf/all/disable_ipv6", "ipv6/conf/default/disable_ipv6", "ipv4/conf/all/arp_ignore"} {
+		if out, err := exec.Command(ipPath, "netns", "exec", nsL, "sh", "-c", "echo 1 > /proc/sys/net/"+k).CombinedOutput(); err != nil {
+			t.Fatalf("set %s in %s: %v: %s", k, nsL, err, out)
+		}
+	}
+	for _, x := range []struct{ ns, wire, inner, addr string }{{nsA, "wireA", "inA", "10.99.1.1/24"}, {nsB, "wireB", "inB", "10.99.1.2/24"}} {
+		n.run("-n", nsL, "link", "add", x.wire, "type", "veth", "peer", "name", x.inner)
+		n.run("-n", nsL, "link", "set", x.inner, "netns", x.ns)
+		n.run("-n", nsL, "link", "set", x.wire, "up")
+		n.helperOut(x.ns, "prepare", x.inner)
+		n.run("-n", x.ns, "addr", "add", x.addr, "dev", x.inner)
+		n.run("-n", x.ns, "link", "set", x.inner, "up")
+		n.run("-n", x.ns, "link", "set", "lo", "up")
+	}
+
+	// l2fwd, as its own process inside nsL.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := "--json --stats-interval 100ms --no-mac-updating --workers 2 --tap --tap-name gpt%d" +
+		" sim:enetc0?afpacket=wireA&" + simOpts + " sim:enetc1?afpacket=wireB&" + simOpts +
+		" sim:enetc2?gen=1&gen-rate=20k&sink=1&" + simOpts + " sim:enetc3?gen=1&gen-rate=20k&sink=1&" + simOpts
+	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
+	l2.Env = append(os.Environ(), mainEnv+"="+args)
+	var stdout strings.Builder
+	l2.Stdout = &stdout
+	errPipe, err := l2.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Process.Kill()
+	// Forwarding runs once the first stats table is out (stderr, --json).
+	var errMu sync.Mutex
+	var errLog strings.Builder
+	running := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		once := sync.Once{}
+		for sc.Scan() {
+			errMu.Lock()
+			errLog.WriteString(sc.Text() + "\n")
+			errMu.Unlock()
+			if strings.HasPrefix(sc.Text(), "all ") {
+				once.Do(func() { close(running) })
+			}
+		}
+		io.Copy(io.Discard, errPipe)
+	}()
+	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("l2fwd did not start forwarding: %s", l2Err())
+	}
+	n.run("-n", nsL, "addr", "add", "10.99.1.10/24", "dev", "gpt0")
+
+	// ARP and ICMP echo to the TAP's address, and through the forwarder to B.
+	t.Logf("ns A: %s", strings.TrimSpace(n.helperOut(nsA, "ping", "10.99.1.10")))
+	t.Logf("ns A: %s", strings.TrimSpace(n.helperOut(nsA, "ping", "10.99.1.2")))
+	tapLink := n.run("-n", nsL, "link", "show", "gpt0")
+	neigh := n.run("-n", nsA, "neigh", "show", "10.99.1.10")
+	i := strings.Index(neigh, "lladdr")
+	if i < 0 || !strings.Contains(tapLink, strings.Fields(neigh[i:])[1]) {
+		t.Fatalf("ns A resolved 10.99.1.10 as %q, not as the TAP's (port 0's) MAC: %s", neigh, tapLink)
+	}
+
+	// TCP: 512 KiB from A to the TAP's address.
+	const size = 512 << 10
+	srv := n.helper(nsL, "serve", "10.99.1.10:9098")
+	srvOut, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	rd := bufio.NewReader(srvOut)
+	if l, err := rd.ReadString('\n'); err != nil || !strings.Contains(l, "listening") {
+		t.Fatalf("server did not start: %q %v", l, err)
+	}
+	sent := strings.TrimSpace(n.helperOut(nsA, "send", fmt.Sprintf("10.99.1.10:9098:%d", size)))
+	got, _ := io.ReadAll(rd)
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	received := strings.TrimSpace(string(got))
+	t.Logf("ns A: %s; TAP side: %s", sent, received)
+	if !strings.HasPrefix(sent, fmt.Sprintf("sent %d bytes", size)) || strings.TrimPrefix(sent, "sent") != strings.TrimPrefix(received, "received") {
+		t.Fatalf("TCP through the TAP: sender %q, receiver %q", sent, received)
+	}
+
+	// Let the last frames cross (closing ACKs), then stop l2fwd.
+	sig := func() []uint64 {
+		return []uint64{counter(t, n, nsA, "inA", "tx_packets"), counter(t, n, nsA, "inA", "rx_packets"),
+			counter(t, n, nsB, "inB", "tx_packets"), counter(t, n, nsB, "inB", "rx_packets"),
+			counter(t, n, nsL, "gpt0", "rx_packets"), counter(t, n, nsL, "gpt0", "tx_packets")}
+	}
+	last := sig()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		cur := sig()
+		if slices.Equal(cur, last) {
+			break
+		}
+		last = cur
+	}
+	tapRx, tapTx := counter(t, n, nsL, "gpt0", "rx_packets"), counter(t, n, nsL, "gpt0", "tx_packets")
+	tapRxDrop, tapTxDrop := counter(t, n, nsL, "gpt0", "rx_dropped"), counter(t, n, nsL, "gpt0", "tx_dropped")
+	aTx, aRx := counter(t, n, nsA, "inA", "tx_packets"), counter(t, n, nsA, "inA", "rx_packets")
+	bTx, bRx := counter(t, n, nsB, "inB", "tx_packets"), counter(t, n, nsB, "inB", "rx_packets")
+	if err := l2.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Wait(); err != nil {
+		t.Fatalf("l2fwd: %v: %s", err, l2Err())
+	}
+	s := parseSummary(t, stdout.String())
+	if !s.LeakCheck.OK || len(s.Errors) != 0 || len(s.Ports) != 4 {
+		t.Fatalf("leak check %+v, errors %v, %d ports", s.LeakCheck, s.Errors, len(s.Ports))
+	}
+	p0, p1 := s.Ports[0], s.Ports[1]
+	x := p0.Tap
+	if x == nil || x.Name != "gpt0" {
+		t.Fatalf("port 0 has no TAP twin gpt0 in the summary: %+v", p0)
+	}
+	t.Logf("ns A sent %d, got %d; ns B sent %d, got %d; TAP gpt0 rx %d (dropped %d) tx %d (dropped %d)", aTx, aRx, bTx, bRx, tapRx, tapRxDrop, tapTx, tapTxDrop)
+	t.Logf("port 0: rx %d, forwarded %d, tap %+v", p0.Rx.Packets, p0.Handled, *x)
+	if p0.AFPacket != nil {
+		t.Logf("port 0 afpacket %+v; port 1 afpacket %+v", *p0.AFPacket, *p1.AFPacket)
+	}
+
+	// Every port: what it received was forwarded, refused (counted) or
+	// taken up to its TAP.
+	for i, p := range s.Ports {
+		var taken uint64
+		if p.Tap != nil {
+			taken = p.Tap.Taken
+			if len(p.Tap.Drops) != 0 {
+				t.Errorf("port %d TAP dropped frames: %v", i, p.Tap.Drops)
+			}
+		}
+		if p.Handled+p.TxRefused+p.NoBounce+taken != p.Rx.Packets {
+			t.Errorf("port %d: received %d = forwarded %d + refused %d + no bounce %d + taken up %d does not hold", i, p.Rx.Packets, p.Handled, p.TxRefused, p.NoBounce, taken)
+		}
+	}
+	// Up: every frame written reached the kernel's side of the TAP; the
+	// frames to the TAP's address were taken, not forwarded.
+	if x.Up != tapRx+tapRxDrop || x.Up == 0 || x.Taken == 0 || x.UpCopies == 0 {
+		t.Errorf("TAP: %d frames written up, the kernel counted %d received + %d dropped; taken %d, copies %d", x.Up, tapRx, tapRxDrop, x.Taken, x.UpCopies)
+	}
+	if x.Up < size/1500 {
+		t.Errorf("only %d frames went up for a %d-byte transfer", x.Up, size)
+	}
+	// Down: every frame the kernel handed to the TAP's reader left port 0
+	// (frames the kernel could not queue are its own tx_dropped, logged).
+	if x.Down != tapTx || x.Down == 0 {
+		t.Errorf("TAP: %d frames down; the kernel sent %d (and dropped %d)", x.Down, tapTx, tapTxDrop)
+	}
+	// The wire side: frames A sent arrived at port 0 (or were counted
+	// lost on the way); what port 0 sent (forwarded from B and the
+	// kernel's) reached A; what port 1 sent reached B.
+	drops := func(m map[string]uint64) (d uint64) {
+		for _, v := range m {
+			d += v
+		}
+		return d
+	}
+	crossed := func(sent, got, d uint64) bool { return got <= sent && sent <= got+d }
+	if !crossed(aTx, p0.Rx.Packets, drops(p0.Rx.Drops)) || !crossed(bTx, p1.Rx.Packets, drops(p1.Rx.Drops)) {
+		t.Errorf("A sent %d, port 0 got %d (%v dropped); B sent %d, port 1 got %d (%v dropped)", aTx, p0.Rx.Packets, p0.Rx.Drops, bTx, p1.Rx.Packets, p1.Rx.Drops)
+	}
+	if p0.Tx.Packets != p1.Handled+x.Down || p0.Tx.Packets != aRx || p1.Tx.Packets != p0.Handled || p1.Tx.Packets != bRx {
+		t.Errorf("port 0 sent %d (B's %d + kernel's %d), A got %d; port 1 sent %d (forwarded %d), B got %d", p0.Tx.Packets, p1.Handled, x.Down, aRx, p1.Tx.Packets, p0.Handled, bRx)
+	}
+	// Ports 2 and 3 forwarded their generated traffic all along.
+	for _, i := range []int{2, 3} {
+		p, peer := s.Ports[i], s.Ports[i^1]
+		if p.Generator == nil || peer.Sink == nil || p.Handled == 0 || peer.Sink.Frames != peer.Tx.Packets || peer.Tx.Packets != p.Handled {
+			t.Errorf("port %d generated traffic: %+v; sink of port %d %+v", i, p, i^1, peer.Sink)
+		}
+	}
+}
