@@ -9,6 +9,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/fec"
+	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/pci"
 )
 
@@ -219,8 +220,9 @@ func openPort(e *env, dev string, cfg driver.Config) (driver.Port, driver.Spec, 
 	p, err := driver.OpenConfig(dev, cfg)
 	if err != nil {
 		var se *driver.SpecError
-		if errors.As(err, &se) {
-			return nil, sp, &usageError{err.Error()}
+		var fe *safefile.Error
+		if errors.As(err, &se) || errors.As(err, &fe) {
+			return nil, sp, &usageError{err.Error()} // a bad spec or output path
 		}
 		return nil, sp, err
 	}
