@@ -73,7 +73,7 @@ func (s Sys) noIOMMUMapper(dev string, opts map[string][]string, u *UIODevice, r
 	if v := get("dma-carveout"); v != "" {
 		r, err := ParsePhysRange(v)
 		if err != nil {
-			return nil, &DeviceError{Device: dev, Op: "dma-carveout", Err: err}
+			return nil, &DeviceError{Device: dev, Op: "open", Err: driver.BadOption("dma-carveout", v, err.Error(), "ADDR+SIZE of reserved physical memory, e.g. 0x9f000000+16M")}
 		}
 		mem, unmap, err := s.MapPhys(dev+" dma-carveout", r.Addr, r.Size)
 		if err != nil {
@@ -89,8 +89,11 @@ func (s Sys) noIOMMUMapper(dev string, opts map[string][]string, u *UIODevice, r
 			if u != nil {
 				n = len(u.Info.Maps)
 			}
-			return nil, &DeviceError{Device: dev, Op: "dma-map=" + v, Err: errors.New("no such UIO map"),
-				Fix: fmt.Sprintf("the device has %d maps (map0..map%d); dma-map applies to UIO devices only", n, n-1)}
+			accepted := "a UIO device's map number; dma-map applies to UIO devices only"
+			if n > 0 {
+				accepted = fmt.Sprintf("0 to %d (the device's UIO maps)", n-1)
+			}
+			return nil, &DeviceError{Device: dev, Op: "open", Err: driver.BadOption("dma-map", v, "no such UIO map", accepted)}
 		}
 		um := u.Info.Maps[m]
 		mem := u.mapped[m][um.Offset : um.Offset+um.Size]
@@ -207,7 +210,7 @@ func (s Sys) openDevmem(pd *PlatformDevice, spec driver.Spec) (*driver.Device, e
 	if v := spec.Options.Get("reg"); v != "" {
 		r, err := ParsePhysRange(v)
 		if err != nil {
-			return nil, &DeviceError{Device: pd.Name, Op: "reg", Err: err}
+			return nil, &DeviceError{Device: pd.Name, Op: "open", Err: driver.BadOption("reg", v, err.Error(), "ADDR+SIZE of the register window, e.g. 0x2188000+0x4000")}
 		}
 		regs = []PhysRange{r}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +56,7 @@ func (s Sys) pciFacts(a Address, d *Device) accessFacts {
 // (auto, type1, iommufd) and the unsafe-noiommu opt-in.
 func chooseAccess(dev string, f accessFacts, opt string, unsafe bool) (Access, error) {
 	if opt != "" && opt != "auto" && opt != "type1" && opt != "iommufd" {
-		return "", &DeviceError{Device: dev, Op: "iommu=" + opt, Err: errors.New("unknown IOMMU interface"), Fix: "use iommu=auto, iommu=type1 or iommu=iommufd"}
+		return "", &DeviceError{Device: dev, Op: "open", Err: driver.BadOption("iommu", opt, "unknown IOMMU interface", "auto, type1 or iommufd")}
 	}
 	switch f.driver {
 	case DriverUIO:
@@ -304,7 +303,7 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 // mapResource mmaps BAR b through sysfs resourceN (uio_pci_generic path).
 func (s Sys) mapResource(a Address, b BAR) (*Window, func() error, error) {
 	p := fmt.Sprintf("%s/resource%d", s.pciDev(a), b.Index)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_SYNC, 0)
+	f, err := s.openAttr(p, unix.O_RDWR|unix.O_SYNC)
 	if err != nil {
 		return nil, nil, &DeviceError{Device: a.String(), Op: "open " + p, Err: bareErr(err), Fix: fixOpen(err)}
 	}
@@ -320,7 +319,7 @@ func (s Sys) mapResource(a Address, b BAR) (*Window, func() error, error) {
 // config file.
 func (s Sys) uioBusMaster(a Address) error {
 	p := s.pciDev(a) + "/config"
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	f, err := s.openAttr(p, unix.O_RDWR)
 	if err != nil {
 		return &DeviceError{Device: a.String(), Op: "open " + p, Err: bareErr(err), Fix: fixOpen(err)}
 	}

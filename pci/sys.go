@@ -120,6 +120,20 @@ func (s Sys) WriteAttr(p, value string) error {
 	return err
 }
 
+// openAttr opens a sysfs file for reading and writing (config, resourceN)
+// with the checks of WriteAttr: under /sys, no link in its place.
+func (s Sys) openAttr(p string, flags int) (*os.File, error) {
+	target, err := s.attrPath(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(target, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
 // hostPath is p as the running system names it (the root taken off), for
 // plans and messages.
 func (s Sys) hostPath(p string) string {

@@ -178,6 +178,8 @@ func (u *UIODevice) Close() error {
 
 func fixOpen(err error) string {
 	switch {
+	case errors.Is(err, ErrOutsideSysfs):
+		return "sysfs was tampered with: check the path"
 	case errors.Is(err, fs.ErrPermission):
 		return "run as root"
 	case errors.Is(err, fs.ErrNotExist):

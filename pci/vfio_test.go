@@ -33,7 +33,7 @@ func TestChooseAccess(t *testing.T) {
 		{"iommufd overridden", withFD, "type1", false, AccessType1, nil, ""},
 		{"iommufd without cdev falls back", fdNoCdev, "auto", false, AccessType1, nil, ""},
 		{"iommufd asked, not there", vfioT1, "iommufd", false, "", nil, "CONFIG_IOMMUFD"},
-		{"bad option", vfioT1, "smmu", false, "", nil, "iommu=auto"},
+		{"bad option", vfioT1, "smmu", false, "", nil, `option iommu="smmu": unknown IOMMU interface (accepted: auto, type1 or iommufd)`},
 		{"noiommu group without opt-in", noiommu, "", false, "", ErrNeedsOptIn, "unsafe-noiommu=1"},
 		{"noiommu group with opt-in", noiommu, "", true, AccessNoIOMMU, nil, ""},
 		{"no IOMMU at all", accessFacts{driver: DriverVFIO}, "", true, "", ErrNoIOMMU, "intel_iommu=on"},
@@ -227,5 +227,20 @@ func TestWindowSparseHole(t *testing.T) {
 	got := make([]byte, 4)
 	if err := w.ReadBytes(uint32(len(mem))+16, got); err != nil || string(got) != "msix" {
 		t.Errorf("hole bytes %q %v", got, err)
+	}
+}
+
+// TestBackendOptionErrorsAreTyped: a bad backend option is a
+// *driver.OptionError inside the device error.
+func TestBackendOptionErrorsAreTyped(t *testing.T) {
+	_, err := chooseAccess("0000:01:00.0", accessFacts{driver: DriverVFIO, group: "1", groupNode: true}, "smmu", false)
+	var oe *driver.OptionError
+	if !errors.As(err, &oe) || oe.Option != "iommu" || oe.Value != "smmu" || oe.Accepted != "auto, type1 or iommufd" {
+		t.Fatalf("iommu=smmu: %#v", err)
+	}
+	s := Sys{Root: t.TempDir()}
+	_, err = s.noIOMMUMapper("x", map[string][]string{"dma-carveout": {"lots"}}, nil, &releaser{})
+	if !errors.As(err, &oe) || oe.Option != "dma-carveout" || !strings.Contains(err.Error(), "ADDR+SIZE") {
+		t.Fatalf("dma-carveout=lots: %v", err)
 	}
 }

@@ -180,6 +180,10 @@ func pciUsable(e *env, d *pci.Device, port, known bool) (bool, string) {
 	if d.Driver == "" {
 		return false, "no driver bound: " + how
 	}
+	if uses, err := e.sys.InUse("pci", addr); err == nil && len(uses) > 0 {
+		// nicctl bind would refuse it: say why instead of suggesting it.
+		return false, "held by kernel driver " + d.Driver + ", and the host uses it (" + uses[0].What + "): leave it, or take it down first"
+	}
 	return false, "held by kernel driver " + d.Driver + ": " + how
 }
 

@@ -100,3 +100,14 @@ func TestListIMX(t *testing.T) {
 		t.Errorf("a UIO device of on-chip RAM: %+v (listed %v)", e, ok)
 	}
 }
+
+// TestListInUse: a port the host uses gets no bind suggestion, but the
+// reason nicctl bind would refuse it.
+func TestListInUse(t *testing.T) {
+	root := copyTree(t, "testdata/ls1028a")
+	put(t, root, eno1Flags, "0x1003\n")
+	e := listJSON(t, "--root", root)["0000:00:00.1"]
+	if e.Usable || strings.Contains(e.Why, "nicctl bind") || !strings.Contains(e.Why, "interface eno1 is up") {
+		t.Fatalf("list of a port the host uses: %+v", e)
+	}
+}
