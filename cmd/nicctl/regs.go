@@ -16,7 +16,7 @@ func init() {
 	var block string
 	register(&command{
 		name: "regs", args: "DEV", min: 1, max: 1,
-		summary: "named register dump with decoded bit fields (read-only)",
+		summary: "named register dump with decoded bit fields (read-only; VFIO resets the function it opens)",
 		flags: func(fs *flag.FlagSet) func() error {
 			fs.StringVar(&block, "block", "", "only registers of block `NAME` (ENETC: si, cbdr, si-stats, tx-ring, rx-ring, port, mac, mac-stats, global; FEC: mac, mib, gasket, ptp)")
 			return nil
