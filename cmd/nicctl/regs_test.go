@@ -215,3 +215,23 @@ func TestRegsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRegsVFIONote: before regs opens a function through VFIO (which
+// resets it) it says so, and where a running port's registers are.
+func TestRegsVFIONote(t *testing.T) {
+	code, out, errOut := nicctl(t, "--root", "testdata/ls1028a", "regs", "0000:00:00.0")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != exitFailed || out != "" || len(lines) != 2 {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want the note, then the open error (the tree has no /dev/vfio)", code, out, errOut)
+	}
+	if !strings.Contains(lines[0], "note: opening 0000:00:00.0 through VFIO resets the function") || !strings.Contains(lines[0], "GET /regs") {
+		t.Errorf("first line %q is not the reset note", lines[0])
+	}
+	if !strings.Contains(lines[1], "/dev/vfio/5") {
+		t.Errorf("second line %q is not the open error", lines[1])
+	}
+	// A function on uio_pci_generic is not reset: no note.
+	if _, _, errOut := nicctl(t, "--root", "testdata/ls1028a", "regs", "0000:00:00.2"); strings.Contains(errOut, "resets") {
+		t.Errorf("uio_pci_generic: %q", errOut)
+	}
+}
