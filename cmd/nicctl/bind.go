@@ -353,9 +353,19 @@ type refusalError struct {
 	why      []string
 }
 
+// maxReasons bounds the reasons a refusal lists (a busy interface can
+// carry dozens of routes).
+const maxReasons = 6
+
 func (e *refusalError) Error() string {
-	return fmt.Sprintf("%s: refusing to %s: %s; nothing was written (leave the device to the host, or add --force if you are sure; --dry-run shows the writes)",
-		e.dev, e.cmd, strings.Join(e.why, "; "))
+	why := e.why
+	more := ""
+	if len(why) > maxReasons {
+		more = fmt.Sprintf("; and %d more", len(why)-maxReasons)
+		why = why[:maxReasons]
+	}
+	return fmt.Sprintf("%s: refusing to %s: %s%s; nothing was written (leave the device to the host, or add --force if you are sure; --dry-run shows the writes)",
+		e.dev, e.cmd, strings.Join(why, "; "), more)
 }
 
 // refuse says why detaching the device could hurt the host: no gopmd
