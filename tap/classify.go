@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/netip"
@@ -96,6 +97,14 @@ type Classifier struct {
 	protos     [256 / 64]uint64 // bit per IP protocol
 	hasProtos  bool
 	needsIPHdr bool
+	// l2Only: only the destination address decides (the default rules),
+	// so the EtherType and what follows are never read.
+	l2Only bool
+	// mac4 and mac2 are mac as passesOn reads a frame's destination; a
+	// classifier without a MAC holds a group address there, which no
+	// unicast frame matches.
+	mac4 uint32
+	mac2 uint16
 }
 
 // EtherTypes the classifier looks into.
@@ -149,6 +158,12 @@ func NewClassifier(r Rules) (*Classifier, error) {
 		c.hasProtos = true
 	}
 	c.needsIPHdr = len(c.v4) > 0 || len(c.v6) > 0 || c.hasProtos
+	c.l2Only = !c.needsIPHdr && !c.hasVLANs && len(c.etypes) == 0
+	m := c.mac
+	if !c.hasMAC {
+		m = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	}
+	c.mac4, c.mac2 = binary.LittleEndian.Uint32(m[0:4]), binary.LittleEndian.Uint16(m[4:6])
 	return c, nil
 }
 
@@ -158,11 +173,23 @@ func (c *Classifier) Classify(frame []byte) Verdict { return c.classify(frame, -
 // ClassifyPacket decides for a received packet: it reads the first
 // segment and the VLAN tag the device stripped, if any.
 func (c *Classifier) ClassifyPacket(p *driver.Packet) Verdict {
+	d := p.Data()
+	if c.passesOn(d) {
+		return Forward
+	}
 	vlan := -1
 	if p.Flags&pool.FlagVLANStripped != 0 {
 		vlan = int(p.VLAN & maxVLANID)
 	}
-	return c.classify(p.Data(), vlan)
+	return c.classify(d, vlan)
+}
+
+// passesOn is the common case, small enough to be inlined into loops:
+// with the default rules, a unicast frame to another host is forwarded on
+// its first six bytes (read as one 32-bit and one 16-bit word).
+func (c *Classifier) passesOn(d []byte) bool {
+	return c.l2Only && len(d) >= ethHdrLen && d[0]&1 == 0 &&
+		(binary.LittleEndian.Uint32(d[0:4]) != c.mac4 || binary.LittleEndian.Uint16(d[4:6]) != c.mac2)
 }
 
 // classify is the decision; vlan is a stripped tag's ID or -1. Every
@@ -174,6 +201,9 @@ func (c *Classifier) classify(b []byte, vlan int) Verdict {
 	}
 	if c.hasMAC && [6]byte(b[0:6]) == c.mac {
 		return Up
+	}
+	if c.l2Only && b[0]&1 == 0 { // unicast to another host: the common case
+		return Forward
 	}
 	et := uint16(b[12])<<8 | uint16(b[13])
 	l3 := ethHdrLen

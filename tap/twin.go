@@ -16,8 +16,7 @@ import (
 	"github.com/gopmd/gopmd/tap/internal/tun"
 )
 
-// MaxBurst is the most frames one Down call reads, and the size of the
-// stack array Up gathers taken frames in before freeing them together.
+// MaxBurst is the most frames one Down call reads.
 const MaxBurst = 256
 
 // Defaults.

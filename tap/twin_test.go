@@ -59,7 +59,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // fakeTwin attaches a twin to one end of a SOCK_SEQPACKET pair (one frame
 // per read and write, as a TAP file) and returns the other end: the kernel.
-func fakeTwin(t *testing.T, cfg Config) (*Twin, int) {
+func fakeTwin(t testing.TB, cfg Config) (*Twin, int) {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -315,4 +315,40 @@ func TestConfigRefused(t *testing.T) {
 			t.Errorf("Open(%+v) = %v, want an error with %q", tc.cfg, err, tc.want)
 		}
 	}
+}
+
+// BenchmarkDownIdle is what a loop pays for asking when the kernel has
+// sent nothing: one read(2) that finds the socket (here) or TAP empty.
+func BenchmarkDownIdle(b *testing.B) {
+	tw, _ := fakeTwin(b, Config{Pool: newPool(b, 64)})
+	tx := &fakeTx{room: 32}
+	b.ReportAllocs()
+	for b.Loop() {
+		if tw.Down(tx) != 0 {
+			b.Fatal("a frame came down from nowhere")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/call")
+}
+
+// BenchmarkUpTransit is Up over a burst of 32 frames for other hosts:
+// the exception path's cost to every forwarded frame.
+func BenchmarkUpTransit(b *testing.B) {
+	tw, _ := fakeTwin(b, Config{Pool: newPool(b, 64)})
+	rx := newPool(b, 64)
+	var burst [32]*driver.Packet
+	f := frame(otherMAC, -1, etherIPv4, ipv4(6, "198.51.100.7"))
+	for i := range burst {
+		burst[i] = rx.Alloc()
+		burst[i].SetLen(len(f))
+		copy(burst[i].Data(), f)
+	}
+	b.Cleanup(func() { rx.RecycleBulk(burst[:]) })
+	b.ReportAllocs()
+	for b.Loop() {
+		if tw.Up(burst[:]) != len(burst) {
+			b.Fatal("a transit frame was taken")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(burst)), "ns/pkt")
 }

@@ -8,6 +8,9 @@ import (
 	"github.com/gopmd/gopmd/tap/internal/tun"
 )
 
+// upBatch is how many taken frames Up frees in one pool.FreeBulk call.
+const upBatch = 32
+
 // Up runs the classifier over a received burst: frames for the host are
 // written to the TAP, one write(2) each (the TUN API), and freed; copies of
 // broadcasts are written and the frames kept. The frames the application
@@ -18,8 +21,24 @@ import (
 // cost is one classification per frame and one system call per frame that
 // goes up.
 func (t *Twin) Up(pkts []*driver.Packet) (kept int) {
+	// Most bursts hold nothing for the host: find the first frame that
+	// does without touching the burst.
+	i := 0
+	for i < len(pkts) && (t.cls.passesOn(pkts[i].Data()) || t.cls.ClassifyPacket(pkts[i]) == Forward) {
+		i++
+	}
+	if i == len(pkts) {
+		return i
+	}
+	return i + t.up(pkts[i:])
+}
+
+// up is Up from the first frame that goes up or is copied.
+func (t *Twin) up(pkts []*driver.Packet) (kept int) {
 	var (
-		taken                  [MaxBurst]*driver.Packet // freed together
+		// Taken frames are freed together, upBatch at a time: a small
+		// array, since the stack clears it on every call.
+		taken                  [upBatch]*driver.Packet
 		nt                     int
 		frames, bytes, copies  uint64
 		writeDrops, gatherDrop uint64

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/gopmd/gopmd/pool"
@@ -22,10 +24,14 @@ type tapOptions struct {
 // openTap opens a port's TAP twin; tests replace it.
 var openTap = tap.OpenPort
 
+// tapLog takes the twins' log lines: warnings only, since the summary
+// reports their counters.
+var tapLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
 // tapDownEvery is how many polls of a lane pass between two reads of the
 // kernel's frames: each read is a system call even when nothing waits, and
 // kernel traffic (ARP, SSH, routing hellos) tolerates the few microseconds.
-const tapDownEvery = 8
+const tapDownEvery = 16
 
 func addTapFlags(fs *flag.FlagSet, o *options) {
 	fs.BoolVar(&o.tap, "tap", false, "give each port a TAP twin, the exception path to the kernel: frames for the port's own MAC (and the --tap-rules) go up to the TAP instead of being forwarded, broadcasts are copied up, and what the kernel sends out of the TAP goes out of the port (needs CAP_NET_ADMIN)")
@@ -88,7 +94,7 @@ func (a *app) setupTaps() error {
 		if p.Info().TxQueues == 0 {
 			return fmt.Errorf("--tap: port %d (%s) has no TX queue for the kernel's frames", i, a.specs[i])
 		}
-		tw, err := openTap(p, tap.Config{Name: name, Rules: &rules, Burst: a.o.burst})
+		tw, err := openTap(p, tap.Config{Name: name, Rules: &rules, Burst: a.o.burst, Logger: tapLog})
 		if err != nil {
 			return fmt.Errorf("--tap: port %d (%s): %w", i, a.specs[i], err)
 		}
