@@ -28,9 +28,10 @@ import (
 //	ns B: 10.99.1.2/24 on inB ── veth ── wireB ── sim:enetc1
 //	generator ── sim:enetc2 ── l2fwd ── sim:enetc3 ── sink (and back)
 //
-// Namespace A pings the TAP's address and sends it 512 KiB over TCP, both
-// through port 0; it pings B through the forwarder too (its ARP request is
-// copied up and forwarded). Afterwards every frame is accounted for.
+// Namespace A pings the TAP's address, sends it 512 KiB over TCP and
+// receives 512 KiB from it, all through port 0; it pings B through the
+// forwarder too (its ARP request is copied up and forwarded). Afterwards
+// every frame is accounted for.
 func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testnote.Skip(t, "the l2fwd exception-path (--tap) test", "needs root (network namespaces, veth pairs, TAP interfaces); run go test as root to include it")
@@ -128,32 +129,39 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 		t.Fatalf("ns A resolved 10.99.1.10 as %q, not as the TAP's (port 0's) MAC: %s", neigh, tapLink)
 	}
 
-	// TCP: 512 KiB from A to the TAP's address.
+	// TCP: 512 KiB from A to the TAP's address (full frames go up), then
+	// 512 KiB from the TAP's side to A (full frames come down: the kernel
+	// must hand the TAP whole, checksummed frames no larger than its MTU).
 	const size = 512 << 10
-	srv := n.helper(nsL, "serve", "10.99.1.10:9098")
-	srvOut, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	tcp := func(srvNS, addr, cliNS string) {
+		t.Helper()
+		srv := n.helper(srvNS, "serve", addr)
+		srvOut, err := srv.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Stderr = os.Stderr
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Process.Kill()
+		rd := bufio.NewReader(srvOut)
+		if l, err := rd.ReadString('\n'); err != nil || !strings.Contains(l, "listening") {
+			t.Fatalf("server did not start: %q %v", l, err)
+		}
+		sent := strings.TrimSpace(n.helperOut(cliNS, "send", fmt.Sprintf("%s:%d", addr, size)))
+		got, _ := io.ReadAll(rd)
+		if err := srv.Wait(); err != nil {
+			t.Fatalf("server: %v", err)
+		}
+		received := strings.TrimSpace(string(got))
+		t.Logf("%s: %s; %s: %s", cliNS, sent, srvNS, received)
+		if !strings.HasPrefix(sent, fmt.Sprintf("sent %d bytes", size)) || strings.TrimPrefix(sent, "sent") != strings.TrimPrefix(received, "received") {
+			t.Fatalf("TCP from %s to %s: sender %q, receiver %q", cliNS, addr, sent, received)
+		}
 	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
-	rd := bufio.NewReader(srvOut)
-	if l, err := rd.ReadString('\n'); err != nil || !strings.Contains(l, "listening") {
-		t.Fatalf("server did not start: %q %v", l, err)
-	}
-	sent := strings.TrimSpace(n.helperOut(nsA, "send", fmt.Sprintf("10.99.1.10:9098:%d", size)))
-	got, _ := io.ReadAll(rd)
-	if err := srv.Wait(); err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	received := strings.TrimSpace(string(got))
-	t.Logf("ns A: %s; TAP side: %s", sent, received)
-	if !strings.HasPrefix(sent, fmt.Sprintf("sent %d bytes", size)) || strings.TrimPrefix(sent, "sent") != strings.TrimPrefix(received, "received") {
-		t.Fatalf("TCP through the TAP: sender %q, receiver %q", sent, received)
-	}
+	tcp(nsL, "10.99.1.10:9098", nsA)
+	tcp(nsA, "10.99.1.1:9097", nsL)
 
 	// Let the last frames cross (closing ACKs), then stop l2fwd.
 	sig := func() []uint64 {
@@ -214,8 +222,8 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 	if x.Up != tapRx+tapRxDrop || x.Up == 0 || x.Taken == 0 || x.UpCopies == 0 {
 		t.Errorf("TAP: %d frames written up, the kernel counted %d received + %d dropped; taken %d, copies %d", x.Up, tapRx, tapRxDrop, x.Taken, x.UpCopies)
 	}
-	if x.Up < size/1500 {
-		t.Errorf("only %d frames went up for a %d-byte transfer", x.Up, size)
+	if x.Up < size/1500 || x.Down < size/1500 || x.DownBytes < size {
+		t.Errorf("%d frames went up, %d (%d bytes) came down, for a %d-byte transfer each way", x.Up, x.Down, x.DownBytes, size)
 	}
 	// Down: every frame the kernel handed to the TAP's reader left port 0
 	// (frames the kernel could not queue are its own tx_dropped, logged).
