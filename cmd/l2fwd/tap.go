@@ -94,7 +94,10 @@ func (a *app) setupTaps() error {
 		if p.Info().TxQueues == 0 {
 			return fmt.Errorf("--tap: port %d (%s) has no TX queue for the kernel's frames", i, a.specs[i])
 		}
-		tw, err := openTap(p, tap.Config{Name: name, Rules: &rules, Burst: a.o.burst, Logger: tapLog})
+		// Down reads up to tap.DefaultBurst frames per call whatever
+		// --burst says: it runs once every tapDownEvery polls, and the
+		// kernel sends in bursts (a TCP window).
+		tw, err := openTap(p, tap.Config{Name: name, Rules: &rules, Logger: tapLog})
 		if err != nil {
 			return fmt.Errorf("--tap: port %d (%s): %w", i, a.specs[i], err)
 		}
