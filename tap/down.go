@@ -17,7 +17,9 @@ import (
 func (t *Twin) Down(tx driver.TxQueue) int {
 	n := 0
 	var runts, big, readErrs uint64
-	for n < t.burst {
+	// At most a burst of reads, good or bad: a kernel that sends nothing
+	// but runts cannot hold the loop here.
+	for reads := 0; reads < t.burst; reads++ {
 		p := t.spare
 		t.spare = nil
 		if p == nil {

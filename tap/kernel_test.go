@@ -44,8 +44,9 @@ func inNewNetns(t *testing.T, f func()) {
 // A real TAP: named, addressed and sized as asked, up, exclusive; an ARP
 // request for its address goes up and the kernel's reply comes down.
 func TestKernelTAP(t *testing.T) {
+	// Pools are made here: t.Fatal must not run on inNewNetns's goroutine.
+	pl, rx := newPool(t, 16), newPool(t, 4)
 	inNewNetns(t, func() {
-		pl := newPool(t, 16)
 		tw, err := Open(Config{Name: "gptap0", MAC: ownMAC, MTU: 1400, Pool: pl, Logger: quiet})
 		if err != nil {
 			t.Errorf("Open: %v", err)
@@ -75,11 +76,13 @@ func TestKernelTAP(t *testing.T) {
 			t.Errorf("SIOCSIFADDR: %v", err)
 		}
 		unix.Close(sock)
-		rx := newPool(t, 4)
 		req := arpRequest("192.0.2.1")
 		copy(req[8:14], otherMAC)              // sender hardware address
 		copy(req[14:18], []byte{192, 0, 2, 9}) // sender protocol address
-		pk := packets(t, rx, frame(bcastMAC, -1, etherARP, req))
+		pk := []*driver.Packet{rx.Alloc()}
+		f := frame(bcastMAC, -1, etherARP, req)
+		pk[0].SetLen(len(f))
+		copy(pk[0].Data(), f)
 		if kept := tw.Up(pk); kept != 1 {
 			t.Errorf("the ARP broadcast was not kept for forwarding (kept %d)", kept)
 		}

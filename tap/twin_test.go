@@ -250,6 +250,18 @@ func TestDown(t *testing.T) {
 	if s.Drops[CauseDownRunt] != 1 || s.Drops[CauseDownTooBig] != 1 || s.DownDrops() != 3 {
 		t.Fatalf("stats %+v: want 1 runt, 1 too big, 3 down drops in all", s)
 	}
+	// A burst of bad frames ends the call: reads are bounded, not just
+	// good frames.
+	for i := 0; i < 6; i++ {
+		unix.Write(kernel, make([]byte, 5))
+	}
+	if n := tw.Down(tx); n != 0 || tw.Stats().Drops[CauseDownRunt] != 5 {
+		t.Fatalf("Down over 6 runts sent %d, runts counted in all %d; want 0 and 5 (the earlier one and a burst of 4 reads)", n, tw.Stats().Drops[CauseDownRunt])
+	}
+	tw.Down(tx) // the last two
+	if r := tw.Stats().Drops[CauseDownRunt]; r != 7 {
+		t.Fatalf("%d runts counted, want 7", r)
+	}
 	// An empty pool stops Down; the frames wait in the kernel. (The twin
 	// keeps the one buffer its last empty read did not fill.)
 	var held []*driver.Packet

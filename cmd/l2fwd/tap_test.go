@@ -300,3 +300,39 @@ func BenchmarkForwardingLoopTap(b *testing.B) {
 		})
 	}
 }
+
+// With several RX queues, every queue's lane sends its frames for the host
+// up through the one twin of the port, at the same time.
+func TestTapMultiQueue(t *testing.T) {
+	p0, p1 := twoFakes(t, 2)
+	k := withFakeTaps(t)
+	toHost := withDst(testFrames(t, 400, 64), mac0)
+	transit := testFrames(t, 400, 64)
+	for q := 0; q < 2; q++ {
+		var in [][]byte
+		for i := q * 200; i < (q+1)*200; i++ {
+			in = append(in, toHost[i], transit[i])
+		}
+		p0.load(q, in)
+	}
+	up := 0
+	buf := make([]byte, 4096)
+	code, out, errOut := runUntil(t, []string{"--tap", "--queues", "2", "--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool {
+			fd, ok := k.end("fake0")
+			for ok {
+				if _, err := unix.Read(fd, buf); err != nil {
+					break
+				}
+				up++
+			}
+			return up == 400 && len(p1.txFrames()) == 400
+		})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if x := s.Ports[0].Tap; up != 400 || x == nil || x.Up != 400 || x.Taken != 400 || s.Ports[0].Handled != 400 || s.Ports[0].Rx.Packets != 800 {
+		t.Fatalf("the kernel read %d frames; summary %+v, tap %+v", up, s.Ports[0], x)
+	}
+}
