@@ -129,6 +129,11 @@ func serveMetrics(addr string, a *app) (stop func(), err error) {
 	if err := reg.Register(newCollector(a)); err != nil {
 		return nil, err
 	}
+	if len(a.twins) > 0 {
+		if err := reg.Register(newTapCollector(a)); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := listenMetrics(addr)
 	if err != nil {
 		return nil, err

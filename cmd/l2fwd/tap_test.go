@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +336,61 @@ func TestTapMultiQueue(t *testing.T) {
 	s := parseSummary(t, out)
 	if x := s.Ports[0].Tap; up != 400 || x == nil || x.Up != 400 || x.Taken != 400 || s.Ports[0].Handled != 400 || s.Ports[0].Rx.Packets != 800 {
 		t.Fatalf("the kernel read %d frames; summary %+v, tap %+v", up, s.Ports[0], x)
+	}
+}
+
+// --metrics carries the twins' counters.
+func TestTapMetrics(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	k := withFakeTaps(t)
+	p0.load(0, append(testFrames(t, 20, 64), withDst(testFrames(t, 5, 64), mac0)...))
+	addrCh := make(chan string, 1)
+	old := listenMetrics
+	listenMetrics = func(a string) (net.Listener, error) {
+		ln, err := net.Listen("tcp", a)
+		if err == nil {
+			addrCh <- ln.Addr().String()
+		}
+		return ln, err
+	}
+	defer func() { listenMetrics = old }()
+	var body string
+	up := 0
+	buf := make([]byte, 4096)
+	code, _, errOut := runUntil(t, []string{"--tap", "--metrics", ":0", "--stats-interval", "0", "sim:fake0", "sim:fake1"}, func() bool {
+		fd, ok := k.end("fake0")
+		for ok {
+			if _, err := unix.Read(fd, buf); err != nil {
+				break
+			}
+			up++
+		}
+		if up < 5 || len(p1.txFrames()) < 20 {
+			return false
+		}
+		resp, err := http.Get("http://" + <-addrCh + "/metrics")
+		if err != nil {
+			t.Error(err)
+			return true
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return true
+	})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		`gopmd_tap_frames_total{dir="up",port="0",tap="gopmd0"} 5`,
+		`gopmd_tap_bytes_total{dir="up",port="0",tap="gopmd0"} 300`,
+		`gopmd_tap_taken_total{port="0",tap="gopmd0"} 5`,
+		`gopmd_tap_frames_total{dir="down",port="1",tap="gopmd1"} 0`,
+		`gopmd_tap_drops_total{cause="down_tx_full",port="0",tap="gopmd0"} 0`,
+		`gopmd_l2fwd_handled_total{port="0"} 20`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 }
