@@ -113,7 +113,7 @@ func (a *app) printTableHeader() {
 	}
 	fmt.Fprintf(a.table, "l2fwd: %d ports, mode %s, burst %d, %d queue(s) per port, %s, MAC updating %v\n",
 		len(a.ports), a.o.mode, a.o.burst, a.o.queues, a.workerNote(), a.o.macUpdating && a.o.mode == modeFwd)
-	fmt.Fprintf(a.table, "l2fwd: rates per second over each interval; Mbps count frame bytes (no FCS, preamble or gap); drops by cause: rx:/tx: the driver's counters, tx:refused_full the TX ring had no room, tx:refused_busy the TX queue took nothing while its ring had room (an MDIO transaction such as the ENETC link poll, ERR050089), no_bounce, cable:, afpacket: the simulated wires\n")
+	fmt.Fprintf(a.table, "l2fwd: rates per second over each interval; Mbps count frame bytes (no FCS, preamble or gap); drops by cause: rx:/tx: the driver's counters, tx:refused_full the TX ring had no room, tx:refused_busy the TX queue took nothing while its ring had room (an MDIO transaction such as the ENETC link poll, ERR050089), no_bounce, cable:, afpacket: the simulated wires, tap: the exception path (--tap)\n")
 }
 
 func rate(d uint64, dt time.Duration) float64 {
@@ -147,6 +147,7 @@ func (a *app) printTable(prev, cur []portSnap, dt time.Duration) {
 		}
 		use := fmt.Sprintf("%d/%d", c.poolUse, c.poolSize)
 		fmt.Fprintf(w, "%-4d %11.0f %9.1f %11.0f %9.1f %11s %10.0f  %s\n", i, rxp, rxb, txp, txb, use, dr, causes)
+		a.printTapRow(i, p, c, dt)
 	}
 	fmt.Fprintf(w, "%-4s %11.0f %9.1f %11.0f %9.1f %11s %10.0f  since start: rx %d, tx %d, dropped %d\n", "all", trx, trxb, ttx, ttxb, "", tdrop, totRx, totTx, totDrop)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/tap"
@@ -160,6 +161,17 @@ func (a *app) closeTwins() (leaks []string, errs []error) {
 	}
 	a.twins = nil
 	return leaks, errs
+}
+
+// printTapRow follows port i's row of the stats table with its twin's
+// rates over the interval (nothing without --tap).
+func (a *app) printTapRow(i int, prev, cur portSnap, dt time.Duration) {
+	if i >= len(a.tapNames) {
+		return
+	}
+	p, c := prev.tap, cur.tap
+	fmt.Fprintf(a.table, "     tap %s: up %.0f/s (%.0f/s taken from forwarding, %.0f/s copies), down %.0f/s\n", a.tapNames[i],
+		rate(c.UpFrames-p.UpFrames, dt), rate(c.Taken-p.Taken, dt), rate(c.UpCopies-p.UpCopies, dt), rate(c.DownFrames-p.DownFrames, dt))
 }
 
 // tapJSON is a port's TAP twin in the summary.

@@ -396,3 +396,37 @@ func TestTapMetrics(t *testing.T) {
 		}
 	}
 }
+
+// The stats table follows a port's row with its twin's rates, and lists
+// the twin's drops among the port's causes.
+func TestTapStatsTable(t *testing.T) {
+	a := &app{o: &options{mode: modeFwd}, tapNames: []string{"gopmd0", "gopmd1"}}
+	var b strings.Builder
+	a.table = &b
+	prev := []portSnap{{}, {}}
+	cur := []portSnap{{}, {}}
+	cur[0].stats.Rx = driver.QueueStats{Packets: 100, Bytes: 6000}
+	cur[0].tap = tap.Stats{UpFrames: 30, UpCopies: 10, Taken: 22, DownFrames: 12}
+	cur[0].tap.Drops[tap.CauseUpWrite] = 2
+	cur[0].tap.Drops[tap.CauseDownTxFull] = 1
+	a.printTable(prev, cur, 2*time.Second)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("want a header, 2 ports each with a tap line, and a total:\n%s", b.String())
+	}
+	for _, want := range []struct {
+		line int
+		text []string
+	}{
+		{1, []string{"tap:up_write=2", "tap:down_tx_full=1", " 2 "}}, // 3 drops in 2 s
+		{2, []string{"tap gopmd0: up 15/s (11/s taken from forwarding, 5/s copies), down 6/s"}},
+		{4, []string{"tap gopmd1: up 0/s"}},
+		{5, []string{"all", "dropped 3"}},
+	} {
+		for _, w := range want.text {
+			if !strings.Contains(lines[want.line], w) {
+				t.Errorf("line %q lacks %q", lines[want.line], w)
+			}
+		}
+	}
+}
