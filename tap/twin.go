@@ -108,8 +108,9 @@ func Open(cfg Config) (*Twin, error) {
 // Attach runs the exception path over a file descriptor that is already a
 // TAP queue (or anything that moves one frame per read and write, such as
 // a SOCK_SEQPACKET socket): one handed over by a privileged process that
-// created the interface, or a test's fake. It configures nothing and takes
-// ownership of fd, which it makes non-blocking.
+// created the interface, or a test's fake. It configures nothing and makes
+// fd non-blocking; the twin owns fd once Attach succeeds (Close closes it),
+// the caller keeps it when Attach fails.
 func Attach(fd int, cfg Config) (*Twin, error) {
 	t, err := newTwin(cfg)
 	if err != nil {

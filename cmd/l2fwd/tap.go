@@ -21,7 +21,6 @@ type tapOptions struct {
 	tap       bool
 	tapName   string // template: %d is the port index
 	tapRules  string
-	tapDownOn uint32 // Down every this many polls (a power of two)
 }
 
 // openTap opens a port's TAP twin; tests replace it.
@@ -44,7 +43,6 @@ func addTapFlags(fs *flag.FlagSet, o *options) {
 
 // checkTapOptions checks the --tap flags against the ports.
 func checkTapOptions(o *options) error {
-	o.tapDownOn = tapDownEvery
 	if !o.tap {
 		for _, f := range []struct{ name, val, def string }{{"--tap-name", o.tapName, "gopmd%d"}, {"--tap-rules", o.tapRules, ""}} {
 			if f.val != f.def {

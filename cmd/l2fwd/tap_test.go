@@ -52,6 +52,12 @@ func withFakeTapsTB(t testing.TB) *fakeKernel {
 		if err != nil {
 			return nil, err
 		}
+		if cfg.Name == "gpfail1" {
+			pl.Close(0)
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+			return nil, errors.New("tap gpfail1: an interface of that name exists already")
+		}
 		cfg.MAC, cfg.MTU, cfg.Pool = p.MAC(), 1500, pl
 		if cfg.Logger != tapLog {
 			return nil, errors.New("l2fwd gave the twin another logger than tapLog")
@@ -428,5 +434,24 @@ func TestTapStatsTable(t *testing.T) {
 				t.Errorf("line %q lacks %q", lines[want.line], w)
 			}
 		}
+	}
+}
+
+// A twin that cannot be opened stops l2fwd before it starts (exit 2, one
+// line), and the twins already open are closed.
+func TestTapOpenFails(t *testing.T) {
+	twoFakes(t, 1)
+	k := withFakeTaps(t)
+	code, out, errOut := runUntil(t, []string{"--tap", "--tap-name", "gpfail%d", "sim:fake0", "sim:fake1"}, nil)
+	if lines := strings.Split(strings.TrimSpace(errOut), "\n"); code != 2 || len(lines) != 1 || out != "" ||
+		!strings.Contains(errOut, "--tap: port 1 (sim:fake1): tap gpfail1: an interface of that name exists already") {
+		t.Fatalf("exit %d, stderr %q, stdout %q; want exit 2 and one line naming port 1's TAP", code, errOut, out)
+	}
+	fd, ok := k.end("fake0")
+	if !ok {
+		t.Fatal("port 0's twin was never opened")
+	}
+	if n, err := unix.Read(fd, make([]byte, 64)); n != 0 || err != nil {
+		t.Fatalf("port 0's TAP is still open after the failed start (read %d, %v; want end of file)", n, err)
 	}
 }
