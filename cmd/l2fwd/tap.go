@@ -18,9 +18,9 @@ import (
 // tapOptions are the --tap flags: each port gets a TAP twin, the exception
 // path to the kernel (package tap).
 type tapOptions struct {
-	tap       bool
-	tapName   string // template: %d is the port index
-	tapRules  string
+	tap      bool
+	tapName  string // template: %d is the port index
+	tapRules string
 }
 
 // openTap opens a port's TAP twin; tests replace it.
