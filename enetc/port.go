@@ -281,16 +281,15 @@ func (p *Port) checkConfig() error {
 	if c.RxQueues < 1 || c.RxQueues > maxRings || c.TxQueues < 1 || c.TxQueues > maxRings {
 		return fmt.Errorf("enetc: %d RX / %d TX queues: each must be in [1, %d]", c.RxQueues, c.TxQueues, maxRings)
 	}
-	// Buffers: a page split in PerPage pieces (half-page reuse with 2048).
+	// Buffers: each its own recycling unit (the pool's default; the region
+	// is mapped once, so whole 2048-byte buffers cost no more memory than
+	// half pages, and skip the split pages' shared count).
 	bs := c.BufSize
 	if bs < 256 || bs%dma.CacheLine != 0 || bs-pool.DefaultHeadroom > rbbsr_MAX {
 		return fmt.Errorf("enetc: buffer size %d must be a multiple of %d in [256, %d]", bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
 	}
 	p.bufSize = bs
 	p.perPage = 1
-	if bs < dma.PageSize && dma.PageSize%bs == 0 {
-		p.perPage = dma.PageSize / bs
-	}
 	// RBBSR is the buffer minus headroom, kept a multiple of 64 (§9 step 4).
 	p.rxBufLen = (bs - pool.DefaultHeadroom) &^ (dma.CacheLine - 1)
 	if c.MTU < 68 || c.MTU > MaxMTU {

@@ -16,9 +16,11 @@ type Packet struct {
 	pool *Pool
 	idx  uint32 // index in pool.hdrs: the signature check is &pool.hdrs[idx] == p
 
-	// Owned by the pool's owner goroutine.
-	state uint8  // stateFree / stateOut
-	gen   uint32 // bumped on every allocation; stale duplicate frees carry an old one
+	// Owned by the pool's owner goroutine: bumped on every allocation and
+	// every return, so it is odd exactly while the buffer is out of the pool
+	// (for split pages: while the unit is), and a stale duplicate free
+	// carries an old value.
+	gen uint32
 
 	// Split-page pieces only: stateFree/stateOut, changed with CAS because
 	// pieces return from any goroutine.
@@ -72,6 +74,10 @@ const (
 	stateFree uint8 = iota
 	stateOut
 )
+
+// out reports whether the buffer (the unit, for split pages) is out of the
+// pool. Owner only.
+func (p *Packet) out() bool { return p.gen&1 != 0 }
 
 // Data is the frame bytes of this segment.
 func (p *Packet) Data() []byte { return p.buf[p.off : p.off+p.len] }

@@ -3,11 +3,17 @@
 // page_pool does.
 //
 // A Pool belongs to one owner goroutine (the RX queue that refills from it).
-// The owner allocates from a private LIFO cache with no atomics; buffers
-// freed from any other goroutine land in a shared lock-free ring, from which
-// the owner refills its cache in bulk. Every header carries its pool's
-// identity, so a free of a foreign, forged or already-free buffer is refused
-// and counted instead of corrupting a pool.
+// The owner allocates from a private LIFO cache with no atomics, and returns
+// buffers straight into it (Recycle, FreeBulkDirect: the kernel's
+// page_pool_recycle_direct); buffers freed from any other goroutine land in
+// a shared lock-free ring, from which the owner refills its cache in bulk.
+// Every header lives in its pool's header array and carries a generation
+// that is odd while the buffer is out, so a free of a foreign, forged or
+// already-free buffer is refused and counted instead of corrupting a pool.
+//
+// By default each buffer is its own recycling unit: the region is mapped
+// once, so a 2 KiB buffer costs no more memory whole than as half a page.
+// Config.PerPage splits pages into pieces with a shared count instead.
 package pool
 
 import (
@@ -18,13 +24,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 )
 
-// Defaults, as the kernel's page_pool sizes its alloc cache.
+// Defaults. The cache holds more than a TX reclaim frees at once (half of a
+// 512-entry ring) so direct returns do not spill to the ring; the kernel's
+// page_pool holds 128.
 const (
-	DefaultCacheSize = 128
+	DefaultCacheSize = 512
 	DefaultRefill    = 64
 	DefaultBufSize   = 2048
 	DefaultHeadroom  = 128
@@ -56,7 +65,8 @@ type Config struct {
 	PerPage int
 	// Offset is where in the region the pool's buffers start (default 0).
 	Offset int
-	// CacheSize and Refill size the owner's alloc cache (128 and 64).
+	// CacheSize and Refill size the owner's alloc cache (512 and 64). The
+	// cache never holds more than the pool's units.
 	CacheSize, Refill int
 }
 
@@ -75,9 +85,17 @@ type Pool struct {
 	simple   bool // whole buffers on coherent memory: the fast paths apply
 	fresh    meta // what a header's meta looks like when allocated
 
+	// The headers' address range: a pointer in it is one of this pool's
+	// headers (only this pool hands them out), so the fast paths prove
+	// ownership with one subtraction and compare. fastSpan is the span when
+	// the recycle fast path applies (simple), else 0.
+	hdrBase, hdrSpan, fastSpan uintptr
+
 	// Owner-only state: no atomics.
-	cache    []uint32 // LIFO of free unit indices
-	spare    []uint32 // free units drained past the cache's size (InFlight, Close)
+	cache    []*Packet  // LIFO of free whole buffers (Alloc's fast path); empty for split pages
+	ucache   []*Packet  // split pages: LIFO of free units (their first piece)
+	uc       *[]*Packet // the unit cache: &cache, or &ucache for split pages
+	spare    []uint32   // free units drained past the cache's size (InFlight, Close)
 	scratch  []uint32
 	cur      int32 // split pages: unit being carved, or -1
 	curNext  int   // split pages: next piece of cur
@@ -147,11 +165,15 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	if cfg.PerPage == 0 {
 		cfg.PerPage = 1
 	}
+	// Defaulted cache sizes shrink to a small pool; given ones are checked.
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
+		if cfg.PerPage > 0 && cfg.Count > 0 {
+			cfg.CacheSize = max(1, min(cfg.CacheSize, cfg.Count/cfg.PerPage))
+		}
 	}
 	if cfg.Refill == 0 {
-		cfg.Refill = DefaultRefill
+		cfg.Refill = min(DefaultRefill, cfg.CacheSize)
 	}
 	name := cfg.Name
 	if name == "" {
@@ -185,14 +207,24 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		name: name, region: r, hdrs: make([]Packet, cfg.Count), units: units,
 		perPage: cfg.PerPage, bufSize: cfg.BufSize, headroom: cfg.Headroom, refill: cfg.Refill,
 		offset: cfg.Offset, spare: make([]uint32, 0, units), needSync: r.NeedsSync(),
-		cache: make([]uint32, 0, cfg.CacheSize), scratch: make([]uint32, cfg.Refill),
-		cur: -1, ring: newRing(2 * units), owners: []string{"pool " + name},
+		scratch: make([]uint32, cfg.Refill),
+		cur:     -1, ring: newRing(2 * units), owners: []string{"pool " + name},
 	}
 	if cfg.PerPage > 1 {
 		p.refs = make([]atomic.Int32, units)
+		p.ucache = make([]*Packet, 0, cfg.CacheSize)
+		p.uc = &p.ucache
+	} else {
+		p.cache = make([]*Packet, 0, cfg.CacheSize)
+		p.uc = &p.cache
 	}
 	p.fresh = meta{off: int32(cfg.Headroom), NSegs: 1}
 	p.simple = cfg.PerPage == 1 && !p.needSync
+	p.hdrBase = uintptr(unsafe.Pointer(&p.hdrs[0]))
+	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
+	if p.simple {
+		p.fastSpan = p.hdrSpan
+	}
 	mem := r.Bytes()
 	for i := range p.hdrs {
 		off := cfg.Offset + i*cfg.BufSize
@@ -205,11 +237,11 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		h.pool = p
 		h.idx = uint32(i)
 		h.off = int32(cfg.Headroom)
-		h.state = stateOut // every unit starts in the ring: "out, returning"
+		h.gen = 1 // every unit starts in the ring: "out, returning"
 	}
 	entries := make([]uint32, units)
 	for u := range entries {
-		entries[u] = uint32(u) // gen 0
+		entries[u] = uint32(u) | 1<<idxBits // gen 1
 	}
 	p.ring.push(entries)
 	return p, nil
@@ -247,88 +279,91 @@ func (p *Pool) Owner(name string) uint16 {
 	return uint16(len(p.owners) - 1)
 }
 
+// owns reports whether pk is one of p's headers (nil is not).
 func (p *Pool) owns(pk *Packet) bool {
-	return int(pk.idx) < len(p.hdrs) && &p.hdrs[pk.idx] == pk
+	return uintptr(unsafe.Pointer(pk))-p.hdrBase < p.hdrSpan
 }
 
 // reset readies a header for a new holder: one block copy of the template.
 func (p *Pool) reset(h *Packet) { h.meta = p.fresh }
 
-// takeUnit pops a unit from the cache, refilling from the ring when empty.
-// Owner only.
-func (p *Pool) takeUnit() (uint32, bool) {
-	if n := len(p.cache); n > 0 {
-		u := p.cache[n-1]
-		p.cache = p.cache[:n-1]
-		return u, true // a fast pop: counted by derivation in publish
+// takeUnit pops a unit (its first header) from the unit cache, refilling
+// from the ring when empty. Owner only.
+func (p *Pool) takeUnit() (*Packet, bool) {
+	c := p.uc
+	if n := len(*c); n > 0 {
+		h := (*c)[n-1]
+		*c = (*c)[:n-1]
+		return h, true // a fast pop: counted by derivation in publish
 	}
 	if p.refillCache() == 0 {
 		p.o[cAllocEmpty]++
-		return 0, false
+		return nil, false
 	}
 	p.o[cAllocSlow]++
-	n := len(p.cache)
-	u := p.cache[n-1]
-	p.cache = p.cache[:n-1]
-	return u, true
+	n := len(*c)
+	h := (*c)[n-1]
+	*c = (*c)[:n-1]
+	return h, true
 }
 
-// refillCache moves up to Refill returned units from the ring into the
-// cache, refusing stale duplicates (double frees). Owner only.
+// refillCache moves up to Refill returned units from the spare list or the
+// ring into the unit cache, refusing stale duplicates (double frees). Owner
+// only.
 func (p *Pool) refillCache() int {
-	room := cap(p.cache) - len(p.cache)
-	if room > p.refill {
-		room = p.refill
-	}
+	c := p.uc
+	room := min(cap(*c)-len(*c), p.refill)
 	p.o[cAllocRefill]++
 	if n := len(p.spare); n > 0 {
 		k := min(n, room)
 		p.o[cRefillIn] += uint64(k)
-		p.cache = append(p.cache, p.spare[n-k:]...)
+		for _, u := range p.spare[n-k:] {
+			*c = append(*c, &p.hdrs[int(u)*p.perPage])
+		}
 		p.spare = p.spare[:n-k]
 		p.publish()
-		return len(p.cache)
+		return len(*c)
 	}
 	got := p.ring.pop(p.scratch[:room])
 	for _, e := range p.scratch[:got] {
-		if u, ok := p.accept(e); ok {
-			p.cache = append(p.cache, u)
+		if h, ok := p.accept(e); ok {
+			*c = append(*c, h)
 			p.o[cRefillIn]++
 		}
 	}
 	p.publish()
-	return len(p.cache)
+	return len(*c)
 }
 
-// accept checks a ring entry against its unit's state: a unit that is
+// accept checks a ring entry against its unit's generation: a unit that is
 // already free, or an entry from an earlier allocation (a stale duplicate),
-// is a double free and is refused. Owner only.
-func (p *Pool) accept(e uint32) (uint32, bool) {
+// is a double free and is refused. It returns the unit's first header, now
+// free. Owner only.
+func (p *Pool) accept(e uint32) (*Packet, bool) {
 	u := e & idxMask
 	if int(u) >= p.units {
 		p.o[cRefusedDouble]++ // cannot come from a push; counted, never used
-		return 0, false
+		return nil, false
 	}
 	h := &p.hdrs[int(u)*p.perPage]
-	if h.state != stateOut || h.gen&genMask != e>>idxBits {
+	if !h.out() || h.gen&genMask != e>>idxBits {
 		p.o[cRefusedDouble]++
-		return 0, false
+		return nil, false
 	}
-	h.state = stateFree
-	return u, true
+	h.gen++
+	return h, true
 }
 
 // Alloc takes one buffer, or nil when the pool is empty. Owner only.
 func (p *Pool) Alloc() *Packet {
-	n := len(p.cache)
-	if n == 0 || p.perPage != 1 {
+	// The fast path: pop the owner's LIFO cache; no shared state touched.
+	// Split pages keep this cache empty and take the slow path.
+	n := len(p.cache) - 1
+	if n < 0 {
 		return p.allocSlow()
 	}
-	// The fast path: pop the owner's LIFO cache; no shared state touched.
-	u := p.cache[n-1]
-	p.cache = p.cache[:n-1]
-	h := &p.hdrs[u]
-	h.state = stateOut
+	h := p.cache[n]
+	p.cache = p.cache[:n]
 	h.gen++
 	h.meta = p.fresh
 	return h
@@ -338,23 +373,22 @@ func (p *Pool) allocSlow() *Packet {
 	if p.perPage > 1 {
 		return p.allocPiece()
 	}
-	u, ok := p.takeUnit()
+	h, ok := p.takeUnit()
 	if !ok {
 		return nil
 	}
-	h := &p.hdrs[u]
-	h.state = stateOut
 	h.gen++
 	p.reset(h)
 	return h
 }
 
 // AllocBulk fills out with buffers and returns how many it got. Owner only.
-// Whole buffers come off the cache in one run (a driver's RX refill).
+// Whole buffers come off the top of the cache in one run (a driver's RX
+// refill), the run in cache order.
 func (p *Pool) AllocBulk(out []*Packet) int {
-	if !p.simple {
+	if p.perPage > 1 {
 		for i := range out {
-			h := p.Alloc()
+			h := p.allocPiece()
 			if h == nil {
 				return i
 			}
@@ -374,12 +408,12 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 			c = len(p.cache)
 		}
 		k := min(c, len(out)-n)
-		for i, u := range p.cache[c-k : c] {
-			h := &p.hdrs[u]
-			h.state = stateOut
+		src, dst := p.cache[c-k:c], out[n:n+k]
+		fresh := p.fresh
+		for i, h := range src {
 			h.gen++
-			h.meta = p.fresh
-			out[n+k-1-i] = h // LIFO order, as Alloc would hand them out
+			h.meta = fresh
+			dst[i] = h
 		}
 		p.cache = p.cache[:c-k]
 		n += k
@@ -389,13 +423,12 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 
 func (p *Pool) allocPiece() *Packet {
 	if p.cur < 0 || p.curNext == p.perPage {
-		u, ok := p.takeUnit()
+		hu, ok := p.takeUnit()
 		if !ok {
 			return nil
 		}
-		hu := &p.hdrs[int(u)*p.perPage]
-		hu.state = stateOut
 		hu.gen++
+		u := hu.idx / uint32(p.perPage)
 		// The count is set once for the whole unit (one atomic per unit,
 		// not per piece); pieces never handed out are subtracted at Close.
 		p.refs[u].Store(int32(p.perPage))
@@ -410,11 +443,15 @@ func (p *Pool) allocPiece() *Packet {
 
 // dirtySync makes the bytes the CPU may have written visible to the device
 // before the buffer is handed out again: the data window, widened to the
-// headroom start if data was prepended, and no more.
+// headroom start if data was prepended, and no more. The check inlines; the
+// work does not.
 func (p *Pool) dirtySync(h *Packet) {
-	if !p.needSync {
-		return
+	if p.needSync {
+		p.syncDirty(h)
 	}
+}
+
+func (p *Pool) syncDirty(h *Packet) {
 	lo := int(h.off)
 	if lo > p.headroom {
 		lo = p.headroom
@@ -427,33 +464,27 @@ func (p *Pool) dirtySync(h *Packet) {
 
 // Recycle returns a buffer straight into the owner's cache: the XDP_DROP
 // path. Owner only; use Packet.Free from other goroutines. Chained segments
-// are recycled too.
+// are recycled too. A buffer of another pool is refused and counted
+// (RefusedForeign), a header of no pool too (ForgedFrees), a buffer already
+// free too (RefusedDouble).
 func (p *Pool) Recycle(pk *Packet) {
-	if !p.tryCache(pk) {
-		p.recycleSlow(pk)
-	}
-}
-
-// tryCache is the recycle fast path: a single, whole, out buffer of this
-// very pool (the header's address proves it), coherent memory, room in the
-// cache. It reports whether it took the buffer.
-func (p *Pool) tryCache(pk *Packet) bool {
+	// The fast path: a single, out buffer whose header lies in this pool's
+	// header array (which proves it is this pool's), whole and on coherent
+	// memory (fastSpan is 0 otherwise), and room in the cache.
 	n := len(p.cache)
-	if !p.simple || pk.next != nil || n == cap(p.cache) ||
-		uint(pk.idx) >= uint(len(p.hdrs)) || &p.hdrs[pk.idx] != pk || pk.state != stateOut {
-		return false
+	if uintptr(unsafe.Pointer(pk))-p.hdrBase >= p.fastSpan || n == cap(p.cache) || pk.next != nil || pk.gen&1 == 0 {
+		p.recycleSlow(pk)
+		return
 	}
-	pk.state = stateFree
-	p.cache = p.cache[:n+1]
-	p.cache[n] = pk.idx
+	pk.gen++
+	p.cache = append(p.cache, pk) // never grows: n < cap
 	p.o[cRecycleCached]++
-	return true
 }
 
 func (p *Pool) recycleSlow(pk *Packet) {
 	for pk != nil {
 		next := pk.next
-		if pk.pool != p || !p.owns(pk) {
+		if !p.owns(pk) {
 			if pk.pool == nil || !pk.pool.owns(pk) {
 				forgedFrees.Add(1)
 			} else {
@@ -476,39 +507,53 @@ func (p *Pool) recycleOne(h *Packet) {
 		p.dirtySync(h)
 		u := h.idx / uint32(p.perPage)
 		if p.refs[u].Add(-1) == 0 {
-			p.unitHome(u)
+			p.unitHome(&p.hdrs[int(u)*p.perPage])
 		}
 		return
 	}
-	if h.state != stateOut {
+	if !h.out() {
 		p.o[cRefusedDouble]++
 		return
 	}
 	p.dirtySync(h)
-	p.unitHome(h.idx)
+	p.unitHome(h)
 }
 
-// unitHome puts a unit whose buffers are all back into the cache, or into
-// the ring when the cache is full. Owner only.
-func (p *Pool) unitHome(u uint32) {
-	hu := &p.hdrs[int(u)*p.perPage]
-	if len(p.cache) < cap(p.cache) {
-		hu.state = stateFree
-		p.cache = append(p.cache, u)
+// unitHome puts a unit whose buffers are all back (hu, its first header)
+// into the unit cache, or into the ring when the cache is full. Owner only.
+func (p *Pool) unitHome(hu *Packet) {
+	c := p.uc
+	if len(*c) < cap(*c) {
+		hu.gen++
+		*c = append(*c, hu)
 		p.o[cRecycleCached]++
 		return
 	}
 	p.o[cRecycleCacheFull]++
-	p.pushRing(u, hu.gen)
+	p.pushRing(hu.idx/uint32(p.perPage), hu.gen)
 }
 
 // RecycleBulk is Recycle for many buffers. Owner only.
 func (p *Pool) RecycleBulk(pkts []*Packet) {
-	for _, pk := range pkts {
-		if !p.tryCache(pk) {
+	// The pool's fields live in locals: stores through a header could alias
+	// them as far as the compiler knows, and would force reloads.
+	base, span, cache := p.hdrBase, p.fastSpan, p.cache
+	cached := 0
+	for i, pk := range pkts {
+		n := len(cache)
+		if uintptr(unsafe.Pointer(pk))-base >= span || n == cap(cache) || pk.next != nil || pk.gen&1 == 0 {
+			p.cache = cache
+			p.o[cRecycleCached] += uint64(cached)
 			p.recycleSlow(pk)
+			p.RecycleBulk(pkts[i+1:])
+			return
 		}
+		pk.gen++
+		cache = append(cache, pk) // never grows: n < cap
+		cached++
 	}
+	p.cache = cache
+	p.o[cRecycleCached] += uint64(cached)
 }
 
 func (p *Pool) pushRing(u, gen uint32) {
@@ -544,8 +589,21 @@ const freeBatch = 16
 
 // FreeBulk returns many buffers (and their chained segments) to their pools
 // from any goroutine. Consecutive buffers of one pool go to its ring in one
-// reservation, as the kernel's xdp_return_frame_bulk does.
-func FreeBulk(pkts []*Packet) {
+// reservation, as the kernel's xdp_return_frame_bulk does. A header of no
+// pool is refused and counted (ForgedFrees).
+func FreeBulk(pkts []*Packet) { freeBulk(nil, pkts) }
+
+// FreeBulkDirect is FreeBulk for the goroutine that owns p (the kernel's
+// page_pool_put_page with allow_direct): buffers of p go straight back into
+// p's cache, with no atomic operation, as Recycle does; buffers of other
+// pools go to their pools' rings as with FreeBulk. A driver's TX reclaim
+// calls it when the goroutine reclaiming TX is the one that owns the RX
+// queue's pool (a forwarder worker serving both): call it only from p's
+// owner goroutine, never concurrently with p's Alloc or Recycle.
+func (p *Pool) FreeBulkDirect(pkts []*Packet) { freeBulk(p, pkts) }
+
+// freeBulk frees pkts; those of own (nil for none) go to its cache.
+func freeBulk(own *Pool, pkts []*Packet) {
 	var (
 		batch [freeBatch]uint32
 		n     int
@@ -565,14 +623,30 @@ func FreeBulk(pkts []*Packet) {
 		n = 0
 	}
 	for _, pk := range pkts {
+		if own != nil {
+			// The owner's fast path, as in Recycle.
+			c := len(own.cache)
+			if uintptr(unsafe.Pointer(pk))-own.hdrBase < own.fastSpan && c < cap(own.cache) && pk.next == nil && pk.gen&1 != 0 {
+				pk.gen++
+				own.cache = append(own.cache, pk) // never grows: c < cap
+				own.o[cRecycleCached]++
+				continue
+			}
+		}
 		for pk != nil {
 			next := pk.next
-			pk.next = nil
+			if own != nil && own.owns(pk) {
+				pk.next = nil
+				own.recycleOne(pk)
+				pk = next
+				continue
+			}
 			pl := pk.pool
 			if pl == nil || !pl.owns(pk) {
 				forgedFrees.Add(1)
 				break
 			}
+			pk.next = nil
 			if pl.perPage > 1 {
 				pl.freeShared(pk)
 			} else {
@@ -594,7 +668,7 @@ func FreeBulk(pkts []*Packet) {
 func (p *Pool) publish() {
 	// Every unit that entered the cache either is still there or left it
 	// through an allocation; those that left right after a refill were slow.
-	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(len(p.cache)) - p.o[cAllocSlow]
+	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(len(*p.uc)) - p.o[cAllocSlow]
 	for i := range p.o {
 		p.pub[i].Store(p.o[i])
 	}
@@ -627,7 +701,7 @@ func (p *Pool) OwnerStats() Stats { p.publish(); return p.Stats() }
 // Available is how many buffers the owner could allocate now without
 // waiting (cache plus ring). Owner only.
 func (p *Pool) Available() int {
-	return (len(p.cache) + len(p.spare) + p.ring.len()) * p.perPage
+	return (len(*p.uc) + len(p.spare) + p.ring.len()) * p.perPage
 }
 
 // InFlight drains returned buffers and counts the ones still held outside
@@ -645,7 +719,7 @@ func (p *Pool) outstanding() (int, map[uint16]int) {
 	n := 0
 	for u := 0; u < p.units; u++ {
 		hu := &p.hdrs[u*p.perPage]
-		if hu.state != stateOut {
+		if !hu.out() {
 			continue
 		}
 		if p.perPage == 1 {
@@ -673,7 +747,7 @@ func (p *Pool) drainAll() {
 		unused := p.perPage - p.curNext
 		p.cur = -1
 		if unused > 0 && p.refs[u].Add(-int32(unused)) == 0 {
-			p.unitHome(u)
+			p.unitHome(&p.hdrs[int(u)*p.perPage])
 		}
 	}
 	for {
@@ -681,16 +755,17 @@ func (p *Pool) drainAll() {
 		if got == 0 {
 			break
 		}
+		c := p.uc
 		for _, e := range p.scratch[:got] {
-			u, ok := p.accept(e)
+			h, ok := p.accept(e)
 			if !ok {
 				continue
 			}
-			if len(p.cache) < cap(p.cache) {
-				p.cache = append(p.cache, u)
+			if len(*c) < cap(*c) {
+				*c = append(*c, h)
 				p.o[cRefillIn]++
 			} else {
-				p.spare = append(p.spare, u)
+				p.spare = append(p.spare, h.idx/uint32(p.perPage))
 			}
 		}
 	}

@@ -397,7 +397,7 @@ func TestConcurrentInterleavings(t *testing.T) {
 			var mine []*Packet
 			buf := make([]*Packet, 24)
 			for step := 0; step < 20000; step++ {
-				switch op := rng.Intn(6); op {
+				switch op := rng.Intn(7); op {
 				case 0, 1:
 					if pk := p.Alloc(); pk != nil {
 						take(pk)
@@ -415,6 +415,15 @@ func TestConcurrentInterleavings(t *testing.T) {
 						give(mine[i])
 						p.Recycle(mine[i])
 						mine = append(mine[:i], mine[i+1:]...)
+					}
+				case 6:
+					if len(mine) > 0 { // the owner's direct return of a batch
+						k := 1 + rng.Intn(len(mine))
+						for _, pk := range mine[:k] {
+							give(pk)
+						}
+						p.FreeBulkDirect(mine[:k])
+						mine = mine[k:]
 					}
 				case 4, 5:
 					if len(mine) > 0 {
@@ -447,5 +456,82 @@ func TestConcurrentInterleavings(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// FreeBulkDirect on the owner: the pool's own buffers go straight into its
+// cache (no ring), another pool's buffers to that pool's ring, and double,
+// forged and chained frees keep their guarantees.
+func TestFreeBulkDirect(t *testing.T) {
+	a := newPool(t, Config{Name: "a", Count: 1024})
+	b := newPool(t, Config{Name: "b", Count: 8})
+
+	// A reclaim batch of 256 (half a 512-entry ring) fits the default cache.
+	var held []*Packet
+	for i := 0; i < 256; i++ {
+		held = append(held, a.Alloc())
+	}
+	fb := b.Alloc()
+	held = append(held, fb)
+	a.FreeBulkDirect(held)
+	s := a.OwnerStats()
+	if s.RecycleCached != 256 || s.RecycleCacheFull != 0 || s.RecycleRing != 0 {
+		t.Fatalf("pool a after a direct free of 256: %+v", s)
+	}
+	if sb := b.OwnerStats(); sb.RecycleRing != 1 || sb.RefusedForeign != 0 {
+		t.Fatalf("pool b's buffer did not go home through its ring: %+v", sb)
+	}
+	if a.InFlight() != 0 || b.InFlight() != 0 {
+		t.Fatalf("still out: a %d, b %d", a.InFlight(), b.InFlight())
+	}
+
+	// Double free through the direct path: refused and counted, the buffer
+	// handed out once.
+	pk := a.Alloc()
+	a.FreeBulkDirect([]*Packet{pk, pk})
+	if s := a.OwnerStats(); s.RefusedDouble != 1 {
+		t.Fatalf("direct double free: RefusedDouble = %d", s.RefusedDouble)
+	}
+	seen := map[*Packet]bool{}
+	for q := a.Alloc(); q != nil; q = a.Alloc() {
+		if seen[q] {
+			t.Fatal("a buffer freed twice came out twice")
+		}
+		seen[q] = true
+	}
+	if len(seen) != 1024 {
+		t.Fatalf("pool yields %d buffers, want 1024", len(seen))
+	}
+	all := make([]*Packet, 0, len(seen))
+	for q := range seen {
+		all = append(all, q)
+	}
+	// A chain: every segment comes back. A forged header: counted.
+	all[0].SetNext(all[1])
+	before := ForgedFrees()
+	a.FreeBulkDirect(append([]*Packet{all[0], {}}, all[2:]...))
+	if got := ForgedFrees() - before; got != 1 {
+		t.Fatalf("ForgedFrees grew by %d, want 1", got)
+	}
+	if n := a.InFlight(); n != 0 {
+		t.Fatalf("InFlight = %d after freeing everything", n)
+	}
+	fb = b.Alloc()
+	b.Recycle(fb)
+	if err := a.Close(time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The cache size follows the pool: a small pool's default cache is the
+// pool, an explicit size too large for the refill is refused.
+func TestCacheSizeDefaults(t *testing.T) {
+	p := newPool(t, Config{Count: 16})
+	if cap(p.cache) != 16 || p.refill != 16 {
+		t.Fatalf("16-buffer pool: cache %d refill %d, want 16 and 16", cap(p.cache), p.refill)
+	}
+	p = newPool(t, Config{Count: 2048})
+	if cap(p.cache) != DefaultCacheSize || p.refill != DefaultRefill {
+		t.Fatalf("2048-buffer pool: cache %d refill %d", cap(p.cache), p.refill)
 	}
 }
