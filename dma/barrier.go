@@ -1,8 +1,10 @@
 package dma
 
-// Memory barriers for device I/O. Each is a tiny assembly function: a call
-// into assembly is opaque to the Go compiler, so no load or store is moved
-// across it, and on ARM it also orders the accesses for the device.
+// Memory barriers for device I/O. On ARM each is a tiny assembly function
+// with the DMB/DSB: a call into assembly is opaque to the Go compiler, so no
+// load or store is moved across it, and the instruction orders the accesses
+// for the device. On amd64 the read and write barriers are an inlined
+// atomic load (compiler-only), the doorbell barrier an SFENCE in assembly.
 //
 //	WriteBarrier   stores to DMA memory before a later store (arm64 DMB OSHST)
 //	ReadBarrier    a device-written status before the fields it guards (DMB OSHLD)
@@ -27,6 +29,4 @@ func DoorbellBarrier() { doorbellBarrier() }
 // on a non-coherent SoC must be mapped uncached.
 const CacheMaintenance = cacheMaintenance
 
-func writeBarrier()
-func readBarrier()
 func doorbellBarrier()

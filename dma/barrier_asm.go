@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package dma
+
+func writeBarrier()
+func readBarrier()
