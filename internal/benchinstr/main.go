@@ -44,6 +44,8 @@ var measurements = []measurement{
 		"pool: owner Alloc + Recycle of one buffer, the whole loop"},
 	{"pool-alloc-free-bulk32", "./pool", "^BenchmarkAllocFreeBulk32$", []string{"pool", "harness"},
 		"pool: AllocBulk 32 + RecycleBulk 32, per buffer, the whole loop"},
+	{"syncpool-get-put", "./pool", "^BenchmarkSyncPool$", []string{"pool", "harness", "runtime", "other"},
+		"for comparison: sync.Pool Get + Put of the same headers, the whole loop"},
 	{"enetc-fwd-2048", "./enetc", "^BenchmarkForwardDriverOnly$/^split-2048$", []string{"enetc", "pool", "dma", "driver"},
 		"ENETC forward, driver + pool, 2048-byte buffers (default), stand-in device"},
 	{"enetc-fwd-4096", "./enetc", "^BenchmarkForwardDriverOnly$/^whole-4096$", []string{"enetc", "pool", "dma", "driver"},
