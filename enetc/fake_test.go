@@ -7,6 +7,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/mii"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -130,20 +131,21 @@ func (f *fakeDev) mdioRead() {
 	}
 	var v uint32
 	switch reg {
-	case mii_PHYSID1:
+	case mii.PHYID1:
 		v = 0x0141
-	case mii_PHYSID2:
+	case mii.PHYID2:
 		v = 0x0DD0
-	case mii_BMCR:
-		v = bmcrANEnable
-	case mii_BMSR:
+	case mii.BMCR:
+		v = mii.BMCR_ANENABLE
+	case mii.BMSR:
+		v = mii.BMSR_ESTATUS // a gigabit PHY
 		if f.link {
-			v = bmsrLinkUp
+			v |= mii.BMSR_LINK | mii.BMSR_ANCOMPLETE // negotiation completes with the link
 		}
-	case mii_CTRL1000:
-		v = 1 << 9
-	case mii_STAT1000:
-		v = 1 << 11
+	case mii.CTRL1000:
+		v = mii.CTRL1000_1000FULL
+	case mii.STAT1000:
+		v = mii.STAT1000_LP_1000FULL
 	}
 	f.mdioData = v
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/enetc/model"
+	"github.com/gopmd/gopmd/internal/mii"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -276,8 +277,8 @@ func TestMDIO(t *testing.T) {
 	if a < 0 {
 		t.Fatal("no PHY found")
 	}
-	id1, err1 := s.port.MDIORead(a, model.PHYID1)
-	id2, err2 := s.port.MDIORead(a, model.PHYID2)
+	id1, err1 := s.port.MDIORead(a, mii.PHYID1)
+	id2, err2 := s.port.MDIORead(a, mii.PHYID2)
 	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestMDIO(t *testing.T) {
 	}()
 	for i := 0; i < 300; i++ {
 		s.model.Port().Receive(udp4(t, 64, uint16(i)))
-		if _, err := s.port.MDIORead(a, model.PHYBMSR); err != nil {
+		if _, err := s.port.MDIORead(a, mii.BMSR); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -360,7 +361,7 @@ func TestMDIOHoldsOffOtherPorts(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 300; i++ {
-		if _, err := a.port.MDIORead(phy, model.PHYBMSR); err != nil {
+		if _, err := a.port.MDIORead(phy, mii.BMSR); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/mii"
 )
 
 // MDIO on the PF's external MDIO controller (EMDIO, §2.9), clause 22 and 45,
@@ -24,24 +25,6 @@ var ErrMDIOTimeout = errors.New("MDIO controller stayed busy")
 
 // ErrMDIONoResponse is wrapped when a read finds no PHY answering (RD_ER).
 var ErrMDIONoResponse = errors.New("no PHY answered the MDIO read")
-
-// Clause-22 registers (IEEE 802.3 clause 22) used for link state.
-const (
-	mii_BMCR      = 0x00
-	mii_BMSR      = 0x01
-	mii_PHYSID1   = 0x02
-	mii_PHYSID2   = 0x03
-	mii_ADVERTISE = 0x04
-	mii_LPA       = 0x05
-	mii_CTRL1000  = 0x09
-	mii_STAT1000  = 0x0A
-
-	bmcrANEnable  = 1 << 12
-	bmcrSpeed1000 = 1 << 6
-	bmcrSpeed100  = 1 << 13
-	bmcrFullDplx  = 1 << 8
-	bmsrLinkUp    = 1 << 2
-)
 
 // ERR050089 spans the whole chip: an MDIO access concurrent with any other
 // register access of any ENETC function may be lost (reference §5.4; Linux
@@ -290,8 +273,8 @@ func (p *Port) findPHY() {
 		return
 	}
 	for a := 0; a < 32; a++ {
-		id1, err1 := p.mdioRead22(a, mii_PHYSID1)
-		id2, err2 := p.mdioRead22(a, mii_PHYSID2)
+		id1, err1 := p.mdioRead22(a, mii.PHYID1)
+		id2, err2 := p.mdioRead22(a, mii.PHYID2)
 		if err1 != nil || err2 != nil {
 			if errors.Is(err1, ErrMDIOTimeout) || errors.Is(err2, ErrMDIOTimeout) {
 				return // no working MDIO: fixed link
@@ -315,58 +298,10 @@ func (p *Port) PHYAddr() int {
 }
 
 // readPHYLink reads link, speed and duplex from the PHY's clause-22
-// registers. Caller holds ctl.
+// registers (mii.ReadLink; the eMAC runs at 1000 Mb/s). Caller holds ctl.
 func (p *Port) readPHYLink() (driver.Link, error) {
 	a := p.phyAddr
-	// BMSR's link bit latches low: the second read is the current state.
-	if _, err := p.mdioRead22(a, mii_BMSR); err != nil {
-		return driver.Link{}, err
-	}
-	bmsr, err := p.mdioRead22(a, mii_BMSR)
-	if err != nil {
-		return driver.Link{}, err
-	}
-	if bmsr&bmsrLinkUp == 0 {
-		return driver.Link{}, nil
-	}
-	bmcr, err := p.mdioRead22(a, mii_BMCR)
-	if err != nil {
-		return driver.Link{}, err
-	}
-	l := driver.Link{Up: true}
-	if bmcr&bmcrANEnable == 0 {
-		switch {
-		case bmcr&bmcrSpeed1000 != 0:
-			l.SpeedMbps = 1000
-		case bmcr&bmcrSpeed100 != 0:
-			l.SpeedMbps = 100
-		default:
-			l.SpeedMbps = 10
-		}
-		l.FullDuplex = bmcr&bmcrFullDplx != 0
-		return l, nil
-	}
-	ctrl1000, _ := p.mdioRead22(a, mii_CTRL1000)
-	stat1000, _ := p.mdioRead22(a, mii_STAT1000)
-	adv, _ := p.mdioRead22(a, mii_ADVERTISE)
-	lpa, _ := p.mdioRead22(a, mii_LPA)
-	g := ctrl1000 & (stat1000 >> 2) // 1000BASE-T: our advertisement vs the partner's
-	c := adv & lpa
-	switch {
-	case g&(1<<9) != 0:
-		l.SpeedMbps, l.FullDuplex = 1000, true
-	case g&(1<<8) != 0:
-		l.SpeedMbps = 1000
-	case c&(1<<8) != 0:
-		l.SpeedMbps, l.FullDuplex = 100, true
-	case c&(1<<7) != 0:
-		l.SpeedMbps = 100
-	case c&(1<<6) != 0:
-		l.SpeedMbps, l.FullDuplex = 10, true
-	default:
-		l.SpeedMbps = 10
-	}
-	return l, nil
+	return mii.ReadLink(func(reg int) (uint16, error) { return p.mdioRead22(a, reg) }, true)
 }
 
 // pollLinkLocked refreshes the link state and follows it: MAC TX/RX enabled

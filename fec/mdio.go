@@ -5,31 +5,11 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/mii"
 )
 
-// Clause-22 PHY registers and bits (hw/fec.md §5.4).
-const (
-	phyBMCR     = 0
-	phyBMSR     = 1
-	phyID1      = 2
-	phyID2      = 3
-	phyANAR     = 4
-	phyANLPAR   = 5
-	phyGBCR     = 9  // 1000BASE-T control
-	phyGBSR     = 10 // 1000BASE-T status
-	bmsrLink    = 1 << 2
-	bmsrANDone  = 1 << 5
-	bmsrExtStat = 1 << 8
-	anar100FD   = 1 << 8
-	anar100HD   = 1 << 7
-	anar10FD    = 1 << 6
-	anar10HD    = 1 << 5
-	gbcr1000FD  = 1 << 9
-	gbsr1000FD  = 1 << 11 // link partner 1000BASE-T full duplex
-
-	// mdioTimeout bounds one MDIO frame (Linux waits 30 ms).
-	mdioTimeout = 30 * time.Millisecond
-)
+// mdioTimeout bounds one MDIO frame (Linux waits 30 ms).
+const mdioTimeout = 30 * time.Millisecond
 
 // setupMDIO programs the MDC clock (§2.3): MMFR=0 first on parts that
 // raise an MII event on the MSCR write, then MSCR, then clear EIR.MII.
@@ -101,7 +81,7 @@ func (p *Port) findPHY() {
 		return
 	}
 	for a := 0; a < 32; a++ {
-		id1, err := p.MDIORead(a, phyID1)
+		id1, err := p.MDIORead(a, mii.PHYID1)
 		if err != nil {
 			return // no MDIO at all: link is assumed up
 		}
@@ -213,34 +193,14 @@ func (p *Port) applyLink(l driver.Link) {
 	r.Write32(regTCR, tcr)
 }
 
+// readPHYLink reads link, speed and duplex from the PHY's clause-22
+// registers (mii.ReadLink; 1000 Mb/s only on a gigabit part). A PHY that
+// cannot be read is no link to send on.
 func (p *Port) readPHYLink() driver.Link {
 	a := p.phyAddr
-	p.MDIORead(a, phyBMSR) // the link bit latches low: the second read is current
-	bmsr, err := p.MDIORead(a, phyBMSR)
-	if err != nil || bmsr&bmsrLink == 0 {
+	l, err := mii.ReadLink(func(reg int) (uint16, error) { return p.MDIORead(a, reg) }, p.prof.has(qGBIT))
+	if err != nil {
 		return driver.Link{}
-	}
-	l := driver.Link{Up: true, SpeedMbps: 10}
-	if p.prof.has(qGBIT) && bmsr&bmsrExtStat != 0 {
-		gbcr, e1 := p.MDIORead(a, phyGBCR)
-		gbsr, e2 := p.MDIORead(a, phyGBSR)
-		if e1 == nil && e2 == nil && gbcr&gbcr1000FD != 0 && gbsr&gbsr1000FD != 0 {
-			return driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}
-		}
-	}
-	anar, e1 := p.MDIORead(a, phyANAR)
-	lpa, e2 := p.MDIORead(a, phyANLPAR)
-	if e1 != nil || e2 != nil || bmsr&bmsrANDone == 0 {
-		return driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
-	}
-	common := anar & lpa
-	switch {
-	case common&anar100FD != 0:
-		l.SpeedMbps, l.FullDuplex = 100, true
-	case common&anar100HD != 0:
-		l.SpeedMbps = 100
-	case common&anar10FD != 0:
-		l.FullDuplex = true
 	}
 	return l
 }

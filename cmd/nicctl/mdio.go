@@ -10,6 +10,7 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc"
+	"github.com/gopmd/gopmd/internal/mii"
 )
 
 func init() {
@@ -35,51 +36,12 @@ func init() {
 	})
 }
 
-// Clause-22 registers (IEEE 802.3 clause 22.2.4).
-const (
-	regBMCR     = 0
-	regBMSR     = 1
-	regPHYID1   = 2
-	regPHYID2   = 3
-	regANAR     = 4
-	regANLPAR   = 5
-	regANER     = 6
-	regCTRL1000 = 9
-	regSTAT1000 = 10
-	regESTATUS  = 15
-)
-
-var c22Names = map[int]string{regBMCR: "BMCR", regBMSR: "BMSR", regPHYID1: "PHYID1", regPHYID2: "PHYID2",
-	regANAR: "ANAR", regANLPAR: "ANLPAR", regANER: "ANER", 7: "ANNPTR", 8: "ANLPNPAR", regCTRL1000: "CTRL1000",
-	regSTAT1000: "STAT1000", 13: "MMDCTRL", 14: "MMDDATA", regESTATUS: "ESTATUS"}
-
-// bitNames name the single bits of the standard registers, high bit first.
-var bitNames = map[int][]struct {
-	bit  uint
-	name string
-}{
-	regBMCR: {{15, "RESET"}, {14, "LOOPBACK"}, {13, "SPEED_LSB"}, {12, "ANENABLE"}, {11, "POWERDOWN"},
-		{10, "ISOLATE"}, {9, "ANRESTART"}, {8, "FULLDUPLEX"}, {7, "COLLTEST"}, {6, "SPEED_MSB"}},
-	regBMSR: {{15, "100BASE-T4"}, {14, "100FULL"}, {13, "100HALF"}, {12, "10FULL"}, {11, "10HALF"},
-		{10, "100T2FULL"}, {9, "100T2HALF"}, {8, "ESTATUS"}, {6, "PREAMBLE_SUPPRESS"}, {5, "ANCOMPLETE"},
-		{4, "REMOTE_FAULT"}, {3, "ANCAPABLE"}, {2, "LINK"}, {1, "JABBER"}, {0, "EXTCAP"}},
-	regANAR: {{15, "NEXTPAGE"}, {14, "ACK"}, {13, "REMOTE_FAULT"}, {11, "ASYM_PAUSE"}, {10, "PAUSE"},
-		{9, "100BASE-T4"}, {8, "100FULL"}, {7, "100HALF"}, {6, "10FULL"}, {5, "10HALF"}},
-	regANLPAR: {{15, "NEXTPAGE"}, {14, "ACK"}, {13, "REMOTE_FAULT"}, {11, "ASYM_PAUSE"}, {10, "PAUSE"},
-		{9, "100BASE-T4"}, {8, "100FULL"}, {7, "100HALF"}, {6, "10FULL"}, {5, "10HALF"}},
-	regANER:     {{4, "PARALLEL_DETECT_FAULT"}, {3, "LP_NEXTPAGE_ABLE"}, {2, "NEXTPAGE_ABLE"}, {1, "PAGE_RECEIVED"}, {0, "LP_AN_ABLE"}},
-	regCTRL1000: {{12, "MS_MANUAL"}, {11, "MS_MASTER"}, {10, "MULTIPORT"}, {9, "1000FULL"}, {8, "1000HALF"}},
-	regSTAT1000: {{15, "MS_FAULT"}, {14, "MS_IS_MASTER"}, {13, "LOCAL_RX_OK"}, {12, "REMOTE_RX_OK"},
-		{11, "LP_1000FULL"}, {10, "LP_1000HALF"}},
-	regESTATUS: {{15, "1000X_FULL"}, {14, "1000X_HALF"}, {13, "1000T_FULL"}, {12, "1000T_HALF"}},
-}
-
 // setBits lists the names of the set bits of a standard register.
 func setBits(reg int, v uint16) []string {
 	out := []string{}
-	for _, b := range bitNames[reg] {
-		if v>>b.bit&1 != 0 {
-			out = append(out, b.name)
+	for _, b := range mii.Bits(reg) {
+		if v>>b.Bit&1 != 0 {
+			out = append(out, b.Name)
 		}
 	}
 	return out
@@ -194,7 +156,7 @@ func mdioCmd(e *env, a []string, devadFlag int) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: the %s driver has no MDIO access", dev, p.Info().Driver)
 		}
-		r.Name = c22Names[reg]
+		r.Name = mii.Name(reg)
 		if op == "read" {
 			r.Value, err = m.MDIORead(phy, reg)
 		} else {
@@ -270,22 +232,18 @@ func (r *phyResult) text(w io.Writer) {
 // resolve picks the best mode both ends advertise (IEEE 802.3 annex 28B
 // priority), "" when there is none.
 func resolve(anar, anlpar, ctrl1000, stat1000 uint16) string {
-	switch {
-	case ctrl1000&(1<<9) != 0 && stat1000&(1<<11) != 0:
-		return "1000full"
-	case ctrl1000&(1<<8) != 0 && stat1000&(1<<10) != 0:
-		return "1000half"
+	modes := uint16(mii.ANAR_100BASE_T4 | mii.ANAR_100FULL | mii.ANAR_100HALF | mii.ANAR_10FULL | mii.ANAR_10HALF)
+	gig := ctrl1000&mii.CTRL1000_1000FULL != 0 && stat1000&mii.STAT1000_LP_1000FULL != 0 ||
+		ctrl1000&mii.CTRL1000_1000HALF != 0 && stat1000&mii.STAT1000_LP_1000HALF != 0
+	if anar&anlpar&modes == 0 && !gig {
+		return "" // the two ends share no mode
 	}
-	both := anar & anlpar
-	for _, m := range []struct {
-		bit  uint
-		name string
-	}{{8, "100full"}, {9, "100base-t4"}, {7, "100half"}, {6, "10full"}, {5, "10half"}} {
-		if both>>m.bit&1 != 0 {
-			return m.name
-		}
+	l := mii.Resolve(mii.Regs{BMCR: mii.BMCR_ANENABLE, BMSR: mii.BMSR_LINK | mii.BMSR_ANCOMPLETE | mii.BMSR_ESTATUS,
+		ANAR: anar, ANLPAR: anlpar, CTRL1000: ctrl1000, STAT1000: stat1000}, true)
+	if l.FullDuplex {
+		return fmt.Sprintf("%dfull", l.SpeedMbps)
 	}
-	return ""
+	return fmt.Sprintf("%dhalf", l.SpeedMbps)
 }
 
 func phyCmd(e *env, dev string, addr int) (any, error) {
@@ -311,63 +269,63 @@ func phyCmd(e *env, dev string, addr int) (any, error) {
 	read := func(reg int) (uint16, error) {
 		v, err := m.MDIORead(addr, reg)
 		if err != nil {
-			return 0, fmt.Errorf("%s: read PHY %d register %d (%s): %w%s", dev, addr, reg, c22Names[reg], err, mdioHint(err))
+			return 0, fmt.Errorf("%s: read PHY %d register %d (%s): %w%s", dev, addr, reg, mii.Name(reg), err, mdioHint(err))
 		}
 		return v, nil
 	}
 	r := &phyResult{Dev: dev, PHY: addr}
 	vals := map[int]uint16{}
-	latched, err := read(regBMSR)
+	latched, err := read(mii.BMSR)
 	if err != nil {
 		return nil, err
 	}
-	for _, reg := range []int{regBMCR, regBMSR, regPHYID1, regPHYID2, regANAR, regANLPAR, regANER, regCTRL1000, regSTAT1000, regESTATUS} {
+	for _, reg := range []int{mii.BMCR, mii.BMSR, mii.PHYID1, mii.PHYID2, mii.ANAR, mii.ANLPAR, mii.ANER, mii.CTRL1000, mii.STAT1000, mii.ESTATUS} {
 		v, err := read(reg)
 		if err != nil {
 			return nil, err
 		}
 		vals[reg] = v
 	}
-	id1, id2 := vals[regPHYID1], vals[regPHYID2]
+	id1, id2 := vals[mii.PHYID1], vals[mii.PHYID2]
 	r.ID = uint32(id1)<<16 | uint32(id2)
 	r.OUI = uint32(id1)<<6 | uint32(id2)>>10
 	r.Model, r.Rev = uint8(id2>>4&0x3f), uint8(id2&0xf)
-	r.LinkLatched, r.Link = latched&(1<<2) != 0, vals[regBMSR]&(1<<2) != 0
-	r.ANComplete = vals[regBMSR]&(1<<5) != 0
-	gig := vals[regBMSR]&(1<<8) != 0 // extended status: a gigabit PHY has CTRL1000/STAT1000
-	c1000, s1000 := vals[regCTRL1000], vals[regSTAT1000]
+	r.LinkLatched, r.Link = latched&mii.BMSR_LINK != 0, vals[mii.BMSR]&mii.BMSR_LINK != 0
+	r.ANComplete = vals[mii.BMSR]&mii.BMSR_ANCOMPLETE != 0
+	gig := vals[mii.BMSR]&mii.BMSR_ESTATUS != 0 // extended status: a gigabit PHY has CTRL1000/STAT1000
+	c1000, s1000 := vals[mii.CTRL1000], vals[mii.STAT1000]
 	if !gig {
 		c1000, s1000 = 0, 0
 	}
 	if r.ANComplete {
-		r.Resolved = resolve(vals[regANAR], vals[regANLPAR], c1000, s1000)
+		r.Resolved = resolve(vals[mii.ANAR], vals[mii.ANLPAR], c1000, s1000)
 	}
-	for _, reg := range []int{regBMCR, regBMSR, regANAR, regANLPAR, regANER, regCTRL1000, regSTAT1000, regESTATUS} {
-		if !gig && (reg == regCTRL1000 || reg == regSTAT1000 || reg == regESTATUS) {
+	for _, reg := range []int{mii.BMCR, mii.BMSR, mii.ANAR, mii.ANLPAR, mii.ANER, mii.CTRL1000, mii.STAT1000, mii.ESTATUS} {
+		if !gig && (reg == mii.CTRL1000 || reg == mii.STAT1000 || reg == mii.ESTATUS) {
 			continue
 		}
 		bits := setBits(reg, vals[reg])
 		switch reg {
-		case regANAR, regANLPAR:
-			bits = append(bits, fmt.Sprintf("SELECTOR=%d", vals[reg]&0x1f))
-		case regSTAT1000:
-			bits = append(bits, fmt.Sprintf("IDLE_ERRORS=%d", vals[reg]&0xff))
-		case regBMCR:
+		case mii.ANAR, mii.ANLPAR:
+			bits = append(bits, fmt.Sprintf("SELECTOR=%d", vals[reg]&mii.ANAR_SELECTOR))
+		case mii.STAT1000:
+			bits = append(bits, fmt.Sprintf("IDLE_ERRORS=%d", vals[reg]&mii.STAT1000_IDLE_ERRORS))
+		case mii.BMCR:
 			bits = append(bits, "speed="+bmcrSpeed(vals[reg]))
 		}
-		r.Registers = append(r.Registers, phyRegister{Name: c22Names[reg], Reg: reg, Value: vals[reg], Bits: bits})
+		r.Registers = append(r.Registers, phyRegister{Name: mii.Name(reg), Reg: reg, Value: vals[reg], Bits: bits})
 	}
 	return r, nil
 }
 
 // bmcrSpeed decodes BMCR's two speed bits (forced mode).
 func bmcrSpeed(v uint16) string {
-	switch (v>>6&1)<<1 | v>>13&1 { // MSB bit 6, LSB bit 13
+	switch v & (mii.BMCR_SPEED_MSB | mii.BMCR_SPEED_LSB) {
 	case 0:
 		return "10"
-	case 1:
+	case mii.BMCR_SPEED_LSB:
 		return "100"
-	case 2:
+	case mii.BMCR_SPEED_MSB:
 		return "1000"
 	}
 	return "reserved"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/mii"
 	"github.com/gopmd/gopmd/sim"
 )
 
@@ -386,14 +387,14 @@ func phyLoopback(p driver.Port) (func() error, error) {
 	if !ok || !known || addr < 0 {
 		return nil, fmt.Errorf("the port has no PHY on MDIO: use --loopback external with a loopback plug")
 	}
-	old, err := m.MDIORead(addr, regBMCR)
+	old, err := m.MDIORead(addr, mii.BMCR)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.MDIOWrite(addr, regBMCR, old|1<<14); err != nil {
+	if err := m.MDIOWrite(addr, mii.BMCR, old|mii.BMCR_LOOPBACK); err != nil {
 		return nil, err
 	}
-	return func() error { return m.MDIOWrite(addr, regBMCR, old) }, nil
+	return func() error { return m.MDIOWrite(addr, mii.BMCR, old) }, nil
 }
 
 // macLooper is a device model whose MAC can loop frames back.

@@ -1,32 +1,25 @@
 package model
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/gopmd/gopmd/internal/mii"
+)
 
 // mdioBus is one MDIO controller's registers (§2.9).
 type mdioBus struct {
 	cfg, ctl, data, addr atomic.Uint32
 }
 
-// PHY register numbers (clause 22) the simulated PHY implements.
-const (
-	PHYBMCR    = 0x00
-	PHYBMSR    = 0x01
-	PHYID1     = 0x02
-	PHYID2     = 0x03
-	PHYANAR    = 0x04
-	PHYANLPAR  = 0x05
-	PHYGBCR    = 0x09
-	PHYGBSR    = 0x0A
-	PHYESTATUS = 0x0F
-	// PHYSSR is the model PHY's own status register: bits 15:14 speed
-	// (0 = 10M, 1 = 100M, 2 = 1G), bit 13 full duplex, bit 10 link.
-	PHYSSR = 0x11
+// PHYSSR is the model PHY's own (vendor) status register: bits 15:14
+// speed (0 = 10M, 1 = 100M, 2 = 1G), bit 13 full duplex, bit 10 link. The
+// standard clause-22 registers are internal/mii's.
+const PHYSSR = 0x11
 
-	BMSRLink       = 1 << 2
-	BMSRANComplete = 1 << 5
-	BMCRReset      = 1 << 15
-	bmsrCaps       = 0x7909 // 100/10 FD/HD, extended status, AN ability, extended capability
-)
+// bmsrCaps is what the PHY can do: 100/10 full and half duplex, extended
+// status (gigabit), auto-negotiation, extended capabilities.
+const bmsrCaps = mii.BMSR_100FULL | mii.BMSR_100HALF | mii.BMSR_10FULL | mii.BMSR_10HALF |
+	mii.BMSR_ESTATUS | mii.BMSR_ANCAPABLE | mii.BMSR_EXTCAP
 
 // Clause-45 devices of the simulated PHY.
 const (
@@ -44,9 +37,9 @@ type phy struct {
 }
 
 func (p *phy) reset() {
-	p.bmcr.Store(0x1140) // AN enabled, full duplex, 1000 Mb/s select
-	p.anar.Store(0x01E1)
-	p.gbcr.Store(0x0300)
+	p.bmcr.Store(mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB)
+	p.anar.Store(mii.ANAR_100FULL | mii.ANAR_100HALF | mii.ANAR_10FULL | mii.ANAR_10HALF | mii.ANAR_CSMA)
+	p.gbcr.Store(mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF)
 }
 
 // pcs is the SerDes PCS at address 0 of the internal MDIO bus: clause-22
@@ -59,9 +52,9 @@ func (p *pcs) reset() {
 	for i := range p.regs {
 		p.regs[i].Store(0)
 	}
-	p.regs[0].Store(0x1140)
-	p.regs[PHYID1].Store(0x0083)
-	p.regs[PHYID2].Store(0xE400)
+	p.regs[mii.BMCR].Store(mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB)
+	p.regs[mii.PHYID1].Store(0x0083)
+	p.regs[mii.PHYID2].Store(0xE400)
 }
 
 // err050089 records a register access made while an MDIO transaction runs
@@ -171,52 +164,49 @@ func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 	p := &d.phy
 	if write {
 		switch reg {
-		case PHYBMCR:
-			p.bmcr.Store(uint32(v &^ BMCRReset)) // reset completes at once
-			if v&BMCRReset != 0 {
+		case mii.BMCR:
+			p.bmcr.Store(uint32(v &^ mii.BMCR_RESET)) // reset completes at once
+			if v&mii.BMCR_RESET != 0 {
 				p.reset()
 			}
-		case PHYANAR:
+		case mii.ANAR:
 			p.anar.Store(uint32(v))
-		case PHYGBCR:
+		case mii.CTRL1000:
 			p.gbcr.Store(uint32(v))
 		}
 		return 0
 	}
 	up := d.link.Load()
+	anlpar, stat1000 := mii.Partner(d.cfg.SpeedMbps)
 	switch reg {
-	case PHYBMCR:
+	case mii.BMCR:
 		return uint16(p.bmcr.Load())
-	case PHYBMSR:
+	case mii.BMSR:
 		s := uint16(bmsrCaps)
 		if d.linkBit() {
-			s |= BMSRLink | BMSRANComplete
+			s |= mii.BMSR_LINK | mii.BMSR_ANCOMPLETE
 		}
 		return s
-	case PHYID1:
+	case mii.PHYID1:
 		return uint16(d.cfg.PHYID >> 16)
-	case PHYID2:
+	case mii.PHYID2:
 		return uint16(d.cfg.PHYID)
-	case PHYANAR:
+	case mii.ANAR:
 		return uint16(p.anar.Load())
-	case PHYANLPAR:
+	case mii.ANLPAR:
 		if !up {
 			return 0
 		}
-		switch d.cfg.SpeedMbps {
-		case 10:
-			return 0x4061 // ack, 10 FD/HD
-		}
-		return 0x41E1 // ack, 100/10 FD/HD
-	case PHYGBCR:
+		return anlpar
+	case mii.CTRL1000:
 		return uint16(p.gbcr.Load())
-	case PHYGBSR:
-		if up && d.cfg.SpeedMbps == 1000 {
-			return 0x3C00 // local and remote receiver OK, partner 1000 FD/HD
+	case mii.STAT1000:
+		if !up {
+			return 0
 		}
-		return 0
-	case PHYESTATUS:
-		return 0x3000 // 1000BASE-T FD/HD
+		return stat1000
+	case mii.ESTATUS:
+		return mii.ESTATUS_1000T_FULL | mii.ESTATUS_1000T_HALF
 	case PHYSSR:
 		if !up {
 			return 0
@@ -239,10 +229,10 @@ func (d *Device) phyC45(mmd, reg int, write bool, v uint16) uint16 {
 	case MMDStatus:
 		var s uint16
 		if d.linkBit() {
-			s |= BMSRLink
+			s |= mii.BMSR_LINK // an MMD status register has BMSR's link bit
 		}
 		if mmd == MMDAN && d.link.Load() {
-			s |= BMSRANComplete
+			s |= mii.BMSR_ANCOMPLETE // and the AN MMD its AN-complete bit
 		}
 		return s
 	case 2:
@@ -262,19 +252,19 @@ func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 
 		reg = dev
 	}
 	if write {
-		if reg == 0 && v&BMCRReset != 0 {
+		if reg == mii.BMCR && v&mii.BMCR_RESET != 0 {
 			d.pcs.reset()
 			return 0
 		}
-		if reg != PHYBMSR && reg != PHYID1 && reg != PHYID2 {
+		if reg != mii.BMSR && reg != mii.PHYID1 && reg != mii.PHYID2 {
 			d.pcs.regs[reg].Store(uint32(v))
 		}
 		return 0
 	}
-	if reg == PHYBMSR {
-		s := uint16(0x0109)
+	if reg == mii.BMSR {
+		s := uint16(mii.BMSR_ESTATUS | mii.BMSR_ANCAPABLE | mii.BMSR_EXTCAP)
 		if d.link.Load() {
-			s |= BMSRLink | BMSRANComplete
+			s |= mii.BMSR_LINK | mii.BMSR_ANCOMPLETE
 		}
 		return s
 	}

@@ -3,6 +3,8 @@ package model
 import (
 	"strings"
 	"testing"
+
+	"github.com/gopmd/gopmd/internal/mii"
 )
 
 // mdioBusT runs MDIO cycles as §2.9 describes (Linux's sequence).
@@ -62,17 +64,17 @@ func TestMDIOPHY(t *testing.T) {
 		want         uint16
 		ok           bool
 	}{
-		{"C22 PHYID1", false, 2, 0, PHYID1, 0x0141, true},
-		{"C22 PHYID2", false, 2, 0, PHYID2, 0x0DD1, true},
-		{"C22 BMSR link up", false, 2, 0, PHYBMSR, bmsrCaps | BMSRLink | BMSRANComplete, true},
-		{"C22 BMCR", false, 2, 0, PHYBMCR, 0x1140, true},
-		{"C22 1000BASE-T status", false, 2, 0, PHYGBSR, 0x3C00, true},
+		{"C22 PHYID1", false, 2, 0, mii.PHYID1, 0x0141, true},
+		{"C22 PHYID2", false, 2, 0, mii.PHYID2, 0x0DD1, true},
+		{"C22 BMSR link up", false, 2, 0, mii.BMSR, bmsrCaps | mii.BMSR_LINK | mii.BMSR_ANCOMPLETE, true},
+		{"C22 BMCR", false, 2, 0, mii.BMCR, 0x1140, true},
+		{"C22 1000BASE-T status", false, 2, 0, mii.STAT1000, 0x3C00, true},
 		{"C22 speed/link", false, 2, 0, PHYSSR, 2<<14 | 1<<13 | 1<<10, true},
-		{"C22 no PHY at 5", false, 5, 0, PHYID1, 0xFFFF, false},
+		{"C22 no PHY at 5", false, 5, 0, mii.PHYID1, 0xFFFF, false},
 		{"C45 PMA/PMD ID1", true, 2, MMDPMAPMD, 2, 0x0141, true},
 		{"C45 PMA/PMD ID2", true, 2, MMDPMAPMD, 3, 0x0DD1, true},
-		{"C45 PCS status link", true, 2, MMDPCS, MMDStatus, BMSRLink, true},
-		{"C45 AN status", true, 2, MMDAN, MMDStatus, BMSRLink | BMSRANComplete, true},
+		{"C45 PCS status link", true, 2, MMDPCS, MMDStatus, mii.BMSR_LINK, true},
+		{"C45 AN status", true, 2, MMDAN, MMDStatus, mii.BMSR_LINK | mii.BMSR_ANCOMPLETE, true},
 		{"C45 no PHY at 9", true, 9, MMDPMAPMD, 2, 0xFFFF, false},
 	} {
 		var got uint16
@@ -89,10 +91,10 @@ func TestMDIOPHY(t *testing.T) {
 	// Link loss is latched low in BMSR: the first read after a flap shows
 	// it even though the link is back.
 	h.d.FlapLink(1)
-	if v, _ := ext.read22(2, PHYBMSR); v&BMSRLink != 0 {
+	if v, _ := ext.read22(2, mii.BMSR); v&mii.BMSR_LINK != 0 {
 		t.Error("BMSR did not latch the link loss")
 	}
-	if v, _ := ext.read22(2, PHYBMSR); v&BMSRLink == 0 {
+	if v, _ := ext.read22(2, mii.BMSR); v&mii.BMSR_LINK == 0 {
 		t.Error("BMSR link still down on the second read")
 	}
 	h.d.SetLink(false)
@@ -103,12 +105,12 @@ func TestMDIOPHY(t *testing.T) {
 		t.Error("PM0_STATUS link with link down")
 	}
 	// Writes reach the PHY; BMCR reset self-clears.
-	ext.write22(2, PHYANAR, 0x0061)
-	if v, _ := ext.read22(2, PHYANAR); v != 0x0061 {
+	ext.write22(2, mii.ANAR, 0x0061)
+	if v, _ := ext.read22(2, mii.ANAR); v != 0x0061 {
 		t.Errorf("ANAR %#x after write", v)
 	}
-	ext.write22(2, PHYBMCR, BMCRReset)
-	if v, _ := ext.read22(2, PHYBMCR); v != 0x1140 {
+	ext.write22(2, mii.BMCR, mii.BMCR_RESET)
+	if v, _ := ext.read22(2, mii.BMCR); v != 0x1140 {
 		t.Errorf("BMCR %#x after reset", v)
 	}
 	h.noModelErrors()
@@ -121,10 +123,10 @@ func TestMDIOInternalPCS(t *testing.T) {
 	if v, _ := in.read22(0, 0x14); v != 3 {
 		t.Errorf("PCS IF_MODE %#x", v)
 	}
-	if v, _ := in.read22(0, PHYBMSR); v&BMSRLink == 0 {
+	if v, _ := in.read22(0, mii.BMSR); v&mii.BMSR_LINK == 0 {
 		t.Errorf("PCS BMSR %#x without link", v)
 	}
-	if _, ok := in.read22(1, PHYBMSR); ok {
+	if _, ok := in.read22(1, mii.BMSR); ok {
 		t.Error("answer from address 1 of the internal bus")
 	}
 	if h.d.Read32(PCAPR0)&PCAPR0_IMDIO == 0 {
@@ -136,7 +138,7 @@ func TestERR050089Detected(t *testing.T) {
 	h := newHarness(t, Config{PF: true, PHYAddr: 1})
 	d := h.d
 	d.Write32(EMDIOBase+MDIO_CFG, mdioCfg)
-	d.Write32(EMDIOBase+MDIO_CTL, 1<<5|PHYBMSR|MDIO_CTL_READ)
+	d.Write32(EMDIOBase+MDIO_CTL, 1<<5|mii.BMSR|MDIO_CTL_READ)
 	d.Read32(SIMR) // another register while the read runs
 	d.Read32(EMDIOBase + MDIO_CFG)
 	d.Read32(SIMR) // after BSY was seen clear: fine
@@ -158,7 +160,7 @@ func TestERR050089AcrossFunctions(t *testing.T) {
 	b := newHarness(t, Config{PF: true, Chip: chip, Name: "enetc1"}).d
 	other := newHarness(t, Config{PF: true, Name: "enetc9"}).d
 	a.Write32(EMDIOBase+MDIO_CFG, mdioCfg)
-	a.Write32(EMDIOBase+MDIO_CTL, 1<<5|PHYBMSR|MDIO_CTL_READ)
+	a.Write32(EMDIOBase+MDIO_CTL, 1<<5|mii.BMSR|MDIO_CTL_READ)
 	b.Read32(TBCIR)                    // another function of the chip: a violation
 	b.Read32(EMDIOBase + MDIO_CFG)     // its MDIO block too, and it does not end a's transaction
 	other.Write32(TBPIR+RingStride, 0) // another chip: fine

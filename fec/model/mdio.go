@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gopmd/gopmd/internal/mii"
 )
 
 // MMFR fields (hw/fec.md §2.3).
@@ -15,27 +17,17 @@ const (
 	mmfrTAShift = 16
 )
 
-// PHY register numbers (clause 22) and bits.
+// The PHY's identity and abilities; its registers and bits are
+// internal/mii's.
 const (
-	phyBMCR    = 0
-	phyBMSR    = 1
-	phyID1     = 2
-	phyID2     = 3
-	phyANAR    = 4
-	phyANLPAR  = 5
-	phyANER    = 6
-	phyGBCR    = 9
-	phyGBSR    = 10
-	phyESTATUS = 15
-
-	bmcrReset   = 1 << 15
-	bmcrANRest  = 1 << 9
-	bmsrLink    = 1 << 2
-	bmsrANDone  = 1 << 5
-	phyIDHigh   = 0x0022
-	phyIDLow    = 0x1622
-	bmsrBase    = 0x7949 // 100/10 FD/HD, extended status, preamble suppression, AN able, extended caps
-	bmsrBase100 = 0x7849
+	phyIDHigh = 0x0022
+	phyIDLow  = 0x1622
+	// bmsrBase100 is a 10/100 PHY: 100/10 full and half duplex,
+	// preamble suppression, auto-negotiation, extended capabilities.
+	bmsrBase100 = mii.BMSR_100FULL | mii.BMSR_100HALF | mii.BMSR_10FULL | mii.BMSR_10HALF |
+		mii.BMSR_PREAMBLE_SUPPRESS | mii.BMSR_ANCAPABLE | mii.BMSR_EXTCAP
+	// bmsrBase is a gigabit PHY: the same and extended status.
+	bmsrBase = bmsrBase100 | mii.BMSR_ESTATUS
 )
 
 // phy is a generic clause-22 PHY that completes auto-negotiation at once
@@ -59,14 +51,14 @@ func (p *phy) init(addr, speed int, gigabit bool) {
 // reset loads the PHY's reset values (p.mu held or not yet shared).
 func (p *phy) reset() {
 	p.regs = [32]uint16{}
-	p.regs[phyBMCR] = 0x1100 // AN enable, full duplex
+	p.regs[mii.BMCR] = mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX
 	if p.gigabit {
-		p.regs[phyBMCR] |= 0x0040
-		p.regs[phyGBCR] = 0x0300
-		p.regs[phyESTATUS] = 0x3000
+		p.regs[mii.BMCR] |= mii.BMCR_SPEED_MSB
+		p.regs[mii.CTRL1000] = mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF
+		p.regs[mii.ESTATUS] = mii.ESTATUS_1000T_FULL | mii.ESTATUS_1000T_HALF
 	}
-	p.regs[phyID1], p.regs[phyID2] = phyIDHigh, phyIDLow
-	p.regs[phyANAR] = 0x01E1
+	p.regs[mii.PHYID1], p.regs[mii.PHYID2] = phyIDHigh, phyIDLow
+	p.regs[mii.ANAR] = mii.ANAR_100FULL | mii.ANAR_100HALF | mii.ANAR_10FULL | mii.ANAR_10HALF | mii.ANAR_CSMA
 }
 
 func (p *phy) setLink(up bool) {
@@ -81,38 +73,36 @@ func (p *phy) setLink(up bool) {
 func (p *phy) read(reg int) uint16 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	anlpar, stat1000 := mii.Partner(int(p.speed.Load()))
 	switch reg {
-	case phyBMSR:
+	case mii.BMSR:
 		v := uint16(bmsrBase100)
 		if p.gigabit {
 			v = bmsrBase
 		}
 		if p.up {
-			v |= bmsrANDone
+			v |= mii.BMSR_ANCOMPLETE
 			if !p.latchLow {
-				v |= bmsrLink
+				v |= mii.BMSR_LINK
 			}
 		}
 		p.latchLow = false // latched-low link status clears on read
 		return v
-	case phyANLPAR:
+	case mii.ANLPAR:
 		if !p.up {
 			return 0
 		}
-		if p.speed.Load() == 10 {
-			return 0x4061 // ACK, 10 FD/HD
-		}
-		return 0x41E1 // ACK, 100/10 FD/HD
-	case phyANER:
+		return anlpar
+	case mii.ANER:
 		if p.up {
-			return 1
+			return mii.ANER_LP_AN_ABLE
 		}
 		return 0
-	case phyGBSR:
-		if p.up && p.speed.Load() == 1000 {
-			return 0x3C00 // local/remote receiver OK, partner 1000 FD/HD
+	case mii.STAT1000:
+		if !p.up {
+			return 0
 		}
-		return 0
+		return stat1000
 	}
 	return p.regs[reg&31]
 }
@@ -121,13 +111,13 @@ func (p *phy) write(reg int, v uint16) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch reg {
-	case phyBMCR:
-		if v&bmcrReset != 0 {
+	case mii.BMCR:
+		if v&mii.BMCR_RESET != 0 {
 			p.reset()
 			return
 		}
-		p.regs[phyBMCR] = v &^ bmcrANRest // restart completes at once
-	case phyBMSR, phyID1, phyID2, phyANLPAR, phyANER, phyGBSR, phyESTATUS:
+		p.regs[mii.BMCR] = v &^ mii.BMCR_ANRESTART // restart completes at once
+	case mii.BMSR, mii.PHYID1, mii.PHYID2, mii.ANLPAR, mii.ANER, mii.STAT1000, mii.ESTATUS:
 		// read-only
 	default:
 		p.regs[reg&31] = v

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/internal/mii"
 )
 
 func TestNewUnknownSoCListsProfiles(t *testing.T) {
@@ -571,10 +572,10 @@ func TestMDIO(t *testing.T) {
 	}
 	// Link flap: BMSR link is latched low until read.
 	d.FlapLink()
-	if v, _ := read(3, 1); v&bmsrLink != 0 {
+	if v, _ := read(3, mii.BMSR); v&mii.BMSR_LINK != 0 {
 		t.Fatalf("BMSR %#x after a flap: link bit should read 0 once", v)
 	}
-	if v, _ := read(3, 1); v&bmsrLink == 0 {
+	if v, _ := read(3, mii.BMSR); v&mii.BMSR_LINK == 0 {
 		t.Fatalf("BMSR %#x on second read: link is up", v)
 	}
 }
