@@ -12,8 +12,9 @@ import (
 // model must be driven. It stays valid after the port closes (its counters
 // are then final).
 type PortView struct {
-	name string
-	e    *regEntry
+	name  string
+	e     *regEntry
+	cable *Cable // kept once seen: closing the port unplugs it from the entry
 }
 
 // Loss is one count of frames lost around a port, by cause.
@@ -29,7 +30,7 @@ func ViewOf(spec string) *PortView {
 	defer regMu.Unlock()
 	name := trimScheme(spec)
 	if e, ok := reg[name]; ok {
-		return &PortView{name: name, e: e}
+		return &PortView{name: name, e: e, cable: e.cable}
 	}
 	return nil
 }
@@ -57,7 +58,10 @@ func (v *PortView) Engine() bool { return v.e.ep.Engine }
 func (v *PortView) DriveWith() string {
 	regMu.Lock()
 	defer regMu.Unlock()
-	c := v.e.cable
+	if v.cable == nil {
+		v.cable = v.e.cable
+	}
+	c := v.cable
 	if c == nil || c.ab.direct == nil {
 		return ""
 	}
@@ -71,7 +75,10 @@ func (v *PortView) DriveWith() string {
 // of it (nil without a cable).
 func (v *PortView) cableDirs() (in, out *cableDir) {
 	regMu.Lock()
-	c := v.e.cable
+	if v.cable == nil {
+		v.cable = v.e.cable
+	}
+	c := v.cable
 	regMu.Unlock()
 	if c == nil {
 		return nil, nil
@@ -149,6 +156,21 @@ func (v *PortView) Hold() {
 	}
 	if a := v.e.afp; a != nil {
 		a.held.Store(true)
+	}
+}
+
+// Release undoes Hold: the sources hand frames to the port again. An
+// application that holds them from set-up to the end of its start keeps
+// frames from reaching a port before its MAC receives.
+func (v *PortView) Release() {
+	if g := v.e.gen; g != nil {
+		g.held.Store(false)
+	}
+	if p := v.e.pcap; p != nil {
+		p.held.Store(false)
+	}
+	if a := v.e.afp; a != nil {
+		a.held.Store(false)
 	}
 }
 

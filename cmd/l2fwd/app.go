@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,10 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	// Every port receives now: the inputs held since set-up may flow.
+	for _, s := range a.around {
+		s.release()
+	}
 	if a.cap != nil {
 		a.cap.start()
 	}
@@ -134,7 +139,8 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		tick = t.C
 	}
 	var doneTick <-chan time.Time
-	var lastSig []uint64
+	var ud untilDone
+	var stalled error
 	if o.untilDone {
 		t := time.NewTicker(untilDoneCheck)
 		defer t.Stop()
@@ -150,22 +156,27 @@ loop:
 			cur := a.snapshot()
 			a.printTable(prev, cur, now.Sub(prevT))
 			prev, prevT = cur, now
-		case <-doneTick:
+		case now := <-doneTick:
 			var finished bool
-			if finished, lastSig = a.finished(lastSig); finished {
+			if finished, stalled = ud.check(a, now); finished {
 				break loop
 			}
 		}
 	}
 
-	// Shutdown: stop polling RX, then let every port drain its TX and take
-	// its buffers back, then close: pools last, when all buffers are home.
+	// Shutdown: hold the inputs and let what is in flight through, stop
+	// polling RX, then let every port drain its TX and take its buffers
+	// back, then close: pools last, when all buffers are home.
+	a.drain()
 	stop.Store(true)
 	for range workers {
 		<-done
 	}
 	a.end = time.Now()
 	var runErrs []error
+	if stalled != nil {
+		runErrs = append(runErrs, stalled)
+	}
 	for i, p := range a.ports {
 		if err := p.Stop(); err != nil {
 			runErrs = append(runErrs, fmt.Errorf("stop port %d (%s): %w", i, a.specs[i], err))
@@ -206,7 +217,10 @@ loop:
 	for _, l := range leaks {
 		fmt.Fprintf(stderr, "l2fwd: leak: %s\n", oneLine(l))
 	}
-	if len(leaks) > 0 || len(runErrs) > 0 {
+	for _, u := range s.Accounting.Unbalanced {
+		fmt.Fprintf(stderr, "l2fwd: accounting: %s\n", u)
+	}
+	if len(leaks) > 0 || len(runErrs) > 0 || !s.Accounting.OK {
 		return 1
 	}
 	return 0
@@ -246,6 +260,9 @@ func (a *app) setup() error {
 		a.cap = &capture{w: w}
 	}
 	a.around = surroundingsOf(a.specs)
+	for _, s := range a.around {
+		s.hold() // until every port has started (see forward)
+	}
 	for i, p := range a.ports {
 		info := p.Info()
 		a.macs = append(a.macs, p.MAC().String())
@@ -536,25 +553,109 @@ func (a *app) engines() int {
 // untilDoneCheck is how often --until-done looks whether the run is over.
 const untilDoneCheck = 10 * time.Millisecond
 
-// finished tells --until-done that the run is over: every generator and
-// pcap-in replay has sent everything, each port received all of it, every
-// received frame was handled, refused or dropped, and no counter moved
-// since the last look (prev, the signature it returned then), so nothing
-// is still crossing a ring, cable or sink. Stop then drains TX.
-func (a *app) finished(prev []uint64) (bool, []uint64) {
+// How long nothing may move before --until-done ends a run that did not
+// balance (untilDoneQuiet: a frame dropped where no counter sees it would
+// otherwise keep it waiting), or one whose lossless input waits for
+// receive buffers the port never posts (untilDoneStall: a link that is
+// down, a stopped RX).
+const (
+	untilDoneQuiet = 250 * time.Millisecond
+	untilDoneStall = time.Second
+)
+
+// untilDone is --until-done's view between two looks.
+type untilDone struct {
+	sig   []uint64
+	since time.Time // when sig last changed
+}
+
+// check tells --until-done whether the run is over: every input that ends
+// (pcap-in, gen-count) has ended and nothing moved since the last look.
+// Normally every frame produced has then been received or counted and
+// every received frame handled; a run where that is not so ends after
+// untilDoneQuiet without movement (the accounting check says what is
+// missing). An input still waiting for receive buffers after
+// untilDoneStall without movement ends the run with an error saying so.
+func (u *untilDone) check(a *app, now time.Time) (bool, error) {
+	sig, balanced := a.progress()
+	moved := !slices.Equal(sig, u.sig)
+	if moved || u.since.IsZero() {
+		u.sig, u.since = sig, now
+		return false, nil
+	}
+	quiet := now.Sub(u.since)
+	var waiting []string
+	done := true
+	for i, s := range a.around {
+		d, w := s.done()
+		done = done && d
+		if w {
+			waiting = append(waiting, fmt.Sprintf("port %d (%s)", i, a.specs[i]))
+		}
+	}
+	switch {
+	case done && (balanced || quiet >= untilDoneQuiet):
+		return true, nil
+	case len(waiting) > 0 && quiet >= untilDoneStall:
+		return true, fmt.Errorf("--until-done: %s: its input waits for receive buffers and nothing moved for %v (is the link down or RX stopped?); ended with the input unfinished", strings.Join(waiting, ", "), untilDoneStall)
+	}
+	return false, nil
+}
+
+// progress is a signature of every counter that moves while frames flow,
+// and whether every port balances now (every frame produced received or
+// counted, every frame received handled or counted).
+func (a *app) progress() ([]uint64, bool) {
 	snap := a.snapshot()
 	var sig []uint64
-	over := true
+	balanced := true
 	for i, s := range snap {
-		done, _ := a.around[i].done()
-		produced, _ := a.around[i].produced()
-		over = over && done
-		in := s.stats.Rx.Packets + s.stats.Rx.TotalDrops()
-		over = over && in >= produced && s.handled+s.txRefused+s.noBounce+s.tap.Taken == s.stats.Rx.Packets
+		produced, known := a.around[i].produced()
+		in := s.stats.Rx.Packets + rxLost(s.stats.Rx)
+		balanced = balanced && (!known || in == produced) && s.handled+s.txRefused+s.noBounce+s.tap.Taken == s.stats.Rx.Packets
 		sig = append(sig, produced, in, s.stats.Tx.Packets, s.stats.Tx.TotalDrops(), s.handled, s.txRefused, s.noBounce, s.tap.Taken, s.tap.DownFrames, a.around[i].carried())
 		for _, w := range s.wire {
 			sig = append(sig, w.n)
 		}
 	}
-	return over && slices.Equal(sig, prev), sig
+	return sig, balanced
+}
+
+// Shutdown drain: how long the workers keep polling with the inputs held
+// (drainMax) and how long nothing must move for the ports to count as
+// drained (drainQuiet).
+const (
+	drainMax   = time.Second
+	drainQuiet = 30 * time.Millisecond
+)
+
+// drain holds every port's inputs and lets the workers poll on until
+// nothing moves, so the frames already produced are received and handled
+// (or counted) before the ports stop: none is left in an RX ring where no
+// counter sees it. A port l2fwd cannot see the inputs of (a real device)
+// is not waited for, as its wire never holds still.
+func (a *app) drain() {
+	known := false
+	for _, s := range a.around {
+		s.hold()
+		_, k := s.produced()
+		known = known || k
+	}
+	if !known {
+		return
+	}
+	deadline := time.Now().Add(drainMax)
+	prev, _ := a.progress()
+	still := time.Now()
+	for time.Now().Before(deadline) {
+		time.Sleep(drainQuiet / 3)
+		cur, _ := a.progress()
+		if !slices.Equal(cur, prev) {
+			prev, still = cur, time.Now()
+			continue
+		}
+		if time.Since(still) >= drainQuiet {
+			return
+		}
+	}
 }

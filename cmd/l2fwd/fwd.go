@@ -3,6 +3,7 @@ package main
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
@@ -61,9 +62,12 @@ type lane struct {
 	// had room for the whole burst: the device was busy, as while the
 	// ENETC's link poll runs an MDIO transaction (ERR050089 closes the data
 	// path) or the port stops. The rest found the ring full.
-	txBusy          atomic.Uint64
-	bounceShort     atomic.Uint64 // no bounce buffer (or too long for one): dropped
-	ipv4, ipv6, arp atomic.Uint64 // pass mode: what the application saw
+	txBusy atomic.Uint64
+	// txRetried counts bursts offered again to a busy TX queue (see
+	// retry); txRecovered the frames that got through that way.
+	txRetried, txRecovered atomic.Uint64
+	bounceShort            atomic.Uint64 // no bounce buffer (or too long for one): dropped
+	ipv4, ipv6, arp        atomic.Uint64 // pass mode: what the application saw
 
 	// --tap: up is the RX port's twin (its frames for the host go up
 	// before the mode sees the burst); down, on the one lane that owns
@@ -171,8 +175,11 @@ func (l *lane) poll(pkts []*driver.Packet) {
 	}
 }
 
-// send hands a burst to the lane's TX queue; what the ring has no room for
-// is freed and counted, never retried (a forwarder that waits loses more).
+// send hands a burst to the lane's TX queue. A queue that takes nothing
+// while its ring has room is busy for a moment: the burst is offered again
+// for up to txBusyWait (see retry). What the ring has no room for is freed
+// and counted, never retried (a forwarder that waits for a full ring loses
+// more than it saves).
 func (l *lane) send(b []*driver.Packet) {
 	if l.bounce != nil {
 		b = l.copyOver(b)
@@ -199,20 +206,53 @@ func (l *lane) send(b []*driver.Packet) {
 		}
 	}
 	sent := l.tx.TxBurst(b)
+	if sent < len(b) && l.busy(len(b)-sent) {
+		sent += l.retry(b[sent:])
+	}
 	if sent < len(b) {
 		for _, p := range b[sent:] {
 			bytes -= uint64(p.PktLen)
 		}
 		pool.FreeBulk(b[sent:])
 		l.txRefused.Add(uint64(len(b) - sent))
-		// Pending is what the ring may still hold: if the whole burst
-		// would have fit beside it, room was not the reason.
-		if sent == 0 && l.tx.Pending()+len(b) < l.txRing {
-			l.txBusy.Add(uint64(len(b)))
+		if l.busy(len(b) - sent) {
+			l.txBusy.Add(uint64(len(b) - sent))
 		}
 	}
 	l.handled.Add(uint64(sent))
 	l.handledBytes.Add(bytes)
+}
+
+// txBusyWait bounds how long a worker offers a burst again to a busy TX
+// queue. An MDIO transaction (the ENETC link poll, which closes the data
+// path for its duration: ERR050089) takes tens of microseconds on silicon
+// (a 64-bit management frame at the 2.5 MHz MDC most PHYs take lasts
+// 25.6 us); the bound leaves room for the goroutine that runs it to be
+// scheduled on a loaded machine.
+const txBusyWait = 2 * time.Millisecond
+
+// busy reports whether n refused frames would have fit beside what the TX
+// ring may still hold (Pending): then room was not the reason.
+func (l *lane) busy(n int) bool { return l.tx.Pending()+n < l.txRing }
+
+// retry offers the rest of a burst again while the TX queue stays busy
+// with room in its ring, for at most txBusyWait, and returns how many it
+// took. Counted: the bursts retried and the frames that got through.
+func (l *lane) retry(b []*driver.Packet) int {
+	l.txRetried.Add(1)
+	start := time.Now()
+	sent := 0
+	for sent < len(b) && time.Since(start) < txBusyWait {
+		// Let the goroutine that holds the queue busy (the link watcher's
+		// MDIO transaction) run if it shares this worker's CPU.
+		runtime.Gosched()
+		sent += l.tx.TxBurst(b[sent:])
+		if sent < len(b) && !l.busy(len(b)-sent) {
+			break // the ring filled up: no longer a busy queue
+		}
+	}
+	l.txRecovered.Add(uint64(sent))
+	return sent
 }
 
 // copyOver replaces every frame of b by a copy in a bounce buffer the TX

@@ -221,10 +221,10 @@ func TestTxRefusedIsFreedAndCounted(t *testing.T) {
 	}
 }
 
-func TestTxRefusedWhileBusy(t *testing.T) {
-	// The TX queue takes nothing for 3 bursts although its ring is empty,
+func TestTxBusyIsRetried(t *testing.T) {
+	// The TX queue takes nothing for 3 calls although its ring is empty,
 	// as the ENETC driver does while its link poll runs an MDIO
-	// transaction: those frames are counted apart from a full ring's.
+	// transaction: the burst is offered again and nothing is lost.
 	p0, p1 := twoFakes(t, 1)
 	p1.txq[0].busy = 3
 	p0.load(0, testFrames(t, 400, 64))
@@ -234,8 +234,27 @@ func TestTxRefusedWhileBusy(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	s := parseSummary(t, out)
-	if p := s.Ports[0]; p.Handled != 370 || p.TxRefused != 30 || p.TxRefusedBusy != 30 || s.Dropped != 30 || len(p1.txFrames()) != 370 || !s.LeakCheck.OK {
-		t.Fatalf("handled %d refused %d (busy %d) dropped %d sent %d leak ok %v", p.Handled, p.TxRefused, p.TxRefusedBusy, s.Dropped, len(p1.txFrames()), s.LeakCheck.OK)
+	if p := s.Ports[0]; p.Handled != 400 || p.TxRefused != 0 || p.TxBusyRetries != 1 || p.TxBusyRecovered != 10 || s.Dropped != 0 || len(p1.txFrames()) != 400 || !s.LeakCheck.OK || !s.Accounting.OK {
+		t.Fatalf("handled %d refused %d, retries %d recovered %d, dropped %d sent %d leak ok %v accounting %+v", p.Handled, p.TxRefused, p.TxBusyRetries, p.TxBusyRecovered, s.Dropped, len(p1.txFrames()), s.LeakCheck.OK, s.Accounting)
+	}
+}
+
+func TestTxBusyForTooLongIsCounted(t *testing.T) {
+	// A queue that stays busy past the retry bound (2 ms per burst) gets
+	// its frames freed and counted as refused_busy, apart from a full
+	// ring's, and the accounting still balances.
+	p0, p1 := twoFakes(t, 1)
+	p1.txq[0].busy = 1 << 30
+	p0.load(0, testFrames(t, 40, 64))
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--burst", "10", "sim:fake0", "sim:fake1"},
+		func() bool { return p0.rxq[0].Stats().Packets == 40 })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if p := s.Ports[0]; p.Handled != 0 || p.TxRefused != 40 || p.TxRefusedBusy != 40 || p.TxBusyRetries != 4 || p.TxBusyRecovered != 0 ||
+		s.Dropped != 40 || len(p1.txFrames()) != 0 || !s.LeakCheck.OK || !s.Accounting.OK {
+		t.Fatalf("handled %d refused %d (busy %d), retries %d recovered %d, dropped %d, leak ok %v, accounting %+v", p.Handled, p.TxRefused, p.TxRefusedBusy, p.TxBusyRetries, p.TxBusyRecovered, s.Dropped, s.LeakCheck.OK, s.Accounting)
 	}
 }
 

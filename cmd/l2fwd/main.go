@@ -259,11 +259,16 @@ polled by one worker together, as the cable delivers on the sender's
 goroutine. --workers N sets the count outright. The stats header says how
 many run and why.
 
-TX refusals: a TX ring that takes fewer frames than offered does not get
-them again; they are freed and counted on the TX port, as refused_full (no
-descriptors) or refused_busy (the queue took nothing while its ring had
-room: an MDIO transaction, such as the ENETC link poll once a second,
-closes the data path for its duration, ERR050089).
+TX refusals: a TX queue that takes nothing while its ring has room is busy
+(an MDIO transaction, such as the ENETC link poll once a second, closes the
+data path for its duration, ERR050089): the burst is offered again for up
+to 2 ms. What is still refused, and what a full ring has no room for, is
+freed and counted on the TX port, as refused_busy or refused_full.
+
+Accounting: at the end, per port, frames produced by the inputs must equal
+frames received plus receive drops by cause, and frames received must
+equal frames handed on plus TX refusals (and bounce or TAP counts); a port
+that does not balance is named and l2fwd exits 1.
 
 Exception path (--tap): each port gets a TAP interface (gopmd0, gopmd1,
 ...; --tap-name) with the port's MAC and MTU. Frames to the port's MAC

@@ -25,6 +25,9 @@ func openSimLanes(t testing.TB, burst int) *app {
 			t.Fatal(err)
 		}
 	}
+	for _, s := range a.around {
+		s.release() // as forward does once every port has started
+	}
 	t.Cleanup(func() {
 		for _, p := range a.ports {
 			p.Stop()

@@ -30,8 +30,11 @@ type surround interface {
 	// done reports whether every input that ends has ended; waiting
 	// whether one waits for the port's receive buffers to go on.
 	done() (done, waiting bool)
-	// hold stops the inputs so what is in flight can drain.
+	// hold stops the inputs (at set-up, so no frame reaches a port
+	// before it has started; at the end, so what is in flight can drain);
+	// release lets them go on.
 	hold()
+	release()
 	// losses are frames lost around the port, by cause.
 	losses() []loss
 	// err is what stopped an input early.
@@ -81,6 +84,7 @@ func (bare) produced() (uint64, bool) { return 0, false }
 func (bare) carried() uint64          { return 0 }
 func (bare) done() (bool, bool)       { return true, false }
 func (bare) hold()                    {}
+func (bare) release()                 {}
 func (bare) losses() []loss           { return nil }
 func (bare) err() error               { return nil }
 func (bare) report(*portJSON)         {}
@@ -95,6 +99,7 @@ func (s simSurround) produced() (uint64, bool) { return s.v.Produced(), true }
 func (s simSurround) carried() uint64          { return s.v.Carried() }
 func (s simSurround) done() (bool, bool)       { return s.v.Done() }
 func (s simSurround) hold()                    { s.v.Hold() }
+func (s simSurround) release()                 { s.v.Release() }
 func (s simSurround) err() error               { return s.v.Err() }
 
 func (s simSurround) losses() []loss {

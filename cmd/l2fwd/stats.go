@@ -18,6 +18,8 @@ type portSnap struct {
 	hBytes          uint64
 	txRefused       uint64 // frames this port received that their TX port refused
 	txBusy          uint64 // the part of txRefused refused by a busy device
+	txRetried       uint64 // bursts offered again to a busy TX queue
+	txRecovered     uint64 // frames that got through on such a retry
 	outRefused      uint64 // frames this port's TX refused (from any RX port)
 	outBusy         uint64 // the part of outRefused refused while busy
 	noBounce        uint64
@@ -55,6 +57,8 @@ func (a *app) snapshot() []portSnap {
 		r, b := l.txRefused.Load(), l.txBusy.Load()
 		ps.txRefused += r
 		ps.txBusy += b
+		ps.txRetried += l.txRetried.Load()
+		ps.txRecovered += l.txRecovered.Load()
 		if l.txPort >= 0 {
 			s[l.txPort].outRefused += r
 			s[l.txPort].outBusy += b
@@ -181,11 +185,16 @@ type portJSON struct {
 	Handled      uint64 `json:"handled"`
 	HandledBytes uint64 `json:"handled_bytes"`
 	// TxRefused: frames of this port's that the TX port did not take
-	// (freed, never retried); TxRefusedBusy the part refused while the TX
-	// ring had room (the device was busy: an MDIO transaction such as the
-	// ENETC link poll, or a stop), the rest found the ring full.
+	// (freed); TxRefusedBusy the part refused while the TX ring had room
+	// (the device was busy: an MDIO transaction such as the ENETC link
+	// poll, or a stop) even after retrying for up to 2 ms, the rest
+	// found the ring full.
 	TxRefused     uint64 `json:"tx_refused"`
 	TxRefusedBusy uint64 `json:"tx_refused_busy"`
+	// TxBusyRetries: bursts offered again because the TX queue was busy
+	// with room in its ring; TxBusyRecovered: frames that got through so.
+	TxBusyRetries   uint64 `json:"tx_busy_retries"`
+	TxBusyRecovered uint64 `json:"tx_busy_recovered"`
 	// NoBounce: frames dropped for want of a bounce buffer (ports in two
 	// DMA domains only).
 	NoBounce uint64            `json:"no_bounce,omitempty"`
@@ -216,6 +225,12 @@ type summaryJSON struct {
 		Frames   uint64 `json:"frames"`
 		Overflow uint64 `json:"overflow"`
 	} `json:"capture,omitempty"`
+	// Accounting: per port, whether every frame is received or counted
+	// by cause (see balance).
+	Accounting struct {
+		OK         bool     `json:"ok"`
+		Unbalanced []string `json:"unbalanced"`
+	} `json:"accounting"`
 	LeakCheck struct {
 		OK    bool     `json:"ok"`
 		Leaks []string `json:"leaks"`
@@ -233,7 +248,8 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 	}
 	for i, f := range final {
 		pj := portJSON{Port: i, Spec: a.specs[i], TxPort: txOf[i], Rx: queueOut(f.stats.Rx), Tx: queueOut(f.stats.Tx),
-			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused, TxRefusedBusy: f.txBusy, NoBounce: f.noBounce}
+			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused, TxRefusedBusy: f.txBusy,
+			TxBusyRetries: f.txRetried, TxBusyRecovered: f.txRecovered, NoBounce: f.noBounce}
 		for _, l := range a.lanes {
 			if l.rxPort == i && l.bounce != nil {
 				pj.Copied = true
@@ -268,6 +284,8 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 			Overflow uint64 `json:"overflow"`
 		}{a.o.capture, a.cap.w.Frames(), a.cap.overflow()}
 	}
+	s.Accounting.Unbalanced = append([]string{}, a.balance(final)...)
+	s.Accounting.OK = len(s.Accounting.Unbalanced) == 0
 	s.LeakCheck.OK = len(leaks) == 0
 	s.LeakCheck.Leaks = append([]string{}, leaks...)
 	for _, e := range errs {
@@ -300,6 +318,9 @@ func (a *app) printSummary(s summaryJSON) {
 			fmt.Fprintf(w, "  handled %d frames (to port %d); port %d's TX refused %d more: %d with its ring full, %d busy (ring had room: an MDIO transaction such as the link poll, or a stop)\n",
 				p.Handled, p.TxPort, p.TxPort, p.TxRefused, p.TxRefused-p.TxRefusedBusy, p.TxRefusedBusy)
 		}
+		if p.TxBusyRetries != 0 {
+			fmt.Fprintf(w, "  port %d's TX was busy with room in its ring for %d bursts: offered again, %d frames got through\n", p.TxPort, p.TxBusyRetries, p.TxBusyRecovered)
+		}
 		if p.Copied {
 			fmt.Fprintf(w, "  copied into port %d's DMA domain (the devices share no IOMMU domain); %d dropped for want of a bounce buffer\n", p.TxPort, p.NoBounce)
 		}
@@ -316,6 +337,11 @@ func (a *app) printSummary(s summaryJSON) {
 	}
 	if s.Capture != nil {
 		fmt.Fprintf(w, "capture %s: %d frames written, %d copies dropped (ring full)\n", s.Capture.File, s.Capture.Frames, s.Capture.Overflow)
+	}
+	if s.Accounting.OK {
+		fmt.Fprintln(w, "accounting: every frame of every port was received or counted by cause")
+	} else {
+		fmt.Fprintf(w, "accounting: FAILED (%d)\n", len(s.Accounting.Unbalanced))
 	}
 	if s.LeakCheck.OK {
 		fmt.Fprintln(w, "leak check: every buffer came back")
@@ -338,4 +364,44 @@ func dropsText(m map[string]uint64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// rxLost is the frames a port's driver counts as dropped on receive, by
+// every cause but no_mem, which counts RX ring slots a refill left empty,
+// not frames (a frame that then finds no buffer is counted in no_buffer).
+func rxLost(q driver.QueueStats) uint64 {
+	return q.TotalDrops() - q.Drops[driver.CauseNoMem]
+}
+
+// balance checks l2fwd's accounting identities per port at the end of a
+// run and describes each one that does not hold:
+//
+//	produced by the port's inputs = received + dropped on receive by cause
+//	received = handed on (sent to TX or consumed) + refused by TX + no bounce buffer
+//	           + taken up to the port's TAP twin (--tap)
+//
+// The first is checked where the inputs are known (simulated ports); the
+// second everywhere.
+func (a *app) balance(final []portSnap) []string {
+	var out []string
+	for i, f := range final {
+		rx, lost := f.stats.Rx.Packets, rxLost(f.stats.Rx)
+		if i < len(a.around) {
+			if produced, known := a.around[i].produced(); known && produced != rx+lost {
+				out = append(out, fmt.Sprintf("port %d (%s): its inputs produced %d frames, it received %d and counted %d dropped on receive: %s", i, a.specs[i], produced, rx, lost, diff(produced, rx+lost)))
+			}
+		}
+		if out2 := f.handled + f.txRefused + f.noBounce + f.tap.Taken; rx != out2 {
+			out = append(out, fmt.Sprintf("port %d (%s): it received %d frames, l2fwd handed on %d, its TX port refused %d, %d found no bounce buffer, %d went up to its TAP twin: %s", i, a.specs[i], rx, f.handled, f.txRefused, f.noBounce, f.tap.Taken, diff(rx, out2)))
+		}
+	}
+	return out
+}
+
+// diff says how far two counts are apart.
+func diff(want, got uint64) string {
+	if want > got {
+		return fmt.Sprintf("%d frames unaccounted for", want-got)
+	}
+	return fmt.Sprintf("%d frames counted twice", got-want)
 }
