@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
@@ -271,7 +272,7 @@ func TestStopAfterLinkReturns(t *testing.T) {
 // engine mode: the model must see no register access during MDIO
 // (ERR050089, checked in close).
 func TestMDIO(t *testing.T) {
-	s := openSim(t, "mode=engine&link-poll=1ms", driver.Config{})
+	s := openSim(t, "mode=engine&link-poll=10ms", driver.Config{})
 	s.wire.keep = false
 	a := s.port.PHYAddr()
 	if a < 0 {
@@ -401,6 +402,81 @@ func TestVF(t *testing.T) {
 	}
 	if regs := s.port.DumpRegs(); len(regs) == 0 {
 		t.Error("empty register dump")
+	}
+	s.close(false)
+}
+
+// TestTxWaitsOutMDIO: a TX burst that meets an MDIO transaction (the link
+// poll, nicctl mdio) waits for it to end instead of refusing the frames
+// (ERR050089 keeps the data path off the registers meanwhile): while
+// another goroutine runs MDIO reads back to back, every burst is taken
+// whole, every frame reaches the wire, no drop is counted, and the model
+// sees no register access during MDIO (checked in close).
+func TestTxWaitsOutMDIO(t *testing.T) {
+	s := openSim(t, "", driver.Config{})
+	s.wire.keep = false
+	phy := s.port.PHYAddr()
+	if phy < 0 {
+		t.Fatal("no PHY found")
+	}
+	var stop atomic.Bool
+	var reads atomic.Uint64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			if _, err := s.port.MDIORead(phy, mii.BMSR); err != nil {
+				t.Error(err)
+				return
+			}
+			reads.Add(1)
+		}
+	}()
+	txq, pl := s.port.TxQueue(0), s.port.RxQueue(0).Pool()
+	frame := udp4(t, 60, 1)
+	buf := make([]*pool.Packet, 32)
+	var sent int
+	waits := func() uint64 { return s.port.Stats().HW["drv_tx0_mdio_waits"] }
+	for b := 0; b < 200_000 && (b < 100 || waits() < 20); b++ {
+		for i := range buf {
+			buf[i] = pl.Alloc()
+			if buf[i] == nil {
+				t.Fatalf("burst %d: pool empty", b)
+			}
+			copy(buf[i].Append(len(frame)), frame)
+		}
+		if m := txq.TxBurst(buf); m != len(buf) {
+			pool.FreeBulk(buf[m:])
+			t.Fatalf("burst %d: TxBurst took %d of %d frames with the ring's room to spare (pending %d)", b, m, len(buf), txq.Pending())
+		}
+		sent += len(buf)
+		for txq.Pending() > 256 {
+			txq.Reclaim()
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	st := s.port.Stats()
+	if w := st.HW["drv_tx0_mdio_waits"]; w == 0 {
+		t.Fatalf("no burst met an MDIO transaction in %d bursts (%d MDIO reads): the test proved nothing", sent/len(buf), reads.Load())
+	}
+	t.Logf("%d bursts, %d MDIO reads, %d bursts waited, longest wait %d ns, %d ns in all",
+		sent/len(buf), reads.Load(), st.HW["drv_tx0_mdio_waits"], st.HW["drv_tx0_mdio_wait_max_ns"], st.HW["drv_tx0_mdio_wait_ns"])
+	if to := st.HW["drv_tx0_mdio_wait_timeouts"]; to != 0 {
+		t.Errorf("%d bursts gave up waiting for MDIO", to)
+	}
+	for txq.Pending() > 0 {
+		txq.Reclaim()
+	}
+	if d := st.Tx.TotalDrops(); d != 0 {
+		t.Errorf("TX drops %v", st.Tx.Drops)
+	}
+	s.wire.mu.Lock()
+	got := s.wire.count
+	s.wire.mu.Unlock()
+	if got != sent {
+		t.Errorf("the wire got %d frames, %d were sent", got, sent)
 	}
 	s.close(false)
 }

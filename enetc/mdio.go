@@ -105,6 +105,74 @@ func (p *Port) mdioEnd() {
 	erratum.rw.RLock()
 }
 
+// mdioGateWaitMax bounds how long a TX burst waits for an MDIO transaction
+// to end. A transaction normally closes the gate for tens of microseconds
+// (an MDIO frame at 2.5 MHz takes about 26 µs); each of its busy-waits is
+// bounded by mdioTimeout, but the thread running it can be descheduled by a
+// loaded host for tens of milliseconds (measured: up to 80 ms with six
+// runnable threads on two cores). Linux's data path waits for the erratum
+// lock without any bound; this one gives up only when the gate stayed
+// closed far longer than any transaction can take, which means the process
+// is being stopped or starved: the burst then takes nothing (TxBurst
+// returns 0) and drv_tx<n>_mdio_wait_timeouts counts it.
+const mdioGateWaitMax = time.Second
+
+// mdioSpin is how long a waiting burst spins on the gate before it also
+// yields its processor at every check: an MDIO frame at 2.5 MHz takes about
+// 26 µs, and the goroutine running the transaction may need the processor
+// the burst's goroutine holds (GOMAXPROCS at or below the busy goroutines).
+const mdioSpin = 5 * time.Microsecond
+
+// waitMDIO is TxBurst's slow path, taken when it found the MDIO bit of its
+// gate set (the caller has stored active = 1): like the Linux driver, whose
+// data path waits for the ERR050089 lock, the burst waits for the
+// transaction to end instead of refusing frames for it. It leaves the burst
+// (active = 0) so the transaction can start, spins on the gate, announces
+// the burst again and returns the gate value it then read, with active = 1.
+// That value still has gateMDIO set only when the wait went past
+// mdioGateWaitMax. The waits are counted per queue (Stats: drv_tx<n>_mdio_*).
+//
+//go:noinline
+func (q *txQueue) waitMDIO() uint32 {
+	start := time.Now()
+	var (
+		g        uint32
+		timedOut bool
+	)
+	for i := 1; ; i++ {
+		q.active.Store(0) // let the transaction see this queue idle
+		for q.gate.Load()&gateMDIO != 0 {
+			i++
+			if i&63 != 0 {
+				continue
+			}
+			el := time.Since(start)
+			if el > mdioGateWaitMax {
+				timedOut = true
+				break
+			}
+			if el > mdioSpin {
+				runtime.Gosched()
+			}
+		}
+		q.active.Store(1)
+		g = q.gate.Load()
+		if g&gateMDIO == 0 || timedOut {
+			break
+		}
+	}
+	ns := uint64(time.Since(start))
+	q.mdioWaits.Add(1)
+	q.mdioWaitNs.Add(ns)
+	if ns > q.mdioWaitMaxNs.Load() {
+		q.mdioWaitMaxNs.Store(ns) // one writer: the queue's goroutine
+	}
+	if timedOut {
+		q.mdioWaitTimeouts.Add(1)
+	}
+	return g
+}
+
 func (p *Port) mdioWait() error {
 	deadline := time.Now().Add(mdioTimeout)
 	for i := 0; ; i++ {
@@ -230,10 +298,15 @@ func (p *Port) mdioReadCycle(ctl uint32) (uint16, error) {
 	return uint16(r.Read32(regEMDIO+regMDIO_DATA) & mdio_data_MASK), nil
 }
 
-// mdioRead22 is a clause-22 read (§2.9). Caller holds ctl.
+// mdioRead22 is a clause-22 read (§2.9) as one transaction. Caller holds ctl.
 func (p *Port) mdioRead22(phy, reg int) (uint16, error) {
 	p.mdioBegin()
 	defer p.mdioEnd()
+	return p.mdioRead22In(phy, reg)
+}
+
+// mdioRead22In is a clause-22 read inside a transaction the caller began.
+func (p *Port) mdioRead22In(phy, reg int) (uint16, error) {
 	r := p.regs
 	r.Write32(regEMDIO+regMDIO_CFG, mdio_cfg_VALUE)
 	if err := p.mdioWait(); err != nil {
@@ -298,10 +371,14 @@ func (p *Port) PHYAddr() int {
 }
 
 // readPHYLink reads link, speed and duplex from the PHY's clause-22
-// registers (mii.ReadLink; the eMAC runs at 1000 Mb/s). Caller holds ctl.
+// registers (mii.ReadLink; the eMAC runs at 1000 Mb/s), all in one MDIO
+// transaction: the data path is held off once per poll, not once per
+// register. Caller holds ctl.
 func (p *Port) readPHYLink() (driver.Link, error) {
+	p.mdioBegin()
+	defer p.mdioEnd()
 	a := p.phyAddr
-	return mii.ReadLink(func(reg int) (uint16, error) { return p.mdioRead22(a, reg) }, true)
+	return mii.ReadLink(func(reg int) (uint16, error) { return p.mdioRead22In(a, reg) }, true)
 }
 
 // pollLinkLocked refreshes the link state and follows it: MAC TX/RX enabled

@@ -22,8 +22,10 @@
 // an MDIO transaction on any port first sets the MDIO bit in the gate of
 // every open port and then waits until no queue of any port is active. With
 // Go's sequentially consistent atomics one side always sees the other, so
-// no ring register (RBCIR, TBPIR, TBCIR) is touched while MDIO runs; a
-// burst that finds the gate closed returns 0 and the caller polls again.
+// no ring register (RBCIR, TBPIR, TBCIR) is touched while MDIO runs. An
+// RX burst that finds the gate closed returns 0 and the caller polls again;
+// a TX burst waits, off the gate, for the transaction to end (bounded by
+// mdioGateWaitMax) and then sends: housekeeping never costs a frame.
 // On arm64, the target, the handshake costs two store-releases and a
 // load-acquire per burst; on amd64 each of Go's atomic stores is an XCHG.
 //
@@ -95,10 +97,18 @@ const (
 	// fcsLen is the FCS the device strips on RX and appends on TX.
 	fcsLen = 4
 	// defaultLinkPoll is how often the link watcher polls the PHY. Every
-	// poll closes the data path for a few MDIO frames (ERR050089), and if the
-	// OS deschedules the watcher meanwhile the queues wait for it: once a
-	// second keeps that cost negligible (link-poll= overrides it).
+	// poll holds the data path off for one MDIO transaction (ERR050089: TX
+	// bursts wait, RX bursts return nothing), and if the OS deschedules the
+	// watcher meanwhile the queues wait for it: once a second keeps that
+	// cost negligible and notices a link change within a second
+	// (link-poll= overrides it).
 	defaultLinkPoll = time.Second
+	// minLinkPoll is the shortest link-poll= taken. One poll is one MDIO
+	// transaction of up to seven clause-22 reads (~26 µs each at 2.5 MHz),
+	// during which TX bursts wait and RX bursts return nothing: at 10 ms
+	// that is under 2% of the time, shorter polls buy nothing a link change
+	// needs.
+	minLinkPoll = 10 * time.Millisecond
 )
 
 // ErrNotPF is returned for operations only a PF can perform (MAC, MDIO,
@@ -240,7 +250,10 @@ func (p *Port) parseOptions() error {
 		v := o.Get("link-poll")
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > time.Hour {
-			return driver.BadOption("link-poll", v, "not a poll interval", "a duration from 0 to 1h such as 100ms; 0 polls only on Link()")
+			return driver.BadOption("link-poll", v, "not a poll interval", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
+		}
+		if d > 0 && d < minLinkPoll {
+			return driver.BadOption("link-poll", v, "polls the PHY too often: every poll holds every ENETC port's data path off for one MDIO transaction (ERR050089)", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
 		}
 		p.linkPoll = d
 	}

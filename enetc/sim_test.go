@@ -67,8 +67,8 @@ func openSim(t testing.TB, opts string, cfg driver.Config) *simPort {
 	name := fmt.Sprintf("enetc%d", 100+simSeq.n)
 	simSeq.Unlock()
 	// Without a link watcher unless asked for: its MDIO polls close the
-	// ERR050089 gate, and a burst that meets it returns 0, which tests that
-	// count frames per burst would see.
+	// ERR050089 gate, and an RX burst that meets it returns 0, which tests
+	// that count frames per poll would see.
 	if !strings.Contains(opts, "link-poll=") {
 		if opts != "" {
 			opts += "&"

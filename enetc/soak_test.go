@@ -41,7 +41,7 @@ func TestSoak(t *testing.T) {
 	}
 	cfg := driver.Config{RxRingSize: 256, TxRingSize: 256, PoolSize: 1024}
 	a := openSim(t, "mode=engine&buf-size=1024&link-poll=0", cfg)
-	b := openSim(t, "mode=engine&link-poll=2ms", cfg)
+	b := openSim(t, "mode=engine&link-poll=10ms", cfg)
 	a.wire.keep = false
 	b.model.SetWire(nil)
 	rx, tx := a.port.RxQueue(0), b.port.TxQueue(0)

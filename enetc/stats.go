@@ -30,6 +30,10 @@ func (p *Port) Stats() driver.PortStats {
 		qs := q.ctr.Snapshot()
 		s.HW[fmt.Sprintf("drv_tx%d_doorbells", q.idx)] = q.doorbells.Load()
 		s.HW[fmt.Sprintf("drv_tx%d_bad_ci", q.idx)] = q.badCI.Load()
+		s.HW[fmt.Sprintf("drv_tx%d_mdio_waits", q.idx)] = q.mdioWaits.Load()
+		s.HW[fmt.Sprintf("drv_tx%d_mdio_wait_ns", q.idx)] = q.mdioWaitNs.Load()
+		s.HW[fmt.Sprintf("drv_tx%d_mdio_wait_max_ns", q.idx)] = q.mdioWaitMaxNs.Load()
+		s.HW[fmt.Sprintf("drv_tx%d_mdio_wait_timeouts", q.idx)] = q.mdioWaitTimeouts.Load()
 		s.TxQueues = append(s.TxQueues, qs)
 		s.Tx.Add(qs)
 	}

@@ -40,6 +40,10 @@ type txQueue struct {
 
 	doorbells atomic.Uint64 // TBPIR writes
 	badCI     atomic.Uint64 // TBCIR values refused by the bounds check
+	// Bursts that waited for an MDIO transaction (ERR050089), the time
+	// they waited in all and the longest wait, in ns; and the bursts that
+	// gave up after mdioGateWaitMax.
+	mdioWaits, mdioWaitNs, mdioWaitMaxNs, mdioWaitTimeouts atomic.Uint64
 
 	// Set-up state.
 	port *Port
@@ -97,14 +101,19 @@ func (q *txQueue) Doorbells() uint64 { return q.doorbells.Load() }
 // queued then would stay there, §5.4): every packet is taken, freed and
 // counted once as CauseLinkDown, as a NIC without carrier drops. Packets the
 // device cannot take (too long, too many segments, empty) are taken, freed
-// and counted as CauseTooBig. While an MDIO transaction runs or the port is
-// stopped it takes nothing and returns 0.
+// and counted as CauseTooBig. While an MDIO transaction runs it waits for
+// it to end (bounded by mdioGateWaitMax; past that it takes nothing and
+// returns 0); while the port is stopped it takes nothing and returns 0.
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if len(pkts) == 0 {
 		return 0
 	}
 	q.active.Store(1) // announce the burst before reading the gate (ERR050089 handshake)
-	if g := q.gate.Load(); g != 0 {
+	g := q.gate.Load()
+	if g&gateMDIO != 0 {
+		g = q.waitMDIO() // an MDIO transaction is short: wait it out, do not refuse
+	}
+	if g != 0 {
 		q.active.Store(0)
 		if g&(gateMDIO|gateStopped) != 0 {
 			return 0
