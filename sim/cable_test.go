@@ -121,3 +121,30 @@ func TestCableEngineRing(t *testing.T) {
 		prev = i
 	}
 }
+
+func TestCablePadsShortFrames(t *testing.T) {
+	// A cable stands for the sending MAC: a frame below the Ethernet
+	// minimum (a model told not to pad, or fault injection) arrives padded
+	// to 60 bytes, synchronous or through the ring, and is counted.
+	for _, engine := range []bool{false, true} {
+		a, ca := newFake(t, "tpad0", engine, "sim:tpad0?peer=sim:tpad1")
+		b, cb := newFake(t, "tpad1", engine, "sim:tpad1")
+		short := bytes.Repeat([]byte{0xab}, 42)
+		a.send(short)
+		a.send(frameN(7))
+		if engine {
+			b.pump()
+		}
+		got := b.frames()
+		want := append(append([]byte(nil), short...), make([]byte, 18)...)
+		if len(got) != 2 || !bytes.Equal(got[0], want) || !bytes.Equal(got[1], frameN(7)) {
+			t.Fatalf("engine %v: received %d frames, first % x", engine, len(got), got)
+		}
+		ab, _ := CableOf("tpad0").Stats()
+		if ab.Padded != 1 || ab.Frames != 2 || ab.Delivered != 2 || ab.Bytes != 120 {
+			t.Fatalf("engine %v: cable stats %+v", engine, ab)
+		}
+		cb()
+		ca()
+	}
+}
