@@ -325,12 +325,34 @@ func (p *Pool) refillCache() int {
 		return len(*c)
 	}
 	got := p.ring.pop(p.scratch[:room])
-	for _, e := range p.scratch[:got] {
-		if h, ok := p.accept(e); ok {
-			*c = append(*c, h)
-			p.o[cRefillIn]++
+	entries := p.scratch[:got]
+	if p.perPage > 1 {
+		for _, e := range entries {
+			if h, ok := p.accept(e); ok {
+				*c = append(*c, h)
+				p.o[cRefillIn]++
+			}
 		}
+		p.publish()
+		return len(*c)
 	}
+	// accept, for whole buffers, with the pool's fields in locals.
+	cache, hdrs := *c, p.hdrs
+	refused := 0
+	for _, e := range entries {
+		if u := e & idxMask; int(u) < len(hdrs) {
+			h := &hdrs[u]
+			if g := h.gen; g&1 != 0 && g&genMask == e>>idxBits {
+				h.gen = g + 1
+				cache = append(cache, h) // never grows: room was counted
+				continue
+			}
+		}
+		refused++ // a double free, or an entry no push makes
+	}
+	p.o[cRefusedDouble] += uint64(refused)
+	p.o[cRefillIn] += uint64(len(cache) - len(*c))
+	*c = cache
 	p.publish()
 	return len(*c)
 }
@@ -584,8 +606,8 @@ func (p *Pool) freeShared(h *Packet) {
 }
 
 // freeBatch is how many ring entries FreeBulk gathers per pool before one
-// push (the kernel's XDP_BULK_QUEUE_SIZE).
-const freeBatch = 16
+// push (one reservation and one counter update per batch).
+const freeBatch = 32
 
 // FreeBulk returns many buffers (and their chained segments) to their pools
 // from any goroutine. Consecutive buffers of one pool go to its ring in one
@@ -609,19 +631,6 @@ func freeBulk(own *Pool, pkts []*Packet) {
 		n     int
 		cur   *Pool
 	)
-	flush := func() {
-		if n == 0 {
-			return
-		}
-		if cur.ring.push(batch[:n]) {
-			cur.sharedRing.Add(uint64(n))
-		} else {
-			for _, e := range batch[:n] { // ring full: try one by one
-				cur.pushRing(e&idxMask, e>>idxBits)
-			}
-		}
-		n = 0
-	}
 	for _, pk := range pkts {
 		if own != nil {
 			// The owner's fast path, as in Recycle.
@@ -632,6 +641,13 @@ func freeBulk(own *Pool, pkts []*Packet) {
 				own.o[cRecycleCached]++
 				continue
 			}
+		}
+		// The common shared case: a single whole buffer of the pool of the
+		// batch being gathered, on coherent memory.
+		if cur != nil && n < freeBatch && pk != nil && pk.next == nil && uintptr(unsafe.Pointer(pk))-cur.hdrBase < cur.fastSpan {
+			batch[n] = pk.idx | (pk.gen&genMask)<<idxBits
+			n++
+			continue
 		}
 		for pk != nil {
 			next := pk.next
@@ -651,8 +667,10 @@ func freeBulk(own *Pool, pkts []*Packet) {
 				pl.freeShared(pk)
 			} else {
 				if pl != cur || n == freeBatch {
-					flush()
-					cur = pl
+					if n > 0 {
+						cur.pushBatch(batch[:n])
+					}
+					n, cur = 0, pl
 				}
 				pl.dirtySync(pk)
 				batch[n] = pk.idx | (pk.gen&genMask)<<idxBits
@@ -661,7 +679,21 @@ func freeBulk(own *Pool, pkts []*Packet) {
 			pk = next
 		}
 	}
-	flush()
+	if n > 0 {
+		cur.pushBatch(batch[:n])
+	}
+}
+
+// pushBatch puts ring entries of p's buffers into its ring in one
+// reservation, or one by one if the ring has no room for them all.
+func (p *Pool) pushBatch(entries []uint32) {
+	if p.ring.push(entries) {
+		p.sharedRing.Add(uint64(len(entries)))
+		return
+	}
+	for _, e := range entries {
+		p.pushRing(e&idxMask, e>>idxBits)
+	}
 }
 
 // publish copies the owner's counters where other goroutines can read them.

@@ -46,12 +46,13 @@ func (r *ring) push(entries []uint32) bool {
 			return false
 		}
 		if r.tail.CompareAndSwap(t, t+k) {
+			cells, mask := r.cells, r.mask
 			for i, e := range entries {
 				pos := t + uint64(i)
 				// The tag is published with the entry in one store, after every
 				// write the producer made to the buffer: the consumer's load of
 				// this cell orders those writes before its use of the buffer.
-				r.cells[pos&r.mask].Store((pos+1)<<32 | uint64(e))
+				cells[pos&mask].Store((pos+1)<<32 | uint64(e))
 			}
 			return true
 		}
@@ -61,15 +62,16 @@ func (r *ring) push(entries []uint32) bool {
 // pop dequeues up to len(out) ready entries in order (consumer only).
 func (r *ring) pop(out []uint32) int {
 	h := r.head.Load()
+	cells, mask := r.cells, r.mask
 	n := 0
-	for n < len(out) {
-		pos := h + uint64(n)
-		c := r.cells[pos&r.mask].Load()
+	for i := range out {
+		pos := h + uint64(i)
+		c := cells[pos&mask].Load()
 		if c>>32 != (pos+1)&0xFFFF_FFFF {
 			break // not yet published (or never reserved)
 		}
-		out[n] = uint32(c)
-		n++
+		out[i] = uint32(c)
+		n = i + 1
 	}
 	if n > 0 {
 		// Hands the cells back to producers; they are rewritten only after
