@@ -47,8 +47,6 @@ const (
 	rxbd_CR = 0x0004 // CRC error
 	rxbd_OV = 0x0002 // FIFO overrun
 	rxbd_TR = 0x0001 // truncated at FTRL
-
-	rxbd_ERR_MASK = rxbd_LG | rxbd_NO | rxbd_SH | rxbd_CR | rxbd_OV | rxbd_TR
 )
 
 // TX sc bits (§3.3).

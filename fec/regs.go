@@ -137,13 +137,6 @@ const (
 	mscr_HOLDTIME_SHIFT  = 8 // HOLDTIME[10:8]
 )
 
-// MIBC bits (§2.4).
-const (
-	mibc_MIB_DIS   = 1 << 31
-	mibc_MIB_IDLE  = 1 << 30
-	mibc_MIB_CLEAR = 1 << 29
-)
-
 // RCR bits (§2.5).
 const (
 	rcr_LOOP         = 1 << 0

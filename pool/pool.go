@@ -92,16 +92,15 @@ type Pool struct {
 	hdrBase, hdrSpan, fastSpan uintptr
 
 	// Owner-only state: no atomics.
-	cache    []*Packet  // LIFO of free whole buffers (Alloc's fast path); empty for split pages
-	ucache   []*Packet  // split pages: LIFO of free units (their first piece)
-	uc       *[]*Packet // the unit cache: &cache, or &ucache for split pages
-	spare    []uint32   // free units drained past the cache's size (InFlight, Close)
-	scratch  []uint32
-	cur      int32 // split pages: unit being carved, or -1
-	curNext  int   // split pages: next piece of cur
-	o        counters
-	closed   bool
-	allocOwn uint16
+	cache   []*Packet  // LIFO of free whole buffers (Alloc's fast path); empty for split pages
+	ucache  []*Packet  // split pages: LIFO of free units (their first piece)
+	uc      *[]*Packet // the unit cache: &cache, or &ucache for split pages
+	spare   []uint32   // free units drained past the cache's size (InFlight, Close)
+	scratch []uint32
+	cur     int32 // split pages: unit being carved, or -1
+	curNext int   // split pages: next piece of cur
+	o       counters
+	closed  bool
 
 	refs []atomic.Int32 // split pages: pieces of each unit still out
 	ring *ring

@@ -31,8 +31,6 @@ func newRing(size int) *ring {
 	return &ring{mask: uint64(n - 1), cells: make([]atomic.Uint64, n)}
 }
 
-func (r *ring) capacity() int { return len(r.cells) }
-
 // len is a snapshot of how many entries are reserved and not yet consumed.
 func (r *ring) len() int { return int(r.tail.Load() - r.head.Load()) }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
@@ -115,14 +114,6 @@ func writeAttr(e *env, path, value, what string) error {
 	default:
 		return fmt.Errorf("%s: write %s: %w", what, path, err)
 	}
-}
-
-func linkName(p string) string {
-	t, err := os.Readlink(p)
-	if err != nil {
-		return ""
-	}
-	return filepath.Base(t)
 }
 
 // target is a bindable device: a PCI function or a platform device.

@@ -316,6 +316,7 @@ func (d *Device) writeRing(off, v uint32) {
 			}
 			if v&TBMR_EN == 0 && d.engine {
 				d.engMu.Lock() // quiet once the write returns (see below)
+				//lint:ignore SA2001 waits for the engine's round to end (see below)
 				d.engMu.Unlock()
 			}
 			return
@@ -348,6 +349,7 @@ func (d *Device) writeRing(off, v uint32) {
 		// finishes the round it is in (which may still be filling this
 		// ring) before the driver goes on to free the ring's memory.
 		d.engMu.Lock()
+		//lint:ignore SA2001 the lock is taken only to wait for that round
 		d.engMu.Unlock()
 	}
 }

@@ -200,6 +200,7 @@ func (e *Engine) detach(d *Device) {
 	// A round in progress may still hold d: wait for d's round lock, which
 	// the engine holds for the whole of a device's round.
 	d.engMu.Lock()
+	//lint:ignore SA2001 the lock is taken only to wait for that round
 	d.engMu.Unlock()
 	if len(n) == 0 && e.running {
 		e.stop.Store(true)
