@@ -462,6 +462,8 @@ func TestMetrics(t *testing.T) {
 		`gopmd_l2fwd_handled_total{port="0"} 50`,
 		`gopmd_l2fwd_tx_refused_total{port="0"} 0`,
 		`gopmd_l2fwd_tx_refused_busy_total{port="0"} 0`,
+		`gopmd_l2fwd_tx_busy_retries_total{port="0"} 0`,
+		`gopmd_l2fwd_tx_busy_recovered_total{port="0"} 0`,
 		`gopmd_l2fwd_no_bounce_total{port="0"} 0`,
 		`gopmd_port_drops_total{cause="no_buffer",dir="rx",port="0"} 0`,
 		`gopmd_pool_buffers{port="0",queue="0"} 512`,
