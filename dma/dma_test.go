@@ -294,3 +294,22 @@ func TestSimIOMMUReusesFreedIOVAs(t *testing.T) {
 		t.Fatal("a reused range lost its guard gap")
 	}
 }
+
+// TestDomainID: handles on one address space share a domain number, as
+// SameDomain says; separate IOMMUs and no mapper do not.
+func TestDomainID(t *testing.T) {
+	a := NewSimIOMMU(false)
+	b := NewSimIOMMU(false)
+	if DomainID(a) == 0 || DomainID(a) != DomainID(a.Share()) {
+		t.Errorf("a shared handle: %d vs %d, want the same non-zero number", DomainID(a), DomainID(a.Share()))
+	}
+	if DomainID(a) == DomainID(b) {
+		t.Errorf("two IOMMUs got one domain number %d", DomainID(a))
+	}
+	if SameDomain(a, b) || !SameDomain(a, a.Share()) {
+		t.Error("SameDomain disagrees with DomainID")
+	}
+	if DomainID(nil) != 0 {
+		t.Errorf("no mapper: %d, want 0", DomainID(nil))
+	}
+}

@@ -1,6 +1,11 @@
 package dma
 
-import "errors"
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"sync/atomic"
+)
 
 // PageSize is the granule in which memory is mapped and in which a
 // non-contiguous mapping records bus addresses.
@@ -73,4 +78,33 @@ func SameDomain(a, b Mapper) bool {
 	da, ok1 := a.(interface{ Domain() any })
 	db, ok2 := b.(interface{ Domain() any })
 	return ok1 && ok2 && da.Domain() == db.Domain()
+}
+
+// domainIDs numbers the DMA domains seen so far (see DomainID).
+var (
+	domainIDs  sync.Map // domain key -> uint32
+	domainNext atomic.Uint32
+)
+
+// DomainID is a small number naming m's DMA domain: two mappers get the same
+// number exactly when SameDomain says they share an address space. It is for
+// hot paths, where comparing two numbers replaces SameDomain's interface
+// conversions: a pool records its region's domain once, and a TX queue
+// compares it with its device's per packet. 0 is no mapper.
+func DomainID(m Mapper) uint32 {
+	if m == nil {
+		return 0
+	}
+	var key any = m
+	if d, ok := m.(interface{ Domain() any }); ok {
+		key = d.Domain()
+	}
+	if key == nil || !reflect.TypeOf(key).Comparable() {
+		return domainNext.Add(1) // cannot be looked up: a domain of its own
+	}
+	if id, ok := domainIDs.Load(key); ok {
+		return id.(uint32)
+	}
+	id, _ := domainIDs.LoadOrStore(key, domainNext.Add(1))
+	return id.(uint32)
 }

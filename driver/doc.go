@@ -9,4 +9,33 @@
 // windows, a DMA mapper and the device's identity. A Driver claims a Device
 // by PCI ID or device-tree compatible string and builds a Port on it. A
 // driver therefore never knows whether it talks to silicon or to a model.
+//
+// # Misuse the drivers refuse
+//
+// After Close every method of the port and of its queues fails closed
+// without touching the device, whose register window is unmapped by then:
+// methods with an error return ErrClosed (wrapped with the port's name);
+// Info, Link and MAC return zero values; RxQueue and TxQueue return nil;
+// RxBurst, TxBurst, Reclaim and Pending return 0 (TxBurst takes nothing).
+// Counters stay readable: Port.Stats returns the last counters, read by
+// Close just before it released the device, and a queue's Stats its own.
+// A queue's Pool stays valid for leak inspection (InFlight).
+//
+// Close waits up to Config.StopTimeout for buffers the application still
+// holds; those it reports by holder in a *pool.LeakError (errors.As), and
+// it keeps their memory mapped for the rest of the process, so Data on a
+// packet kept past Close stays safe and its Free is accepted. Memory with no
+// buffer out is unmapped.
+//
+// A queue belongs to one goroutine at a time. A burst (RxBurst, TxBurst,
+// Reclaim) entered while another goroutine is inside one on the same queue
+// panics with a *ConcurrentUse naming the queue, before it touches the
+// ring: the one atomic swap of the queue's busy word that every burst does
+// anyway detects it, so the ring is never corrupted silently.
+//
+// A TX queue refuses, frees and counts as CauseUnreachable a buffer whose
+// pool lives in memory mapped for another DMA domain (another IOMMU
+// container, another device's mapper), which the device would fault on; the
+// FEC also refuses a buffer above 4 GiB, which its 32-bit descriptors cannot
+// address.
 package driver

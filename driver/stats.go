@@ -30,10 +30,14 @@ const (
 	CauseTooBig
 	// CauseNoMem: a pool had no buffer for a refill (device ring runs short).
 	CauseNoMem
+	// CauseUnreachable: refused for TX: the buffer lies where the device
+	// cannot reach it (memory mapped for another device's DMA domain, or
+	// above what the device's descriptors can address).
+	CauseUnreachable
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem"}
+var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem", "unreachable"}
 
 func (c Cause) String() string {
 	if c < NumCauses {

@@ -100,6 +100,16 @@ func (p *Packet) Buf() []byte { return p.buf }
 // IOVA is the bus address of the first data byte.
 func (p *Packet) IOVA() uint64 { return p.iova + uint64(p.off) }
 
+// Domain is the DMA domain (dma.DomainID) of the buffer's pool, 0 for a
+// header that belongs to no pool. A TX queue compares it with its device's:
+// two loads and a compare per packet.
+func (p *Packet) Domain() uint32 {
+	if p.pool == nil {
+		return 0
+	}
+	return p.pool.domain
+}
+
 // BufIOVA is the bus address of the buffer's first byte.
 func (p *Packet) BufIOVA() uint64 { return p.iova }
 

@@ -82,8 +82,9 @@ type Pool struct {
 	refill   int
 	offset   int // of the first buffer in the region
 	needSync bool
-	simple   bool // whole buffers on coherent memory: the fast paths apply
-	fresh    meta // what a header's meta looks like when allocated
+	simple   bool   // whole buffers on coherent memory: the fast paths apply
+	domain   uint32 // the region's DMA domain (dma.DomainID), for TX reach checks
+	fresh    meta   // what a header's meta looks like when allocated
 
 	// The headers' address range: a pointer in it is one of this pool's
 	// headers (only this pool hands them out), so the fast paths prove
@@ -208,6 +209,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		offset: cfg.Offset, spare: make([]uint32, 0, units), needSync: r.NeedsSync(),
 		scratch: make([]uint32, cfg.Refill),
 		cur:     -1, ring: newRing(2 * units), owners: []string{"pool " + name},
+		domain: dma.DomainID(r.Mapper()),
 	}
 	if cfg.PerPage > 1 {
 		p.refs = make([]atomic.Int32, units)
@@ -260,6 +262,10 @@ func (p *Pool) Headroom() int { return p.headroom }
 
 // PerPage is the number of buffers per recycling unit.
 func (p *Pool) PerPage() int { return p.perPage }
+
+// Domain is the DMA domain (dma.DomainID) of the pool's region: a device
+// whose mapper has another domain cannot reach the buffers.
+func (p *Pool) Domain() uint32 { return p.domain }
 
 // Region is the DMA region the buffers live in.
 func (p *Pool) Region() *dma.Region { return p.region }
