@@ -155,7 +155,9 @@ func (q *txQueue) waitMDIO() uint32 {
 				runtime.Gosched()
 			}
 		}
-		q.active.Store(1)
+		if q.active.Swap(1) != 0 { // another goroutine entered while this one stood aside
+			q.port.concurrentUse("tx", q.idx, "TxBurst")
+		}
 		g = q.gate.Load()
 		if g&gateMDIO == 0 || timedOut {
 			break
@@ -212,6 +214,9 @@ func (p *Port) MDIORead(phy, reg int) (uint16, error) {
 	}
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return 0, p.errClosed()
+	}
 	return p.mdioRead22(phy, reg)
 }
 
@@ -225,6 +230,9 @@ func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
 	}
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return p.errClosed()
+	}
 	return p.mdioWrite22(phy, reg, v)
 }
 
@@ -242,6 +250,9 @@ func (p *Port) MDIORead45(phy, devad, reg int) (uint16, error) {
 	}
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return 0, p.errClosed()
+	}
 	p.mdioBegin()
 	defer p.mdioEnd()
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
@@ -264,6 +275,9 @@ func (p *Port) MDIOWrite45(phy, devad, reg int, v uint16) error {
 	}
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return p.errClosed()
+	}
 	p.mdioBegin()
 	defer p.mdioEnd()
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
@@ -420,7 +434,13 @@ func (p *Port) pollLinkLocked() driver.Link {
 // Link is the last link state read from the PHY (UpdateLink reads it; the
 // link watcher, option link-poll=, calls UpdateLink once a second). It
 // takes no lock and touches no register: any goroutine may call it.
-func (p *Port) Link() driver.Link { return *p.linkValue.Load() }
+// A closed port reports the zero Link (down).
+func (p *Port) Link() driver.Link {
+	if p.shut.Load() {
+		return driver.Link{}
+	}
+	return *p.linkValue.Load()
+}
 
 // UpdateLink reads the link state now: on a PF with a PHY it polls the PHY
 // over MDIO and a started port follows a change (MAC enabled and TX
@@ -428,6 +448,9 @@ func (p *Port) Link() driver.Link { return *p.linkValue.Load() }
 func (p *Port) UpdateLink() driver.Link {
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return driver.Link{}
+	}
 	return p.pollLinkLocked()
 }
 

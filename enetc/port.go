@@ -128,9 +128,13 @@ type Port struct {
 	gate atomic.Uint32
 
 	// ctl serialises control-path register access with MDIO (ERR050089).
-	ctl        sync.Mutex
-	started    bool
-	closed     bool
+	ctl     sync.Mutex
+	started bool
+	closed  bool
+	// shut is closed for the lock-free readers (Link): set by Close under
+	// ctl, before the device is released.
+	shut       atomic.Bool
+	final      driver.PortStats // the counters Close read before it released the device
 	needsReset bool
 	mac        net.HardwareAddr
 	mtu        int
@@ -468,10 +472,16 @@ func (p *Port) freeMemory() error {
 	return errors.Join(errs...)
 }
 
-// Info implements driver.Port.
+// errClosed is driver.ErrClosed with the port's name.
+func (p *Port) errClosed() error { return fmt.Errorf("enetc %s: %w", p.name, driver.ErrClosed) }
+
+// Info implements driver.Port; a closed port returns a zero PortInfo.
 func (p *Port) Info() driver.PortInfo {
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return driver.PortInfo{}
+	}
 	kind := "ENETC VF"
 	if p.pf {
 		kind = "ENETC PF"
@@ -505,7 +515,7 @@ func (p *Port) Start() error {
 	p.lock()
 	defer p.unlock()
 	if p.closed {
-		return fmt.Errorf("enetc %s: start: port is closed", p.name)
+		return p.errClosed()
 	}
 	if p.started {
 		return nil
@@ -576,6 +586,9 @@ func (p *Port) Stop() error {
 	p.stopWatcher()
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return p.errClosed()
+	}
 	return p.stopLocked()
 }
 
@@ -643,6 +656,15 @@ func (p *Port) stopLocked() error {
 	return errors.Join(errs...)
 }
 
+// concurrentUse reports a burst entered while another goroutine is inside
+// one on the same queue. It panics: the call has no error to return, and
+// going on would hand one buffer to two owners.
+//
+//go:noinline
+func (p *Port) concurrentUse(kind string, idx int, call string) {
+	panic(&driver.ConcurrentUse{Port: p.name, Queue: kind + " " + itoa(idx), Call: call})
+}
+
 // waitQueuesIdle waits until no queue is inside a burst, or until deadline
 // if it is not zero.
 func (p *Port) waitQueuesIdle(deadline time.Time) {
@@ -663,9 +685,13 @@ func (p *Port) waitQueuesIdle(deadline time.Time) {
 
 // Close implements driver.Port: Stop, close the pools (leaks are
 // reported), reset the function if a TX ring could not drain, unmap DMA
-// memory and release the device.
+// memory and release the device. Buffers the application still holds are
+// waited for up to Config.StopTimeout, then reported by holder
+// (*pool.LeakError) and their pool's memory stays mapped: Data on them
+// stays safe. Afterwards every method fails closed (driver.ErrClosed, see
+// package driver); a second Close returns nil.
 func (p *Port) Close() error {
-	if err := p.Stop(); err != nil && !p.needsReset {
+	if err := p.Stop(); err != nil && !p.needsReset && !errors.Is(err, driver.ErrClosed) {
 		return err
 	}
 	p.ctl.Lock()
@@ -674,7 +700,9 @@ func (p *Port) Close() error {
 		return nil
 	}
 	p.closed = true
-	defer p.unregister() // its queues are never polled again
+	p.shut.Store(true)
+	p.gate.Or(gateStopped) // no burst starts again: it would reach unmapped rings
+	defer p.unregister()   // its queues are never polled again
 	var errs []error
 	leaked := false
 	// Waiting for buffers touches no register, so it runs without the
@@ -689,6 +717,7 @@ func (p *Port) Close() error {
 		}
 	}
 	erratum.rw.RLock()
+	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	if p.rssOn {
 		p.regs.Write32(regSIMR, p.regs.Read32(regSIMR)&^simr_RSSE)
 	}
@@ -721,6 +750,9 @@ func (p *Port) SetPromiscuous(on bool) error {
 	}
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return p.errClosed()
+	}
 	p.promisc = on
 	p.writePromisc()
 	return nil
@@ -734,6 +766,9 @@ func (p *Port) SetMTU(mtu int) error {
 	}
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return p.errClosed()
+	}
 	if p.started {
 		return fmt.Errorf("enetc %s: set MTU: stop the port first", p.name)
 	}
@@ -750,10 +785,13 @@ func (p *Port) SetMTU(mtu int) error {
 	return nil
 }
 
-// MAC implements driver.Port.
+// MAC implements driver.Port; nil once the port is closed.
 func (p *Port) MAC() net.HardwareAddr {
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return nil
+	}
 	return append(net.HardwareAddr(nil), p.mac...)
 }
 
@@ -764,6 +802,9 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	}
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return p.errClosed()
+	}
 	p.mac = append(net.HardwareAddr(nil), mac...)
 	if p.pf {
 		p.regs.Write32(regPSIPMAR0(0), macLo(mac))
@@ -775,17 +816,17 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	return nil
 }
 
-// RxQueue implements driver.Port.
+// RxQueue implements driver.Port; nil once the port is closed.
 func (p *Port) RxQueue(i int) driver.RxQueue {
-	if i < 0 || i >= len(p.rx) {
+	if i < 0 || i >= len(p.rx) || p.shut.Load() {
 		return nil
 	}
 	return p.rx[i]
 }
 
-// TxQueue implements driver.Port.
+// TxQueue implements driver.Port; nil once the port is closed.
 func (p *Port) TxQueue(i int) driver.TxQueue {
-	if i < 0 || i >= len(p.tx) {
+	if i < 0 || i >= len(p.tx) || p.shut.Load() {
 		return nil
 	}
 	return p.tx[i]

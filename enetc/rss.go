@@ -66,7 +66,7 @@ func (p *Port) setupRSS() error {
 func (p *Port) RSSTable() []byte {
 	p.lock()
 	defer p.unlock()
-	if !p.rssOn {
+	if !p.rssOn || p.closed {
 		return nil
 	}
 	return append([]byte(nil), p.ringMem.Bytes()[p.rssOff:p.rssOff+p.rssEntries]...)

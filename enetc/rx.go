@@ -121,7 +121,9 @@ func (q *rxQueue) Stats() driver.QueueStats { return q.ctr.Snapshot() }
 // BDs), chains multi-BD frames as segments, counts and recycles bad ones,
 // and refills the ring in bundles with one RBCIR write.
 func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
-	q.active.Store(1) // announce the burst before reading the gate (ERR050089 handshake)
+	if q.active.Swap(1) != 0 { // announce the burst before reading the gate (ERR050089 handshake)
+		q.port.concurrentUse("rx", q.idx, "RxBurst") // another goroutine is inside: refuse, touch nothing
+	}
 	if q.gate.Load()&(gateMDIO|gateStopped) != 0 {
 		q.active.Store(0)
 		return 0

@@ -11,10 +11,18 @@ import (
 // queue as CauseNoBuffer. HW holds the SI counters and, on a PF, the eMAC
 // counters under the reference's names (SIRFRM, RFRM, ...), RBDCR(n),
 // the link state (link_up, link_speed_mbps) and the driver's own event
-// counts (drv_*).
+// counts (drv_*). A closed port returns the counters Close read last.
 func (p *Port) Stats() driver.PortStats {
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return p.final
+	}
+	return p.statsLocked()
+}
+
+// statsLocked reads the counters. Caller holds the control lock.
+func (p *Port) statsLocked() driver.PortStats {
 	s := driver.PortStats{HW: map[string]uint64{}}
 	for _, q := range p.rx {
 		qs := q.ctr.Snapshot()
@@ -67,6 +75,9 @@ type RegValue struct {
 func (p *Port) DumpRegs() []RegValue {
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return nil
+	}
 	var out []RegValue
 	for _, d := range RegisterMap(len(p.tx), len(p.rx)) {
 		if d.PFOnly() && !p.pf {
@@ -86,6 +97,9 @@ func (p *Port) DumpRegs() []RegValue {
 func (p *Port) Rings() []driver.RingState {
 	p.lock()
 	defer p.unlock()
+	if p.closed {
+		return nil
+	}
 	var out []driver.RingState
 	for _, q := range p.tx {
 		out = append(out, driver.RingState{Kind: "tx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,

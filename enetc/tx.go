@@ -30,6 +30,7 @@ type txQueue struct {
 	regs      driver.Regs
 	tbpir     uint32
 	tbcir     uint32
+	domain    uint32 // the device's DMA domain: a buffer from another is refused
 	freeBuf   [txFreeBatch]*pool.Packet
 
 	ctr driver.Counters
@@ -57,7 +58,7 @@ func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {
 		bds: txRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
 		maxLen: uint32(p.maxFrame() - fcsLen), reclaimAt: uint32(n / 2),
 		gate: &p.gate, regs: p.regs, tbpir: txRingReg(i, regTBPIR), tbcir: txRingReg(i, regTBCIR),
-		port: p, idx: i, iova: iova,
+		domain: dma.DomainID(p.dev.Mapper), port: p, idx: i, iova: iova,
 	}
 }
 
@@ -108,7 +109,9 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if len(pkts) == 0 {
 		return 0
 	}
-	q.active.Store(1) // announce the burst before reading the gate (ERR050089 handshake)
+	if q.active.Swap(1) != 0 { // announce the burst before reading the gate (ERR050089 handshake)
+		q.port.concurrentUse("tx", q.idx, "TxBurst") // another goroutine is inside: refuse, touch nothing
+	}
 	g := q.gate.Load()
 	if g&gateMDIO != 0 {
 		g = q.waitMDIO() // an MDIO transaction is short: wait it out, do not refuse
@@ -138,8 +141,8 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		if pk.Next() == nil {
 			// One-segment frame, the common case: one BD.
 			ln := uint32(pk.Len())
-			if ln == 0 || ln > q.maxLen {
-				q.tooBig(pk)
+			if ln == 0 || ln > q.maxLen || pk.Domain() != q.domain {
+				q.refuse(pk)
 				n++
 				continue
 			}
@@ -162,14 +165,14 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		for s := pk; s != nil; s = s.Next() {
 			segs++
 			l := uint32(s.Len())
-			if l == 0 || segs > txMaxBDs {
+			if l == 0 || segs > txMaxBDs || s.Domain() != q.domain {
 				bad = true
 				break
 			}
 			total += l
 		}
 		if bad || total > q.maxLen {
-			q.tooBig(pk)
+			q.refuse(pk)
 			n++
 			continue
 		}
@@ -210,15 +213,26 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	return n
 }
 
-// tooBig frees a frame the device cannot take and counts it.
-func (q *txQueue) tooBig(pk *pool.Packet) {
-	q.ctr.Drop(driver.CauseTooBig, 1)
+// refuse frees a frame the device cannot take and counts it: as
+// CauseUnreachable when a segment's buffer lies in another DMA domain (the
+// device would fault reading it), else as CauseTooBig.
+func (q *txQueue) refuse(pk *pool.Packet) {
+	cause := driver.CauseTooBig
+	for s := pk; s != nil; s = s.Next() {
+		if s.Domain() != q.domain {
+			cause = driver.CauseUnreachable
+			break
+		}
+	}
+	q.ctr.Drop(cause, 1)
 	pk.Free()
 }
 
 // Reclaim implements driver.TxQueue.
 func (q *txQueue) Reclaim() int {
-	q.active.Store(1)                              // TBCIR is a register: honour the MDIO gate
+	if q.active.Swap(1) != 0 { // TBCIR is a register: honour the MDIO gate
+		q.port.concurrentUse("tx", q.idx, "Reclaim")
+	}
 	if q.gate.Load()&(gateMDIO|gateStopped) != 0 { // stopped: Stop reclaimed everything
 		q.active.Store(0)
 		return 0
