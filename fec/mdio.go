@@ -38,6 +38,9 @@ func mscrValue(enetMAC bool, ipgHz int) uint32 {
 func (p *Port) mdio(frame uint32) (uint32, error) {
 	p.mdioMu.Lock()
 	defer p.mdioMu.Unlock()
+	if p.shut.Load() {
+		return 0, p.errClosed()
+	}
 	r := p.regs
 	r.Write32(regEIR, eir_MII) // a stale event would end the wait early
 	r.Write32(regMMFR, frame)
@@ -92,8 +95,12 @@ func (p *Port) findPHY() {
 	}
 }
 
-// Link is the last link state read from the PHY (UpdateLink reads it).
+// Link is the last link state read from the PHY (UpdateLink reads it);
+// the zero Link (down) once the port is closed.
 func (p *Port) Link() driver.Link {
+	if p.shut.Load() {
+		return driver.Link{}
+	}
 	p.linkMu.Lock()
 	defer p.linkMu.Unlock()
 	return p.link
@@ -109,7 +116,7 @@ func (p *Port) UpdateLink() driver.Link {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
-		return p.Link() // the device is released: the last state read
+		return driver.Link{} // the device is released: no link to report
 	}
 	return p.updateLinkLocked()
 }

@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,9 +121,13 @@ type Port struct {
 	// ctl serialises the control path: Start, Stop, the setters and the
 	// link watcher, which all write ECR, RCR or TCR and read the settings
 	// above. The data path never takes it.
-	ctl      sync.Mutex
-	started  bool
-	closed   bool
+	ctl     sync.Mutex
+	started bool
+	closed  bool
+	// shut is closed for the lock-free callers (Stats, Link, MDIO, the
+	// queue accessors); set by Close before the device is released.
+	shut     atomic.Bool
+	final    driver.PortStats // the counters Close read before it released the device
 	stopping atomic.Bool
 	// linkDown is the last link state read from the PHY, for TxBurst: the
 	// MAC does not sense the link itself and would "send" into nothing.
@@ -243,8 +248,24 @@ func checkNoMigration(path string) error {
 	return nil
 }
 
-// errClosed is returned by calls that would touch a released device.
-var errClosed = errors.New("fec: port is closed; open it again")
+// errClosed is driver.ErrClosed with the port's name: what calls that would
+// touch a released device return.
+func (p *Port) errClosed() error { return fmt.Errorf("fec %s: %w", p.name, driver.ErrClosed) }
+
+// qClosed in a queue's active word: Close released its ring.
+const qClosed = 2
+
+// concurrentUse reports a burst entered while another goroutine is inside
+// one on the same queue. It panics: the call has no error to return, and
+// going on would hand one buffer to two owners.
+//
+//go:noinline
+func (p *Port) concurrentUse(kind string, id int, call string) {
+	panic(&driver.ConcurrentUse{Port: p.name, Queue: kind + " " + itoa(id), Call: call})
+}
+
+// itoa formats a small non-negative int.
+func itoa(i int) string { return strconv.Itoa(i) }
 
 func knownCompatibles() string {
 	s := ""
@@ -509,7 +530,7 @@ func (p *Port) Start() error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
-		return errClosed
+		return p.errClosed()
 	}
 	if p.started {
 		return nil
@@ -594,6 +615,9 @@ func (p *Port) Stop() error {
 	p.stopWatcher() // before ctl: the watcher takes ctl on every tick
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
+	if p.closed {
+		return p.errClosed()
+	}
 	if !p.started {
 		return nil
 	}
@@ -644,7 +668,11 @@ func (p *Port) Stop() error {
 }
 
 // Close stops the port, closes the pools (reporting leaked buffers),
-// unmaps DMA memory and releases the device.
+// unmaps DMA memory and releases the device. Buffers the application still
+// holds are waited for up to Config.StopTimeout, then reported by holder
+// (*pool.LeakError) and their pool's memory stays mapped: Data on them
+// stays safe. Afterwards every method fails closed (driver.ErrClosed, see
+// package driver); a second Close returns nil.
 func (p *Port) Close() error {
 	if p.closed {
 		return nil
@@ -654,6 +682,11 @@ func (p *Port) Close() error {
 	defer p.ctl.Unlock()
 	p.regs.Write32(regECR, 0)
 	p.closed = true
+	p.closeQueues()
+	p.statsMu.Lock()
+	p.final = p.statsLocked() // the last look at the counters: the window goes away
+	p.shut.Store(true)
+	p.statsMu.Unlock()
 	if e := p.freeMemory(); e != nil {
 		err = errors.Join(err, e)
 	}
@@ -665,8 +698,30 @@ func (p *Port) Close() error {
 	return err
 }
 
-// Info describes the port.
+// closeQueues marks every queue closed, waiting (up to StopTimeout) for a
+// burst still running, which Stop's contract says there is none: a burst
+// started later returns 0 instead of reaching the unmapped rings.
+func (p *Port) closeQueues() {
+	deadline := time.Now().Add(p.cfg.StopTimeout)
+	mark := func(a *atomic.Uint32) {
+		for !a.CompareAndSwap(0, qClosed) && time.Now().Before(deadline) {
+			runtime.Gosched() // a burst is short: let its goroutine finish it
+		}
+		a.Store(qClosed)
+	}
+	for _, q := range p.rx {
+		mark(&q.active)
+	}
+	for _, q := range p.tx {
+		mark(&q.active)
+	}
+}
+
+// Info describes the port; a zero PortInfo once it is closed.
 func (p *Port) Info() driver.PortInfo {
+	if p.shut.Load() {
+		return driver.PortInfo{}
+	}
 	caps := driver.CapPromiscuous | driver.CapHWStats | driver.CapMDIO | driver.CapMultiSegRx | driver.CapMultiSegTx
 	dev := p.prof.compatible
 	if len(p.dev.Compatible) > 0 {
@@ -681,8 +736,13 @@ func (p *Port) Info() driver.PortInfo {
 	}
 }
 
-// MAC is the port's address.
-func (p *Port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.mac...) }
+// MAC is the port's address; nil once the port is closed.
+func (p *Port) MAC() net.HardwareAddr {
+	if p.shut.Load() {
+		return nil
+	}
+	return append(net.HardwareAddr(nil), p.mac...)
+}
 
 // SetMAC changes the port's address (PALR/PAUR).
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
@@ -692,7 +752,7 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
-		return errClosed
+		return p.errClosed()
 	}
 	p.mac = append(net.HardwareAddr(nil), mac...)
 	p.writeMAC()
@@ -704,7 +764,7 @@ func (p *Port) SetPromiscuous(on bool) error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
-		return errClosed
+		return p.errClosed()
 	}
 	p.promisc = on
 	if p.started {
@@ -731,7 +791,7 @@ func (p *Port) SetMTU(mtu int) error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
-		return errClosed
+		return p.errClosed()
 	}
 	if err := p.setMTU(mtu); err != nil {
 		return err
@@ -747,7 +807,7 @@ func (p *Port) SetMTU(mtu int) error {
 
 // RxQueue returns receive queue i, nil when i is out of range (driver.Port).
 func (p *Port) RxQueue(i int) driver.RxQueue {
-	if i < 0 || i >= len(p.rx) {
+	if i < 0 || i >= len(p.rx) || p.shut.Load() {
 		return nil // out of range: nil, as driver.Port says
 	}
 	return p.rx[i]
@@ -755,7 +815,7 @@ func (p *Port) RxQueue(i int) driver.RxQueue {
 
 // TxQueue returns transmit queue i, nil when i is out of range (driver.Port).
 func (p *Port) TxQueue(i int) driver.TxQueue {
-	if i < 0 || i >= len(p.tx) {
+	if i < 0 || i >= len(p.tx) || p.shut.Load() {
 		return nil // out of range: nil, as driver.Port says
 	}
 	return p.tx[i]

@@ -32,10 +32,14 @@ type rxQueue struct {
 	shift     int
 	headroom  int
 	mrbr      int
-	owner     uint16
+	owner     uint16 // leak-report id while the ring holds a buffer
+	appOwn    uint16 // leak-report id while the application holds it
 	portID    uint16
 	stats     driver.Counters
 	doorbells atomic.Uint64
+	// active is 1 while a goroutine is inside RxBurst, qClosed once Close
+	// released the ring: one CAS per burst detects both.
+	active atomic.Uint32
 
 	// perPacketDoorbell refills and writes RDAR after every frame, as a
 	// naive driver does; only the benchmark sets it.
@@ -53,6 +57,7 @@ func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *
 		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID,
 	}
 	q.owner = pl.Owner(p.ownerID + " rx ring")
+	q.appOwn = pl.Owner(p.ownerID + " rx" + itoa(id) + " caller")
 	return q
 }
 
@@ -94,6 +99,12 @@ func (q *rxQueue) Stats() driver.QueueStats { return q.stats.Snapshot() }
 // frames are counted by cause and their buffers recycled; the ring is then
 // refilled in bulk and RDAR written once.
 func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
+	if !q.active.CompareAndSwap(0, 1) {
+		if q.active.Load() == qClosed {
+			return 0 // the ring memory is gone
+		}
+		q.port.concurrentUse("rx", q.id, "RxBurst") // another goroutine is inside: touch nothing
+	}
 	n := 0
 	var bytes uint64
 	for n < len(pkts) && q.posted > 0 {
@@ -125,6 +136,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	}
 	q.refill() // also retries slots a short pool left empty
 	q.stats.Add(uint64(n), bytes)
+	q.active.Store(0)
 	return n
 }
 
@@ -177,6 +189,7 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	pk.PktLen = length - q.shift - fcsLen
 	pk.NSegs = 1
 	pk.Port, pk.Queue = q.portID, uint16(q.id)
+	pk.SetOwner(q.appOwn) // the application's now, for leak reports
 	if q.enhanced {
 		q.escFlags(pk, esc)
 	}
@@ -295,6 +308,7 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 		}
 		pk.SetData(start, use)
 		pk.Port, pk.Queue = q.portID, uint16(q.id)
+		pk.SetOwner(q.appOwn) // the application's now, for leak reports
 		if last != nil {
 			last.SetNext(pk)
 		}

@@ -941,8 +941,12 @@ func TestClosedPortRefusesControl(t *testing.T) {
 			t.Errorf("%s after Close: %v, want a closed-port error", name, err)
 		}
 	}
-	if got := fp.UpdateLink(); got != l {
-		t.Errorf("UpdateLink after Close: %v, want the last state %v", got, l)
+	if !l.Up {
+		t.Errorf("link before Close: %v, want up", l)
+	}
+	// A released device has no link to report: the zero Link, down.
+	if got := fp.UpdateLink(); got != (driver.Link{}) {
+		t.Errorf("UpdateLink after Close: %v, want down (the zero Link)", got)
 	}
 }
 

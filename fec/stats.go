@@ -9,8 +9,19 @@ import (
 
 // Stats sums the queue counters and reads the MIB counters into HW by
 // their reference names. The MIB registers are treated as wrapping 32-bit
-// counters and accumulated as deltas.
+// counters and accumulated as deltas. A closed port returns the counters
+// Close read last.
 func (p *Port) Stats() driver.PortStats {
+	p.statsMu.Lock()
+	defer p.statsMu.Unlock()
+	if p.shut.Load() {
+		return p.final
+	}
+	return p.statsLocked()
+}
+
+// statsLocked reads the counters. Caller holds statsMu.
+func (p *Port) statsLocked() driver.PortStats {
 	var s driver.PortStats
 	for _, q := range p.rx {
 		qs := q.Stats()
@@ -22,8 +33,6 @@ func (p *Port) Stats() driver.PortStats {
 		s.TxQueues = append(s.TxQueues, qs)
 		s.Tx.Add(qs)
 	}
-	p.statsMu.Lock()
-	defer p.statsMu.Unlock()
 	s.HW = make(map[string]uint64, len(mibNames))
 	for i, n := range mibNames {
 		if n == "" {
@@ -50,6 +59,9 @@ type RegValue struct {
 // (reading those has no side effect, but they are Stats' business).
 // Reading EIR does not clear it.
 func (p *Port) DumpRegs() []RegValue {
+	if p.shut.Load() {
+		return nil
+	}
 	var out []RegValue
 	for _, d := range RegisterMap() {
 		if d.Offset >= regMIB && d.Offset < regMIBEnd {
@@ -84,6 +96,9 @@ func (v RegValue) String() string {
 // Rings reports every ring's indices (driver.RingState). The indices are
 // the queues' own and exact only while their goroutines are quiet.
 func (p *Port) Rings() []driver.RingState {
+	if p.shut.Load() {
+		return nil
+	}
 	var out []driver.RingState
 	for _, q := range p.rx {
 		out = append(out, driver.RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,

@@ -34,7 +34,11 @@ type txQueue struct {
 	stats     driver.Counters
 	doorbells atomic.Uint64
 	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
-	owners    []txOwner
+	domain    uint32        // the device's DMA domain: a buffer from another is refused
+	// active is 1 while a goroutine is inside TxBurst or Reclaim, qClosed
+	// once Close released the ring: one CAS per burst detects both.
+	active atomic.Uint32
+	owners []txOwner
 
 	// perPacketDoorbell writes TDAR after every frame, as a naive driver
 	// does; only the benchmark sets it.
@@ -56,6 +60,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
 		free: make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
+		domain: dma.DomainID(p.dev.Mapper),
 	}
 	q.reclaimAt = max(ring.size/4, min(32, ring.size))
 	if p.prof.has(qAVB) && id > 0 {
@@ -99,7 +104,27 @@ func (q *txQueue) Stats() driver.QueueStats { return q.stats.Snapshot() }
 func (q *txQueue) Pending() int { return q.frames }
 
 // Reclaim frees the buffers of sent frames now and reports how many.
-func (q *txQueue) Reclaim() int { return q.reclaim() }
+func (q *txQueue) Reclaim() int {
+	if !q.enter("Reclaim") {
+		return 0
+	}
+	n := q.reclaim()
+	q.active.Store(0)
+	return n
+}
+
+// enter claims the queue for one burst: false once the port is closed; a
+// panic (driver.ConcurrentUse) when another goroutine is inside a burst.
+func (q *txQueue) enter(call string) bool {
+	if q.active.CompareAndSwap(0, 1) {
+		return true
+	}
+	if q.active.Load() == qClosed {
+		return false // the ring memory is gone
+	}
+	q.port.concurrentUse("tx", q.id, call) // touch nothing
+	return false
+}
 
 // TxBurst queues as many frames as fit, writes their BDs, issues one
 // barrier and one TDAR write, and returns how many it took. Frames it
@@ -107,6 +132,15 @@ func (q *txQueue) Reclaim() int { return q.reclaim() }
 // counted and freed; so is every frame while the PHY reports the link
 // down (counted as link_down).
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
+	if !q.enter("TxBurst") {
+		return 0
+	}
+	n := q.txBurst(pkts)
+	q.active.Store(0)
+	return n
+}
+
+func (q *txQueue) txBurst(pkts []*pool.Packet) int {
 	if q.port.stopping.Load() {
 		return 0
 	}
@@ -124,13 +158,21 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	for ; n < len(pkts); n++ {
 		pk := pkts[n]
 		segs, total := 0, 0
+		reach := true
 		for s := pk; s != nil; s = s.Next() {
 			segs++
 			total += s.Len()
+			// The device must reach the buffer: same DMA domain, and below
+			// 4 GiB, since a BD holds a 32-bit address (checked on the whole
+			// buffer, as fixAlign may move the data inside it).
+			reach = reach && s.Domain() == q.domain && s.BufIOVA()+uint64(s.BufSize()) <= 1<<32
 		}
-		if segs > maxTxSegs || total > q.port.maxFL-fcsLen || total < ethHdr {
+		if segs > maxTxSegs || total > q.port.maxFL-fcsLen || total < ethHdr || !reach {
 			c := driver.CauseTooBig
-			if total < ethHdr {
+			switch {
+			case !reach:
+				c = driver.CauseUnreachable
+			case total < ethHdr:
 				c = driver.CauseFrame
 			}
 			q.stats.Drop(c, 1)

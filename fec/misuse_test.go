@@ -1,0 +1,278 @@
+package fec_test
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/fec"
+	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/internal/drvtest"
+	"github.com/gopmd/gopmd/pool"
+)
+
+func wantNil(ok bool, what string) error {
+	if ok {
+		return nil
+	}
+	return errors.New(what)
+}
+
+// TestEveryMethodAfterClose: after Close, every exported method of the port
+// and its queues fails closed (driver.ErrClosed or a zero value) without a
+// register access, RxBurst does not read the unmapped ring, and a packet
+// the application kept past Close is still readable: Close waited for it,
+// reported it by holder and left its memory mapped.
+func TestEveryMethodAfterClose(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&link-poll=0")
+	w := &capture{}
+	m.SetWire(w)
+	frame := udpFrame(t, 100, -1, 1)
+	m.Port().Receive(frame)
+	rxq, txq := p.RxQueue(0), p.TxQueue(0)
+	pkts := make([]*driver.Packet, 4)
+	if n := rxq.RxBurst(pkts); n != 1 {
+		t.Fatalf("received %d frames, want 1", n)
+	}
+	out := rxq.Pool().Alloc()
+	copy(out.Append(len(frame)), frame)
+	if n := txq.TxBurst([]*pool.Packet{out}); n != 1 {
+		t.Fatalf("TxBurst took %d of 1", n)
+	}
+	err := p.Close()
+	var le *pool.LeakError
+	spec := p.Info().Name
+	if !errors.As(err, &le) || le.Count != 1 || !hasOwner(le, " rx0 caller") {
+		t.Fatalf("Close of %s with one received packet held: %v, want a LeakError naming rx0's caller", spec, err)
+	}
+	drvtest.AfterClose(t, drvtest.Closed{
+		Port: p, Rx: rxq, Tx: txq, Held: pkts[0], Frame: frame,
+		Touches: func() uint64 { s := m.Stats(); return s.RegReads + s.RegWrites },
+		Extra: map[string]func() error{
+			"Port.DecodeBD": func() error { // decodes bytes the caller gives: no device
+				p.DecodeBD(true, make([]byte, 32))
+				return nil
+			},
+			"Port.DumpRegs":   func() error { return wantNil(p.DumpRegs() == nil, "DumpRegs read registers") },
+			"Port.Rings":      func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
+			"Port.MDIORead":   func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
+			"Port.MDIOWrite":  func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
+			"Port.PHYAddr":    func() error { p.PHYAddr(); return nil }, // the driver's memory only
+			"Port.UpdateLink": func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },
+		},
+	})
+}
+
+func hasOwner(le *pool.LeakError, suffix string) bool {
+	for n, c := range le.ByOwner {
+		if strings.HasSuffix(n, suffix) && c > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// burstPanic runs f and returns what it panicked with, or nil.
+func burstPanic(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}
+
+// TestConcurrentRxBurstReported: two goroutines polling one RX queue is
+// caught at burst entry and reported as a driver.ConcurrentUse panic naming
+// the port and queue; the ring is never corrupted: every frame is received
+// or counted, none twice, and no buffer is lost. Run with -race.
+func TestConcurrentRxBurstReported(t *testing.T) {
+	// Engine mode: the model's DMA engine runs on its own goroutine, so
+	// Receive from this one may race the pollers' RDAR writes, as on silicon.
+	p, m := openSim(t, "soc=imx8mp&link-poll=0&mode=engine")
+	q := p.RxQueue(0)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		held     []*pool.Packet
+		reported atomic.Pointer[driver.ConcurrentUse]
+		stop     atomic.Bool
+	)
+	const frames = 512
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]*pool.Packet, 16)
+			for !stop.Load() {
+				n := 0
+				if v := burstPanic(func() { n = q.RxBurst(buf) }); v != nil {
+					cu, ok := v.(*driver.ConcurrentUse)
+					if !ok {
+						panic(v)
+					}
+					reported.Store(cu)
+					continue
+				}
+				if n > 0 {
+					mu.Lock()
+					held = append(held, buf[:n]...)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	frame := udpFrame(t, 64, -1, 1)
+	for i := 0; i < frames; i++ {
+		m.Port().Receive(frame)
+		if i%32 == 31 {
+			for j := 0; j < 8; j++ { // let the pollers take them; a full ring drops, counted
+				runtime.Gosched()
+			}
+			mu.Lock()
+			pool.FreeBulk(held) // from a third goroutine: the shared free path
+			held = held[:0]
+			mu.Unlock()
+		}
+	}
+	for j := 0; j < 2000; j++ { // until the pollers took every frame the ring holds
+		st := p.Stats()
+		if reported.Load() != nil && st.Rx.Packets+st.Rx.TotalDrops() >= frames {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	pool.FreeBulk(held)
+	cu := reported.Load()
+	if cu == nil {
+		t.Fatal("two goroutines polled one RX queue and nothing was reported")
+	}
+	if !strings.HasPrefix(cu.Port, "sim:fec") || cu.Queue != "rx 0" || cu.Call != "RxBurst" {
+		t.Errorf("report %+v does not name the port, rx 0 and RxBurst", *cu)
+	}
+	st := p.Stats()
+	if got, drops := st.Rx.Packets, st.Rx.TotalDrops(); got+drops != frames {
+		t.Errorf("%d frames received + %d dropped, want %d", got, drops, frames)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := q.Pool().InFlight(); n != 0 {
+		t.Errorf("%d buffers out after Stop: a buffer was lost", n)
+	}
+	if dbl := q.Pool().Stats().RefusedDouble; dbl != 0 {
+		t.Errorf("%d double frees: a buffer was handed out twice", dbl)
+	}
+}
+
+// txRefused sends [own, bad, own] on a fresh port and checks that bad is
+// refused, freed to its pool and counted as unreachable, and the other two
+// reach the wire.
+func txRefused(t *testing.T, p *fec.Port, m *model.Device, bad *pool.Pool) {
+	t.Helper()
+	w := &capture{}
+	m.SetWire(w)
+	own := p.RxQueue(0).Pool()
+	frame := udpFrame(t, 100, -1, 3)
+	mk := func(pl *pool.Pool) *pool.Packet {
+		pk := pl.Alloc()
+		copy(pk.Append(len(frame)), frame)
+		return pk
+	}
+	txq := p.TxQueue(0)
+	if n := txq.TxBurst([]*pool.Packet{mk(own), mk(bad), mk(own)}); n != 3 {
+		t.Fatalf("TxBurst took %d of 3", n)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Stats()
+	if st.Tx.Packets != 2 || st.Tx.Drops[driver.CauseUnreachable] != 1 {
+		t.Errorf("sent %d, unreachable %d; want 2 sent and 1 refused", st.Tx.Packets, st.Tx.Drops[driver.CauseUnreachable])
+	}
+	if n := len(w.take()); n != 2 {
+		t.Errorf("%d frames on the wire, want 2", n)
+	}
+	if f := m.IOMMU().FaultCount(); f != 0 {
+		t.Errorf("the device faulted %d times: the refused buffer reached it", f)
+	}
+	if n := bad.InFlight(); n != 0 {
+		t.Errorf("the refused buffer did not return to its pool: %d out", n)
+	}
+	if err := bad.Close(0); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestForeignBufferRefusedOnTx: a buffer mapped for another DMA domain
+// (here a second simulated IOMMU, as an ENETC's buffer would be) is refused
+// and counted; the frames around it go out.
+func TestForeignBufferRefusedOnTx(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&link-poll=0")
+	reg, err := dma.Alloc(dma.NewSimIOMMU(false), 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "foreign"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	fp, err := pool.New(reg, pool.Config{Name: "foreign", Count: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txRefused(t, p, m, fp)
+}
+
+// highMapper maps through the device's own IOMMU (same domain) but hands
+// out bus addresses 4 GiB higher, as memory above 4 GiB would have.
+type highMapper struct{ *dma.SimIOMMU }
+
+const above4G = 1 << 32
+
+func (h highMapper) Map(mem []byte, a dma.Attr) (dma.Mapping, error) {
+	m, err := h.SimIOMMU.Map(mem, a)
+	m.IOVA += above4G
+	return m, err
+}
+
+func (h highMapper) Unmap(mem []byte, m dma.Mapping) error {
+	m.IOVA -= above4G
+	return h.SimIOMMU.Unmap(mem, m)
+}
+
+func (h highMapper) SyncForDevice(mem []byte, m dma.Mapping, off, n int) {
+	m.IOVA -= above4G
+	h.SimIOMMU.SyncForDevice(mem, m, off, n)
+}
+
+func (h highMapper) SyncForCPU(mem []byte, m dma.Mapping, off, n int) {
+	m.IOVA -= above4G
+	h.SimIOMMU.SyncForCPU(mem, m, off, n)
+}
+
+// TestTxBufferAbove4GRefused: a buffer the FEC's domain maps above 4 GiB
+// cannot be named by a 32-bit BD address: it is refused and counted as
+// unreachable instead of being sent from the truncated address.
+func TestTxBufferAbove4GRefused(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&link-poll=0")
+	hm := highMapper{m.IOMMU()}
+	if dma.DomainID(hm) != dma.DomainID(m.IOMMU()) {
+		t.Fatal("the high mapper is not in the device's domain: the test would not isolate the 32-bit check")
+	}
+	reg, err := dma.Alloc(hm, 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "high"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	if reg.IOVA() < above4G {
+		t.Fatalf("region at %#x, want above 4 GiB", reg.IOVA())
+	}
+	hp, err := pool.New(reg, pool.Config{Name: "high", Count: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txRefused(t, p, m, hp)
+}
