@@ -13,8 +13,10 @@
 // It prints a stats table every --stats-interval and a summary at the end
 // (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM, after
 // --duration, or with --until-done once finite inputs (pcap-in, gen-count)
-// are sent and forwarded. Exit status: 0 on a clean run, 1 when buffers
-// leaked or a port or a pcap-in replay failed while running, 2 for bad
+// are sent and forwarded. At the end it checks per port that every frame
+// was received or counted by cause. Exit status: 0 on a clean run, 1 when
+// buffers leaked, a port or a pcap-in replay failed while running, an
+// input could not finish, or a port's frames do not add up; 2 for bad
 // flags, specs or a port that cannot be opened.
 package main
 
@@ -280,7 +282,8 @@ SSH on its data port. Counted per port under "tap".
 
 Stopping: Ctrl-C, SIGTERM, --duration, or --until-done once every pcap-in
 file and gen-count generator has been sent and forwarded. Exit status 0,
-1 when buffers leaked or a port or pcap-in failed, 2 for bad input.
+1 when buffers leaked, a port or pcap-in failed, an input could not
+finish or a port's frames do not add up, 2 for bad input.
 
 flags:
 `
