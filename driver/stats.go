@@ -34,10 +34,21 @@ const (
 	// cannot reach it (memory mapped for another device's DMA domain, or
 	// above what the device's descriptors can address).
 	CauseUnreachable
+	// CauseUndersize: shorter than the minimum frame, discarded by the MAC
+	// (its undersize counter: ENETC RUND, FEC RMON_R_UNDERSIZE).
+	CauseUndersize
+	// CauseMACDiscard: discarded by the MAC or port before any ring, as
+	// its drop counter says (ENETC RDRP, FEC RMON_R_DROP): receive disabled
+	// (before Start, after Stop, while the link is down), FIFO overflow.
+	CauseMACDiscard
+	// CauseFiltered: not addressed to the port (unicast for another
+	// station, a multicast group not joined), discarded by the MAC address
+	// filter and counted by it (ENETC UFDMF and MFDMF).
+	CauseFiltered
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem", "unreachable"}
+var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem", "unreachable", "undersize", "mac_discard", "filtered"}
 
 func (c Cause) String() string {
 	if c < NumCauses {

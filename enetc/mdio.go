@@ -454,20 +454,32 @@ func (p *Port) UpdateLink() driver.Link {
 	return p.pollLinkLocked()
 }
 
-// watchLink polls the link every interval until stop closes.
-func (p *Port) watchLink(stop, done chan struct{}, interval time.Duration) {
+// watch is a started PF's housekeeping goroutine until stop closes: it
+// polls the link every linkEvery (0: never) and accumulates the 32-bit
+// counters every counterPoll. It sleeps between ticks.
+func (p *Port) watch(stop, done chan struct{}, linkEvery time.Duration) {
 	defer close(done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
+	var linkTick <-chan time.Time
+	if linkEvery > 0 {
+		t := time.NewTicker(linkEvery)
+		defer t.Stop()
+		linkTick = t.C
+	}
+	ct := time.NewTicker(counterPoll)
+	defer ct.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case <-linkTick:
 			p.lock()
 			if p.started {
 				p.pollLinkLocked()
 			}
+			p.unlock()
+		case <-ct.C:
+			p.lock()
+			p.accumulateLocked()
 			p.unlock()
 		}
 	}

@@ -148,8 +148,12 @@ type Port struct {
 	maxTx      int
 	maxRx      int
 	mdioPorts  []*Port // the ports whose gates the running MDIO transaction closed
-	rssOn      bool
-	rssEntries int
+	// 64-bit totals of the 32-bit device counters (stats.go), under ctl.
+	dcrAcc       []acc32 // RBDCR of each RX ring
+	macAcc       []acc32 // macCounters
+	ufdmf, mfdmf acc32
+	rssOn        bool
+	rssEntries   int
 
 	ringMem  *dma.Region // all BD rings, the CBDR and the RSS table buffer
 	cbdrOff  int
@@ -543,9 +547,13 @@ func (p *Port) Start() error {
 	p.started = true
 	p.gate.And(^uint32(gateStopped | gateLinkDown))
 	p.pollLinkLocked()
-	if p.pf && p.phyAddr >= 0 && p.linkPoll > 0 {
+	if p.pf {
+		var linkEvery time.Duration
+		if p.phyAddr >= 0 {
+			linkEvery = p.linkPoll
+		}
 		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
-		go p.watchLink(p.watchStop, p.watchDone, p.linkPoll)
+		go p.watch(p.watchStop, p.watchDone, linkEvery)
 	}
 	return nil
 }
@@ -557,9 +565,11 @@ func (p *Port) resetFunction() error {
 	if p.dev.Reset == nil {
 		return fmt.Errorf("enetc %s: a TX ring did not drain at the last Stop and this device offers no function reset: close and reopen it", p.name)
 	}
+	p.accumulateLocked() // the reset zeroes the counters: keep what they held
 	if err := p.dev.Reset(); err != nil {
 		return fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w", p.name, err)
 	}
+	p.countersResetLocked()
 	if p.pf {
 		if err := p.configurePort(); err != nil {
 			return err

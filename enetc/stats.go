@@ -2,16 +2,80 @@ package enetc
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gopmd/gopmd/driver"
 )
 
+// counterPoll is how often a started PF's 32-bit counters are read and
+// accumulated (besides every Stats call): the fastest of them, the MAC's
+// octet counters, wrap every 13.7 s at 2.5 Gb/s, so no counter can wrap
+// twice between two reads.
+const counterPoll = 2 * time.Second
+
+// acc32 accumulates a wrapping 32-bit device counter into a 64-bit total.
+// The device's counters start at 0 after a function reset (vfio-pci resets
+// the function when the device is opened; the model starts at 0), so last
+// starts at 0 and the totals count from the reset.
+type acc32 struct {
+	last  uint32
+	total uint64
+}
+
+func (a *acc32) add(v uint32) uint64 {
+	a.total += uint64(v - a.last) // modulo 2^32: one wrap between reads is exact
+	a.last = v
+	return a.total
+}
+
+// accumulateLocked reads every 32-bit counter the driver reports (RBDCR of
+// each RX ring; on a PF the eMAC counters, UFDMF and MFDMF) and adds what
+// each moved since the last read. Caller holds ctl.
+func (p *Port) accumulateLocked() {
+	if len(p.dcrAcc) != len(p.rx) {
+		p.dcrAcc = make([]acc32, len(p.rx))
+	}
+	for i, q := range p.rx {
+		p.dcrAcc[i].add(p.regs.Read32(rxRingReg(q.idx, regRBDCR)))
+	}
+	if !p.pf {
+		return
+	}
+	if len(p.macAcc) != len(macCounters) {
+		p.macAcc = make([]acc32, len(macCounters))
+	}
+	for i, c := range macCounters {
+		p.macAcc[i].add(p.regs.Read32(c.off)) // Linux and DPDK read the low 32 bits too
+	}
+	p.ufdmf.add(p.regs.Read32(regUFDMF))
+	p.mfdmf.add(p.regs.Read32(regMFDMF))
+}
+
+// countersResetLocked follows a function reset, which zeroes the device's
+// counters: the totals keep what was counted before it (the caller
+// accumulated just before the reset). Caller holds ctl.
+func (p *Port) countersResetLocked() {
+	for i := range p.dcrAcc {
+		p.dcrAcc[i].last = 0
+	}
+	for i := range p.macAcc {
+		p.macAcc[i].last = 0
+	}
+	p.ufdmf.last, p.mfdmf.last = 0, 0
+}
+
 // Stats implements driver.Port. Queue counters are the driver's; frames the
 // device dropped for lack of a posted buffer (RBDCR(n)) are added to each RX
-// queue as CauseNoBuffer. HW holds the SI counters and, on a PF, the eMAC
-// counters under the reference's names (SIRFRM, RFRM, ...), RBDCR(n),
-// the link state (link_up, link_speed_mbps) and the driver's own event
-// counts (drv_*). A closed port returns the counters Close read last.
+// queue as CauseNoBuffer. On a PF, frames the MAC or the port discarded
+// before any ring are added to Rx (not to a queue: no ring saw them) by
+// cause: CauseUndersize (RUND), CauseMACDiscard (RDRP: receive disabled,
+// link down, FIFO full) and CauseFiltered (UFDMF + MFDMF, the MAC address
+// filter). HW holds the SI counters and, on a PF, the eMAC counters under
+// the reference's names (SIRFRM, RFRM, ...), RBDCR(n), UFDMF, MFDMF, the
+// link state (link_up, link_speed_mbps) and the driver's own event counts
+// (drv_*). Every 32-bit device counter is accumulated into a 64-bit total
+// (here and every counterPoll while started), so none wraps. A closed port
+// returns the counters Close read last.
 func (p *Port) Stats() driver.PortStats {
 	p.lock()
 	defer p.unlock()
@@ -23,10 +87,11 @@ func (p *Port) Stats() driver.PortStats {
 
 // statsLocked reads the counters. Caller holds the control lock.
 func (p *Port) statsLocked() driver.PortStats {
+	p.accumulateLocked()
 	s := driver.PortStats{HW: map[string]uint64{}}
-	for _, q := range p.rx {
+	for i, q := range p.rx {
 		qs := q.ctr.Snapshot()
-		dcr := uint64(p.regs.Read32(rxRingReg(q.idx, regRBDCR)))
+		dcr := p.dcrAcc[i].total
 		qs.Drops[driver.CauseNoBuffer] += dcr
 		s.HW[fmt.Sprintf("RBDCR(%d)", q.idx)] = dcr
 		s.HW[fmt.Sprintf("drv_rx%d_bad_bd", q.idx)] = q.badBDs.Load()
@@ -49,9 +114,13 @@ func (p *Port) statsLocked() driver.PortStats {
 		s.HW[c.name] = p.regs.Read64(c.off)
 	}
 	if p.pf {
-		for _, c := range macCounters {
-			s.HW[c.name] = uint64(p.regs.Read32(c.off)) // Linux and DPDK read the low 32 bits
+		for i, c := range macCounters {
+			s.HW[c.name] = p.macAcc[i].total
 		}
+		s.HW["UFDMF"], s.HW["MFDMF"] = p.ufdmf.total, p.mfdmf.total
+		s.Rx.Drops[driver.CauseUndersize] += s.HW["RUND"]
+		s.Rx.Drops[driver.CauseMACDiscard] += s.HW["RDRP"]
+		s.Rx.Drops[driver.CauseFiltered] += p.ufdmf.total + p.mfdmf.total
 	}
 	l := p.link
 	if l.Up {

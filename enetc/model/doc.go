@@ -59,6 +59,12 @@
 //     the SI's PSIPMAR0/1(0) address or an enabled CBDR class-1 entry for
 //     SI 0; multicast needs PSIPMR bit 16 or such an entry. Misses count in
 //     UFDMF / MFDMF. A VF accepts everything (the PF filters in silicon).
+//   - Discards before a ring are counted in registers a driver reads: RDRP
+//     for frames the MAC drops while the link is down, receive is disabled
+//     (PM0_CMD_CFG.RX_EN, PMR, SIMR) or the FIFO is locked up (also
+//     RDRNTP), RUND for runts, UFDMF / MFDMF for the filter, RBDCR(n) for
+//     a ring that is disabled or has no buffer. The reference does not say
+//     which of these silicon counts in RDRP; the model counts each once.
 //   - CBDR completion codes: CBDErr* in the low 4 bits of status_flags.
 //   - PHY: ID registers (Config.PHYID), BMSR with link latched low, model
 //     status register PHYSSR (0x11) with speed/duplex/link, clause-45 MMDs

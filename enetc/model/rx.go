@@ -358,15 +358,21 @@ func (d *Device) rxFlush() {
 // rxFlush before it lets go.
 func (d *Device) deliver(frame []byte) bool {
 	n := len(frame)
+	m := &d.mac
+	// Every frame the MAC or the port discards before a ring is counted
+	// where the driver can read it: RDRP for receive disabled, link down
+	// and FIFO drops, RUND for runts, UFDMF/MFDMF for the address filter,
+	// RBDCR for the ring (a VF's driver sees only RBDCR).
 	if !d.link.Load() {
-		d.st.rxLinkDown.Add(1) // lost on the wire
+		d.st.rxLinkDown.Add(1) // no carrier: the MAC drops what trickles in
+		m[cRDRP].Add(1)
 		return false
 	}
 	if d.pf && d.get(PM0_CMD_CFG)&CMD_CFG_RX_EN == 0 {
 		d.st.rxMACOff.Add(1)
+		m[cRDRP].Add(1)
 		return false
 	}
-	m := &d.mac
 	if n < MinFrame {
 		m[cRUND].Add(1)
 		m[cRPKT].Add(1)
@@ -377,6 +383,7 @@ func (d *Device) deliver(frame []byte) bool {
 	if d.pf {
 		if d.fifoLock.Load() {
 			m[cRDRNTP].Add(1)
+			m[cRDRP].Add(1)
 			d.st.rxFIFO.Add(1)
 			return false
 		}
@@ -440,6 +447,7 @@ func (d *Device) deliver(frame []byte) bool {
 	}
 	if !d.rxAllowed() {
 		d.st.rxSIOff.Add(1)
+		m[cRDRP].Add(1)
 		return false
 	}
 	ring, hash := 0, uint32(0)
