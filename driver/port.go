@@ -21,6 +21,10 @@ type Port interface {
 	// Stop quiesces the port in the safe order: stop accepting TX, wait for
 	// queued frames to leave (bounded), disable the MAC and the rings, wait
 	// for the device to go idle, and take every buffer back from the rings.
+	// From its start until the next Start every RxBurst, TxBurst and
+	// Reclaim returns 0 touching neither ring nor register (TxBurst leaves
+	// the frames with the caller); Stop waits for bursts already running
+	// to return. Every driver follows this one protocol (internal/gate).
 	Stop() error
 	// Close stops the port if needed, closes the pools, unmaps DMA memory
 	// and releases the device. Leaked buffers are reported as an error.

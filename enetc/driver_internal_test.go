@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -399,7 +400,7 @@ func TestMDIOClause45(t *testing.T) {
 	if _, err := p.MDIORead(7, 2); !errors.Is(err, ErrMDIONoResponse) {
 		t.Errorf("read of an absent PHY: err = %v", err)
 	}
-	if p.gate.Load()&gateMDIO != 0 {
+	if p.gate.Load()&gate.MDIO != 0 {
 		t.Error("gate left closed after MDIO")
 	}
 	closeClean(t, p)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
@@ -79,10 +80,10 @@ func (p *Port) mdioBegin() {
 	erratum.mu.Lock()
 	ports := erratum.ports
 	for _, x := range ports {
-		x.gate.Or(gateMDIO) // bursts starting from now see the gate closed
+		x.gate.Close(gate.MDIO) // bursts starting from now see the gate closed
 	}
 	if !slices.Contains(ports, p) {
-		p.gate.Or(gateMDIO) // not registered yet (New): its own gate too
+		p.gate.Close(gate.MDIO) // not registered yet (New): its own gate too
 		ports = append(slices.Clip(ports), p)
 	}
 	erratum.mu.Unlock()
@@ -98,7 +99,7 @@ func (p *Port) waitIdle() { p.waitQueuesIdle(time.Time{}) }
 // mdioEnd opens the gates again and returns to the read side.
 func (p *Port) mdioEnd() {
 	for _, x := range p.mdioPorts {
-		x.gate.And(^uint32(gateMDIO))
+		x.gate.Open(gate.MDIO)
 	}
 	p.mdioPorts = nil
 	erratum.rw.Unlock()
@@ -124,12 +125,12 @@ const mdioGateWaitMax = time.Second
 const mdioSpin = 5 * time.Microsecond
 
 // waitMDIO is TxBurst's slow path, taken when it found the MDIO bit of its
-// gate set (the caller has stored active = 1): like the Linux driver, whose
+// gate set (the caller has entered the burst): like the Linux driver, whose
 // data path waits for the ERR050089 lock, the burst waits for the
 // transaction to end instead of refusing frames for it. It leaves the burst
-// (active = 0) so the transaction can start, spins on the gate, announces
-// the burst again and returns the gate value it then read, with active = 1.
-// That value still has gateMDIO set only when the wait went past
+// (its flag down) so the transaction can start, spins on the gate, enters
+// the burst again and returns the gate value it then read, inside the
+// burst. That value still has gate.MDIO set only when the wait went past
 // mdioGateWaitMax. The waits are counted per queue (Stats: drv_tx<n>_mdio_*).
 //
 //go:noinline
@@ -140,8 +141,8 @@ func (q *txQueue) waitMDIO() uint32 {
 		timedOut bool
 	)
 	for i := 1; ; i++ {
-		q.active.Store(0) // let the transaction see this queue idle
-		for q.gate.Load()&gateMDIO != 0 {
+		q.burst.Leave() // let the transaction see this queue idle
+		for q.gate.Load()&gate.MDIO != 0 {
 			i++
 			if i&63 != 0 {
 				continue
@@ -155,11 +156,11 @@ func (q *txQueue) waitMDIO() uint32 {
 				runtime.Gosched()
 			}
 		}
-		if q.active.Swap(1) != 0 { // another goroutine entered while this one stood aside
+		var shared bool
+		if g, shared = q.burst.Enter(q.gate); shared { // another goroutine entered while this one stood aside
 			q.port.concurrentUse("tx", q.idx, "TxBurst")
 		}
-		g = q.gate.Load()
-		if g&gateMDIO == 0 || timedOut {
+		if g&gate.MDIO == 0 || timedOut {
 			break
 		}
 	}
@@ -424,9 +425,9 @@ func (p *Port) pollLinkLocked() driver.Link {
 		}
 	}
 	if l.Up {
-		p.gate.And(^uint32(gateLinkDown))
+		p.gate.Open(gate.LinkDown)
 	} else {
-		p.gate.Or(gateLinkDown)
+		p.gate.Close(gate.LinkDown)
 	}
 	return l
 }

@@ -17,17 +17,16 @@
 // port of the process (Linux takes one global rwlock). Every control-path
 // register access (bring-up, Stats, Link, SetMTU, ...) holds its port's
 // mutex and the read side of a process-wide lock; an MDIO transaction holds
-// the write side. The data path takes no lock: each queue announces a burst
-// in its own atomic "active" word and then reads its port's gate word once;
-// an MDIO transaction on any port first sets the MDIO bit in the gate of
-// every open port and then waits until no queue of any port is active. With
-// Go's sequentially consistent atomics one side always sees the other, so
-// no ring register (RBCIR, TBPIR, TBCIR) is touched while MDIO runs. An
-// RX burst that finds the gate closed returns 0 and the caller polls again;
-// a TX burst waits, off the gate, for the transaction to end (bounded by
-// mdioGateWaitMax) and then sends: housekeeping never costs a frame.
-// On arm64, the target, the handshake costs two store-releases and a
-// load-acquire per burst; on amd64 each of Go's atomic stores is an XCHG.
+// the write side. The data path takes no lock: it follows the stop
+// protocol of package internal/gate, whose MDIO bit an MDIO transaction on
+// any port sets in the gate of every open port before it waits until no
+// queue of any port is inside a burst. So no ring register (RBCIR, TBPIR,
+// TBCIR) is touched while MDIO runs. An RX burst that finds the gate closed
+// returns 0 and the caller polls again; a TX burst waits, off the gate, for
+// the transaction to end (bounded by mdioGateWaitMax) and then sends:
+// housekeeping never costs a frame. On arm64, the target, the handshake
+// costs two store-releases and a load-acquire per burst; on amd64 each of
+// Go's atomic stores is an XCHG.
 //
 // # Device-written fields
 //
@@ -50,7 +49,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,6 +56,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -75,13 +74,6 @@ func match(d *driver.Device) bool {
 	return d.Bus == "pci" && d.VendorID == pciVendorFreescale &&
 		(d.DeviceID == pciDevicePF || d.DeviceID == pciDeviceVF)
 }
-
-// Gate bits: why bursts must not run now. Read once per burst.
-const (
-	gateMDIO     = 1 << iota // an MDIO transaction runs (ERR050089)
-	gateStopped              // the port is stopped or stopping
-	gateLinkDown             // the link is down: TX is refused (§5.4)
-)
 
 // Sizes and limits.
 const (
@@ -125,7 +117,7 @@ type Port struct {
 	pf   bool
 
 	// gate is read once per burst by every queue (see the package doc).
-	gate atomic.Uint32
+	gate gate.Gate
 
 	// ctl serialises control-path register access with MDIO (ERR050089).
 	ctl     sync.Mutex
@@ -217,7 +209,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	l := driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}
 	p.link = l
 	p.linkValue.Store(&l)
-	p.gate.Store(gateStopped)
+	p.gate.Init()
 	p.register()
 	ok = true
 	return p, nil
@@ -545,7 +537,7 @@ func (p *Port) Start() error {
 		p.regs.Write32(rxRingReg(q.idx, regRBMR), rbmr_EN)
 	}
 	p.started = true
-	p.gate.And(^uint32(gateStopped | gateLinkDown))
+	p.gate.Open(gate.Stopped | gate.LinkDown)
 	p.pollLinkLocked()
 	if p.pf {
 		var linkEvery time.Duration
@@ -617,7 +609,7 @@ func (p *Port) stopLocked() error {
 	if !p.started {
 		return nil
 	}
-	p.gate.Or(gateStopped)
+	p.gate.Close(gate.Stopped)
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	p.waitQueuesIdle(deadline)
 	var errs []error
@@ -678,19 +670,14 @@ func (p *Port) concurrentUse(kind string, idx int, call string) {
 // waitQueuesIdle waits until no queue is inside a burst, or until deadline
 // if it is not zero.
 func (p *Port) waitQueuesIdle(deadline time.Time) {
-	for {
-		busy := false
-		for _, q := range p.rx {
-			busy = busy || q.active.Load() != 0
-		}
-		for _, q := range p.tx {
-			busy = busy || q.active.Load() != 0
-		}
-		if !busy || !deadline.IsZero() && !time.Now().Before(deadline) {
-			return
-		}
-		runtime.Gosched() // a burst is short; let its goroutine finish it
+	flags := make([]*gate.Flag, 0, len(p.rx)+len(p.tx))
+	for _, q := range p.rx {
+		flags = append(flags, &q.burst)
 	}
+	for _, q := range p.tx {
+		flags = append(flags, &q.burst)
+	}
+	gate.WaitIdle(flags, deadline)
 }
 
 // Close implements driver.Port: Stop, close the pools (leaks are
@@ -711,8 +698,8 @@ func (p *Port) Close() error {
 	}
 	p.closed = true
 	p.shut.Store(true)
-	p.gate.Or(gateStopped) // no burst starts again: it would reach unmapped rings
-	defer p.unregister()   // its queues are never polled again
+	p.gate.Close(gate.Stopped) // no burst starts again: it would reach unmapped rings
+	defer p.unregister()       // its queues are never polled again
 	var errs []error
 	leaked := false
 	// Waiting for buffers touches no register, so it runs without the

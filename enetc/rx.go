@@ -5,6 +5,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -23,7 +24,7 @@ const rxStuckPolls = 128
 // is given up after rxStuckPolls looks, rxStuckPolls*rxPeekEvery polls.
 const rxPeekEvery = 16
 
-// rxQueue is one RX BD ring and its buffer pool. Everything but active and
+// rxQueue is one RX BD ring and its buffer pool. Everything but burst and
 // ctr belongs to the queue's goroutine (and to the control goroutine while
 // the port is stopped).
 type rxQueue struct {
@@ -36,7 +37,7 @@ type rxQueue struct {
 	bufLen   uint32 // RBBSR: most bytes the device may write per BD
 	maxLen   uint32 // longest frame accepted, FCS excluded
 	headroom int
-	gate     *atomic.Uint32
+	gate     *gate.Gate
 	regs     driver.Regs
 	rbcir    uint32
 	pool     *pool.Pool
@@ -51,9 +52,7 @@ type rxQueue struct {
 
 	ctr driver.Counters
 
-	_      [64]byte
-	active atomic.Uint32 // 1 while inside a burst (ERR050089 gate handshake)
-	_      [60]byte
+	burst gate.Flag // raised while inside a burst (the stop and ERR050089 handshake)
 
 	// Set-up state.
 	port    *Port
@@ -115,17 +114,24 @@ func (q *rxQueue) Pool() *pool.Pool { return q.pool }
 // Stats implements driver.RxQueue.
 func (q *rxQueue) Stats() driver.QueueStats { return q.ctr.Snapshot() }
 
-// RxBurst implements driver.RxQueue. It takes written-back BDs from the
-// ring, checks every device-written field (ready bit on every BD of a frame,
-// length within the buffer and the maximum frame, frame within the posted
-// BDs), chains multi-BD frames as segments, counts and recycles bad ones,
-// and refills the ring in bundles with one RBCIR write.
+// RxBurst implements driver.RxQueue. Its steps, as fec's:
+//
+//  1. check the gate (ERR050089, Stop): a closed gate returns 0;
+//  2. take written-back BDs from ntc: a one-BD frame on the fast path, a
+//     frame of several BDs through frameBDs and gather, a BD the device
+//     skipped through lostBD;
+//  3. refill the ring in bundles with one RBCIR write.
+//
+// Every device-written field is checked (ready bit on every BD of a frame,
+// length within the buffer and the longest frame, frame within the posted
+// BDs); bad frames are counted by cause and their buffers recycled.
 func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
-	if q.active.Swap(1) != 0 { // announce the burst before reading the gate (ERR050089 handshake)
+	g, shared := q.burst.Enter(q.gate) // announce the burst before reading the gate
+	if shared {
 		q.port.concurrentUse("rx", q.idx, "RxBurst") // another goroutine is inside: refuse, touch nothing
 	}
-	if q.gate.Load()&(gateMDIO|gateStopped) != 0 {
-		q.active.Store(0)
+	if g&gate.Closed != 0 {
+		q.burst.Leave()
 		return 0
 	}
 	var (
@@ -139,25 +145,20 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		bd := &q.bds[ntc]
 		st := bd.loadStatus()
 		if st&rxbd_LSTATUS_R == 0 {
-			// Not written back yet. If a later BD is ready while this one
-			// stays not ready for many polls, the device skipped it (a lost
-			// status write): drop it rather than stall the ring forever.
+			// Not written back yet. An idle ring reads one status word per
+			// poll; only every rxPeekEvery-th poll looks past it for a BD
+			// the device skipped.
 			q.idle++
-			if posted > 1 && q.idle%rxPeekEvery == 0 && q.bds[(ntc+1)&mask].loadStatus()&rxbd_LSTATUS_R != 0 {
-				q.stuck++
-				if q.stuck >= rxStuckPolls {
-					q.stuck = 0
-					q.skipped.Add(1)
-					q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
-					ntc = (ntc + 1) & mask // wraps by the power-of-two mask
-					posted--
-					continue
-				}
+			if q.idle%rxPeekEvery != 0 || !q.lostBD(ntc, posted > 1) {
+				break
 			}
-			break
+			q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
+			ntc = (ntc + 1) & mask // wraps by the power-of-two mask
+			posted--
+			continue
 		}
 		if st&rxbd_LSTATUS_F != 0 {
-			// One-BD frame, the common case.
+			// Fast path: a one-BD frame.
 			dma.ReadBarrier() // the status load before the other fields
 			pk := q.bufs[ntc]
 			q.bufs[ntc] = nil // ownership moves from the ring to us
@@ -184,107 +185,21 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			bytes += uint64(ln)
 			continue
 		}
-		// Multi-BD frame: find its final BD; every BD up to it must be ready
-		// and lie within the posted BDs and the most BDs a frame may need.
-		// A non-final BD is always filled to RBBSR (§4.4): a shorter one
-		// ends a broken frame (a lost F bit) and is dropped at once; a longer
-		// one is corrupt, but its missing F still says the frame goes on, so
-		// the whole frame up to F is dropped below.
-		k := uint32(1)
-		j := ntc
-		final, wait := false, false
-		dma.ReadBarrier() // the status load before the length
-		broken := uint32(bd.bufLen) < q.bufLen
-		for !broken && k < posted && k < q.maxSegs {
-			j = (j + 1) & mask // next BD of the frame, wrapping
-			s := q.bds[j].loadStatus()
-			if s&rxbd_LSTATUS_R == 0 {
-				// The rest of the frame is still being written back, unless
-				// a later BD is ready and this one stays not ready for many
-				// polls: then its status write was lost (see above).
-				wait = true
-				if k+1 < posted && q.bds[(j+1)&mask].loadStatus()&rxbd_LSTATUS_R != 0 {
-					q.stuck++
-					if q.stuck >= rxStuckPolls {
-						q.stuck = 0
-						q.skipped.Add(1)
-						k++ // the frame so far and the skipped BD
-						wait = false
-					}
-				}
-				break
-			}
-			k++
-			st |= s & rxbd_LSTATUS_ERR_MASK // an error on any BD spoils the frame
-			if s&rxbd_LSTATUS_F != 0 {
-				final = true
-				break
-			}
-			dma.ReadBarrier() // the status load before the length
-			broken = uint32(q.bds[j].bufLen) < q.bufLen
+		// A frame of several BDs.
+		k, fst := q.frameBDs(ntc, posted, st)
+		if k == 0 {
+			break // the rest of the frame is still being written back
 		}
-		if wait {
-			break
-		}
-		if !final {
-			// A short non-final BD, every posted BD ready with none final, or
-			// more BDs than the longest frame needs: the device wrote
-			// nonsense. Drop them all.
+		if fst&rxbd_LSTATUS_F == 0 {
+			// No final BD where one must be: the device wrote nonsense.
 			q.dropBDs(ntc, k, driver.CauseBadDescriptor)
-			ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
-			posted -= k
-			continue
+		} else if pk := q.gather(ntc, k, fst); pk != nil {
+			pkts[n] = pk
+			n++
+			bytes += uint64(pk.PktLen)
 		}
-		dma.ReadBarrier() // every status load before the other fields
-		if st&rxbd_LSTATUS_ERR_MASK != 0 {
-			q.ctr.Drop(errCause(st), 1)
-			q.recycleBDs(ntc, k)
-			ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
-			posted -= k
-			continue
-		}
-		total := uint32(0)
-		ok := true
-		s := ntc
-		for i := uint32(0); i < k; i++ {
-			ln := uint32(q.bds[s].bufLen)
-			if ln == 0 || ln > q.bufLen || q.bufs[s] == nil {
-				ok = false
-			}
-			total += ln
-			s = (s + 1) & mask // next BD of the frame, wrapping
-		}
-		if !ok || total > q.maxLen {
-			cause := driver.CauseBadDescriptor
-			if ok {
-				cause = driver.CauseOversize
-			}
-			q.dropBDs(ntc, k, cause)
-			ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
-			posted -= k
-			continue
-		}
-		head := q.bufs[ntc]
-		prev := (*pool.Packet)(nil)
-		s = ntc
-		for i := uint32(0); i < k; i++ {
-			pk := q.bufs[s]
-			q.bufs[s] = nil // ownership moves from the ring to the frame
-			pk.SetData(q.headroom, int(q.bds[s].bufLen))
-			if prev != nil {
-				prev.SetNext(pk)
-				pk.SetOwner(q.appOwn)
-			}
-			prev = pk
-			s = (s + 1) & mask // next BD of the frame, wrapping
-		}
-		head.PktLen, head.NSegs = int(total), int32(k)
-		q.meta(head, st, q.bds[ntc].parseSummary(), q.bds[ntc].rssHash(), q.bds[ntc].vlanOpt)
 		ntc = (ntc + k) & mask // past the frame's k BDs, wrapping
 		posted -= k
-		pkts[n] = head
-		n++
-		bytes += uint64(total)
 	}
 	if ntc != q.ntc {
 		q.stuck = 0 // progress: whatever looked stuck was not
@@ -292,11 +207,112 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	q.ntc = ntc
 	q.ctr.Add(uint64(n), bytes)
 	if q.mask-((q.ntu-q.ntc)&q.mask) >= rxRefillBundle { // free slots: size - 1 - posted
-
 		q.refill()
 	}
-	q.active.Store(0)
+	q.burst.Leave()
 	return n
+}
+
+// lostBD is the stuck-BD recovery: BD j is not written back; it reports
+// whether the device skipped it (a lost status write), that is whether a
+// later BD (j+1, when more says one is posted) is ready while j has stayed
+// not ready for rxStuckPolls looks. Then the caller drops j rather than
+// stall the ring forever.
+func (q *rxQueue) lostBD(j uint32, more bool) bool {
+	if !more || q.bds[(j+1)&q.mask].loadStatus()&rxbd_LSTATUS_R == 0 { // the next BD, wrapping
+		return false
+	}
+	q.stuck++
+	if q.stuck < rxStuckPolls {
+		return false
+	}
+	q.stuck = 0
+	q.skipped.Add(1)
+	return true
+}
+
+// frameBDs finds the BDs of the frame that starts at ntc (BD ntc ready,
+// not final, with status first) among the posted ones. It returns k = 0 while a BD of it is
+// still being written back; else its k BDs and their status, errors of
+// every BD ORed in, with F set only when the k-th BD is the frame's final
+// one. Without F the k BDs are broken and must be dropped: a non-final BD
+// shorter than RBBSR (§4.4: a lost F bit), a BD the device skipped
+// (lostBD), every posted BD ready with none final, or more BDs than the
+// longest frame needs. A non-final BD longer than RBBSR is corrupt but
+// its missing F still says the frame goes on: gather drops the whole frame.
+func (q *rxQueue) frameBDs(ntc, posted, first uint32) (k, st uint32) {
+	mask := q.mask
+	j := ntc
+	dma.ReadBarrier() // the status load before the length
+	st = first
+	broken := uint32(q.bds[j].bufLen) < q.bufLen
+	for k = 1; !broken && k < posted && k < q.maxSegs; {
+		j = (j + 1) & mask // next BD of the frame, wrapping
+		s := q.bds[j].loadStatus()
+		if s&rxbd_LSTATUS_R == 0 {
+			if q.lostBD(j, k+1 < posted) {
+				return k + 1, st // the frame so far and the skipped BD
+			}
+			return 0, 0 // wait for the rest of the frame
+		}
+		k++
+		st |= s & rxbd_LSTATUS_ERR_MASK // an error on any BD spoils the frame
+		if s&rxbd_LSTATUS_F != 0 {
+			return k, st | rxbd_LSTATUS_F
+		}
+		dma.ReadBarrier() // the status load before the length
+		broken = uint32(q.bds[j].bufLen) < q.bufLen
+	}
+	return k, st
+}
+
+// gather checks a complete frame of k BDs from ntc (st: their ORed
+// status) and chains its buffers as segments; a frame that fails a check
+// is counted by cause, its buffers recycled, and gather returns nil.
+func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
+	mask := q.mask
+	dma.ReadBarrier() // every status load before the other fields
+	if st&rxbd_LSTATUS_ERR_MASK != 0 {
+		q.ctr.Drop(errCause(st), 1)
+		q.recycleBDs(ntc, k)
+		return nil
+	}
+	total := uint32(0)
+	ok := true
+	s := ntc
+	for i := uint32(0); i < k; i++ {
+		ln := uint32(q.bds[s].bufLen)
+		if ln == 0 || ln > q.bufLen || q.bufs[s] == nil {
+			ok = false
+		}
+		total += ln
+		s = (s + 1) & mask // next BD of the frame, wrapping
+	}
+	if !ok || total > q.maxLen {
+		cause := driver.CauseBadDescriptor
+		if ok {
+			cause = driver.CauseOversize
+		}
+		q.dropBDs(ntc, k, cause)
+		return nil
+	}
+	head := q.bufs[ntc]
+	prev := (*pool.Packet)(nil)
+	s = ntc
+	for i := uint32(0); i < k; i++ {
+		pk := q.bufs[s]
+		q.bufs[s] = nil // ownership moves from the ring to the frame
+		pk.SetData(q.headroom, int(q.bds[s].bufLen))
+		if prev != nil {
+			prev.SetNext(pk)
+			pk.SetOwner(q.appOwn)
+		}
+		prev = pk
+		s = (s + 1) & mask // next BD of the frame, wrapping
+	}
+	head.PktLen, head.NSegs = int(total), int32(k)
+	q.meta(head, st, q.bds[ntc].parseSummary(), q.bds[ntc].rssHash(), q.bds[ntc].vlanOpt)
+	return head
 }
 
 // meta fills the per-frame header fields from the write-back.

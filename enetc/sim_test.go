@@ -579,3 +579,53 @@ func TestQueueOutOfRange(t *testing.T) {
 	}
 	s.close(false)
 }
+
+// TestStopRefusesBursts: after Stop every burst returns 0 and touches
+// neither ring nor register, as in every driver (internal/gate): RxBurst
+// writes no RBCIR, TxBurst takes no frame and writes no TBPIR, Reclaim
+// frees nothing, and no counter moves; the caller keeps its frame. After
+// Start frames flow again. fec has the same test.
+func TestStopRefusesBursts(t *testing.T) {
+	s := openSim(t, "link-poll=0", driver.Config{})
+	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
+	if err := s.port.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	pk := rx.Pool().Alloc()
+	f := make([]byte, 64)
+	copy(f, macB)
+	copy(f[6:], macA)
+	copy(pk.Append(len(f)), f)
+	before, st0 := s.model.Stats(), s.port.Stats()
+	pkts := make([]*driver.Packet, 8)
+	if n := rx.RxBurst(pkts); n != 0 {
+		t.Errorf("RxBurst after Stop returned %d", n)
+	}
+	if n := tx.TxBurst([]*driver.Packet{pk}); n != 0 {
+		t.Errorf("TxBurst after Stop took %d frames", n)
+	}
+	if n := tx.Reclaim(); n != 0 {
+		t.Errorf("Reclaim after Stop freed %d", n)
+	}
+	after, st1 := s.model.Stats(), s.port.Stats()
+	if after.RxDoorbells[0] != before.RxDoorbells[0] || after.TxDoorbells[0] != before.TxDoorbells[0] {
+		t.Errorf("after Stop: %d RBCIR and %d TBPIR writes", after.RxDoorbells[0]-before.RxDoorbells[0], after.TxDoorbells[0]-before.TxDoorbells[0])
+	}
+	if st1.Rx.Packets != st0.Rx.Packets || st1.Tx.Packets != st0.Tx.Packets ||
+		st1.Rx.TotalDrops() != st0.Rx.TotalDrops() || st1.Tx.TotalDrops() != st0.Tx.TotalDrops() {
+		t.Errorf("counters moved after Stop: %+v -> %+v", st0, st1)
+	}
+	pk.Free() // the caller kept it
+	if err := s.port.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.model.Receive(f) {
+		t.Fatal("the model refused the frame")
+	}
+	got := s.rxAll(0, 1, 100)
+	if len(got) != 1 || !bytes.Equal(frameOf(got[0]), f) {
+		t.Fatalf("after a restart: %d frames", len(got))
+	}
+	got[0].Free()
+	s.close(false)
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -13,7 +14,7 @@ import (
 // pool.FreeBulk call.
 const txFreeBatch = 64
 
-// txQueue is one TX BD ring. Everything but active, ctr and the atomic
+// txQueue is one TX BD ring. Everything but burst, ctr and the atomic
 // counters belongs to the queue's goroutine (and to the control goroutine
 // while the port is stopped).
 type txQueue struct {
@@ -26,7 +27,7 @@ type txQueue struct {
 	maxLen    uint32 // longest frame accepted, FCS excluded
 	reclaimAt uint32 // reclaim when fewer free slots than this
 	pending   int    // frames queued and not yet reclaimed
-	gate      *atomic.Uint32
+	gate      *gate.Gate
 	regs      driver.Regs
 	tbpir     uint32
 	tbcir     uint32
@@ -35,9 +36,7 @@ type txQueue struct {
 
 	ctr driver.Counters
 
-	_      [64]byte
-	active atomic.Uint32 // 1 while inside a burst (ERR050089 gate handshake)
-	_      [60]byte
+	burst gate.Flag // raised while inside a burst (the stop and ERR050089 handshake)
 
 	doorbells atomic.Uint64 // TBPIR writes
 	badCI     atomic.Uint64 // TBCIR values refused by the bounds check
@@ -96,29 +95,34 @@ func (q *txQueue) Pending() int { return q.pending }
 // Doorbells is the number of TBPIR writes so far (one per accepted burst).
 func (q *txQueue) Doorbells() uint64 { return q.doorbells.Load() }
 
-// TxBurst implements driver.TxQueue: it writes every BD of the burst
-// (several for a chained packet, F on the last), issues one barrier and ONE
-// TBPIR write. While the link is down nothing goes into the ring (frames
-// queued then would stay there, §5.4): every packet is taken, freed and
-// counted once as CauseLinkDown, as a NIC without carrier drops. Packets the
-// device cannot take (too long, too many segments, empty) are taken, freed
-// and counted as CauseTooBig. While an MDIO transaction runs it waits for
-// it to end (bounded by mdioGateWaitMax; past that it takes nothing and
-// returns 0); while the port is stopped it takes nothing and returns 0.
+// TxBurst implements driver.TxQueue, in four steps:
+//
+//  1. check the gate: while the port is stopped it takes nothing and
+//     returns 0; while an MDIO transaction runs it waits for it to end
+//     (waitMDIO, bounded by mdioGateWaitMax; past that it takes nothing and
+//     returns 0); while the link is down nothing goes into the ring (frames
+//     queued then would stay there, §5.4): every packet is taken, freed and
+//     counted once as CauseLinkDown, as a NIC without carrier drops;
+//  2. clean up: reclaim sent frames when free BDs run low;
+//  3. write one BD per one-segment frame (the fast path), one BD per
+//     segment of a chained frame (chainLen, putChain; F on the last);
+//     packets the device cannot take (too long, too many segments, empty)
+//     are taken, freed and counted as CauseTooBig;
+//  4. publish: one barrier and ONE TBPIR write for the whole burst.
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if len(pkts) == 0 {
 		return 0
 	}
-	if q.active.Swap(1) != 0 { // announce the burst before reading the gate (ERR050089 handshake)
+	g, shared := q.burst.Enter(q.gate) // announce the burst before reading the gate
+	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxBurst") // another goroutine is inside: refuse, touch nothing
 	}
-	g := q.gate.Load()
-	if g&gateMDIO != 0 {
+	if g&gate.MDIO != 0 {
 		g = q.waitMDIO() // an MDIO transaction is short: wait it out, do not refuse
 	}
 	if g != 0 {
-		q.active.Store(0)
-		if g&(gateMDIO|gateStopped) != 0 {
+		q.burst.Leave()
+		if g&gate.Closed != 0 {
 			return 0
 		}
 		q.ctr.Drop(driver.CauseLinkDown, uint64(len(pkts)))
@@ -139,7 +143,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	for n < len(pkts) && free > 0 {
 		pk := pkts[n]
 		if pk.Next() == nil {
-			// One-segment frame, the common case: one BD.
+			// Fast path: a one-segment frame, one BD.
 			ln := uint32(pk.Len())
 			if ln == 0 || ln > q.maxLen || pk.Domain() != q.domain {
 				q.refuse(pk)
@@ -159,19 +163,9 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 			bytes += uint64(ln)
 			continue
 		}
-		// Chained frame: one BD per segment.
-		segs, total := uint32(0), uint32(0)
-		bad := false
-		for s := pk; s != nil; s = s.Next() {
-			segs++
-			l := uint32(s.Len())
-			if l == 0 || segs > txMaxBDs || s.Domain() != q.domain {
-				bad = true
-				break
-			}
-			total += l
-		}
-		if bad || total > q.maxLen {
+		// A chained frame: one BD per segment.
+		segs, total, ok := q.chainLen(pk)
+		if !ok {
 			q.refuse(pk)
 			n++
 			continue
@@ -179,38 +173,69 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		if segs > free {
 			break // the caller keeps it; room comes with the next reclaim
 		}
-		first := true
-		for s := pk; s != nil; s = s.Next() {
-			bd := &q.bds[ntu]
-			bd.addr = s.IOVA()
-			bd.bufLen = uint16(s.Len())
-			bd.frmLen = 0
-			if first {
-				bd.frmLen = uint16(total) // frame length in the first BD only
-				first = false
-			}
-			bd.lstatus = 0
-			if s.Next() == nil {
-				bd.lstatus = txbdLstatusF
-				q.bufs[ntu] = pk // the head, at the last BD: freed once the whole frame left
-			}
-			ntu = (ntu + 1) & mask // wraps by the power-of-two mask
-		}
+		ntu = q.putChain(pk, ntu, total)
 		free -= segs
 		n++
 		frames++
 		bytes += uint64(total)
 	}
-	if ntu != q.ntu {
-		dma.DoorbellBarrier() // every BD store visible before TBPIR hands them over
-		q.regs.Write32(q.tbpir, ntu)
-		q.ntu = ntu
-		q.doorbells.Add(1)
-	}
+	q.publish(ntu)
 	q.pending += frames
 	q.ctr.Add(uint64(frames), bytes)
-	q.active.Store(0)
+	q.burst.Leave()
 	return n
+}
+
+// chainLen counts a chained frame's segments and bytes; ok is false when
+// the device cannot send it (an empty segment, more than txMaxBDs
+// segments, a buffer in another DMA domain, longer than the longest
+// frame).
+func (q *txQueue) chainLen(pk *pool.Packet) (segs, total uint32, ok bool) {
+	for s := pk; s != nil; s = s.Next() {
+		segs++
+		l := uint32(s.Len())
+		if l == 0 || segs > txMaxBDs || s.Domain() != q.domain {
+			return segs, total, false
+		}
+		total += l
+	}
+	return segs, total, total <= q.maxLen
+}
+
+// putChain writes one BD per segment of pk from slot ntu, the frame's
+// length in the first, F in the last, and parks the head at the last BD's
+// slot. It returns the slot after the frame.
+func (q *txQueue) putChain(pk *pool.Packet, ntu, total uint32) uint32 {
+	first := true
+	for s := pk; s != nil; s = s.Next() {
+		bd := &q.bds[ntu]
+		bd.addr = s.IOVA()
+		bd.bufLen = uint16(s.Len())
+		bd.frmLen = 0
+		if first {
+			bd.frmLen = uint16(total) // frame length in the first BD only
+			first = false
+		}
+		bd.lstatus = 0
+		if s.Next() == nil {
+			bd.lstatus = txbdLstatusF
+			q.bufs[ntu] = pk // the head, at the last BD: freed once the whole frame left
+		}
+		ntu = (ntu + 1) & q.mask // wraps by the power-of-two mask
+	}
+	return ntu
+}
+
+// publish hands the BDs written up to ntu to the device: one barrier, one
+// TBPIR write, none when the burst wrote no BD.
+func (q *txQueue) publish(ntu uint32) {
+	if ntu == q.ntu {
+		return
+	}
+	dma.DoorbellBarrier() // every BD store visible before TBPIR hands them over
+	q.regs.Write32(q.tbpir, ntu)
+	q.ntu = ntu
+	q.doorbells.Add(1)
 }
 
 // refuse frees a frame the device cannot take and counts it: as
@@ -230,15 +255,17 @@ func (q *txQueue) refuse(pk *pool.Packet) {
 
 // Reclaim implements driver.TxQueue.
 func (q *txQueue) Reclaim() int {
-	if q.active.Swap(1) != 0 { // TBCIR is a register: honour the MDIO gate
+	// TBCIR is a register: honour the MDIO gate; stopped: Stop reclaimed everything.
+	g, shared := q.burst.Enter(q.gate)
+	if shared {
 		q.port.concurrentUse("tx", q.idx, "Reclaim")
 	}
-	if q.gate.Load()&(gateMDIO|gateStopped) != 0 { // stopped: Stop reclaimed everything
-		q.active.Store(0)
+	if g&gate.Closed != 0 {
+		q.burst.Leave()
 		return 0
 	}
 	n := q.reclaim()
-	q.active.Store(0)
+	q.burst.Leave()
 	return n
 }
 

@@ -2,6 +2,8 @@ package fec
 
 import (
 	"testing"
+
+	"github.com/gopmd/gopmd/pool"
 )
 
 func TestRegisterMapOffsetsUniqueAndAligned(t *testing.T) {
@@ -94,4 +96,21 @@ func TestDescriptorWord0(t *testing.T) {
 	if mem[32] != 0x02 || mem[33] != 0x01 || mem[34] != 0x00 || mem[35] != 0x88 {
 		t.Errorf("BD 1 bytes % x, want 02 01 00 88", mem[32:36])
 	}
+}
+
+// forwardNaive forwards as a naive driver does, one frame per RxBurst and
+// per TxBurst: one RDAR and one TDAR write per frame, against one per
+// burst. It returns the frames received and sent.
+func forwardNaive(rx *rxQueue, tx *txQueue, pkts []*pool.Packet) (n, sent int) {
+	for n < len(pkts) && rx.RxBurst(pkts[n:n+1]) == 1 {
+		n++
+	}
+	for sent < n {
+		k := tx.TxBurst(pkts[sent : sent+1])
+		if k == 0 && tx.Reclaim() == 0 {
+			break // ring full and nothing sent yet: the caller keeps the rest
+		}
+		sent += k
+	}
+	return n, sent
 }

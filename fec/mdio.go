@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
@@ -176,7 +177,11 @@ func (p *Port) updateLinkLocked() driver.Link {
 	old := p.link
 	p.link = l
 	p.linkMu.Unlock()
-	p.linkDown.Store(!l.Up)
+	if l.Up {
+		p.gate.Open(gate.LinkDown)
+	} else {
+		p.gate.Close(gate.LinkDown)
+	}
 	if p.started && l != old {
 		p.applyLink(l)
 	}

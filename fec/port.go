@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +47,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -126,12 +126,13 @@ type Port struct {
 	closed  bool
 	// shut is closed for the lock-free callers (Stats, Link, MDIO, the
 	// queue accessors); set by Close before the device is released.
-	shut     atomic.Bool
-	final    driver.PortStats // the counters Close read before it released the device
-	stopping atomic.Bool
-	// linkDown is the last link state read from the PHY, for TxBurst: the
-	// MAC does not sense the link itself and would "send" into nothing.
-	linkDown atomic.Bool
+	shut  atomic.Bool
+	final driver.PortStats // the counters Close read before it released the device
+	// gate is read once per burst by every queue (internal/gate): Stopped
+	// from New until Start and from the start of Stop; LinkDown while the
+	// PHY last reported the link down (the MAC does not sense the link
+	// itself and would "send" into nothing).
+	gate gate.Gate
 
 	mdioMu    sync.Mutex
 	phyAddr   int // -1: no PHY answered
@@ -169,6 +170,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	}
 	p := &Port{dev: d, regs: regs, prof: prof, cfg: cfg, name: d.Spec.Raw, phyAddr: -1,
 		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode, linkPoll: defaultLinkPoll}
+	p.gate.Init() // stopped until Start
 	if p.name == "" {
 		p.name = "fec"
 	}
@@ -251,9 +253,6 @@ func checkNoMigration(path string) error {
 // errClosed is driver.ErrClosed with the port's name: what calls that would
 // touch a released device return.
 func (p *Port) errClosed() error { return fmt.Errorf("fec %s: %w", p.name, driver.ErrClosed) }
-
-// qClosed in a queue's active word: Close released its ring.
-const qClosed = 2
 
 // concurrentUse reports a burst entered while another goroutine is inside
 // one on the same queue. It panics: the call has no error to return, and
@@ -594,7 +593,7 @@ func (p *Port) Start() error {
 		ecr |= ecr_SPEED
 	}
 	r.Write32(regECR, ecr)
-	p.stopping.Store(false)
+	p.gate.Open(gate.Stopped) // bursts may run from here on
 	for _, q := range p.rx {
 		q.refill() // posts every buffer and writes RDAR once
 	}
@@ -609,8 +608,9 @@ func (p *Port) Start() error {
 // Stop quiesces the port in the safe order: refuse new TX, wait (bounded
 // by Config.StopTimeout) for queued frames to leave, graceful TX stop,
 // disable the MAC (which rewinds its ring pointers), wait for the DMA to go
-// idle, and take every buffer back from the rings. The queue goroutines
-// must have stopped polling.
+// idle, and take every buffer back from the rings. From its start every
+// burst returns 0 (internal/gate); it waits for bursts already running to
+// leave before it touches the rings.
 func (p *Port) Stop() error {
 	p.stopWatcher() // before ctl: the watcher takes ctl on every tick
 	p.ctl.Lock()
@@ -621,10 +621,13 @@ func (p *Port) Stop() error {
 	if !p.started {
 		return nil
 	}
-	p.stopping.Store(true)
+	p.gate.Close(gate.Stopped) // bursts starting from now return 0
 	r := p.regs
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	var errs []error
+	if !gate.WaitIdle(p.bursts(), deadline) {
+		errs = append(errs, fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.name, p.cfg.StopTimeout))
+	}
 	for _, q := range p.tx {
 		for q.reclaim(); q.inFlight > 0 && time.Now().Before(deadline); q.reclaim() {
 			time.Sleep(50 * time.Microsecond)
@@ -667,6 +670,18 @@ func (p *Port) Stop() error {
 	return errors.Join(errs...)
 }
 
+// bursts are the queues' "in a burst" flags, for Stop to wait on.
+func (p *Port) bursts() []*gate.Flag {
+	flags := make([]*gate.Flag, 0, len(p.rx)+len(p.tx))
+	for _, q := range p.rx {
+		flags = append(flags, &q.burst)
+	}
+	for _, q := range p.tx {
+		flags = append(flags, &q.burst)
+	}
+	return flags
+}
+
 // Close stops the port, closes the pools (reporting leaked buffers),
 // unmaps DMA memory and releases the device. Buffers the application still
 // holds are waited for up to Config.StopTimeout, then reported by holder
@@ -698,23 +713,13 @@ func (p *Port) Close() error {
 	return err
 }
 
-// closeQueues marks every queue closed, waiting (up to StopTimeout) for a
-// burst still running, which Stop's contract says there is none: a burst
-// started later returns 0 instead of reaching the unmapped rings.
+// closeQueues keeps every burst off the rings for good: the gate stays
+// Stopped (Start refuses a closed port), and a burst still running, which
+// Stop's contract says there is none, is waited for up to StopTimeout. A
+// burst started later returns 0 instead of reaching the unmapped rings.
 func (p *Port) closeQueues() {
-	deadline := time.Now().Add(p.cfg.StopTimeout)
-	mark := func(a *atomic.Uint32) {
-		for !a.CompareAndSwap(0, qClosed) && time.Now().Before(deadline) {
-			runtime.Gosched() // a burst is short: let its goroutine finish it
-		}
-		a.Store(qClosed)
-	}
-	for _, q := range p.rx {
-		mark(&q.active)
-	}
-	for _, q := range p.tx {
-		mark(&q.active)
-	}
+	p.gate.Close(gate.Stopped)
+	gate.WaitIdle(p.bursts(), time.Now().Add(p.cfg.StopTimeout))
 }
 
 // Info describes the port; a zero PortInfo once it is closed.

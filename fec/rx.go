@@ -5,6 +5,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -35,18 +36,10 @@ type rxQueue struct {
 	owner     uint16 // leak-report id while the ring holds a buffer
 	appOwn    uint16 // leak-report id while the application holds it
 	portID    uint16
+	gate      *gate.Gate
 	stats     driver.Counters
 	doorbells atomic.Uint64
-	// active is 1 while a goroutine is inside RxBurst, qClosed once Close
-	// released the ring: one CAS per burst detects both.
-	active atomic.Uint32
-
-	// perPacketDoorbell refills and writes RDAR after every frame, as a
-	// naive driver does; only the benchmark sets it.
-	perPacketDoorbell bool
-	// skipSyncForCPU leaves out the cache invalidate before frame data is
-	// read; only the test proving that the sync matters sets it.
-	skipSyncForCPU bool
+	burst     gate.Flag // raised while inside a burst (the stop handshake)
 }
 
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {
@@ -54,7 +47,7 @@ func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *
 		port: p, id: id, ring: ring, pool: pl, bufRegion: bufs,
 		bufs: make([]*pool.Packet, ring.size), scratch: make([]*pool.Packet, ring.size),
 		rdar: regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
-		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID,
+		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID, gate: &p.gate,
 	}
 	q.owner = pl.Owner(p.ownerID + " rx ring")
 	q.appOwn = pl.Owner(p.ownerID + " rx" + itoa(id) + " caller")
@@ -95,15 +88,23 @@ func (q *rxQueue) Pool() *pool.Pool { return q.pool }
 // Stats are the queue's counters.
 func (q *rxQueue) Stats() driver.QueueStats { return q.stats.Snapshot() }
 
-// RxBurst fills pkts with received frames and returns how many. Errored
-// frames are counted by cause and their buffers recycled; the ring is then
-// refilled in bulk and RDAR written once.
+// RxBurst fills pkts with received frames and returns how many, in three
+// steps:
+//
+//  1. check the gate (internal/gate): a stopped port returns 0 and writes
+//     no RDAR;
+//  2. take completed BDs from ntc: a one-BD frame through single, a frame
+//     of several BDs through frameBDs and gather; errored frames are
+//     counted by cause and their buffers recycled;
+//  3. refill the ring in bulk and write RDAR once.
 func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
-	if !q.active.CompareAndSwap(0, 1) {
-		if q.active.Load() == qClosed {
-			return 0 // the ring memory is gone
-		}
+	g, shared := q.burst.Enter(q.gate)
+	if shared {
 		q.port.concurrentUse("rx", q.id, "RxBurst") // another goroutine is inside: touch nothing
+	}
+	if g&gate.Closed != 0 {
+		q.burst.Leave()
+		return 0 // stopped, or closed: the ring memory may be gone
 	}
 	n := 0
 	var bytes uint64
@@ -130,13 +131,10 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 				bytes += uint64(pk.PktLen)
 			}
 		}
-		if q.perPacketDoorbell {
-			q.refill()
-		}
 	}
 	q.refill() // also retries slots a short pool left empty
 	q.stats.Add(uint64(n), bytes)
-	q.active.Store(0)
+	q.burst.Leave()
 	return n
 }
 
@@ -181,10 +179,8 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 		q.pool.Recycle(pk)
 		return nil
 	}
-	if !q.skipSyncForCPU {
-		// Non-coherent DMA: drop stale cache lines before reading what the MAC wrote.
-		q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+q.headroom, length)
-	}
+	// Non-coherent DMA: drop stale cache lines before reading what the MAC wrote.
+	q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+q.headroom, length)
 	pk.SetData(q.headroom+q.shift, length-q.shift-fcsLen)
 	pk.PktLen = length - q.shift - fcsLen
 	pk.NSegs = 1
@@ -302,10 +298,8 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 			q.pool.Recycle(pk) // holds only FCS bytes
 			continue
 		}
-		if !q.skipSyncForCPU {
-			// Non-coherent DMA: drop stale cache lines before reading the segment.
-			q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+start, use)
-		}
+		// Non-coherent DMA: drop stale cache lines before reading the segment.
+		q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+start, use)
 		pk.SetData(start, use)
 		pk.Port, pk.Queue = q.portID, uint16(q.id)
 		pk.SetOwner(q.appOwn) // the application's now, for leak reports

@@ -969,3 +969,48 @@ func TestQueueOutOfRange(t *testing.T) {
 		t.Error("queue 0 missing")
 	}
 }
+
+// TestStopRefusesBursts: after Stop every burst returns 0 and touches
+// neither ring nor register, as in every driver (internal/gate): RxBurst
+// writes no RDAR (it used to refill the drained ring and ring the
+// doorbell of a disabled MAC), TxBurst takes no frame and writes no TDAR,
+// Reclaim frees nothing, and no counter moves; the caller keeps its frame.
+// After Start frames flow again. enetc has the same test.
+func TestStopRefusesBursts(t *testing.T) {
+	p, m := openSim(t, "")
+	rx, tx := p.RxQueue(0), p.TxQueue(0)
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	pk := rx.Pool().Alloc()
+	copy(pk.Append(64), udpFrame(t, 64, 0, 1))
+	before, st0 := m.Stats(), p.Stats()
+	pkts := make([]*driver.Packet, 8)
+	if n := rx.RxBurst(pkts); n != 0 {
+		t.Errorf("RxBurst after Stop returned %d", n)
+	}
+	if n := tx.TxBurst([]*driver.Packet{pk}); n != 0 {
+		t.Errorf("TxBurst after Stop took %d frames", n)
+	}
+	if n := tx.Reclaim(); n != 0 {
+		t.Errorf("Reclaim after Stop freed %d", n)
+	}
+	after, st1 := m.Stats(), p.Stats()
+	if after.RDARWrites != before.RDARWrites || after.TDARWrites != before.TDARWrites {
+		t.Errorf("after Stop: %d RDAR and %d TDAR writes", after.RDARWrites-before.RDARWrites, after.TDARWrites-before.TDARWrites)
+	}
+	if st1.Rx.Packets != st0.Rx.Packets || st1.Tx.Packets != st0.Tx.Packets ||
+		st1.Rx.TotalDrops() != st0.Rx.TotalDrops() || st1.Tx.TotalDrops() != st0.Tx.TotalDrops() {
+		t.Errorf("counters moved after Stop: %+v -> %+v", st0, st1)
+	}
+	pk.Free() // the caller kept it
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f := udpFrame(t, 128, 0, 2)
+	m.Port().Receive(f)
+	if n := rx.RxBurst(pkts); n != 1 || !bytes.Equal(pkts[0].Data(), f) {
+		t.Fatalf("after a restart: %d frames", n)
+	}
+	pkts[0].Free()
+}

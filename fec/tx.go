@@ -5,6 +5,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -35,17 +36,10 @@ type txQueue struct {
 	doorbells atomic.Uint64
 	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
 	domain    uint32        // the device's DMA domain: a buffer from another is refused
-	// active is 1 while a goroutine is inside TxBurst or Reclaim, qClosed
-	// once Close released the ring: one CAS per burst detects both.
-	active atomic.Uint32
-	owners []txOwner
+	owners    []txOwner
+	gate      *gate.Gate
 
-	// perPacketDoorbell writes TDAR after every frame, as a naive driver
-	// does; only the benchmark sets it.
-	perPacketDoorbell bool
-	// skipSyncForDevice leaves out the cache clean of frame data; only the
-	// test proving that the sync matters sets it.
-	skipSyncForDevice bool
+	burst gate.Flag // raised while inside a burst (the stop handshake)
 }
 
 // txOwner is the leak-report id of this queue in one of the port's pools.
@@ -60,7 +54,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
 		free: make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
-		domain: dma.DomainID(p.dev.Mapper),
+		domain: dma.DomainID(p.dev.Mapper), gate: &p.gate,
 	}
 	q.reclaimAt = max(ring.size/4, min(32, ring.size))
 	if p.prof.has(qAVB) && id > 0 {
@@ -103,50 +97,45 @@ func (q *txQueue) Stats() driver.QueueStats { return q.stats.Snapshot() }
 // Pending is the number of frames queued and not yet reclaimed.
 func (q *txQueue) Pending() int { return q.frames }
 
-// Reclaim frees the buffers of sent frames now and reports how many.
+// Reclaim frees the buffers of sent frames now and reports how many; 0 on
+// a stopped or closed port (Stop reclaimed everything).
 func (q *txQueue) Reclaim() int {
-	if !q.enter("Reclaim") {
+	g, shared := q.burst.Enter(q.gate)
+	if shared {
+		q.port.concurrentUse("tx", q.id, "Reclaim") // another goroutine is inside: touch nothing
+	}
+	if g&gate.Closed != 0 {
+		q.burst.Leave()
 		return 0
 	}
 	n := q.reclaim()
-	q.active.Store(0)
+	q.burst.Leave()
 	return n
 }
 
-// enter claims the queue for one burst: false once the port is closed; a
-// panic (driver.ConcurrentUse) when another goroutine is inside a burst.
-func (q *txQueue) enter(call string) bool {
-	if q.active.CompareAndSwap(0, 1) {
-		return true
-	}
-	if q.active.Load() == qClosed {
-		return false // the ring memory is gone
-	}
-	q.port.concurrentUse("tx", q.id, call) // touch nothing
-	return false
-}
-
-// TxBurst queues as many frames as fit, writes their BDs, issues one
-// barrier and one TDAR write, and returns how many it took. Frames it
-// cannot ever send (too many segments, too long, too short) are taken,
-// counted and freed; so is every frame while the PHY reports the link
-// down (counted as link_down).
+// TxBurst queues as many frames as fit and returns how many it took, in
+// four steps:
+//
+//  1. check the gate (internal/gate): a stopped or closed port takes
+//     nothing and returns 0; while the PHY reports the link down every frame is taken,
+//     freed and counted as link_down;
+//  2. clean up: reclaim sent frames when free BDs run low;
+//  3. write the BDs of each frame (R withheld); frames it cannot ever send
+//     (too many segments, too long, too short, a buffer the device cannot
+//     reach) are taken, counted and freed;
+//  4. publish: R bits last-BD-first, one barrier, one TDAR write.
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
-	if !q.enter("TxBurst") {
-		return 0
+	g, shared := q.burst.Enter(q.gate)
+	if shared {
+		q.port.concurrentUse("tx", q.id, "TxBurst") // another goroutine is inside: touch nothing
 	}
-	n := q.txBurst(pkts)
-	q.active.Store(0)
-	return n
-}
-
-func (q *txQueue) txBurst(pkts []*pool.Packet) int {
-	if q.port.stopping.Load() {
-		return 0
-	}
-	if q.port.linkDown.Load() {
+	if g != 0 {
+		q.burst.Leave()
+		if g&gate.Closed != 0 {
+			return 0
+		}
 		q.stats.Drop(driver.CauseLinkDown, uint64(len(pkts)))
-		pool.FreeBulk(pkts) // the frames are ours, and dropped
+		pool.FreeBulk(pkts) // link down: the frames are ours, and dropped
 		return len(pkts)
 	}
 	if q.ring.size-q.inFlight < q.reclaimAt {
@@ -185,11 +174,9 @@ func (q *txQueue) txBurst(pkts []*pool.Packet) int {
 		t := q.ntu
 		for s := pk; s != nil; s = s.Next() {
 			q.fixAlign(s)
-			if !q.skipSyncForDevice {
-				// Non-coherent DMA: clean the frame bytes out of the CPU cache.
-				r := s.Pool().Region()
-				r.SyncForDevice(bufOffset(r, s)+s.Offset(), s.Len())
-			}
+			// Non-coherent DMA: clean the frame bytes out of the CPU cache.
+			r := s.Pool().Region()
+			r.SyncForDevice(bufOffset(r, s)+s.Offset(), s.Len())
 			q.ring.set(t, wAddr, uint32(s.IOVA()))
 			if q.enhanced {
 				q.ring.set(t, wESC, q.esc)
@@ -210,15 +197,12 @@ func (q *txQueue) txBurst(pkts []*pool.Packet) int {
 		q.frames++
 		sent++
 		bytes += uint64(total)
-		if q.perPacketDoorbell {
-			q.publish(start, nbd)
-			start, nbd = q.ntu, 0
-		}
 	}
 	if nbd > 0 {
 		q.publish(start, nbd)
 	}
 	q.stats.Add(sent, bytes)
+	q.burst.Leave()
 	return n
 }
 
