@@ -122,19 +122,32 @@ func (p *Port) UpdateLink() driver.Link {
 	return p.updateLinkLocked()
 }
 
-// watch runs every interval until stop is closed: it reads the PHY, so
-// that a renegotiated speed or duplex reaches ECR/RCR/TCR without anyone
-// asking, and on ERR006358 parts it is the stall detector the erratum asks
-// for (txStallCheck).
+// watch runs until stop is closed. Every interval (0: never) it reads the
+// PHY, so that a renegotiated speed or duplex reaches ECR/RCR/TCR without
+// anyone asking, and on ERR006358 parts it is the stall detector the
+// erratum asks for (txStallCheck); every counterPoll it accumulates the
+// MIB counters so none wraps unseen.
 func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 	defer close(done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	ct := time.NewTicker(counterPoll)
+	defer ct.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case <-ct.C:
+			p.statsMu.Lock()
+			if !p.shut.Load() {
+				p.mibAccumulateLocked()
+			}
+			p.statsMu.Unlock()
+		case <-tick:
 			p.ctl.Lock()
 			if p.started {
 				if p.phyAddr >= 0 {

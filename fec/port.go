@@ -142,9 +142,10 @@ type Port struct {
 	watchStop chan struct{} // closed to end the watcher (link, ERR006358 stalls)
 	watchDone chan struct{} // closed by the watcher when it ends
 
-	statsMu sync.Mutex
-	mibLast [len(mibNames)]uint32
-	mibSum  [len(mibNames)]uint64
+	statsMu  sync.Mutex
+	mibLast  [len(mibNames)]uint32
+	mibSum   [len(mibNames)]uint64
+	mibBased bool // mibLast holds the counters' values after a reset
 }
 
 // New brings up a port on d (not started). It is the driver's
@@ -475,6 +476,13 @@ func (p *Port) readMAC() net.HardwareAddr {
 // does not depend on the rings: §5.3 steps 2-4.
 func (p *Port) reset() error {
 	r := p.regs
+	// The reset may zero the MIB counters: keep what they counted, and
+	// count from their new values.
+	p.statsMu.Lock()
+	defer p.statsMu.Unlock()
+	if p.mibBased {
+		p.mibAccumulateLocked()
+	}
 	if p.prof.has(qMultiQueues) || p.prof.has(qNoHardReset) {
 		r.Write32(regECR, 0) // multi-queue parts: no RESET pulse (Linux fec_restart)
 	} else {
@@ -489,6 +497,11 @@ func (p *Port) reset() error {
 	r.Write32(regGAUR, 0xFFFF_FFFF) // all multicast: a forwarder's default
 	r.Write32(regGALR, 0xFFFF_FFFF)
 	p.setupMDIO()
+	// MIB counters on from here (a reset stops them): frames the MAC
+	// discards before Start are counted too.
+	r.Write32(regMIBC, 0)
+	p.mibRebaseLocked()
+	p.mibBased = true
 	return r.Err()
 }
 
@@ -598,10 +611,12 @@ func (p *Port) Start() error {
 		q.refill() // posts every buffer and writes RDAR once
 	}
 	p.started = true
+	var every time.Duration
 	if (p.phyAddr >= 0 || p.prof.has(qERR006358)) && p.linkPoll > 0 {
-		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
-		go p.watch(p.watchStop, p.watchDone, p.linkPoll)
+		every = p.linkPoll
 	}
+	p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
+	go p.watch(p.watchStop, p.watchDone, every)
 	return r.Err()
 }
 

@@ -3,14 +3,25 @@ package fec
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gopmd/gopmd/driver"
 )
 
+// counterPoll is how often a started port's MIB counters are read and
+// accumulated (besides every Stats call): RMON_R_OCTETS wraps every 34 s
+// at 1 Gb/s, so no counter can wrap twice between two reads.
+const counterPoll = 4 * time.Second
+
 // Stats sums the queue counters and reads the MIB counters into HW by
 // their reference names. The MIB registers are treated as wrapping 32-bit
-// counters and accumulated as deltas. A closed port returns the counters
-// Close read last.
+// counters and accumulated as deltas into 64-bit totals (here, every
+// counterPoll while started, and around every MAC reset). Frames the MAC
+// discarded before a ring are added to Rx by cause (not to a queue: no
+// ring saw them): CauseNoBuffer (IEEE_R_DROP), CauseUndersize
+// (RMON_R_UNDERSIZE) and CauseMACDiscard (RMON_R_DROP: receive disabled,
+// link down, address filter). A closed port returns the counters Close
+// read last.
 func (p *Port) Stats() driver.PortStats {
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
@@ -18,6 +29,30 @@ func (p *Port) Stats() driver.PortStats {
 		return p.final
 	}
 	return p.statsLocked()
+}
+
+// mibAccumulateLocked adds what every MIB counter moved since the last
+// read to its total. Caller holds statsMu.
+func (p *Port) mibAccumulateLocked() {
+	for i, n := range mibNames {
+		if n == "" {
+			continue
+		}
+		v := p.regs.Read32(regMIB + uint32(4*i))
+		p.mibSum[i] += uint64(v - p.mibLast[i]) // wraps correctly in 32 bits
+		p.mibLast[i] = v
+	}
+}
+
+// mibRebaseLocked takes the counters' present values as the base of the
+// next deltas, after a reset that may have zeroed them. Caller holds
+// statsMu.
+func (p *Port) mibRebaseLocked() {
+	for i, n := range mibNames {
+		if n != "" {
+			p.mibLast[i] = p.regs.Read32(regMIB + uint32(4*i))
+		}
+	}
 }
 
 // statsLocked reads the counters. Caller holds statsMu.
@@ -33,19 +68,18 @@ func (p *Port) statsLocked() driver.PortStats {
 		s.TxQueues = append(s.TxQueues, qs)
 		s.Tx.Add(qs)
 	}
+	p.mibAccumulateLocked()
 	s.HW = make(map[string]uint64, len(mibNames))
 	for i, n := range mibNames {
-		if n == "" {
-			continue
+		if n != "" {
+			s.HW[n] = p.mibSum[i]
 		}
-		v := p.regs.Read32(regMIB + uint32(4*i))
-		p.mibSum[i] += uint64(v - p.mibLast[i]) // wraps correctly in 32 bits
-		p.mibLast[i] = v
-		s.HW[n] = p.mibSum[i]
 	}
-	// Frames the MAC dropped, for want of an empty BD among other reasons:
-	// the device's own count, so it stands for no_buffer.
+	// Frames the MAC dropped for want of an empty BD: the device's own
+	// count, so it stands for no_buffer.
 	s.Rx.Drops[driver.CauseNoBuffer] += s.HW["IEEE_R_DROP"]
+	s.Rx.Drops[driver.CauseUndersize] += s.HW["RMON_R_UNDERSIZE"]
+	s.Rx.Drops[driver.CauseMACDiscard] += s.HW["RMON_R_DROP"]
 	return s
 }
 

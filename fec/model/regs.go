@@ -83,6 +83,7 @@ const (
 	mibRBC       = 0x288
 	mibRMC       = 0x28C
 	mibRCRCAlign = 0x290
+	mibRUndersz  = 0x294
 	mibROversize = 0x298
 	mibRP64      = 0x2A8
 	mibROctets   = 0x2C4

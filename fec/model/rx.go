@@ -194,29 +194,39 @@ func (d *Device) classify(f []byte) int {
 // receiveLocked runs the receive path; callers hold rxMu in engine mode.
 // loop marks a frame coming from the MAC's own TX in loopback.
 func (d *Device) receiveLocked(frame []byte, loop bool) bool {
+	// Every frame the MAC discards is counted where a driver can read it:
+	// RMON_R_DROP for receive disabled, link down, the address filter and
+	// the RACC discards, RMON_R_UNDERSIZE for runts, IEEE_R_DROP for want
+	// of an empty BD. The reference leaves RMON_R_DROP undocumented (only
+	// U-Boot names it); the model gives it this meaning and counts each
+	// discard once.
 	ecr, rcr := d.reg(regECR), d.reg(regRCR)
 	if ecr&ecrETHEREN == 0 {
 		d.st.rxDisabled.Add(1)
+		d.mib(mibRDrop, 1)
 		return false
 	}
 	if !loop {
 		if rcr&rcrLOOP != 0 {
 			d.st.rxLoopIgnored.Add(1) // the MAC listens to its own TX only
+			d.mib(mibRDrop, 1)
 			return false
 		}
 		if !d.linkOK(ecr, rcr) {
 			d.st.rxLinkDown.Add(1)
+			d.mib(mibRDrop, 1)
 			return false
 		}
 	}
 	if len(frame) < 14 {
 		d.st.rxRunt.Add(1)
-		d.mib(mibRDrop, 1)
+		d.mib(mibRUndersz, 1)
 		return false
 	}
 	status, esc, ok := d.filter(frame, rcr)
 	if !ok {
 		d.st.rxFiltered.Add(1)
+		d.mib(mibRDrop, 1)
 		return false
 	}
 	ring := d.classify(frame)
@@ -251,6 +261,7 @@ func (d *Device) receiveLocked(frame []byte, loop bool) bool {
 		}
 		if ipBad && racc&raccIPDIS != 0 || l4Bad && racc&raccPRODIS != 0 {
 			d.st.rxCsumDiscard.Add(1)
+			d.mib(mibRDrop, 1)
 			return false
 		}
 	}
@@ -289,6 +300,7 @@ func (d *Device) receiveLocked(frame []byte, loop bool) bool {
 	}
 	if status&rxErrBits != 0 && racc&0x40 != 0 {
 		d.st.rxErrDiscard.Add(1) // RACC.LINEDIS: MAC-layer errors are discarded
+		d.mib(mibRDrop, 1)
 		return false
 	}
 	return d.rxDMA(&d.rx[ring], st[:shift+flen], shift, status, esc, frame[0]&1 != 0)
@@ -422,7 +434,6 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 
 func (d *Device) noBuffer() {
 	d.st.rxNoBuffer.Add(1)
-	d.mib(mibRDrop, 1)
 	d.mib(mibRIEEEDrop, 1)
 }
 
