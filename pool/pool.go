@@ -498,13 +498,16 @@ func (p *Pool) Recycle(pk *Packet) {
 	// The fast path: a single, out buffer whose header lies in this pool's
 	// header array (which proves it is this pool's), whole and on coherent
 	// memory (fastSpan is 0 otherwise), and room in the cache.
-	n := len(p.cache)
-	if uintptr(unsafe.Pointer(pk))-p.hdrBase >= p.fastSpan || n == cap(p.cache) || pk.next != nil || pk.gen&1 == 0 {
+	c := p.cache
+	n := len(c)
+	if uintptr(unsafe.Pointer(pk))-p.hdrBase >= p.fastSpan || n >= cap(c) || pk.next != nil || pk.gen&1 == 0 {
 		p.recycleSlow(pk)
 		return
 	}
 	pk.gen++
-	p.cache = append(p.cache, pk) // never grows: n < cap
+	c = c[:n+1]
+	c[n] = pk
+	p.cache = c
 	p.o[cRecycleCached]++
 }
 
@@ -568,7 +571,7 @@ func (p *Pool) RecycleBulk(pkts []*Packet) {
 	cached := 0
 	for i, pk := range pkts {
 		n := len(cache)
-		if uintptr(unsafe.Pointer(pk))-base >= span || n == cap(cache) || pk.next != nil || pk.gen&1 == 0 {
+		if uintptr(unsafe.Pointer(pk))-base >= span || n >= cap(cache) || pk.next != nil || pk.gen&1 == 0 {
 			p.cache = cache
 			p.o[cRecycleCached] += uint64(cached)
 			p.recycleSlow(pk)
@@ -576,7 +579,8 @@ func (p *Pool) RecycleBulk(pkts []*Packet) {
 			return
 		}
 		pk.gen++
-		cache = append(cache, pk) // never grows: n < cap
+		cache = cache[:n+1]
+		cache[n] = pk
 		cached++
 	}
 	p.cache = cache
@@ -639,10 +643,13 @@ func freeBulk(own *Pool, pkts []*Packet) {
 	for _, pk := range pkts {
 		if own != nil {
 			// The owner's fast path, as in Recycle.
-			c := len(own.cache)
-			if uintptr(unsafe.Pointer(pk))-own.hdrBase < own.fastSpan && c < cap(own.cache) && pk.next == nil && pk.gen&1 != 0 {
+			cache := own.cache
+			c := len(cache)
+			if uintptr(unsafe.Pointer(pk))-own.hdrBase < own.fastSpan && c < cap(cache) && pk.next == nil && pk.gen&1 != 0 {
 				pk.gen++
-				own.cache = append(own.cache, pk) // never grows: c < cap
+				cache = cache[:c+1]
+				cache[c] = pk
+				own.cache = cache
 				own.o[cRecycleCached]++
 				continue
 			}
