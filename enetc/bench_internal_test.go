@@ -27,6 +27,10 @@ func benchForwardFake(b *testing.B, bufSize int) {
 	fb, db := newFakeDev(b, true)
 	fa.keep, fb.keep = false, false
 	fb.fastTx = true
+	// Both ports in one DMA domain, as l2fwd's ports are: TX refuses
+	// buffers from another domain.
+	fb.iommu = fa.iommu.Share()
+	db.Mapper = fb.iommu
 	cfg := smallCfg()
 	cfg.RxRingSize, cfg.TxRingSize, cfg.PoolSize, cfg.BufSize = 512, 512, 2048, bufSize
 	pa, pb := newQuiet(b, da, cfg), newQuiet(b, db, cfg)

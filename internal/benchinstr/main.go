@@ -37,21 +37,24 @@ type measurement struct {
 	Bench string   // -test.bench pattern matching exactly one benchmark
 	Path  []string // categories summed into "path"
 	What  string
+	// Must names a metric the benchmark reports that must be above zero
+	// (a forward that forwards nothing would measure the wrong path).
+	Must string
 }
 
 var measurements = []measurement{
 	{"pool-alloc-free", "./pool", "^BenchmarkAllocFree$", []string{"pool", "harness"},
-		"pool: owner Alloc + Recycle of one buffer, the whole loop"},
+		"pool: owner Alloc + Recycle of one buffer, the whole loop", ""},
 	{"pool-alloc-free-bulk32", "./pool", "^BenchmarkAllocFreeBulk32$", []string{"pool", "harness"},
-		"pool: AllocBulk 32 + RecycleBulk 32, per buffer, the whole loop"},
+		"pool: AllocBulk 32 + RecycleBulk 32, per buffer, the whole loop", ""},
 	{"syncpool-get-put", "./pool", "^BenchmarkSyncPool$", []string{"pool", "harness", "runtime", "other"},
-		"for comparison: sync.Pool Get + Put of the same headers, the whole loop"},
+		"for comparison: sync.Pool Get + Put of the same headers, the whole loop", ""},
 	{"enetc-fwd-2048", "./enetc", "^BenchmarkForwardDriverOnly$/^split-2048$", []string{"enetc", "pool", "dma", "driver"},
-		"ENETC forward, driver + pool, 2048-byte buffers (default), stand-in device"},
+		"ENETC forward, driver + pool, 2048-byte buffers (default), stand-in device", "doorbells/pkt"},
 	{"enetc-fwd-4096", "./enetc", "^BenchmarkForwardDriverOnly$/^whole-4096$", []string{"enetc", "pool", "dma", "driver"},
-		"ENETC forward, driver + pool, 4096-byte buffers, stand-in device"},
+		"ENETC forward, driver + pool, 4096-byte buffers, stand-in device", "doorbells/pkt"},
 	{"fec-fwd-bulk", "./bench", "^BenchmarkFECForward$", []string{"fec", "pool", "dma", "driver", "cache"},
-		"FEC forward, driver + pool + cache maintenance, bulk doorbells, no MMIO cost, i.MX8MP model (non-coherent)"},
+		"FEC forward, driver + pool + cache maintenance, bulk doorbells, no MMIO cost, i.MX8MP model (non-coherent)", "tx-doorbells/pkt"},
 }
 
 // columns is the table's column order; every category a symbol can fall in.
@@ -498,8 +501,12 @@ func callgrind(valgrind, bin string, m measurement, n int, out string) (map[stri
 	if !strings.Contains(stdout.String(), "\nPASS") && !strings.HasPrefix(stdout.String(), "PASS") {
 		return nil, 0, fmt.Errorf("benchmark %s did not pass:\n%s", m.Bench, tail(stdout.String()))
 	}
-	if ran := regexp.MustCompile(`(?m)^Benchmark\S*\s+`+strconv.Itoa(n)+`\s`).FindAllString(stdout.String(), -1); len(ran) != 1 {
+	ran := regexp.MustCompile(`(?m)^Benchmark\S*\s+`+strconv.Itoa(n)+`\s.*$`).FindAllString(stdout.String(), -1)
+	if len(ran) != 1 {
 		return nil, 0, fmt.Errorf("pattern %s ran %d benchmarks at %d iterations, want exactly 1:\n%s", m.Bench, len(ran), n, tail(stdout.String()))
+	}
+	if m.Must != "" && !metricPositive(ran[0], m.Must) {
+		return nil, 0, fmt.Errorf("benchmark %s reports no %s above 0, so it does not run the path it should measure:\n%s", m.Bench, m.Must, ran[0])
 	}
 	f, err := os.Open(out)
 	if err != nil {
@@ -511,6 +518,19 @@ func callgrind(valgrind, bin string, m measurement, n int, out string) (map[stri
 		return nil, 0, fmt.Errorf("%s: %v", out, err)
 	}
 	return byCategory(p), p.total, nil
+}
+
+// metricPositive reports whether a benchmark result line has "value unit"
+// with the given unit and a value above zero.
+func metricPositive(line, unit string) bool {
+	f := strings.Fields(line)
+	for i := 1; i < len(f); i++ {
+		if f[i] == unit {
+			v, err := strconv.ParseFloat(f[i-1], 64)
+			return err == nil && v > 0
+		}
+	}
+	return false
 }
 
 func printTable(w io.Writer, rs []*result) {

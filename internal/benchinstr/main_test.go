@@ -117,3 +117,16 @@ func TestBudgetsFile(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestMetricPositive(t *testing.T) {
+	line := "BenchmarkForwardDriverOnly/split-2048 \t 100000\t 34.72 ns/op\t 0.03125 doorbells/pkt\t 0 allocs/op"
+	if !metricPositive(line, "doorbells/pkt") {
+		t.Error("0.03125 doorbells/pkt not seen as positive")
+	}
+	if metricPositive(strings.Replace(line, "0.03125", "0", 1), "doorbells/pkt") {
+		t.Error("0 doorbells/pkt seen as positive")
+	}
+	if metricPositive(line, "tx-doorbells/pkt") {
+		t.Error("a missing metric seen as positive")
+	}
+}
