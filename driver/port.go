@@ -11,8 +11,9 @@ import (
 //
 // Set-up calls (Start, Stop, SetMTU, ...) are for one control goroutine.
 // Each RxQueue and TxQueue is driven by exactly one goroutine at a time
-// (lock-free by ownership, as in DPDK); Stats and Link may be called from
-// any goroutine.
+// (lock-free by ownership, as in DPDK): a burst entered while another
+// goroutine is inside one on the same queue panics with *ConcurrentUse.
+// Stats and Link may be called from any goroutine.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo
@@ -27,7 +28,11 @@ type Port interface {
 	// to return. Every driver follows this one protocol (internal/gate).
 	Stop() error
 	// Close stops the port if needed, closes the pools, unmaps DMA memory
-	// and releases the device. Leaked buffers are reported as an error.
+	// and releases the device. Buffers still held are waited for up to
+	// Config.StopTimeout, then reported by holder (*pool.LeakError) and
+	// their memory stays mapped. Afterwards every method fails closed with
+	// ErrClosed or a zero value (see the package doc); a second Close
+	// returns nil.
 	Close() error
 	// Link is the current link state.
 	Link() Link
