@@ -63,6 +63,9 @@ func benchForwardFake(b *testing.B, bufSize int) {
 	if d := rx.ctr.Snapshot().TotalDrops(); d != 0 {
 		b.Fatalf("RX drops %d", d)
 	}
+	if d := tx.ctr.Snapshot().Drops; d != ([driver.NumCauses]uint64{}) {
+		b.Fatalf("TX drops %v: the loop did not forward", d)
+	}
 	closeClean(b, pb)
 	closeClean(b, pa)
 }

@@ -41,8 +41,13 @@ type fakeDev struct {
 	fastTx bool
 }
 
+// fakeSpace is the one address space of every fake device, as two ENETCs
+// of one VFIO container share one: a buffer of one port's pool can be sent
+// from another's TX ring.
+var fakeSpace = dma.NewSimIOMMU(false)
+
 func newFakeDev(t testing.TB, pf bool) (*fakeDev, *driver.Device) {
-	f := &fakeDev{t: t, regs: make(regFile, 0x40000/4), iommu: dma.NewSimIOMMU(false), phy: 3, link: true,
+	f := &fakeDev{t: t, regs: make(regFile, 0x40000/4), iommu: fakeSpace.Share(), phy: 3, link: true,
 		rxPI: map[int]uint32{}, ciOverride: -1, keep: true}
 	f.size = 0x40000
 	id := uint16(pciDevicePF)

@@ -31,7 +31,7 @@ type txQueue struct {
 	regs      driver.Regs
 	tbpir     uint32
 	tbcir     uint32
-	domain    uint32 // the device's DMA domain: a buffer from another is refused
+	reach     uint32 // pool.ReachLow(the device's DMA domain): a buffer from another is refused
 	freeBuf   [txFreeBatch]*pool.Packet
 
 	ctr driver.Counters
@@ -57,7 +57,7 @@ func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {
 		bds: txRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
 		maxLen: uint32(p.maxFrame() - fcsLen), reclaimAt: uint32(n / 2),
 		gate: &p.gate, regs: p.regs, tbpir: txRingReg(i, regTBPIR), tbcir: txRingReg(i, regTBCIR),
-		domain: dma.DomainID(p.dev.Mapper), port: p, idx: i, iova: iova,
+		reach: pool.ReachLow(dma.DomainID(p.dev.Mapper)), port: p, idx: i, iova: iova,
 	}
 }
 
@@ -145,7 +145,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		if pk.Next() == nil {
 			// Fast path: a one-segment frame, one BD.
 			ln := uint32(pk.Len())
-			if ln == 0 || ln > q.maxLen || pk.Domain() != q.domain {
+			if ln == 0 || ln > q.maxLen || pk.Reach()|1 != q.reach {
 				q.refuse(pk)
 				n++
 				continue
@@ -194,7 +194,7 @@ func (q *txQueue) chainLen(pk *pool.Packet) (segs, total uint32, ok bool) {
 	for s := pk; s != nil; s = s.Next() {
 		segs++
 		l := uint32(s.Len())
-		if l == 0 || segs > txMaxBDs || s.Domain() != q.domain {
+		if l == 0 || segs > txMaxBDs || s.Reach()|1 != q.reach {
 			return segs, total, false
 		}
 		total += l
@@ -244,7 +244,7 @@ func (q *txQueue) publish(ntu uint32) {
 func (q *txQueue) refuse(pk *pool.Packet) {
 	cause := driver.CauseTooBig
 	for s := pk; s != nil; s = s.Next() {
-		if s.Domain() != q.domain {
+		if s.Reach()|1 != q.reach {
 			cause = driver.CauseUnreachable
 			break
 		}

@@ -35,7 +35,7 @@ type txQueue struct {
 	stats     driver.Counters
 	doorbells atomic.Uint64
 	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
-	domain    uint32        // the device's DMA domain: a buffer from another is refused
+	reach     uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
 	owners    []txOwner
 	gate      *gate.Gate
 
@@ -54,7 +54,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
 		free: make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
-		domain: dma.DomainID(p.dev.Mapper), gate: &p.gate,
+		reach: pool.ReachLow(dma.DomainID(p.dev.Mapper)), gate: &p.gate,
 	}
 	q.reclaimAt = max(ring.size/4, min(32, ring.size))
 	if p.prof.has(qAVB) && id > 0 {
@@ -147,19 +147,19 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	for ; n < len(pkts); n++ {
 		pk := pkts[n]
 		segs, total := 0, 0
-		reach := true
+		miss := uint32(0) // non-zero when a segment's buffer is out of the device's reach
 		for s := pk; s != nil; s = s.Next() {
 			segs++
 			total += s.Len()
 			// The device must reach the buffer: same DMA domain, and below
-			// 4 GiB, since a BD holds a 32-bit address (checked on the whole
-			// buffer, as fixAlign may move the data inside it).
-			reach = reach && s.Domain() == q.domain && s.BufIOVA()+uint64(s.BufSize()) <= 1<<32
+			// 4 GiB, since a BD holds a 32-bit address (the pool checked
+			// whole buffers, as fixAlign may move the data inside one).
+			miss |= s.Reach() ^ q.reach
 		}
-		if segs > maxTxSegs || total > q.port.maxFL-fcsLen || total < ethHdr || !reach {
+		if segs > maxTxSegs || total > q.port.maxFL-fcsLen || total < ethHdr || miss != 0 {
 			c := driver.CauseTooBig
 			switch {
-			case !reach:
+			case miss != 0:
 				c = driver.CauseUnreachable
 			case total < ethHdr:
 				c = driver.CauseFrame

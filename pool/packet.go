@@ -26,6 +26,10 @@ type Packet struct {
 	// pieces return from any goroutine.
 	pstate atomic.Uint32
 
+	// reach is the pool's reach (see Reach), copied here at creation so a
+	// TX queue's check is one load: it fills padding before next.
+	reach uint32
+
 	// next is the next segment; always nil while the buffer is in the pool.
 	next *Packet
 
@@ -100,15 +104,16 @@ func (p *Packet) Buf() []byte { return p.buf }
 // IOVA is the bus address of the first data byte.
 func (p *Packet) IOVA() uint64 { return p.iova + uint64(p.off) }
 
-// Domain is the DMA domain (dma.DomainID) of the buffer's pool, 0 for a
-// header that belongs to no pool. A TX queue compares it with its device's:
-// two loads and a compare per packet.
-func (p *Packet) Domain() uint32 {
-	if p.pool == nil {
-		return 0
-	}
-	return p.pool.domain
-}
+// Reach says which devices can DMA to and from the buffer: its pool's DMA
+// domain (dma.DomainID) times two, plus 1 when every buffer of the pool lies
+// below 4 GiB in bus addresses; 0 for a header that belongs to no pool. A TX
+// queue compares it with ReachLow(its device's domain) once per packet:
+// Reach()|1 when its descriptors take 64-bit addresses, Reach() itself when
+// they hold 32 bits.
+func (p *Packet) Reach() uint32 { return p.reach }
+
+// ReachLow is the Reach of a buffer of DMA domain d below 4 GiB.
+func ReachLow(d uint32) uint32 { return d<<1 | 1 }
 
 // BufIOVA is the bus address of the buffer's first byte.
 func (p *Packet) BufIOVA() uint64 { return p.iova }

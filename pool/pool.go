@@ -82,9 +82,12 @@ type Pool struct {
 	refill   int
 	offset   int // of the first buffer in the region
 	needSync bool
-	simple   bool   // whole buffers on coherent memory: the fast paths apply
-	domain   uint32 // the region's DMA domain (dma.DomainID), for TX reach checks
-	fresh    meta   // what a header's meta looks like when allocated
+	simple   bool // whole buffers on coherent memory: the fast paths apply
+	// reach is the region's DMA domain (dma.DomainID) shifted left by one,
+	// with bit 0 set when every buffer lies below 4 GiB in bus addresses:
+	// what a TX queue compares with its device's, once per packet.
+	reach uint32
+	fresh meta // what a header's meta looks like when allocated
 
 	// The headers' address range: a pointer in it is one of this pool's
 	// headers (only this pool hands them out), so the fast paths prove
@@ -209,7 +212,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		offset: cfg.Offset, spare: make([]uint32, 0, units), needSync: r.NeedsSync(),
 		scratch: make([]uint32, cfg.Refill),
 		cur:     -1, ring: newRing(2 * units), owners: []string{"pool " + name},
-		domain: dma.DomainID(r.Mapper()),
+		reach: dma.DomainID(r.Mapper())<<1 | 1, // bit 0 cleared below if a buffer lies above 4 GiB
 	}
 	if cfg.PerPage > 1 {
 		p.refs = make([]atomic.Int32, units)
@@ -235,10 +238,16 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		h := &p.hdrs[i]
 		h.buf = mem[off : off+cfg.BufSize : off+cfg.BufSize]
 		h.iova = r.IOVAAt(off)
+		if h.iova+uint64(cfg.BufSize) > 1<<32 {
+			p.reach &^= 1 // beyond what a 32-bit descriptor address names
+		}
 		h.pool = p
 		h.idx = uint32(i)
 		h.off = int32(cfg.Headroom)
 		h.gen = 1 // every unit starts in the ring: "out, returning"
+	}
+	for i := range p.hdrs {
+		p.hdrs[i].reach = p.reach
 	}
 	entries := make([]uint32, units)
 	for u := range entries {
@@ -265,7 +274,7 @@ func (p *Pool) PerPage() int { return p.perPage }
 
 // Domain is the DMA domain (dma.DomainID) of the pool's region: a device
 // whose mapper has another domain cannot reach the buffers.
-func (p *Pool) Domain() uint32 { return p.domain }
+func (p *Pool) Domain() uint32 { return p.reach >> 1 }
 
 // Region is the DMA region the buffers live in.
 func (p *Pool) Region() *dma.Region { return p.region }
