@@ -18,6 +18,8 @@ type ConcurrentUse struct {
 	Call  string // the method that found the queue busy
 }
 
+// Error names the port, the queue and the call, and says how to share a
+// queue safely.
 func (e *ConcurrentUse) Error() string {
 	return "gopmd: " + e.Port + " " + e.Queue + ": " + e.Call + " called while another goroutine is inside a burst on this queue; a queue belongs to one goroutine at a time (give each goroutine its own queue, or hand the queue over with a channel or a mutex)"
 }

@@ -42,3 +42,26 @@ type RingState struct {
 	// (FEC RDAR/TDAR); Active is its state.
 	HasActive, Active bool
 }
+
+// Inspector is what a driver offers a bring-up tool about its rings: an
+// optional interface a Port may implement (both gopmd drivers do). A tool
+// asks for it with a type assertion and needs no driver type and no
+// register offset: the same calls work on real devices and on models.
+type Inspector interface {
+	// Rings reports every ring's indices and device state.
+	Rings() []RingState
+	// DecodeBD decodes one BD's bytes as they lie in ring memory
+	// (RingState.BDSize of them): an RX BD when rx is true.
+	DecodeBD(rx bool, b []byte) BD
+}
+
+// PHYAccess is clause-22 MDIO access to a port's PHY: an optional
+// interface a Port may implement (both gopmd drivers do).
+type PHYAccess interface {
+	// PHYAddr is the MDIO address of the port's PHY, -1 for a fixed link.
+	PHYAddr() int
+	// MDIORead reads register reg of the PHY at address phy.
+	MDIORead(phy, reg int) (uint16, error)
+	// MDIOWrite writes v to register reg of the PHY at address phy.
+	MDIOWrite(phy, reg int, v uint16) error
+}

@@ -21,6 +21,7 @@ type Spec struct {
 	Options url.Values
 }
 
+// String is the spec as it was given.
 func (s Spec) String() string { return s.Raw }
 
 // SpecError is a spec that cannot be used; its message names the spec and
@@ -53,6 +54,7 @@ type OptionError struct {
 	NoValue bool
 }
 
+// Error names the option, what is wrong with it and what to give instead.
 func (e *OptionError) Error() string {
 	s := "option " + e.Option
 	if !e.NoValue {
@@ -74,6 +76,7 @@ func BadOption(key, value, problem, accepted string) *OptionError {
 // SpecForms lists the accepted spec forms, for error messages and help.
 const SpecForms = "0000:01:00.0 or pci:0000:01:00.0 (VFIO), uio:/dev/uio0, platform:NODE (e.g. platform:2188000.ethernet), sim:enetcN, sim:fecN; options follow '?' as key=value joined by '&' (e.g. sim:enetc0?peer=sim:enetc1)"
 
+// Error names the spec, what is wrong with it and the forms it may take.
 func (e *SpecError) Error() string {
 	var oe *OptionError
 	if errors.As(e.Err, &oe) {

@@ -25,6 +25,7 @@ const (
 
 var actionNames = [...]string{"drop", "pass", "tx", "redirect"}
 
+// String is the verdict's name: "drop", "pass", "tx" or "redirect".
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
 		return actionNames[a]

@@ -94,6 +94,7 @@ type Link struct {
 	FullDuplex bool
 }
 
+// String formats the link as "down" or "up 1000 Mb/s full duplex".
 func (l Link) String() string {
 	if !l.Up {
 		return "down"
@@ -108,19 +109,21 @@ func (l Link) String() string {
 // Caps are a port's capabilities.
 type Caps uint32
 
+// The capabilities a port may have.
 const (
-	CapRSS Caps = 1 << iota
-	CapJumbo
-	CapMultiSegRx
-	CapMultiSegTx
-	CapPromiscuous
-	CapLoopback
-	CapHWStats
-	CapMDIO
+	CapRSS         Caps = 1 << iota // spreads received flows over RX queues
+	CapJumbo                        // takes frames longer than 1518 bytes
+	CapMultiSegRx                   // returns a frame larger than a buffer as chained segments
+	CapMultiSegTx                   // sends chained segments as one frame
+	CapPromiscuous                  // can receive every frame (SetPromiscuous)
+	CapLoopback                     // can loop frames back inside the MAC
+	CapHWStats                      // reports the device's own counters (PortStats.HW)
+	CapMDIO                         // reaches a PHY over MDIO (PHYAccess)
 )
 
 var capNames = []string{"rss", "jumbo", "multiseg-rx", "multiseg-tx", "promisc", "loopback", "hw-stats", "mdio"}
 
+// String lists the capabilities by name, comma-separated ("rss,jumbo").
 func (c Caps) String() string {
 	s := ""
 	for i, n := range capNames {

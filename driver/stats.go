@@ -45,11 +45,13 @@ const (
 	// station, a multicast group not joined), discarded by the MAC address
 	// filter and counted by it (ENETC UFDMF and MFDMF).
 	CauseFiltered
+	// NumCauses is the number of causes: the length of a Drops array.
 	NumCauses
 )
 
 var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem", "unreachable", "undersize", "mac_discard", "filtered"}
 
+// String is the cause's name as counters print it ("no_buffer", "crc", ...).
 func (c Cause) String() string {
 	if c < NumCauses {
 		return causeNames[c]

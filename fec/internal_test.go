@@ -396,3 +396,35 @@ func FuzzTxWriteback(f *testing.F) {
 		}
 	})
 }
+
+// TestRingsRxIndices: Rings reports an RX ring's next-to-clean (the next
+// BD the MAC completes) and next-to-use (the next empty BD to refill) the
+// right way round; nicctl rings used to print them swapped for FEC RX
+// rings, which showed only when they differed: here, after a frame whose
+// slot the empty pool cannot refill.
+func TestRingsRxIndices(t *testing.T) {
+	p, m := openInternal(t, "soc=imx6ul&rx-ring=8")
+	q := p.rx[0]
+	var held []*pool.Packet
+	for pk := q.pool.Alloc(); pk != nil; pk = q.pool.Alloc() {
+		held = append(held, pk) // empty the pool: the refill after the frame finds nothing
+	}
+	m.Port().Receive(patternFrame(100, 3))
+	pkts := make([]*pool.Packet, 1)
+	if q.RxBurst(pkts) != 1 {
+		t.Fatal("no frame")
+	}
+	pkts[0].Free()
+	var rs driver.RingState
+	for _, r := range p.Rings() {
+		if r.Kind == "rx" && r.Queue == 0 {
+			rs = r
+		}
+	}
+	if rs.NextToClean != 1 || rs.NextToUse != 0 || rs.Owned != 7 {
+		t.Errorf("rx ring after one frame and no refill: next-to-clean %d, next-to-use %d, owned %d; want 1, 0, 7", rs.NextToClean, rs.NextToUse, rs.Owned)
+	}
+	for _, pk := range held {
+		pk.Free()
+	}
+}

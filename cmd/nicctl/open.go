@@ -18,10 +18,7 @@ import (
 // small interfaces, so a driver that lacks one is reported, not a crash.
 
 // mdio22 is clause-22 MDIO on the port's bus (ENETC PF, FEC).
-type mdio22 interface {
-	MDIORead(phy, reg int) (uint16, error)
-	MDIOWrite(phy, reg int, v uint16) error
-}
+type mdio22 = driver.PHYAccess
 
 // mdio45 is clause-45 MDIO (ENETC PF).
 type mdio45 interface {
@@ -35,7 +32,7 @@ type linkUpdater interface{ UpdateLink() driver.Link }
 // phyAddress returns the MDIO address of the port's PHY, -1 when it runs
 // as a fixed link, and false when the driver does not say.
 func phyAddress(p driver.Port) (int, bool) {
-	if q, ok := p.(interface{ PHYAddr() int }); ok {
+	if q, ok := p.(driver.PHYAccess); ok {
 		return q.PHYAddr(), true
 	}
 	return -1, false

@@ -182,7 +182,7 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 		}
 		return nil
 	}
-	ri, ok := p.(ringInspector)
+	ri, ok := p.(driver.Inspector)
 	if !ok {
 		return nil, fmt.Errorf("%s: the %s driver does not report its rings", dev, p.Info().Driver)
 	}
@@ -224,12 +224,6 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 		r.Rings = append(r.Rings, g)
 	}
 	return r, nil
-}
-
-// ringInspector is what a driver offers the rings command.
-type ringInspector interface {
-	Rings() []driver.RingState
-	DecodeBD(rx bool, b []byte) driver.BD
 }
 
 func start(at, clean int) int {
