@@ -56,6 +56,7 @@ type Fault struct {
 	Write bool
 }
 
+// String describes the fault: read or write, its length and its IOVA.
 func (f Fault) String() string {
 	dir := "read"
 	if f.Write {

@@ -22,6 +22,7 @@ type Use struct {
 	What string `json:"what"`
 }
 
+// String is What.
 func (u Use) String() string { return u.What }
 
 // InUse lists what the host uses a device for: bus is "pci" or

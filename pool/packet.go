@@ -67,8 +67,9 @@ const (
 	FlagRSSHash Flags = 1 << iota
 	// FlagVLANStripped: VLAN holds a tag the device removed.
 	FlagVLANStripped
-	// FlagL3CsumBad / FlagL4CsumBad: the device's parser found a bad checksum.
+	// FlagL3CsumBad: the device's parser found a bad IPv4 header checksum.
 	FlagL3CsumBad
+	// FlagL4CsumBad: the device's parser found a bad TCP or UDP checksum.
 	FlagL4CsumBad
 	// FlagParseError: the device's parser flagged the frame.
 	FlagParseError

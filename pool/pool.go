@@ -832,6 +832,7 @@ type LeakError struct {
 	ByOwner map[string]int
 }
 
+// Error names the pool and the buffers still out, by owner.
 func (e *LeakError) Error() string {
 	names := make([]string, 0, len(e.ByOwner))
 	for n := range e.ByOwner {

@@ -206,12 +206,20 @@ func (v *PortView) Err() error {
 	return nil
 }
 
-// Generator, Sink, AFPacket, PcapIn and Cable are the port's wiring, each
-// nil when its spec did not ask for it.
+// Generator is the port's frame generator, nil when its spec asked for none.
 func (v *PortView) Generator() *Generator { return v.e.gen }
-func (v *PortView) Sink() *Sink           { return v.e.sink }
-func (v *PortView) AFPacket() *AFPacket   { return v.e.afp }
-func (v *PortView) PcapIn() *PcapSource   { return v.e.pcap }
+
+// Sink is the port's counting sink, nil when its spec asked for none.
+func (v *PortView) Sink() *Sink { return v.e.sink }
+
+// AFPacket is the port's AF_PACKET wire, nil when its spec asked for none.
+func (v *PortView) AFPacket() *AFPacket { return v.e.afp }
+
+// PcapIn is the port's pcap replay, nil when its spec asked for none.
+func (v *PortView) PcapIn() *PcapSource { return v.e.pcap }
+
+// CableOut counts the frames the port sent down its cable, nil when it has
+// none.
 func (v *PortView) CableOut() *CableStats {
 	if _, out := v.cableDirs(); out != nil {
 		s := out.stats()

@@ -28,6 +28,7 @@ const (
 
 var verdictNames = [...]string{"forward", "up", "copy"}
 
+// String is the verdict's name: forward, up or copy.
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
 		return verdictNames[v]

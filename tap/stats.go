@@ -25,11 +25,13 @@ const (
 	CauseDownRunt
 	// CauseDownRead: reading the TAP failed (other than "nothing queued").
 	CauseDownRead
+	// NumCauses is the number of causes, for arrays indexed by Cause.
 	NumCauses
 )
 
 var causeNames = [NumCauses]string{"up_write", "up_gather", "down_tx_full", "down_too_big", "down_runt", "down_read"}
 
+// String is the cause's counter name, such as down_tx_full.
 func (c Cause) String() string {
 	if c < NumCauses {
 		return causeNames[c]

@@ -37,6 +37,7 @@ type PcapError struct {
 	Reason string
 }
 
+// Error names the file, the record (0: the file header) and the reason.
 func (e *PcapError) Error() string {
 	if e.Record == 0 {
 		return fmt.Sprintf("%s: %s", e.File, e.Reason)

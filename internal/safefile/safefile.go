@@ -48,6 +48,7 @@ type Error struct {
 	Fix  string // what to do about it
 }
 
+// Error names the file, what went wrong and what to do.
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("output file %s: %v", e.Path, e.Err)
 	if e.Fix != "" {
@@ -56,6 +57,7 @@ func (e *Error) Error() string {
 	return msg
 }
 
+// Unwrap returns Err, for errors.Is.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Create opens path for writing: a new file (O_CREAT|O_EXCL) unless
