@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gopmd/gopmd/internal/testnote"
 )
 
 func TestSimIOMMUFaults(t *testing.T) {
@@ -180,6 +182,7 @@ func TestAllocErrors(t *testing.T) {
 }
 
 func TestPagemapAsRoot(t *testing.T) {
+	testnote.SkipEmulated(t, "the pagemap test", "qemu-user does not translate /proc/self/pagemap to the guest's addresses")
 	if os.Geteuid() != 0 {
 		t.Skip("pagemap physical addresses need root: run `sudo go test ./dma -run Pagemap`")
 	}

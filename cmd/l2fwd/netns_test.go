@@ -247,6 +247,7 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	if err != nil {
 		t.Skip("kernel-traffic test needs iproute2's ip command (apt-get install iproute2)")
 	}
+	testnote.SkipUnlessReexec(t, "the l2fwd kernel-traffic test")
 	n := &netns{t: t, ip: ipPath}
 	suffix := strconv.Itoa(os.Getpid() % 100000)
 	nsA, nsB := "gpmdA"+suffix, "gpmdB"+suffix

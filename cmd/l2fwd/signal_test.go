@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/gopmd/gopmd/internal/testnote"
 )
 
 // mainEnv makes the test binary run l2fwd's main with the arguments in it
@@ -17,6 +19,7 @@ const mainEnv = "GOPMD_L2FWD_MAIN"
 // TestSignalsStopCleanly sends SIGTERM and SIGINT (Ctrl-C) to a running
 // l2fwd: it stops, prints the summary with a passed leak check, exits 0.
 func TestSignalsStopCleanly(t *testing.T) {
+	testnote.SkipUnlessReexec(t, "the l2fwd signal test")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")

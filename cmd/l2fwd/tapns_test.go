@@ -40,6 +40,7 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 	if err != nil {
 		t.Skip("the exception-path test needs iproute2's ip command (apt-get install iproute2)")
 	}
+	testnote.SkipUnlessReexec(t, "the l2fwd exception-path (--tap) test")
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		t.Skipf("the exception-path test needs /dev/net/tun (modprobe tun): %v", err)
 	}

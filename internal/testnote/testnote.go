@@ -5,10 +5,13 @@
 package testnote
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -55,4 +58,42 @@ func tellParent(s string) {
 		return
 	}
 	_, _ = f.WriteString(s)
+}
+
+// EmulatorEnv names the variable scripts/test-all sets to the qemu-user
+// binary it runs a foreign architecture's tests with (-exec).
+const EmulatorEnv = "GOPMD_EMULATOR"
+
+// SkipEmulated skips t, saying what and why, when the tests run under
+// qemu-user (EmulatorEnv set): for tests that need the host's view of the
+// process (/proc/self/pagemap, which qemu-user does not translate) or that
+// time the code under test in ways emulation can stretch.
+func SkipEmulated(t testing.TB, what, why string) {
+	t.Helper()
+	if emu := os.Getenv(EmulatorEnv); emu != "" {
+		Skip(t, what, "under "+emu+": "+why+"; it runs natively")
+	}
+}
+
+var reexec struct {
+	once sync.Once
+	err  error
+}
+
+// SkipUnlessReexec skips t when this test binary cannot be started again
+// as a child process: under qemu-user without a binfmt_misc entry the
+// kernel refuses a foreign-architecture binary (exec format error).
+func SkipUnlessReexec(t testing.TB, what string) {
+	t.Helper()
+	reexec.once.Do(func() {
+		self, err := os.Executable()
+		if err != nil {
+			reexec.err = err
+			return
+		}
+		reexec.err = exec.Command(self, "-test.run=^$", "-test.count=1").Run()
+	})
+	if errors.Is(reexec.err, syscall.ENOEXEC) {
+		Skip(t, what, "it starts this test binary again, and the kernel cannot run it ("+reexec.err.Error()+"; under qemu-user register binfmt_misc, or run natively)")
+	}
 }
