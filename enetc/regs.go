@@ -1,7 +1,8 @@
 package enetc
 
-// Register offsets and bits of the LS1028A ENETC, named as the hardware
-// reference (docs: shared/hw/enetc.md §2) names them. Names and numbers only:
+// Register offsets and bits of the LS1028A ENETC, named as the ENETC_*
+// macros of Linux's drivers/net/ethernet/freescale/enetc/enetc_hw.h and
+// DPDK's drivers/net/enetc/base/enetc_hw.h name them. Names and numbers only:
 // no logic lives here. Offsets are bytes from the start of BAR0.
 
 // BAR0 blocks (§1.3).

@@ -1,6 +1,9 @@
 // Package model is a software model of the NXP LS1028A ENETC Ethernet
-// controller (PF and VF), written from /work/shared/hw/enetc.md and from
-// nothing else: a BAR0 register window with the documented read-only,
+// controller (PF and VF), written from the hardware's documented facts (the
+// register map, descriptor layouts and errata as the public Linux header
+// drivers/net/ethernet/freescale/enetc/enetc_hw.h and DPDK's
+// drivers/net/enetc/base/enetc_hw.h state them) and from no driver's code:
+// a BAR0 register window with the documented read-only,
 // write-1-to-clear and trigger semantics, a DMA engine that reaches host
 // memory only by IOVA through a dma.SimIOMMU, a MAC with its counters, MDIO
 // controllers with a simulated clause-22/45 PHY and PCS, the control BD

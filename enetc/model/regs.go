@@ -1,7 +1,8 @@
 package model
 
-// Register names, offsets and bits of the ENETC (LS1028A, v1) as
-// /work/shared/hw/enetc.md §2 describes them, transcribed for the model.
+// Register names, offsets and bits of the ENETC (LS1028A, v1) as the public
+// Linux and DPDK enetc_hw.h headers name them (their ENETC_* macros),
+// transcribed for the model.
 // The driver keeps its own transcription; a test compares the two.
 
 // BAR0 sizes (§1.2).
