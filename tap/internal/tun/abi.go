@@ -47,8 +47,11 @@ const ifreqSize = unsafe.Sizeof(unix.Ifreq{})
 type IfreqHwaddr struct {
 	Name   [unix.IFNAMSIZ]byte
 	Family uint16
-	Data   [14]byte
-	_      [ifreqSize - unix.IFNAMSIZ - 16]byte
+	// Data is sa_data (14 bytes) and the rest of the union after it. One
+	// array and no trailing padding field: Go pads a struct that ends in
+	// a zero-size field, which on 32-bit targets (where the union is just
+	// the sockaddr) would make the struct 34 bytes instead of 32.
+	Data [ifreqSize - unix.IFNAMSIZ - 2]byte
 }
 
 // NewIfreqHwaddr builds the request that sets or reads interface name's
