@@ -300,3 +300,21 @@ func RegisterMap() []RegDesc {
 	}
 	return m
 }
+
+// Block is the part of the register map d belongs to, as the reference
+// lays the map out: "mac" (control and DMA, below the MIB counters),
+// "mib" (statistics), "gasket" (the MII gasket) or "ptp" (the 1588
+// timer). A tool groups its dumps by it, as it groups ENETC's by
+// enetc.RegDesc.Block.
+func (d RegDesc) Block() string {
+	switch {
+	case d.Offset < regMIB:
+		return "mac"
+	case d.Offset < regMIIGSK_CFGR:
+		return "mib"
+	case d.Offset < regATCR:
+		return "gasket"
+	default:
+		return "ptp"
+	}
+}

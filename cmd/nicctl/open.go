@@ -90,21 +90,6 @@ func fecFields(fs []fec.Field) []bits {
 	return out
 }
 
-// fecBlock groups the FEC map (which has no blocks of its own) by offset,
-// as hw/fec.md §2 lays it out.
-func fecBlock(off uint32) string {
-	switch {
-	case off < 0x200:
-		return "mac"
-	case off < 0x300:
-		return "mib"
-	case off < 0x400:
-		return "gasket"
-	default:
-		return "ptp"
-	}
-}
-
 // rawRegs reads a device's registers without a driver: every register of
 // the map its identity selects, read once, never written. MDIO data
 // registers (a read may start a transaction) are left out.
@@ -127,7 +112,7 @@ func rawRegs(d *driver.Device) (string, []regValue, error) {
 				continue
 			}
 			v := w.Read32(r.Offset)
-			out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: fecBlock(r.Offset), Value: v, Fields: decode(v, fecFields(r.Fields))})
+			out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: r.Block(), Value: v, Fields: decode(v, fecFields(r.Fields))})
 		}
 		return "fec", out, w.Err()
 	}
