@@ -43,7 +43,8 @@ const (
 	CauseMACDiscard
 	// CauseFiltered: not addressed to the port (unicast for another
 	// station, a multicast group not joined), discarded by the MAC address
-	// filter and counted by it (ENETC UFDMF and MFDMF).
+	// filter and counted by it (ENETC UFDMF and MFDMF; the FEC has no
+	// filter counter, and its filter misses count as CauseMACDiscard).
 	CauseFiltered
 	// NumCauses is the number of causes: the length of a Drops array.
 	NumCauses

@@ -59,3 +59,6 @@ const (
 	PM_CMD_CFG_TX_EN     = pm_cmd_cfg_TX_EN
 	PM_CMD_CFG_XGLP      = pm_cmd_cfg_XGLP
 )
+
+// MACHashBucket is the MAC hash filter's bucket of an address.
+func MACHashBucket(addr []byte) uint { return macHashBucket(addr) }

@@ -131,7 +131,9 @@ type Port struct {
 	mac        net.HardwareAddr
 	mtu        int
 	promisc    bool
-	phyAddr    int // -1: no PHY found, fixed link
+	allMulti   bool
+	mcGroups   map[[6]byte]struct{} // multicast groups joined (multicast.go)
+	phyAddr    int                  // -1: no PHY found, fixed link
 	link       driver.Link
 	linkPoll   time.Duration
 	watchStop  chan struct{}
@@ -350,7 +352,7 @@ func (p *Port) configurePort() error {
 	}
 	r.Write32(regPSIPMAR0(0), macLo(p.mac))
 	r.Write32(regPSIPMAR1(0), macHi(p.mac))
-	p.writePromisc()
+	p.writeMulticast() // and PSIPMR
 	r.Write32(regPMR, r.Read32(regPMR)|pmr_EN)
 	return nil
 }
@@ -360,6 +362,9 @@ func (p *Port) writePromisc() {
 	v := p.regs.Read32(regPSIPMR) &^ (psipmr_UP(0) | psipmr_MP(0))
 	if p.promisc {
 		v |= psipmr_UP(0) | psipmr_MP(0)
+	}
+	if p.allMulti {
+		v |= psipmr_MP(0)
 	}
 	p.regs.Write32(regPSIPMR, v)
 }

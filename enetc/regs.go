@@ -178,7 +178,13 @@ const (
 	regPRFSCAPR = portBase + 0x1804
 	regPFPMR    = portBase + 0x1900
 	regEMDIO    = portBase + 0x1C00
-	regPAR_PORT = portBase + 0x3050
+	// SI 0's unicast and multicast MAC hash filters (64 buckets, two words
+	// each); on revision 1 the two "0" words trade places (multicast.go).
+	regPSIUMHFR0 = portBase + 0x1D00
+	regPSIUMHFR1 = portBase + 0x1D04
+	regPSIMMHFR0 = portBase + 0x1D08
+	regPSIMMHFR1 = portBase + 0x1D0C
+	regPAR_PORT  = portBase + 0x3050
 )
 
 // PSIPMAR0/1(n), PSICFGR0(n), PRSSK(n), PTCMSDUR(n), PICDR(n).

@@ -112,6 +112,8 @@ type Port struct {
 	mtu          int
 	phyMode      string
 	promisc      bool
+	allMulti     bool                 // every group passes the hash filter (multicast.go)
+	mcGroups     map[[6]byte]struct{} // multicast groups joined
 	mac          net.HardwareAddr
 
 	rx      []*rxQueue
@@ -494,8 +496,7 @@ func (p *Port) reset() error {
 	p.writeMAC()
 	r.Write32(regIAUR, 0)
 	r.Write32(regIALR, 0)
-	r.Write32(regGAUR, 0xFFFF_FFFF) // all multicast: a forwarder's default
-	r.Write32(regGALR, 0xFFFF_FFFF)
+	p.writeGroupHash() // the groups joined, or all with all-multicast
 	p.setupMDIO()
 	// MIB counters on from here (a reset stops them): frames the MAC
 	// discards before Start are counted too.

@@ -483,14 +483,14 @@ func (d *Device) rxWritten(size int, cast int, errb uint8) {
 
 // accept is the port's MAC filter for SI 0 (PSIPMR, PSIPMAR0(0), CBDR
 // exact-match entries). Broadcast always passes; multicast needs MP0 or an
-// exact entry (the hash filters are not modelled).
+// exact entry or its bucket set in the multicast hash filter (mcHashHit).
 func (d *Device) accept(f []byte, cast int) bool {
 	pm := d.get(PSIPMR)
 	switch cast {
 	case 2:
 		return true
 	case 1:
-		if pm&PSIPMR_MP0 != 0 || d.exactMatch(f) {
+		if pm&PSIPMR_MP0 != 0 || d.exactMatch(f) || d.mcHashHit(f) {
 			return true
 		}
 		d.set(MFDMF, d.get(MFDMF)+1) // only the RX side writes it
@@ -506,6 +506,25 @@ func (d *Device) accept(f []byte, cast int) bool {
 	}
 	d.set(UFDMF, d.get(UFDMF)+1)
 	return false
+}
+
+// mcHashHit reports whether the destination's bucket is set in SI 0's
+// multicast hash filter. The model is revision-1 silicon (the PCI
+// revision sim:enetc reports), whose UC/MC "0" hash registers are swapped:
+// buckets 0-31 of the multicast filter are at PSIUMHFR0's offset, 32-63 at
+// PSIMMHFR1. The bucket folds the address, read as a little-endian 48-bit
+// number, into six bits: bit i is the parity of bits i, i+6, ..., i+42
+// (the hash of the Linux driver's enetc_mac_addr_hash_idx).
+func (d *Device) mcHashHit(f []byte) bool {
+	a := uint64(f[0]) | uint64(f[1])<<8 | uint64(f[2])<<16 | uint64(f[3])<<24 | uint64(f[4])<<32 | uint64(f[5])<<40
+	b := uint64(0)
+	for ; a != 0; a >>= 6 {
+		b ^= a & 0x3F
+	}
+	if b < 32 {
+		return d.get(PSIUMHFR0)&(1<<b) != 0
+	}
+	return d.get(PSIMMHFR1)&(1<<(b-32)) != 0
 }
 
 func (d *Device) exactMatch(f []byte) bool {

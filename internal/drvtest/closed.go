@@ -77,11 +77,18 @@ func AfterClose(t *testing.T, c Closed) {
 				"Stats lost the counters read at Close (want 1 frame each way)")
 		},
 		"Port.SetPromiscuous": func() error { return IsClosed(p.SetPromiscuous(true)) },
-		"Port.SetMTU":         func() error { return IsClosed(p.SetMTU(1500)) },
-		"Port.MAC":            func() error { return want(p.MAC() == nil, "MAC is not nil") },
-		"Port.SetMAC":         func() error { return IsClosed(p.SetMAC(net.HardwareAddr{2, 0, 0, 0, 0, 9})) },
-		"Port.RxQueue":        func() error { return want(p.RxQueue(0) == nil, "RxQueue(0) is not nil") },
-		"Port.TxQueue":        func() error { return want(p.TxQueue(0) == nil, "TxQueue(0) is not nil") },
+		"Port.AddMulticast": func() error {
+			return IsClosed(p.(driver.MulticastFilter).AddMulticast(net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}))
+		},
+		"Port.RemoveMulticast": func() error {
+			return IsClosed(p.(driver.MulticastFilter).RemoveMulticast(net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}))
+		},
+		"Port.SetAllMulticast": func() error { return IsClosed(p.(driver.MulticastFilter).SetAllMulticast(true)) },
+		"Port.SetMTU":          func() error { return IsClosed(p.SetMTU(1500)) },
+		"Port.MAC":             func() error { return want(p.MAC() == nil, "MAC is not nil") },
+		"Port.SetMAC":          func() error { return IsClosed(p.SetMAC(net.HardwareAddr{2, 0, 0, 0, 0, 9})) },
+		"Port.RxQueue":         func() error { return want(p.RxQueue(0) == nil, "RxQueue(0) is not nil") },
+		"Port.TxQueue":         func() error { return want(p.TxQueue(0) == nil, "TxQueue(0) is not nil") },
 
 		"RxQueue.RxBurst": func() error {
 			return want(rxq.RxBurst(rxBuf) == 0 && rxBuf[0] == nil, "RxBurst returned or wrote a packet")
