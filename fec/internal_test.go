@@ -355,7 +355,7 @@ func FuzzTxWriteback(f *testing.F) {
 			bd = "enhanced"
 		}
 		p, m := startFuzzPort(t, "soc=imx8mp&rx-ring=8&tx-ring=8&pool-size=32&link-poll=0&bd="+bd)
-		m.StallTX(true) // the model takes TDAR but fetches nothing: the test is the device
+		m.SetTxStall(true) // the model takes TDAR but fetches nothing: the test is the device
 		q, pl := p.tx[0], p.rx[0].pool
 		drops0, dbl0 := q.stats.Snapshot().TotalDrops(), pl.OwnerStats().RefusedDouble
 		const frames = 3

@@ -353,7 +353,7 @@ func TestStopWithStalledTX(t *testing.T) {
 	p, m := openSim(t, "soc=imx8mp&tx-ring=16")
 	txq := p.TxQueue(0)
 	pool := p.RxQueue(0).Pool()
-	m.StallTX(true)
+	m.SetTxStall(true)
 	var pkts []*driver.Packet
 	for i := 0; i < 5; i++ {
 		pk := pool.Alloc()

@@ -47,8 +47,8 @@ func TestOpenENETC(t *testing.T) {
 			if m == nil || dev.Extra != m || dev.Regions[0] != driver.Regs(m) {
 				t.Fatal("ENETCModel does not return the device's model")
 			}
-			if m.Link() != c.link {
-				t.Errorf("link %v, want %v", m.Link(), c.link)
+			if m.LinkUp() != c.link {
+				t.Errorf("link %v, want %v", m.LinkUp(), c.link)
 			}
 			if dev.Mapper == nil || dev.Reset == nil {
 				t.Fatal("no mapper or reset")

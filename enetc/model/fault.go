@@ -81,8 +81,8 @@ func (d *Device) SetLink(up bool) {
 	}
 }
 
-// Link reports whether the link is up.
-func (d *Device) Link() bool { return d.link.Load() }
+// LinkUp reports whether the link is up.
+func (d *Device) LinkUp() bool { return d.link.Load() }
 
 // FlapLink takes the link down and up again n times.
 func (d *Device) FlapLink(n int) {

@@ -138,7 +138,7 @@ func TestLinkFlap(t *testing.T) {
 	}
 	h.send(0, 1, sized(64))
 	h.d.FlapLink(3)
-	if !h.d.Link() || len(h.w.get()) != 1 {
+	if !h.d.LinkUp() || len(h.w.get()) != 1 {
 		t.Fatal("after flaps the link is up and the queued frame left")
 	}
 	if !h.d.Receive(sized(64)) {
@@ -151,7 +151,7 @@ func TestLinkFlap(t *testing.T) {
 
 func TestStartsLinkDown(t *testing.T) {
 	h := newHarness(t, Config{PF: true, LinkDown: true})
-	if h.d.Link() || h.d.Read32(PM0_STATUS) != 0 {
+	if h.d.LinkUp() || h.d.Read32(PM0_STATUS) != 0 {
 		t.Fatal("link up although Config.LinkDown")
 	}
 }

@@ -134,13 +134,13 @@ func TestEngineSourceAndStall(t *testing.T) {
 	// A TX stall holds TDAR set until released, in engine mode too.
 	w := &capture{}
 	td.d.SetWire(w)
-	td.d.StallTX(true)
+	td.d.SetTxStall(true)
 	td.send(0, testFrame(ourMAC, 60, 1))
 	time.Sleep(5 * time.Millisecond)
 	if len(w.get()) != 0 || td.d.Read32(regTDAR) == 0 {
 		t.Fatal("stalled engine sent a frame or cleared TDAR")
 	}
-	td.d.StallTX(false)
+	td.d.SetTxStall(false)
 	for deadline := time.Now().Add(5 * time.Second); len(w.get()) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("engine did not resume after the stall")

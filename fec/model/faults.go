@@ -80,10 +80,10 @@ func (d *Device) CorruptWriteback(n int) { d.faults.corrupt.Store(int32(n)) }
 // EIR.EBERR and costs its frame.
 func (d *Device) FaultDMA(n int) { d.faults.dma.Store(int32(n)) }
 
-// StallTX stops (true) or resumes (false) the TX DMA engine, as a hung TX
+// SetTxStall stops (true) or resumes (false) the TX DMA engine, as a hung TX
 // state machine does (erratum ERR007885): TDAR writes are taken and TDAR
 // stays set, but no BD is fetched until the stall ends.
-func (d *Device) StallTX(on bool) {
+func (d *Device) SetTxStall(on bool) {
 	d.faults.txStall.Store(on)
 	if !on {
 		d.resumeTX()
@@ -109,11 +109,13 @@ func (d *Device) SetLink(up bool) {
 	d.phy.setLink(up)
 }
 
-// FlapLink takes the link down and up again: nothing is lost unless a
-// frame comes in between, but BMSR shows the link down once.
-func (d *Device) FlapLink() {
-	d.SetLink(false)
-	d.SetLink(true)
+// FlapLink takes the link down and up again n times: nothing is lost
+// unless a frame comes in between, but BMSR shows the link down once.
+func (d *Device) FlapLink(n int) {
+	for i := 0; i < n; i++ {
+		d.SetLink(false)
+		d.SetLink(true)
+	}
 }
 
 // SetLinkSpeed makes the PHY renegotiate to speed Mb/s (10, 100 or, on

@@ -571,7 +571,7 @@ func TestMDIO(t *testing.T) {
 		t.Fatalf("ANAR read back %#x", v)
 	}
 	// Link flap: BMSR link is latched low until read.
-	d.FlapLink()
+	d.FlapLink(1)
 	if v, _ := read(3, mii.BMSR); v&mii.BMSR_LINK != 0 {
 		t.Fatalf("BMSR %#x after a flap: link bit should read 0 once", v)
 	}
@@ -716,12 +716,12 @@ func TestTXStall(t *testing.T) {
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	w := &capture{}
 	td.d.SetWire(w)
-	td.d.StallTX(true)
+	td.d.SetTxStall(true)
 	td.send(0, testFrame(ourMAC, 60, 1))
 	if len(w.get()) != 0 || td.d.Read32(regTDAR) != activeBit {
 		t.Fatalf("stalled TX sent %d frames, TDAR %#x; want 0 and active", len(w.get()), td.d.Read32(regTDAR))
 	}
-	td.d.StallTX(false)
+	td.d.SetTxStall(false)
 	if len(w.get()) != 1 || td.d.Read32(regTDAR) != 0 {
 		t.Fatal("TX did not resume after the stall")
 	}
