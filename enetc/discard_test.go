@@ -118,3 +118,26 @@ func TestMACCountersDoNotWrap(t *testing.T) {
 	}
 	s.close(false)
 }
+
+// TestSharedCounterNames: a PF's Stats carries every name of
+// driver.HWStatNames, counting what the port saw.
+func TestSharedCounterNames(t *testing.T) {
+	s := openSim(t, "", driver.Config{})
+	s.wire.keep = false
+	frame := udp4(t, 100, 1)
+	for i := 0; i < 7; i++ {
+		s.model.Port().Receive(frame)
+	}
+	s.model.Port().Receive(frame[:20])
+	pool.FreeBulk(s.rxAll(0, 7, 100))
+	hw := s.port.Stats().HW
+	for _, n := range driver.HWStatNames {
+		if _, ok := hw[n]; !ok {
+			t.Errorf("HW has no %s", n)
+		}
+	}
+	if hw["rx_frames_ok"] != 7 || hw["rx_undersize"] != 1 || hw["rx_octets"] != hw["REOCT"] || hw["rx_octets"] < 7*100 {
+		t.Errorf("rx_frames_ok %d, rx_undersize %d, rx_octets %d (REOCT %d): want 7, 1 and at least 700", hw["rx_frames_ok"], hw["rx_undersize"], hw["rx_octets"], hw["REOCT"])
+	}
+	s.close(false)
+}

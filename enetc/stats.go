@@ -64,6 +64,18 @@ func (p *Port) countersResetLocked() {
 	p.ufdmf.last, p.mfdmf.last = 0, 0
 }
 
+// sharedNames maps the names shared by every driver (driver.HWStatNames)
+// to the eMAC counters; rx_no_buffer is the sum of RBDCR(n).
+var sharedNames = []struct{ shared, ref string }{
+	{"rx_octets", "REOCT"}, {"rx_packets", "RPKT"}, {"rx_frames_ok", "RFRM"},
+	{"rx_broadcast", "RBCA"}, {"rx_multicast", "RMCA"}, {"rx_crc_errors", "RFCS"},
+	{"rx_undersize", "RUND"}, {"rx_oversize", "ROVR"}, {"rx_fragment", "RFRG"},
+	{"rx_jabber", "RJBR"}, {"rx_pause", "RXPF"}, {"rx_dropped", "RDRP"},
+	{"tx_octets", "TEOCT"}, {"tx_packets", "TPKT"}, {"tx_frames_ok", "TFRM"},
+	{"tx_broadcast", "TBCA"}, {"tx_multicast", "TMCA"}, {"tx_undersize", "TUND"},
+	{"tx_pause", "TXPF"}, {"tx_errors", "TERR"},
+}
+
 // Stats implements driver.Port. Queue counters are the driver's; frames the
 // device dropped for lack of a posted buffer (RBDCR(n)) are added to each RX
 // queue as CauseNoBuffer. On a PF, frames the MAC or the port discarded
@@ -121,6 +133,14 @@ func (p *Port) statsLocked() driver.PortStats {
 		s.Rx.Drops[driver.CauseUndersize] += s.HW["RUND"]
 		s.Rx.Drops[driver.CauseMACDiscard] += s.HW["RDRP"]
 		s.Rx.Drops[driver.CauseFiltered] += p.ufdmf.total + p.mfdmf.total
+		for _, m := range sharedNames {
+			s.HW[m.shared] = s.HW[m.ref]
+		}
+		var dcr uint64
+		for i := range p.rx {
+			dcr += p.dcrAcc[i].total
+		}
+		s.HW["rx_no_buffer"] = dcr
 	}
 	l := p.link
 	if l.Up {

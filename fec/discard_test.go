@@ -113,3 +113,24 @@ func TestMIBCountersDoNotWrap(t *testing.T) {
 		t.Errorf("RMON_R_OCTETS %d, want %d (past 2^32)", got, want)
 	}
 }
+
+// TestSharedCounterNames: Stats carries every name of driver.HWStatNames,
+// counting what the port saw.
+func TestSharedCounterNames(t *testing.T) {
+	p, m := openSim(t, "soc=imx8mp&link-poll=0")
+	frame := udpFrame(t, 100, -1, 1)
+	for i := 0; i < 7; i++ {
+		m.Receive(frame)
+	}
+	m.Receive(frame[:10])
+	drainRx(p, 7)
+	hw := p.Stats().HW
+	for _, n := range driver.HWStatNames {
+		if _, ok := hw[n]; !ok {
+			t.Errorf("HW has no %s", n)
+		}
+	}
+	if hw["rx_frames_ok"] != 7 || hw["rx_undersize"] != 1 || hw["rx_octets"] != hw["RMON_R_OCTETS"] || hw["rx_octets"] < 7*100 {
+		t.Errorf("rx_frames_ok %d, rx_undersize %d, rx_octets %d: want 7, 1 and at least 700", hw["rx_frames_ok"], hw["rx_undersize"], hw["rx_octets"])
+	}
+}

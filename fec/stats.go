@@ -55,6 +55,19 @@ func (p *Port) mibRebaseLocked() {
 	}
 }
 
+// sharedNames maps the names shared by every driver (driver.HWStatNames)
+// to the MIB counters.
+var sharedNames = []struct{ shared, ref string }{
+	{"rx_octets", "RMON_R_OCTETS"}, {"rx_packets", "RMON_R_PACKETS"}, {"rx_frames_ok", "IEEE_R_FRAME_OK"},
+	{"rx_broadcast", "RMON_R_BC_PKT"}, {"rx_multicast", "RMON_R_MC_PKT"}, {"rx_crc_errors", "IEEE_R_CRC"},
+	{"rx_undersize", "RMON_R_UNDERSIZE"}, {"rx_oversize", "RMON_R_OVERSIZE"}, {"rx_fragment", "RMON_R_FRAG"},
+	{"rx_jabber", "RMON_R_JAB"}, {"rx_pause", "IEEE_R_FDXFC"}, {"rx_dropped", "RMON_R_DROP"},
+	{"rx_no_buffer", "IEEE_R_DROP"},
+	{"tx_octets", "RMON_T_OCTETS"}, {"tx_packets", "RMON_T_PACKETS"}, {"tx_frames_ok", "IEEE_T_FRAME_OK"},
+	{"tx_broadcast", "RMON_T_BC_PKT"}, {"tx_multicast", "RMON_T_MC_PKT"}, {"tx_undersize", "RMON_T_UNDERSIZE"},
+	{"tx_pause", "IEEE_T_FDXFC"}, {"tx_errors", "IEEE_T_MACERR"},
+}
+
 // statsLocked reads the counters. Caller holds statsMu.
 func (p *Port) statsLocked() driver.PortStats {
 	var s driver.PortStats
@@ -80,6 +93,9 @@ func (p *Port) statsLocked() driver.PortStats {
 	s.Rx.Drops[driver.CauseNoBuffer] += s.HW["IEEE_R_DROP"]
 	s.Rx.Drops[driver.CauseUndersize] += s.HW["RMON_R_UNDERSIZE"]
 	s.Rx.Drops[driver.CauseMACDiscard] += s.HW["RMON_R_DROP"]
+	for _, m := range sharedNames {
+		s.HW[m.shared] = s.HW[m.ref]
+	}
 	return s
 }
 
