@@ -231,18 +231,24 @@ func (l *lane) send(b []*driver.Packet) {
 // scheduled on a loaded machine.
 const txBusyWait = 2 * time.Millisecond
 
+// txBusyTries is how many times a burst is offered again before txBusyWait
+// may end the retry: on a loaded machine one descheduled Gosched can use up
+// the whole wait, and a queue that was busy for a few calls must not lose
+// its burst to that.
+const txBusyTries = 16
+
 // busy reports whether n refused frames would have fit beside what the TX
 // ring may still hold (Pending): then room was not the reason.
 func (l *lane) busy(n int) bool { return l.tx.Pending()+n < l.txRing }
 
 // retry offers the rest of a burst again while the TX queue stays busy
-// with room in its ring, for at most txBusyWait, and returns how many it
-// took. Counted: the bursts retried and the frames that got through.
+// with room in its ring, at least txBusyTries times and then until
+// txBusyWait has passed, and returns how many it took. Counted: the bursts retried and the frames that got through.
 func (l *lane) retry(b []*driver.Packet) int {
 	l.txRetried.Add(1)
 	start := time.Now()
 	sent := 0
-	for sent < len(b) && time.Since(start) < txBusyWait {
+	for try := 0; sent < len(b) && (try < txBusyTries || time.Since(start) < txBusyWait); try++ {
 		// Let the goroutine that holds the queue busy (the link watcher's
 		// MDIO transaction) run if it shares this worker's CPU.
 		runtime.Gosched()

@@ -19,7 +19,6 @@ import (
 	"github.com/google/gopacket/pcapgo"
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/internal/testnote"
 	"github.com/gopmd/gopmd/sim"
 )
 
@@ -226,7 +225,6 @@ func TestTxBusyIsRetried(t *testing.T) {
 	// The TX queue takes nothing for 3 calls although its ring is empty,
 	// as the ENETC driver does while its link poll runs an MDIO
 	// transaction: the burst is offered again and nothing is lost.
-	testnote.SkipEmulated(t, "the l2fwd busy-retry test", "the retry window is 2 ms of wall time, which emulation can use up before the queue takes the burst")
 	p0, p1 := twoFakes(t, 1)
 	p1.txq[0].busy = 3
 	p0.load(0, testFrames(t, 400, 64))
