@@ -35,6 +35,11 @@ func benchForwardFake(b *testing.B, bufSize int) {
 	cfg.RxRingSize, cfg.TxRingSize, cfg.PoolSize, cfg.BufSize = 512, 512, 2048, bufSize
 	pa, pb := newQuiet(b, da, cfg), newQuiet(b, db, cfg)
 	rx, tx := pa.rx[0], pb.tx[0]
+	// One goroutine drives both queues, as a forwarder's worker does: TX
+	// reclaim returns A's buffers straight into A's pool cache.
+	if err := tx.RecycleDirect(rx); err != nil {
+		b.Fatal(err)
+	}
 	n := uint32(len(rx.bds))
 	devPI := uint32(0)
 	buf := make([]*pool.Packet, burst)

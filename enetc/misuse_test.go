@@ -66,6 +66,9 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.TxDoorbells": func() error {
 				return wantNil(ep.TxDoorbells(0) == 1, "TxDoorbells lost its count")
 			},
+			"TxQueue.RecycleDirect": func() error {
+				return drvtest.IsClosed(txq.(driver.DirectRecycler).RecycleDirect(rxq))
+			},
 			"TxQueue.Doorbells": func() error {
 				d, ok := txq.(interface{ Doorbells() uint64 })
 				return wantNil(ok && d.Doorbells() == 1, "Doorbells lost its count")

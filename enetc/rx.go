@@ -376,7 +376,9 @@ func (q *rxQueue) recycleBDs(from, k uint32) {
 }
 
 // refill posts buffers into every free slot but one (so ntu never meets
-// ntc) and hands them over with a single RBCIR write.
+// ntc) and hands them over with a single RBCIR write. The buffers come
+// from the pool in bulk (AllocBulk), straight into the ring's slots: one
+// run up to the ring's end, a second after the wrap.
 func (q *rxQueue) refill() {
 	mask := q.mask
 	ntu := q.ntu
@@ -385,16 +387,23 @@ func (q *rxQueue) refill() {
 		return
 	}
 	start := ntu
-	for ; free > 0; free-- {
-		pk := q.pool.Alloc()
-		if pk == nil {
+	for free > 0 {
+		run := min(free, uint32(len(q.bufs))-ntu) // up to the ring's end; the rest after the wrap
+		bufs := q.bufs[ntu : ntu+run]
+		got := q.pool.AllocBulk(bufs) // the ring owns them from here
+		bufs = bufs[:got]
+		bds := q.bds[ntu:]
+		bds = bds[:len(bufs)] // one BD per buffer: no bounds check in the loop
+		for i, pk := range bufs {
+			pk.SetOwner(q.ringOwn) // the buffer now belongs to the ring
+			bds[i].post(pk.IOVA())
+		}
+		ntu = (ntu + uint32(got)) & mask // wraps by the power-of-two mask
+		free -= uint32(got)
+		if uint32(got) < run {
 			q.ctr.Drop(driver.CauseNoMem, 1) // counts refills that came up short
 			break
 		}
-		pk.SetOwner(q.ringOwn) // the buffer now belongs to the ring
-		q.bufs[ntu] = pk
-		q.bds[ntu].post(pk.IOVA())
-		ntu = (ntu + 1) & mask // wraps by the power-of-two mask
 	}
 	if ntu == start {
 		return

@@ -33,6 +33,12 @@ type txQueue struct {
 	tbcir     uint32
 	reach     uint32 // pool.ReachLow(the device's DMA domain): a buffer from another is refused
 	freeBuf   [txFreeBatch]*pool.Packet
+	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
+	// for none), and the burst flag of the RX queue it refills, read on
+	// every reclaim as the proof that no other goroutine runs that RX
+	// queue.
+	direct   *pool.Pool
+	directRx *gate.Flag
 
 	ctr driver.Counters
 
@@ -282,12 +288,38 @@ func (q *txQueue) reclaim() int {
 		q.badCI.Add(1) // a bogus index: trust nothing, free nothing
 		return 0
 	}
-	return q.freeUpTo(ci)
+	own := q.direct
+	if own != nil && q.directRx.Active() {
+		// Another goroutine is inside the RX queue whose pool we were told
+		// we own: the declaration is false; free nothing.
+		q.burst.Leave()
+		q.port.concurrentUse("tx", q.idx, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
+	}
+	return q.freeUpTo(ci, own)
+}
+
+// RecycleDirect implements driver.DirectRecycler: rx must be an RX queue
+// of an ENETC port, or nil.
+func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
+	if q.port.shut.Load() {
+		return q.port.errClosed()
+	}
+	if rx == nil {
+		q.direct, q.directRx = nil, nil
+		return nil
+	}
+	r, ok := rx.(*rxQueue)
+	if !ok {
+		return fmt.Errorf("enetc %s: TX ring %d: RecycleDirect takes an RX queue of an ENETC port, not %T; without it reclaim frees through the pools' shared rings", q.port.name, q.idx, rx)
+	}
+	q.direct, q.directRx = r.pool, &r.burst
+	return nil
 }
 
 // freeUpTo returns the buffers of the frames in slots [ntc, end) to their
-// pools, in bulk.
-func (q *txQueue) freeUpTo(end uint32) int {
+// pools, in bulk; those of own (nil for none: the caller must be own's
+// owner goroutine) straight into its cache.
+func (q *txQueue) freeUpTo(end uint32, own *pool.Pool) int {
 	nf, total := 0, 0
 	for i := q.ntc; i != end; i = (i + 1) & q.mask { // wraps by the power-of-two mask
 		pk := q.bufs[i]
@@ -298,18 +330,28 @@ func (q *txQueue) freeUpTo(end uint32) int {
 		q.freeBuf[nf] = pk
 		nf++
 		if nf == len(q.freeBuf) {
-			pool.FreeBulk(q.freeBuf[:nf]) // the buffers may belong to any port's pool
+			freeBulk(own, q.freeBuf[:nf]) // the buffers may belong to any port's pool
 			total += nf
 			nf = 0
 		}
 	}
 	if nf > 0 {
-		pool.FreeBulk(q.freeBuf[:nf])
+		freeBulk(own, q.freeBuf[:nf])
 		total += nf
 	}
 	q.ntc = end
 	q.pending -= total
 	return total
+}
+
+// freeBulk frees pkts to their pools, own's (when not nil) straight into
+// its cache.
+func freeBulk(own *pool.Pool, pkts []*pool.Packet) {
+	if own != nil {
+		own.FreeBulkDirect(pkts)
+		return
+	}
+	pool.FreeBulk(pkts)
 }
 
 // drain, on a disabled ring, frees what the device consumed and then the
@@ -319,9 +361,9 @@ func (q *txQueue) drain(linkDown bool) int {
 	ci := q.hwCI()
 	inflight := (q.ntu - q.ntc) & q.mask // BDs queued and not yet reclaimed, wrapping
 	if ci <= q.mask && (ci-q.ntc)&q.mask <= inflight {
-		q.freeUpTo(ci)
+		q.freeUpTo(ci, nil) // the control goroutine owns no pool: shared frees
 	}
-	lost := q.freeUpTo(q.ntu)
+	lost := q.freeUpTo(q.ntu, nil)
 	if lost > 0 {
 		cause := driver.CauseDMAFault // the device stopped consuming the ring
 		if linkDown {

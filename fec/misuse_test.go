@@ -65,6 +65,9 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.MDIOWrite":  func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
 			"Port.PHYAddr":    func() error { p.PHYAddr(); return nil }, // the driver's memory only
 			"Port.UpdateLink": func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },
+			"TxQueue.RecycleDirect": func() error {
+				return drvtest.IsClosed(txq.(driver.DirectRecycler).RecycleDirect(rxq))
+			},
 		},
 	})
 }

@@ -1,6 +1,7 @@
 package fec
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/gopmd/gopmd/dma"
@@ -38,6 +39,12 @@ type txQueue struct {
 	reach     uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
 	owners    []txOwner
 	gate      *gate.Gate
+	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
+	// for none), and the burst flag of the RX queue it refills, read on
+	// every reclaim as the proof that no other goroutine runs that RX
+	// queue.
+	direct   *pool.Pool
+	directRx *gate.Flag
 
 	burst gate.Flag // raised while inside a burst (the stop handshake)
 }
@@ -108,7 +115,7 @@ func (q *txQueue) Reclaim() int {
 		q.burst.Leave()
 		return 0
 	}
-	n := q.reclaim()
+	n := q.reclaimOwn()
 	q.burst.Leave()
 	return n
 }
@@ -139,7 +146,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		return len(pkts)
 	}
 	if q.ring.size-q.inFlight < q.reclaimAt {
-		q.reclaim()
+		q.reclaimOwn()
 	}
 	start, nbd := q.ntu, 0
 	var sent, bytes uint64
@@ -273,10 +280,46 @@ func (q *txQueue) ownerIn(pl *pool.Pool) uint16 {
 	return 0
 }
 
-// reclaim walks completed BDs from ntc, frees their frames in bulk, and
-// applies the ERR006358 workaround: BDs still pending while TDAR reads idle
-// get another TDAR write.
-func (q *txQueue) reclaim() int {
+// RecycleDirect implements driver.DirectRecycler: rx must be an RX queue
+// of a FEC port, or nil.
+func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
+	if q.port.shut.Load() {
+		return q.port.errClosed()
+	}
+	if rx == nil {
+		q.direct, q.directRx = nil, nil
+		return nil
+	}
+	r, ok := rx.(*rxQueue)
+	if !ok {
+		return fmt.Errorf("fec %s: TX queue %d: RecycleDirect takes an RX queue of a FEC port, not %T; without it reclaim frees through the pools' shared rings", q.port.name, q.id, rx)
+	}
+	q.direct, q.directRx = r.pool, &r.burst
+	return nil
+}
+
+// reclaimOwn is reclaim inside a burst (TxBurst, Reclaim): buffers of the
+// RecycleDirect pool go straight into its cache, after a check that no
+// other goroutine is inside the paired RX queue.
+func (q *txQueue) reclaimOwn() int {
+	own := q.direct
+	if own != nil && q.directRx.Active() {
+		// Another goroutine is inside the RX queue whose pool we were told
+		// we own: the declaration is false; free nothing.
+		q.burst.Leave()
+		q.port.concurrentUse("tx", q.id, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
+	}
+	return q.reclaimTo(own)
+}
+
+// reclaim is reclaimTo with shared frees only: the control goroutine's.
+func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
+
+// reclaimTo walks completed BDs from ntc, frees their frames in bulk (those
+// of own, when not nil, straight into its cache: the caller is own's owner
+// goroutine), and applies the ERR006358 workaround: BDs still pending while
+// TDAR reads idle get another TDAR write.
+func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	nf, done := 0, 0
 	for q.inFlight > 0 {
 		st, _ := sc(q.ring.status(q.ntc))
@@ -296,7 +339,7 @@ func (q *txQueue) reclaim() int {
 			done++
 			q.frames--
 			if nf == len(q.free) {
-				pool.FreeBulk(q.free[:nf])
+				freeBulk(own, q.free[:nf])
 				clear(q.free[:nf])
 				nf = 0
 			}
@@ -305,7 +348,7 @@ func (q *txQueue) reclaim() int {
 		q.inFlight--
 	}
 	if nf > 0 {
-		pool.FreeBulk(q.free[:nf])
+		freeBulk(own, q.free[:nf])
 		clear(q.free[:nf])
 	}
 	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
@@ -315,6 +358,16 @@ func (q *txQueue) reclaim() int {
 		q.doorbells.Add(1)
 	}
 	return done
+}
+
+// freeBulk frees pkts to their pools, own's (when not nil) straight into
+// its cache.
+func freeBulk(own *pool.Pool, pkts []*pool.Packet) {
+	if own != nil {
+		own.FreeBulkDirect(pkts)
+		return
+	}
+	pool.FreeBulk(pkts)
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher
