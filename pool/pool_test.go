@@ -36,6 +36,7 @@ func newPool(t testing.TB, cfg Config) *Pool {
 }
 
 func TestAllocFreeRoundTrip(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, Config{Name: "rt", Count: 256})
 	seen := map[*Packet]bool{}
 	var got []*Packet
@@ -88,6 +89,7 @@ func TestAllocFreeRoundTrip(t *testing.T) {
 }
 
 func TestDataWindow(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, Config{Count: 4, BufSize: 256, Headroom: 64})
 	pk := p.Alloc()
 	copy(pk.Append(10), "0123456789")
@@ -114,6 +116,7 @@ func TestDataWindow(t *testing.T) {
 }
 
 func TestRefusedFrees(t *testing.T) {
+	t.Parallel()
 	a := newPool(t, Config{Name: "a", Count: 8})
 	b := newPool(t, Config{Name: "b", Count: 8})
 
@@ -186,6 +189,7 @@ func TestRefusedFrees(t *testing.T) {
 }
 
 func TestChainsFreeWhole(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, Config{Count: 16})
 	head := p.Alloc()
 	seg := head
@@ -211,6 +215,7 @@ func TestChainsFreeWhole(t *testing.T) {
 }
 
 func TestSplitPages(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, Config{Name: "split", Count: 8, BufSize: 2048, PerPage: 2})
 	a, b := p.Alloc(), p.Alloc()
 	if a.idx/2 != b.idx/2 {
@@ -258,6 +263,7 @@ func drainAllocs(p *Pool) []*Packet {
 }
 
 func TestSyncCoversOnlyDirtiedBytes(t *testing.T) {
+	t.Parallel()
 	iommu := dma.NewSimIOMMU(true)
 	r := newRegion(t, iommu, 4*2048)
 	p, err := New(r, Config{Count: 4, BufSize: 2048, Headroom: 128})
@@ -293,6 +299,7 @@ func TestSyncCoversOnlyDirtiedBytes(t *testing.T) {
 }
 
 func TestCloseReportsLeak(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, Config{Name: "leaky", Count: 8})
 	app := p.Owner("application")
 	a, b := p.Alloc(), p.Alloc()
@@ -319,6 +326,7 @@ func TestCloseReportsLeak(t *testing.T) {
 }
 
 func TestCloseWaitsForLateReturn(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, Config{Count: 8})
 	pk := p.Alloc()
 	go func() { time.Sleep(20 * time.Millisecond); pk.Free() }()
@@ -328,6 +336,7 @@ func TestCloseWaitsForLateReturn(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	r := newRegion(t, dma.NewSimIOMMU(false), 64*2048)
 	for _, tc := range []struct {
 		cfg  Config
@@ -352,6 +361,7 @@ func TestConfigErrors(t *testing.T) {
 // split-page and cross-goroutine free operations and checks that no buffer
 // is ever handed out twice and that every buffer comes home. Run with -race.
 func TestConcurrentInterleavings(t *testing.T) {
+	t.Parallel()
 	for _, perPage := range []int{1, 2} {
 		perPage := perPage
 		t.Run(map[int]string{1: "whole", 2: "split"}[perPage], func(t *testing.T) {
@@ -463,6 +473,7 @@ func TestConcurrentInterleavings(t *testing.T) {
 // cache (no ring), another pool's buffers to that pool's ring, and double,
 // forged and chained frees keep their guarantees.
 func TestFreeBulkDirect(t *testing.T) {
+	t.Parallel()
 	a := newPool(t, Config{Name: "a", Count: 1024})
 	b := newPool(t, Config{Name: "b", Count: 8})
 
@@ -526,6 +537,7 @@ func TestFreeBulkDirect(t *testing.T) {
 // The cache size follows the pool: a small pool's default cache is the
 // pool, an explicit size too large for the refill is refused.
 func TestCacheSizeDefaults(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, Config{Count: 16})
 	if cap(p.cache) != 16 || p.refill != 16 {
 		t.Fatalf("16-buffer pool: cache %d refill %d, want 16 and 16", cap(p.cache), p.refill)

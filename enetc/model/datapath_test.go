@@ -8,6 +8,7 @@ import (
 )
 
 func TestTxGatherAndPad(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		frame   []byte
@@ -60,6 +61,7 @@ func TestTxGatherAndPad(t *testing.T) {
 }
 
 func TestTxRingWrapsManyLaps(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupTx(1, 16)
@@ -79,6 +81,7 @@ func TestTxRingWrapsManyLaps(t *testing.T) {
 }
 
 func TestTxNeedsEnables(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		undo func(h *harness)
@@ -115,6 +118,7 @@ func TestTxNeedsEnables(t *testing.T) {
 }
 
 func TestTxErratumIndices(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupTx(0, 32)
@@ -140,6 +144,7 @@ func TestTxErratumIndices(t *testing.T) {
 }
 
 func TestTxRingReprogramWhileBusy(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupTx(0, 32)
@@ -152,6 +157,7 @@ func TestTxRingReprogramWhileBusy(t *testing.T) {
 }
 
 func TestRxWriteBack(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		frame  []byte
@@ -205,6 +211,7 @@ func TestRxWriteBack(t *testing.T) {
 }
 
 func TestRxVLANExtraction(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupRx(0, 64, 2048, RBMR_VTE)
@@ -218,6 +225,7 @@ func TestRxVLANExtraction(t *testing.T) {
 }
 
 func TestRxExtendedBDs(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupRx(0, 16, 2048, RBMR_BDS)
@@ -233,6 +241,7 @@ func TestRxExtendedBDs(t *testing.T) {
 }
 
 func TestRxNoBufferDrops(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		pi, ci   uint32
@@ -271,6 +280,7 @@ func TestRxNoBufferDrops(t *testing.T) {
 }
 
 func TestRxMultiBD(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		size, bs int
 		lens     []int
@@ -307,6 +317,7 @@ func TestRxMultiBD(t *testing.T) {
 }
 
 func TestRxOversizeAndMAXFRM(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupRx(0, 32, 2048, 0)
@@ -327,6 +338,7 @@ func TestRxOversizeAndMAXFRM(t *testing.T) {
 }
 
 func TestRxNeedsEnables(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		undo func(d *Device)
@@ -358,6 +370,7 @@ func TestRxNeedsEnables(t *testing.T) {
 }
 
 func TestRxMACFilter(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, MAC: [6]byte{2, 9, 9, 9, 9, 9}})
 	h.up()
 	h.d.Write32(PSIPMR, 0)
@@ -388,6 +401,7 @@ func TestRxMACFilter(t *testing.T) {
 }
 
 func TestRxFIFOErratum(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, FIFOLockAfter: 10})
 	h.up()
 	h.d.Write32(PM0_RX_FIFO, 2) // as after power-on, without the fix
@@ -416,6 +430,7 @@ func TestRxFIFOErratum(t *testing.T) {
 }
 
 func TestRingRuleViolations(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		prog func(h *harness)

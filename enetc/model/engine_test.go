@@ -37,6 +37,7 @@ func (h *harness) sendFree(f []byte) bool {
 }
 
 func TestEngineModeTwoPorts(t *testing.T) {
+	t.Parallel()
 	const frames = 3000
 	a := newHarness(t, Config{Name: "a", PF: true, Engine: true})
 	b := newHarness(t, Config{Name: "b", PF: true, Engine: true})
@@ -129,6 +130,7 @@ func (h *harness) bdAtNoFatal(n int, slot uint32) (rxBD, bool) {
 }
 
 func TestEngineStartStop(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	if err := h.d.Start(); err == nil {
 		t.Fatal("Start in synchronous mode succeeded")
@@ -167,6 +169,7 @@ func (s *listSource) Next(dst []byte) (int, bool) {
 func (s *listSource) Lossless() bool { return s.lossless }
 
 func TestPumpSources(t *testing.T) {
+	t.Parallel()
 	for _, lossless := range []bool{false, true} {
 		h := newHarness(t, Config{PF: true})
 		h.up()
@@ -202,6 +205,7 @@ func TestPumpSources(t *testing.T) {
 }
 
 func TestVF(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: false, TxRings: 2, RxRings: 2})
 	h.up()
 	h.setupTx(0, 16)
@@ -223,6 +227,7 @@ func TestVF(t *testing.T) {
 }
 
 func TestMMIOCostCounted(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, MMIOCost: time.Microsecond})
 	for i := 0; i < 10; i++ {
 		h.d.Read32(SIMR)
@@ -236,6 +241,7 @@ func TestMMIOCostCounted(t *testing.T) {
 // In synchronous mode a TX doorbell and a link change may come from two
 // goroutines: every frame must leave exactly once, in order.
 func TestSyncTxDoorbellAndLinkFromTwoGoroutines(t *testing.T) {
+	t.Parallel()
 	const frames = 2000
 	h := newHarness(t, Config{PF: true})
 	h.up()

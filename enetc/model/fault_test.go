@@ -6,6 +6,7 @@ import (
 )
 
 func TestRxFaults(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		inject func(d *Device)
@@ -82,6 +83,7 @@ func TestRxFaults(t *testing.T) {
 }
 
 func TestTxFaults(t *testing.T) {
+	t.Parallel()
 	t.Run("DMA fault", func(t *testing.T) {
 		h := newHarness(t, Config{PF: true})
 		h.up()
@@ -128,6 +130,7 @@ func TestTxFaults(t *testing.T) {
 }
 
 func TestLinkFlap(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupRx(0, 32, 2048, 0)
@@ -150,6 +153,7 @@ func TestLinkFlap(t *testing.T) {
 }
 
 func TestStartsLinkDown(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, LinkDown: true})
 	if h.d.LinkUp() || h.d.Read32(PM0_STATUS) != 0 {
 		t.Fatal("link up although Config.LinkDown")
@@ -157,6 +161,7 @@ func TestStartsLinkDown(t *testing.T) {
 }
 
 func TestMACLoopback(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupTx(0, 32)

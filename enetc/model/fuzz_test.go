@@ -72,6 +72,7 @@ func FuzzParse(f *testing.F) {
 // TestIPv4HeaderChecksum: a good header parses clean, any flipped bit of
 // it sets the parse error bit (§3.7 bit 15).
 func TestIPv4HeaderChecksum(t *testing.T) {
+	t.Parallel()
 	f := udp4(1, 2, 80)
 	var p parsed
 	parseFrame(f, &p)

@@ -55,6 +55,7 @@ func (m mdioBusT) read45(phy, mmd, reg int) (uint16, bool) {
 }
 
 func TestMDIOPHY(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, PHYAddr: 2, PHYID: 0x01410DD1, SpeedMbps: 1000})
 	ext := mdioBusT{h.d, EMDIOBase}
 	for _, c := range []struct {
@@ -117,6 +118,7 @@ func TestMDIOPHY(t *testing.T) {
 }
 
 func TestMDIOInternalPCS(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	in := mdioBusT{h.d, IMDIOBase}
 	in.write22(0, 0x14, 0x0003) // IF_MODE = SGMII_EN | SGMII_AN
@@ -135,6 +137,7 @@ func TestMDIOInternalPCS(t *testing.T) {
 }
 
 func TestERR050089Detected(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, PHYAddr: 1})
 	d := h.d
 	d.Write32(EMDIOBase+MDIO_CFG, mdioCfg)
@@ -155,6 +158,7 @@ func TestERR050089Detected(t *testing.T) {
 // transaction runs is recorded by the function accessed; functions of
 // another chip are not concerned.
 func TestERR050089AcrossFunctions(t *testing.T) {
+	t.Parallel()
 	chip := NewChip()
 	a := newHarness(t, Config{PF: true, PHYAddr: 1, Chip: chip}).d
 	b := newHarness(t, Config{PF: true, Chip: chip, Name: "enetc1"}).d

@@ -6,6 +6,7 @@ import (
 )
 
 func TestRegisterTableWellFormed(t *testing.T) {
+	t.Parallel()
 	names := map[string]bool{}
 	offs := map[uint32]string{}
 	for _, r := range Registers() {
@@ -50,6 +51,7 @@ func TestRegisterTableWellFormed(t *testing.T) {
 
 // The counter indices used by the data path must match the table's order.
 func TestCounterIndices(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		idx  int
 		name string
@@ -72,6 +74,7 @@ func TestCounterIndices(t *testing.T) {
 }
 
 func TestResetValues(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, MAC: [6]byte{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}, TxRings: 4, RxRings: 6})
 	d := h.d
 	for _, c := range []struct {
@@ -115,6 +118,7 @@ func TestResetValues(t *testing.T) {
 }
 
 func TestRegisterSemantics(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name      string
 		off       uint32
@@ -151,6 +155,7 @@ func TestRegisterSemantics(t *testing.T) {
 }
 
 func TestCounterClearTrigger(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupRx(0, 64, 2048, 0)
@@ -168,6 +173,7 @@ func TestCounterClearTrigger(t *testing.T) {
 }
 
 func TestUnimplementedAndOutOfWindow(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true, TxRings: 2})
 	d := h.d
 	if v := d.Read32(0x0C); v != 0 {
@@ -218,6 +224,7 @@ func TestUnimplementedAndOutOfWindow(t *testing.T) {
 // the other sources' strides land on unimplemented offsets and are
 // recorded.
 func TestRegisterFamilies(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		off    uint32

@@ -89,6 +89,7 @@ func setKey(d *Device, k *[RSSKeyLen]byte) {
 }
 
 func TestToeplitzVectors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	setKey(h.d, &msKey)
 	for _, c := range []struct {
@@ -113,6 +114,7 @@ func TestToeplitzVectors(t *testing.T) {
 }
 
 func TestRSSRingSelection(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	for n := 0; n < 4; n++ {
@@ -167,6 +169,7 @@ func TestRSSRingSelection(t *testing.T) {
 }
 
 func TestRSSOffUsesRingZero(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupRx(0, 64, 2048, 0)

@@ -25,6 +25,7 @@ func (s *seqSource) Next(dst []byte) (int, bool) {
 func (s *seqSource) Lossless() bool { return s.lossless }
 
 func TestPumpLosslessSource(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", nrx: 4})
 	src := &seqSource{n: 10, lossless: true}
 	td.d.AddSource(src)
@@ -51,6 +52,7 @@ func TestPumpLosslessSource(t *testing.T) {
 // TestEngineMode drives TX and RX concurrently with the engine goroutine
 // and a wire-side goroutine; run it with -race.
 func TestEngineMode(t *testing.T) {
+	t.Parallel()
 	const n = 400
 	td := newTDrv(t, tOpts{soc: "imx8mp", engine: true, enh: true, nrx: 16, ntx: 16})
 	w := &capture{}
@@ -115,6 +117,7 @@ func TestEngineMode(t *testing.T) {
 }
 
 func TestEngineSourceAndStall(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx93", engine: true, nrx: 8})
 	src := &seqSource{n: 50, lossless: true}
 	td.d.AddSource(src)
@@ -153,6 +156,7 @@ func TestEngineSourceAndStall(t *testing.T) {
 }
 
 func TestStartNeedsEngineMode(t *testing.T) {
+	t.Parallel()
 	d, _ := New(Config{})
 	if err := d.Start(); err == nil {
 		t.Fatal("Start accepted in synchronous mode")
@@ -160,6 +164,7 @@ func TestStartNeedsEngineMode(t *testing.T) {
 }
 
 func TestMMIOCost(t *testing.T) {
+	t.Parallel()
 	d, _ := New(Config{MMIOCost: 20 * time.Microsecond})
 	start := time.Now()
 	for i := 0; i < 50; i++ {
@@ -171,6 +176,8 @@ func TestMMIOCost(t *testing.T) {
 }
 
 // TestNoAllocationPerFrame: the synchronous data path does not allocate.
+// Serial: testing.AllocsPerRun counts the mallocs of the whole process, so a
+// parallel test allocating at the same time would be counted here.
 func TestNoAllocationPerFrame(t *testing.T) {
 	td := newTDrv(t, tOpts{soc: "imx8mp", enh: true})
 	f := testFrame(ourMAC, 200, 1)

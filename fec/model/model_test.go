@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewUnknownSoCListsProfiles(t *testing.T) {
+	t.Parallel()
 	_, err := New(Config{SoC: "imx99"})
 	if err == nil {
 		t.Fatal("New accepted SoC imx99")
@@ -31,6 +32,7 @@ func TestNewUnknownSoCListsProfiles(t *testing.T) {
 }
 
 func TestRegisterTable(t *testing.T) {
+	t.Parallel()
 	seen := map[uint32]string{}
 	for _, r := range Registers() {
 		if prev, dup := seen[r.Offset]; dup {
@@ -64,6 +66,7 @@ func TestRegisterTable(t *testing.T) {
 }
 
 func TestResetValues(t *testing.T) {
+	t.Parallel()
 	d, err := New(Config{SoC: "imx6ul", MAC: [6]byte{0, 4, 0x9f, 1, 2, 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +99,7 @@ func TestResetValues(t *testing.T) {
 }
 
 func TestWriteMasks(t *testing.T) {
+	t.Parallel()
 	d, _ := New(Config{SoC: "imx8mp"})
 	for _, c := range []struct {
 		name string
@@ -121,6 +125,7 @@ func TestWriteMasks(t *testing.T) {
 }
 
 func TestEIRWriteOneToClear(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	d := td.d
 	td.send(0, testFrame(ourMAC, 50, 1))
@@ -144,6 +149,7 @@ func TestEIRWriteOneToClear(t *testing.T) {
 }
 
 func TestTriggerRegisters(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", nrx: 2})
 	d := td.d
 	if got := d.Read32(regRDAR); got != activeBit {
@@ -195,6 +201,7 @@ func TestTriggerRegisters(t *testing.T) {
 }
 
 func TestOutOfWindowAndUnaligned(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		soc  string
 		off  uint32
@@ -219,6 +226,7 @@ func TestOutOfWindowAndUnaligned(t *testing.T) {
 }
 
 func TestUnimplementedRegisters(t *testing.T) {
+	t.Parallel()
 	d, _ := New(Config{SoC: "imx6q"}) // single queue, no coalescing, no EEE
 	for _, off := range []uint32{regTXIC0, regRDSR1, regTDAR1, regFRBR, regLPISleep, 0x800, 0x3FFC} {
 		d.Write32(off, 0xFFFFFFFF)
@@ -254,6 +262,7 @@ func TestUnimplementedRegisters(t *testing.T) {
 // formats on every profile: the wire and memory must hold exactly the
 // expected bytes.
 func TestTxRxEveryProfileAndFormat(t *testing.T) {
+	t.Parallel()
 	for _, soc := range Profiles() {
 		for _, enh := range []bool{false, true} {
 			name := soc + "/legacy"
@@ -315,6 +324,7 @@ func TestTxRxEveryProfileAndFormat(t *testing.T) {
 // unless ECR.DBSWP is set, so a driver that writes little-endian BDs and
 // forgets DBSWP gets nothing out (QEMU would hide this).
 func TestDescriptorByteOrder(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		noDBSWP bool
@@ -359,6 +369,7 @@ func TestDescriptorByteOrder(t *testing.T) {
 }
 
 func TestShift16(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", shift16: true})
 	f := testFrame(ourMAC, 80, 5)
 	td.d.Receive(f)
@@ -381,6 +392,7 @@ func TestShift16(t *testing.T) {
 }
 
 func TestShortFramePaddedOnTX(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx93"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -395,6 +407,7 @@ func TestShortFramePaddedOnTX(t *testing.T) {
 }
 
 func TestMultiBufferTXFrame(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mq"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -420,6 +433,7 @@ func TestMultiBufferTXFrame(t *testing.T) {
 }
 
 func TestMultiBufferRXFrame(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", mrbr: 256})
 	f := testFrame(ourMAC, 600, 4) // 614 + 4 FCS = 618: three BDs of 256
 	td.d.Receive(f)
@@ -449,6 +463,7 @@ func TestMultiBufferRXFrame(t *testing.T) {
 }
 
 func TestRXErrorBits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		inject RxError
@@ -511,6 +526,7 @@ func TestRXErrorBits(t *testing.T) {
 }
 
 func TestFTRLTruncates(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	td.d.Write32(regFTRL, 200)
 	td.d.Receive(testFrame(ourMAC, 400, 1))
@@ -521,6 +537,7 @@ func TestFTRLTruncates(t *testing.T) {
 }
 
 func TestOverrunWhenRingRunsOutMidFrame(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", mrbr: 256, nrx: 2})
 	td.d.Receive(testFrame(ourMAC, 700, 1)) // needs 3 BDs, 2 posted
 	r1, _ := td.recv(0)
@@ -534,6 +551,7 @@ func TestOverrunWhenRingRunsOutMidFrame(t *testing.T) {
 }
 
 func TestMDIO(t *testing.T) {
+	t.Parallel()
 	d, _ := New(Config{SoC: "imx8mp", PHYAddr: 3})
 	read := func(pa, ra uint32) (uint32, bool) {
 		d.Write32(regEIR, eirMII)
@@ -581,6 +599,7 @@ func TestMDIO(t *testing.T) {
 }
 
 func TestAddressFilter(t *testing.T) {
+	t.Parallel()
 	other := [6]byte{2, 0, 0, 0, 0, 0x77}
 	mcast := [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
 	h := hashBit(mcast[:])
@@ -624,6 +643,7 @@ func TestAddressFilter(t *testing.T) {
 }
 
 func TestLoopbackAfterReset(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", loop: true})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -650,6 +670,7 @@ func TestLoopbackAfterReset(t *testing.T) {
 }
 
 func TestLinkDownAndSpeedMismatch(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -672,6 +693,7 @@ func TestLinkDownAndSpeedMismatch(t *testing.T) {
 }
 
 func TestERR006358(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx6q"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -701,6 +723,7 @@ func TestERR006358(t *testing.T) {
 }
 
 func TestERR006358NeedsEmptyRing(t *testing.T) {
+	t.Parallel()
 	// Armed before anything was sent the engine never saw R=0: no loss.
 	td := newTDrv(t, tOpts{soc: "imx6q"})
 	w := &capture{}
@@ -713,6 +736,7 @@ func TestERR006358NeedsEmptyRing(t *testing.T) {
 }
 
 func TestTXStall(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -728,6 +752,7 @@ func TestTXStall(t *testing.T) {
 }
 
 func TestGracefulStop(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -747,6 +772,7 @@ func TestGracefulStop(t *testing.T) {
 }
 
 func TestDMAFault(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", enh: true})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -785,6 +811,7 @@ func TestDMAFault(t *testing.T) {
 }
 
 func TestMissingWrapBitFaults(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp", ntx: tRingMax})
 	// Mark every BD of the 6-ring block ready without any wrap bit: the
 	// engine runs off the end of the ring memory.
@@ -803,6 +830,7 @@ func TestMissingWrapBitFaults(t *testing.T) {
 }
 
 func TestCorruptWriteback(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	td.d.CorruptWriteback(1)
 	f := testFrame(ourMAC, 60, 1)
@@ -820,6 +848,7 @@ func TestCorruptWriteback(t *testing.T) {
 // TestNonCoherentStaleTX: on a non-coherent part, TX buffer bytes the CPU
 // wrote but did not clean (SyncForDevice) are not what the DMA reads.
 func TestNonCoherentStaleTX(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -844,6 +873,7 @@ func TestNonCoherentStaleTX(t *testing.T) {
 }
 
 func TestNonCoherentStaleRX(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx6ul"})
 	f := testFrame(ourMAC, 60, 7)
 	td.d.Receive(f)
@@ -860,6 +890,7 @@ func TestNonCoherentStaleRX(t *testing.T) {
 }
 
 func TestMIBCounters(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	d := td.d
 	td.send(0, testFrame(ourMAC, 100, 1), testFrame([6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 100, 2))
@@ -888,6 +919,7 @@ func TestMIBCounters(t *testing.T) {
 }
 
 func TestMultiQueue(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	d := td.d
 	// Ring 1 takes VLAN priorities 0-3, ring 2 takes 4-7 (as Linux sets).
@@ -926,6 +958,7 @@ func TestMultiQueue(t *testing.T) {
 }
 
 func TestTXChecksumInsertion(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	w := &capture{}
 	td.d.SetWire(w)
@@ -948,6 +981,7 @@ func TestTXChecksumInsertion(t *testing.T) {
 }
 
 func TestOutOfRangeConfig(t *testing.T) {
+	t.Parallel()
 	if _, err := New(Config{SoC: "imx8mp", PHYAddr: 32}); err == nil {
 		t.Error("PHY address 32 accepted")
 	}
@@ -975,6 +1009,7 @@ func ipv4UDP(payload int) []byte {
 }
 
 func TestRXChecksumFlags(t *testing.T) {
+	t.Parallel()
 	good := ipv4UDP(30)
 	badIP := ipv4UDP(30)
 	badIP[14+10] ^= 0xFF
@@ -1015,6 +1050,7 @@ func TestRXChecksumFlags(t *testing.T) {
 }
 
 func TestRead64SplitsIntoTwoReads(t *testing.T) {
+	t.Parallel()
 	d, _ := New(Config{SoC: "imx8mp"})
 	d.Write32(regPALR, 0x11223344)
 	d.Write32(regPAUR, 0x55660000)
@@ -1027,6 +1063,7 @@ func TestRead64SplitsIntoTwoReads(t *testing.T) {
 }
 
 func TestPHYResetAndDefaultWire(t *testing.T) {
+	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx6q"})
 	d := td.d
 	d.Write32(regMMFR, 0x50020000|4<<18|0x0021) // ANAR := 0x21
@@ -1046,6 +1083,7 @@ func TestPHYResetAndDefaultWire(t *testing.T) {
 }
 
 func TestMDIOTakesTime(t *testing.T) {
+	t.Parallel()
 	d, _ := New(Config{SoC: "imx8mp", MDIOTime: 500 * time.Microsecond})
 	d.Write32(regMSCR, 0x1A)
 	d.Write32(regEIR, eirMII)
