@@ -43,6 +43,7 @@ func vethPair(t *testing.T, a, b string) {
 }
 
 func TestAFPacketAcrossVeth(t *testing.T) {
+	t.Parallel()
 	testnote.SkipEmulated(t, "the AF_PACKET wire test", "qemu-user does not pass AF_PACKET's socket options through (promiscuous membership fails with protocol not available)")
 	// Names per process: another run of this test may make its own pair.
 	sfx := strconv.Itoa(os.Getpid() % 100000)

@@ -94,6 +94,7 @@ func tryFake(name string, engine bool, spec string) (*fakePort, func() error, er
 }
 
 func TestAttachRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ spec, want string }{
 		{"sim:tbad0?gen-size=10", "gen-size"},
 		{"sim:tbad0?gen=maybe", "gen="},
@@ -123,6 +124,7 @@ func TestAttachRejectsBadOptions(t *testing.T) {
 }
 
 func TestAttachTwiceRefused(t *testing.T) {
+	t.Parallel()
 	_, c := newFake(t, "tdup0", false, "sim:tdup0?sink=1")
 	_, _, err := tryFake("tdup0", false, "sim:tdup0")
 	if err == nil || !strings.Contains(err.Error(), "already open") {

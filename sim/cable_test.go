@@ -14,6 +14,7 @@ func frameN(i int) []byte {
 }
 
 func TestCableSynchronous(t *testing.T) {
+	t.Parallel()
 	a, ca := newFake(t, "tsync0", false, "sim:tsync0?peer=sim:tsync1")
 	a.send(frameN(1)) // peer not open yet: lost, counted
 	b, cb := newFake(t, "tsync1", false, "sim:tsync1")
@@ -59,6 +60,7 @@ func TestCableSynchronous(t *testing.T) {
 }
 
 func TestCableConflicts(t *testing.T) {
+	t.Parallel()
 	_, c0 := newFake(t, "tcf0", false, "sim:tcf0?peer=sim:tcf1")
 	defer c0()
 	_, _, err := tryFake("tcf2", false, "sim:tcf2?peer=sim:tcf1")
@@ -84,6 +86,7 @@ func TestCableConflicts(t *testing.T) {
 }
 
 func TestCableEngineRing(t *testing.T) {
+	t.Parallel()
 	a, ca := newFake(t, "teng0", true, "sim:teng0?peer=sim:teng1")
 	defer ca()
 	b, cb := newFake(t, "teng1", true, "sim:teng1")
@@ -123,6 +126,7 @@ func TestCableEngineRing(t *testing.T) {
 }
 
 func TestCablePadsShortFrames(t *testing.T) {
+	t.Parallel()
 	// A cable stands for the sending MAC: a frame below the Ethernet
 	// minimum (a model told not to pad, or fault injection) arrives padded
 	// to 60 bytes, synchronous or through the ring, and is counted.

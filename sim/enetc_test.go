@@ -19,6 +19,7 @@ func openSpec(t *testing.T, raw string) (*driver.Device, error) {
 }
 
 func TestOpenENETC(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		spec   string
 		devID  uint16
@@ -84,6 +85,7 @@ func TestOpenENETC(t *testing.T) {
 }
 
 func TestOpenENETCBadOptions(t *testing.T) {
+	t.Parallel()
 	for _, spec := range []string{
 		"sim:enetc50?mode=fast",
 		"sim:enetc51?mmio-cost=soon",
@@ -102,6 +104,7 @@ func TestOpenENETCBadOptions(t *testing.T) {
 }
 
 func TestENETCOpenWithPeer(t *testing.T) {
+	t.Parallel()
 	a, err := openSpec(t, "sim:enetc60?peer=sim:enetc61")
 	if err != nil {
 		t.Fatal(err)

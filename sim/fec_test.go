@@ -21,6 +21,7 @@ func openFECSpec(t *testing.T, raw string) (*driver.Device, error) {
 }
 
 func TestFECOpenDefault(t *testing.T) {
+	t.Parallel()
 	d, err := openFECSpec(t, "sim:fec0")
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,7 @@ func TestFECOpenDefault(t *testing.T) {
 }
 
 func TestFECOpenOptions(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		spec    string
 		errWant string
@@ -110,6 +112,7 @@ func TestFECOpenOptions(t *testing.T) {
 // TestFECOpenWithoutDriver: through driver.Open the spec options are
 // accepted, and with no FEC driver linked the model is released again.
 func TestFECOpenWithoutDriver(t *testing.T) {
+	t.Parallel()
 	_, err := driver.Open("sim:fec7?soc=imx93&mode=sync")
 	if !errors.Is(err, driver.ErrNoDriver) {
 		t.Fatalf("Open: %v, want ErrNoDriver (no fec driver in this test binary)", err)
@@ -126,6 +129,7 @@ func TestFECOpenWithoutDriver(t *testing.T) {
 }
 
 func TestFECResetHook(t *testing.T) {
+	t.Parallel()
 	d, err := openFECSpec(t, "sim:fec2")
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +147,7 @@ func TestFECResetHook(t *testing.T) {
 
 // TestFECCable: two FEC models cabled with peer= carry each other's frames.
 func TestFECCable(t *testing.T) {
+	t.Parallel()
 	a, err := openFECSpec(t, "sim:fec20")
 	if err != nil {
 		t.Fatal(err)

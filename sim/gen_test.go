@@ -9,6 +9,7 @@ import (
 )
 
 func TestGeneratorFrames(t *testing.T) {
+	t.Parallel()
 	g, err := NewGenerator(GenConfig{Size: 128, Flows: 3, Count: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestGeneratorFrames(t *testing.T) {
 }
 
 func TestSinkCountsLossDupReorder(t *testing.T) {
+	t.Parallel()
 	g, _ := NewGenerator(GenConfig{Flows: 2})
 	frames := make([][]byte, 20)
 	for i := range frames {
@@ -80,6 +82,7 @@ func TestSinkCountsLossDupReorder(t *testing.T) {
 }
 
 func TestSinkWindow(t *testing.T) {
+	t.Parallel()
 	g, _ := NewGenerator(GenConfig{})
 	frames := make([][]byte, 1000)
 	for i := range frames {
@@ -100,6 +103,7 @@ func TestSinkWindow(t *testing.T) {
 }
 
 func TestGeneratorRate(t *testing.T) {
+	t.Parallel()
 	g, _ := NewGenerator(GenConfig{Rate: 1})
 	if g.Lossless() {
 		t.Fatal("a paced generator must not be lossless")
@@ -122,6 +126,8 @@ func TestGeneratorRate(t *testing.T) {
 	}
 }
 
+// Serial: testing.AllocsPerRun counts the mallocs of the whole process, so a
+// parallel test allocating at the same time would be counted here.
 func TestGeneratorAndSinkDoNotAllocate(t *testing.T) {
 	g, _ := NewGenerator(GenConfig{Flows: 16})
 	s := NewSink()

@@ -16,6 +16,7 @@ import (
 )
 
 func TestPcapOutThenIn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.pcap")
 	a, ca := newFake(t, "tpcap0", false, "sim:tpcap0?pcap-out="+out)
@@ -88,6 +89,7 @@ func TestPcapOutThenIn(t *testing.T) {
 }
 
 func TestPcapFileSpeed(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "timed.pcap")
 	w, err := wire.CreatePcap(out)
 	if err != nil {
@@ -120,6 +122,7 @@ func TestPcapFileSpeed(t *testing.T) {
 }
 
 func TestPcapInRejectsNonEthernet(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "raw.pcap")
 	f, _ := os.Create(p)
 	w := pcapgo.NewWriter(f)
@@ -136,6 +139,7 @@ func TestPcapInRejectsNonEthernet(t *testing.T) {
 }
 
 func TestPcapNgRefused(t *testing.T) {
+	t.Parallel()
 	// pcapng is not replayed (issue 11.5): the error names the file and
 	// says how to convert it.
 	p := filepath.Join(t.TempDir(), "in.pcapng")
@@ -155,6 +159,7 @@ func TestPcapNgRefused(t *testing.T) {
 }
 
 func TestPcapInPadsRuntsAndCountsTooBig(t *testing.T) {
+	t.Parallel()
 	// A capture taken on the sending host holds frames before its MAC
 	// padded them: the replay pads them to 60 bytes, as that MAC did. A
 	// frame longer than the port's buffer is kept out and counted.
@@ -206,6 +211,7 @@ func ciFor(b []byte) gopacket.CaptureInfo {
 // TestPcapOutRefusesLinksAndExistingFiles: pcap-out= never follows a
 // symbolic link and replaces an existing file only with pcap-overwrite=1.
 func TestPcapOutRefusesLinksAndExistingFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	victim := filepath.Join(dir, "shadow")
 	os.WriteFile(victim, []byte("root:x:0:0"), 0o600)
