@@ -280,6 +280,14 @@ func (a *app) setup() error {
 				}
 				l.txPort = dst
 				l.tx = a.ports[dst].TxQueue(q)
+				// This lane's worker is the only goroutine that drives
+				// l.tx and l.rx and uses l.rx's pool: its TX reclaim may
+				// return that pool's buffers straight into its cache.
+				// Ports of two different drivers cannot pair; their
+				// buffers then return through the pool's shared ring.
+				if dr, ok := l.tx.(driver.DirectRecycler); ok {
+					_ = dr.RecycleDirect(l.rx)
+				}
 				l.txRing = di.TxRingSize
 				l.dst = [6]byte{0x02, 0, 0, 0, 0, byte(dst)}
 				copy(l.src[:], a.ports[dst].MAC())
