@@ -5,10 +5,12 @@
 // driver.Open("sim:enetc0").
 //
 // The driver reaches the device only through driver.Regs (BAR0) and DMA
-// memory from package dma, so it cannot tell the model from silicon. Bring-up
-// follows the hardware reference's §9; the files follow one frame: rx.go
-// (RxBurst, refill), tx.go (TxBurst, reclaim), bd.go (descriptor layouts),
-// regs.go (names and numbers), mdio.go, rss.go, stats.go.
+// memory from package dma, so it cannot tell the model from silicon. The
+// hardware reference is docs/hardware-enetc.md; a bare section mark (§N) in
+// this package's comments is a section of it. Bring-up follows its §9; the
+// files follow one frame: rx.go (RxBurst, refill), tx.go (TxBurst, reclaim),
+// bd.go (descriptor layouts), regs.go (names and numbers), mdio.go, rss.go,
+// stats.go.
 //
 // # Register access and ERR050089
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 )
 
-// Buffer descriptors (hw/fec.md §3). On every ARM i.MX part a descriptor is
+// Buffer descriptors (docs/hardware-fec.md §3). On every ARM i.MX part a descriptor is
 // little-endian as the CPU sees it (ECR.DBSWP set on ENET-MAC parts), so the
 // driver handles it as 32-bit words in host order (all gopmd targets are
 // little-endian):

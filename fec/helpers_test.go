@@ -26,7 +26,7 @@ func TestRegisterMapOffsetsUniqueAndAligned(t *testing.T) {
 			}
 		}
 	}
-	// Spot checks against the reference table (hw/fec.md §2, §2.12).
+	// Spot checks against the reference table (docs/hardware-fec.md §2, §2.12).
 	for name, off := range map[string]uint32{
 		"EIR": 0x004, "RDAR": 0x010, "TDAR": 0x014, "ECR": 0x024, "MMFR": 0x040, "MSCR": 0x044,
 		"RCR": 0x084, "TCR": 0x0C4, "PALR": 0x0E4, "PAUR": 0x0E8, "OPD": 0x0EC, "TFWR": 0x144,

@@ -92,10 +92,10 @@ func patternFrame(n, seed int) []byte {
 // on a non-coherent model the CPU's view of a buffer the MAC just filled is
 // stale, and the frame RxBurst returns from it is intact.
 func TestNonCoherentRxNeedsSyncForCPU(t *testing.T) {
-	// hw/fec.md §4.7 takes every i.MX FEC as non-coherent; the model's
+	// docs/hardware-fec.md §4.7 takes every i.MX FEC as non-coherent; the model's
 	// profiles and the driver's quirk table agree (TestProfilesMatchModel).
 	if prof, _ := model.LookupProfile("imx8mp"); !prof.NonCoherent {
-		t.Fatal("imx8mp model profile is coherent, against hw/fec.md §4.7: this test would prove nothing")
+		t.Fatal("imx8mp model profile is coherent, against docs/hardware-fec.md §4.7: this test would prove nothing")
 	}
 	p, m := openInternal(t, "soc=imx8mp&rx-ring=8")
 	q := p.rx[0]
@@ -122,7 +122,7 @@ func TestNonCoherentRxNeedsSyncForCPU(t *testing.T) {
 // the right bytes from TxBurst.
 func TestNonCoherentTxNeedsSyncForDevice(t *testing.T) {
 	if prof, _ := model.LookupProfile("imx8mp"); !prof.NonCoherent {
-		t.Fatal("imx8mp model profile is coherent, against hw/fec.md §4.7: this test would prove nothing")
+		t.Fatal("imx8mp model profile is coherent, against docs/hardware-fec.md §4.7: this test would prove nothing")
 	}
 	p, m := openInternal(t, "soc=imx8mp&tx-ring=8")
 	w := &wireCapture{}

@@ -1,10 +1,11 @@
 // Package fec is gopmd's poll-mode driver for the NXP/Freescale FEC and ENET
-// Ethernet MACs of the i.MX family (hw/fec.md). It registers itself with
+// Ethernet MACs of the i.MX family (docs/hardware-fec.md). It registers itself with
 // package driver: import it and open "platform:2188000.ethernet" (UIO,
 // vfio-platform, /dev/mem) or "sim:fec0?soc=imx8mp" (the device model;
 // soc= picks the SoC profile, imx8mp when left out; see package sim for
 // the model's other options). The quirk profile follows the node's
-// compatible strings, most specific first.
+// compatible strings, most specific first. A bare section mark (§N) in this
+// package's comments is a section of docs/hardware-fec.md.
 //
 // The port follows the reference's bring-up (reset, MAC address, MDIO
 // clock, RCR/TCR, ring bases, RACC/TACC, OPD, ECR with EN1588 and DBSWP,
@@ -29,7 +30,7 @@
 // shift16=0 is a workaround for QEMU only, never for silicon: QEMU 7.2's
 // ENET model ignores RACC.SHIFT16 when it receives into legacy (8-byte)
 // descriptors, so frames arrive 2 bytes short unless the driver stops
-// expecting the pad. The default, right for every RACC part (hw/fec.md
+// expecting the pad. The default, right for every RACC part (docs/hardware-fec.md
 // §4.6), is SHIFT16 on in both descriptor formats.
 package fec
 
@@ -331,7 +332,7 @@ func (p *Port) parseOptions(o map[string][]string) error {
 			return driver.BadOption("phy-mode", v, "unknown interface mode", "rgmii, rmii or mii")
 		}
 	}
-	// Every i.MX FEC is taken as non-coherent (hw/fec.md §4.7) unless the
+	// Every i.MX FEC is taken as non-coherent (docs/hardware-fec.md §4.7) unless the
 	// profile or the user says otherwise; sim devices say so themselves.
 	p.nonCoherent = p.dev.NonCoherent || !p.prof.has(qCoherent)
 	if v, ok := get("dma-coherent"); ok {

@@ -1,6 +1,6 @@
 package fec
 
-// Quirks are the per-SoC differences of the FEC/ENET block (hw/fec.md §6).
+// Quirks are the per-SoC differences of the FEC/ENET block (docs/hardware-fec.md §6).
 type quirks uint32
 
 const (
@@ -59,7 +59,7 @@ const (
 	qImx8 = qImx6 | qAVB | qMultiQueues | qERR007885
 )
 
-// profiles maps DT compatible strings to quirk sets (hw/fec.md §6, Linux's
+// profiles maps DT compatible strings to quirk sets (docs/hardware-fec.md §6, Linux's
 // fec_devinfo). Parts Linux binds through a fallback compatible get that
 // entry's quirks under their own name.
 var profiles = []profile{

@@ -1,7 +1,7 @@
 package fec
 
 // Register offsets and bits of the FEC/ENET MAC, named as the reference
-// manual names them (hw/fec.md §2). Names and numbers only: driver logic
+// manual names them (docs/hardware-fec.md §2). Names and numbers only: driver logic
 // lives in port.go, rx.go, tx.go and mdio.go.
 
 // Register offsets from the instance base (ARM/ENET layout).
@@ -237,7 +237,7 @@ var eirFields = []Field{
 }
 
 // RegisterMap lists the registers the driver knows, with their fields, in
-// offset order, under the reference manual's names (hw/fec.md §2).
+// offset order, under the reference manual's names (docs/hardware-fec.md §2).
 func RegisterMap() []RegDesc {
 	dar := []Field{bit("ACTIVE", 24)}
 	ic := []Field{bit("ICEN", 31), bit("ICCS", 30), f("ICFT", 20, 27), f("ICTT", 0, 15)}

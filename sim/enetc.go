@@ -9,7 +9,7 @@ import (
 	"github.com/gopmd/gopmd/enetc/model"
 )
 
-// PCI identity of the simulated ENETC functions (hw/enetc.md §1.1).
+// PCI identity of the simulated ENETC functions (docs/hardware-enetc.md §1.1).
 const (
 	ENETCVendorID   = 0x1957
 	ENETCPFDeviceID = 0xe100
@@ -18,7 +18,7 @@ const (
 )
 
 // ENETCPHYAddr is the address of the simulated PHY on a sim:enetcN port's
-// external MDIO bus: 2, as on the LS1028A-RDB's PF0 (hw/enetc.md §6).
+// external MDIO bus: 2, as on the LS1028A-RDB's PF0 (docs/hardware-enetc.md §6).
 const ENETCPHYAddr = 2
 
 // enetcOptions are the spec options of sim:enetcN.

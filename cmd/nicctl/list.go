@@ -27,7 +27,7 @@ func init() {
 }
 
 // pciKind names the PCI functions of the LS1028A integrated endpoint
-// (hw/enetc.md §1.1); port is true for the ones gopmd drives.
+// (docs/hardware-enetc.md §1.1); port is true for the ones gopmd drives.
 var pciKinds = map[string]struct {
 	kind string
 	port bool

@@ -11,6 +11,10 @@
 // documented errata and fault injection. It imports no driver code; its
 // register table (Registers) is its own transcription of the reference.
 //
+// The facts, each with its public source, are gathered in
+// docs/hardware-enetc.md; a bare section mark (§N) in this package's
+// comments is a section of it.
+//
 // # Modes
 //
 // Synchronous (Config.Engine false): a TBPIR write processes that TX ring

@@ -13,7 +13,7 @@ type frameCounter struct{ n, bytes int }
 
 func (c *frameCounter) Transmit(f []byte) { c.n++; c.bytes += len(f) }
 
-// A PF brought up as hw/enetc.md §9 says, one TX ring, one short frame:
+// A PF brought up as docs/hardware-enetc.md §9 says, one TX ring, one short frame:
 // the model fetches the BD by IOVA, pads the frame to 60 bytes and moves
 // the consumer index.
 func Example() {

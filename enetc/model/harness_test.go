@@ -9,7 +9,7 @@ import (
 )
 
 // The harness plays a minimal driver written in the test from
-// hw/enetc.md: BD rings and buffers in SimIOMMU-mapped memory, bring-up
+// docs/hardware-enetc.md: BD rings and buffers in SimIOMMU-mapped memory, bring-up
 // per §9, TX per §4.5, RX per §4.3/§4.4.
 
 type mem struct {

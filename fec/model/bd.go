@@ -2,7 +2,7 @@ package model
 
 import "math/bits"
 
-// Buffer descriptor layout (hw/fec.md §3). Word offsets inside a BD; word 0
+// Buffer descriptor layout (docs/hardware-fec.md §3). Word offsets inside a BD; word 0
 // is status<<16 | length in the engine's byte order (see the package doc).
 const (
 	bdWord0 = 0x00 // status/control (31:16) and data length (15:0)

@@ -1,12 +1,13 @@
 // Package model is a software model of the NXP FEC/ENET Ethernet MAC of
-// i.MX SoCs, written from the hardware reference (hw/fec.md) and not from
+// i.MX SoCs, written from the hardware reference (docs/hardware-fec.md) and not from
 // any driver. A *Device is the instance's register window (it satisfies
 // driver.Regs) plus a DMA engine that reaches memory only by IOVA through a
-// dma.SimIOMMU.
+// dma.SimIOMMU. A bare section mark (§N) in this package's comments is a
+// section of docs/hardware-fec.md.
 //
 // # What is modelled
 //
-//   - The register file of hw/fec.md §2 with its semantics: EIR
+//   - The register file of docs/hardware-fec.md §2 with its semantics: EIR
 //     write-1-to-clear, RDAR/TDAR trigger registers, ECR reset/enable,
 //     RCR/TCR, PALR/PAUR, OPD, MSCR/MMFR with a clause-22 PHY, RACC
 //     SHIFT16, TACC, MIB counters, and ring 1/2 registers on multi-queue
@@ -15,7 +16,7 @@
 //   - Legacy 8-byte and enhanced 32-byte descriptors (ECR.EN1588 on parts
 //     with enhanced descriptors), in the byte order the silicon uses.
 //   - Per-SoC profiles (Profiles, LookupProfile) with the quirk table of
-//     hw/fec.md §6; DefaultSoC is imx8mp.
+//     docs/hardware-fec.md §6; DefaultSoC is imx8mp.
 //   - Fault injection: link flap, PHY speed renegotiation (SetLinkSpeed),
 //     RX errors (every RX status error bit: CR, LG, TR, OV, NO, SH),
 //     descriptor write-back corruption, DMA to unmapped IOVAs, TX stall and

@@ -13,7 +13,7 @@ type printWire struct{}
 func (printWire) Transmit(f []byte) { fmt.Printf("wire: %d bytes to % x\n", len(f), f[:6]) }
 
 // Example sends one frame through a legacy-descriptor TX ring, the way a
-// driver brings the MAC up (hw/fec.md §5.3), with raw register offsets.
+// driver brings the MAC up (docs/hardware-fec.md §5.3), with raw register offsets.
 func Example() {
 	mmu := dma.NewSimIOMMU(true)
 	dev, err := model.New(model.Config{SoC: "imx8mp", IOMMU: mmu})

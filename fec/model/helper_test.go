@@ -11,7 +11,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 )
 
-// tdrv is a minimal driver written in the test from hw/fec.md, to drive the
+// tdrv is a minimal driver written in the test from docs/hardware-fec.md, to drive the
 // model as a real driver would: rings in uncached memory, buffers in cached
 // memory with sync calls, descriptors in the byte order ECR.DBSWP selects.
 type tdrv struct {

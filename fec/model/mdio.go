@@ -8,7 +8,7 @@ import (
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
-// MMFR fields (hw/fec.md §2.3).
+// MMFR fields (docs/hardware-fec.md §2.3).
 const (
 	mmfrSTShift = 30
 	mmfrOPShift = 28

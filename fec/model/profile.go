@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Profile is the quirk set of one SoC's ENET block (hw/fec.md §1 and §6).
+// Profile is the quirk set of one SoC's ENET block (docs/hardware-fec.md §1 and §6).
 type Profile struct {
 	// Name is the SoC name used in specs ("imx8mp").
 	Name string
@@ -42,7 +42,7 @@ type Profile struct {
 	// which are little-endian by construction.
 	DBSWP bool
 	// NonCoherent: the block's DMA does not snoop CPU caches. True on every
-	// profile: hw/fec.md §4.7 finds no i.MX FEC declared dma-coherent and
+	// profile: docs/hardware-fec.md §4.7 finds no i.MX FEC declared dma-coherent and
 	// takes them all as non-coherent (the driver's quirk table agrees).
 	NonCoherent bool
 }

@@ -1,6 +1,6 @@
 package model
 
-// Register offsets from the instance base (hw/fec.md §2, ENET layout).
+// Register offsets from the instance base (docs/hardware-fec.md §2, ENET layout).
 const (
 	regEIR      = 0x004
 	regEIMR     = 0x008
@@ -68,7 +68,7 @@ const (
 	regSpan = 0x800
 )
 
-// MIB counter offsets the model counts (hw/fec.md §2.12).
+// MIB counter offsets the model counts (docs/hardware-fec.md §2.12).
 const (
 	mibTDrop     = 0x200
 	mibTPackets  = 0x204
@@ -94,7 +94,7 @@ const (
 	mibROctetsOK = 0x2E0
 )
 
-// EIR/EIMR bits (hw/fec.md §2.1).
+// EIR/EIMR bits (docs/hardware-fec.md §2.1).
 const (
 	eirHBERR  = 1 << 31
 	eirBABR   = 1 << 30
@@ -153,7 +153,7 @@ const (
 
 // RegInfo describes one register of the model's register table.
 type RegInfo struct {
-	// Name is the reference-manual name (hw/fec.md §2).
+	// Name is the reference-manual name (docs/hardware-fec.md §2).
 	Name string
 	// Alias is a second name the reference gives (ERDSR for RDSR), or "".
 	Alias string
@@ -181,7 +181,7 @@ func rd(name string, off uint32, access string, reset, mask uint32) regDef {
 func (r regDef) only(q string) regDef  { r.Only = q; return r }
 func (r regDef) alias(a string) regDef { r.Alias = a; return r }
 
-// regTable is the register map transcribed from hw/fec.md §2.
+// regTable is the register map transcribed from docs/hardware-fec.md §2.
 var regTable = buildRegTable()
 
 func buildRegTable() []regDef {
@@ -288,7 +288,7 @@ var mibNames = [...]string{
 }
 
 // Registers returns the model's register table, transcribed from the
-// hardware reference (hw/fec.md §2): every register of the ENET map with
+// hardware reference (docs/hardware-fec.md §2): every register of the ENET map with
 // its reference name, offset and access kind. Registers whose Only field
 // names a quirk exist only on parts with it; on other parts they behave as
 // unimplemented (read 0, access recorded).

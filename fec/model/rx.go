@@ -128,7 +128,7 @@ func isBroadcast(f []byte) bool {
 }
 
 // hashBit is the 6-bit hash-table index of an address: the top bits of
-// the little-endian CRC-32 without final inversion (hw/fec.md §2.7).
+// the little-endian CRC-32 without final inversion (docs/hardware-fec.md §2.7).
 func hashBit(addr []byte) uint32 {
 	return ^crc32.ChecksumIEEE(addr[:6]) >> 26
 }

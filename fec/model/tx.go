@@ -239,7 +239,7 @@ func (d *Device) txSend(r *txRing, sc uint16, esc uint32, enh bool) uint32 {
 func (d *Device) deliverTX(frame []byte) {
 	rcr := d.reg(regRCR)
 	if rcr&rcrLOOP != 0 {
-		// RCR.LOOP loops at the MAC-PHY interface (hw/fec.md §2.5): the
+		// RCR.LOOP loops at the MAC-PHY interface (docs/hardware-fec.md §2.5): the
 		// MAC's transmit side sent the frame, so its TX counters count it
 		// as they would for the wire, and the RX side counts it again.
 		d.countTX(frame)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # mktrees.sh rebuilds the fake sysfs/device-tree/dev trees nicctl's tests
 # read with --root: an LS1028A (the ENETC functions of the integrated
-# endpoint, hw/enetc.md §1.1), an i.MX8MP (the FEC given to
+# endpoint, docs/hardware-enetc.md §1.1), an i.MX8MP (the FEC given to
 # uio_pdrv_genirq by a generic-uio overlay) and an i.MX6UL (ENET1 on the
 # kernel's fec, ENET2 turned generic-uio without its fsl compatible).
 # Register files (/dev/uio0, resource0) are sparse: only the words a test
