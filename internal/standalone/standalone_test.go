@@ -18,6 +18,7 @@ var forbidden = []string{
 	"hw/" + "fec.md",
 	"/" + "work/",
 	"shared" + "/",
+	"anchors" + ".md", // research notes kept beside the repository
 }
 
 // hwDocs are the hardware references whose sections code may cite.
