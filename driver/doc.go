@@ -16,7 +16,8 @@
 // without touching the device, whose register window is unmapped by then:
 // methods with an error return ErrClosed (wrapped with the port's name);
 // Info, Link and MAC return zero values; RxQueue and TxQueue return nil;
-// RxBurst, TxBurst, Reclaim and Pending return 0 (TxBurst takes nothing).
+// RxBurst, TxBurst, Reclaim and Pending return 0 (TxBurst takes nothing);
+// OnLinkChange subscribes nothing and returns a no-op cancel.
 // Counters stay readable: Port.Stats returns the last counters, read by
 // Close just before it released the device, and a queue's Stats its own.
 // A queue's Pool stays valid for leak inspection (InFlight).

@@ -13,7 +13,7 @@ import (
 // Each RxQueue and TxQueue is driven by exactly one goroutine at a time
 // (lock-free by ownership, as in DPDK): a burst entered while another
 // goroutine is inside one on the same queue panics with *ConcurrentUse.
-// Stats and Link may be called from any goroutine.
+// Stats, Link and OnLinkChange may be called from any goroutine.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo
@@ -36,6 +36,17 @@ type Port interface {
 	Close() error
 	// Link is the current link state.
 	Link() Link
+	// OnLinkChange calls fn for every change of the link state the driver
+	// sees from now on (up, down, speed, duplex), with the state before and
+	// after, and returns the function that stops the calls. The driver sees
+	// a change when its link watcher polls the PHY (the spec option
+	// link-poll=, default once a second), at Start and at UpdateLink. fn
+	// runs on the goroutine that saw the change, one call at a time, in
+	// order, with no lock of the port held: it may call the port's methods,
+	// and it should return quickly (log, or hand the event to a channel),
+	// for the next poll waits for it. A closed port reports no more
+	// changes.
+	OnLinkChange(fn func(LinkEvent)) (cancel func())
 	// Stats returns the per-queue and per-port counters.
 	Stats() PortStats
 	// SetPromiscuous turns unicast and multicast promiscuous mode on or off.

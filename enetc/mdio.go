@@ -68,6 +68,7 @@ func (p *Port) lock() {
 func (p *Port) unlock() {
 	erratum.rw.RUnlock()
 	p.ctl.Unlock()
+	p.linkEv.Flush() // link changes seen under the lock, with no lock held
 }
 
 // mdioBegin starts an MDIO transaction (caller holds p.lock): it trades the
@@ -408,6 +409,7 @@ func (p *Port) pollLinkLocked() driver.Link {
 		}
 		l = nl
 	}
+	p.linkEv.Note(p.name, p.link, l)
 	p.link = l
 	p.linkValue.Store(&l)
 	if !p.started {
@@ -441,6 +443,16 @@ func (p *Port) Link() driver.Link {
 		return driver.Link{}
 	}
 	return *p.linkValue.Load()
+}
+
+// OnLinkChange implements driver.Port: fn sees every change the link
+// watcher (link-poll=), Start and UpdateLink find. On a closed port it
+// does nothing and returns a no-op cancel.
+func (p *Port) OnLinkChange(fn func(driver.LinkEvent)) (cancel func()) {
+	if p.shut.Load() {
+		return func() {}
+	}
+	return p.linkEv.Subscribe(fn)
 }
 
 // UpdateLink reads the link state now: on a PF with a PHY it polls the PHY

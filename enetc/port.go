@@ -141,6 +141,7 @@ type Port struct {
 	watchStop  chan struct{}
 	watchDone  chan struct{}
 	linkValue  atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
+	linkEv     driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
 	maxTx      int
 	maxRx      int
 	mdioPorts  []*Port // the ports whose gates the running MDIO transaction closed

@@ -107,6 +107,16 @@ func (p *Port) Link() driver.Link {
 	return p.link
 }
 
+// OnLinkChange implements driver.Port: fn sees every change the link
+// watcher (link-poll=), Start and UpdateLink find. On a closed port it
+// does nothing and returns a no-op cancel.
+func (p *Port) OnLinkChange(fn func(driver.LinkEvent)) (cancel func()) {
+	if p.shut.Load() {
+		return func() {}
+	}
+	return p.linkEv.Subscribe(fn)
+}
+
 // UpdateLink reads the PHY over MDIO and resolves speed and duplex from
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
 // is reported up at the part's top speed, full duplex (fixed link). On a
@@ -114,6 +124,7 @@ func (p *Port) Link() driver.Link {
 // (option link-poll=) calls it once a second; call it directly to see a
 // change sooner.
 func (p *Port) UpdateLink() driver.Link {
+	defer p.linkEv.Flush() // runs after ctl is released
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
@@ -160,6 +171,7 @@ func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 				}
 			}
 			p.ctl.Unlock()
+			p.linkEv.Flush()
 		}
 	}
 }
@@ -190,6 +202,7 @@ func (p *Port) updateLinkLocked() driver.Link {
 	old := p.link
 	p.link = l
 	p.linkMu.Unlock()
+	p.linkEv.Note(p.name, old, l)
 	if l.Up {
 		p.gate.Open(gate.LinkDown)
 	} else {

@@ -141,6 +141,7 @@ type Port struct {
 	phyAddr   int // -1: no PHY answered
 	linkMu    sync.Mutex
 	link      driver.Link
+	linkEv    driver.LinkEvents // OnLinkChange's subscribers; flushed after ctl is released
 	linkPoll  time.Duration
 	watchStop chan struct{} // closed to end the watcher (link, ERR006358 stalls)
 	watchDone chan struct{} // closed by the watcher when it ends
@@ -541,6 +542,7 @@ func (p *Port) rcr() uint32 {
 // Start programs the rings and the MAC and enables it (§5.3 steps 5-7):
 // frames flow when it returns.
 func (p *Port) Start() error {
+	defer p.linkEv.Flush() // runs after ctl is released
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {

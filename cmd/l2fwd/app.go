@@ -104,6 +104,9 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	// From here on every change of a port's link is logged as it is seen
+	// (the drivers' link watchers, link-poll=), until the ports stop.
+	stopLinkLog := logLinkChanges(a.ports, a.specs, stderr)
 	// Every port receives now: the inputs held since set-up may flow.
 	for _, s := range a.around {
 		s.release()
@@ -173,6 +176,7 @@ loop:
 		<-done
 	}
 	a.end = time.Now()
+	stopLinkLog()
 	var runErrs []error
 	if stalled != nil {
 		runErrs = append(runErrs, stalled)
@@ -665,5 +669,33 @@ func (a *app) drain() {
 		if time.Since(still) >= drainQuiet {
 			return
 		}
+	}
+}
+
+// logLinkChanges writes one line to w for every link change of every port
+// ("l2fwd: port 1 (sim:fec0): link down (was up 1000 Mb/s full duplex)")
+// and returns the function that stops it. The lines of several ports'
+// watchers never interleave.
+func logLinkChanges(ports []driver.Port, specs []string, w io.Writer) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	cancels := make([]func(), 0, len(ports))
+	for i, p := range ports {
+		i := i
+		cancels = append(cancels, p.OnLinkChange(func(e driver.LinkEvent) {
+			mu.Lock()
+			if !stopped {
+				fmt.Fprintf(w, "l2fwd: port %d (%s): link %s (was %s)\n", i, specs[i], e.New, e.Old)
+			}
+			mu.Unlock()
+		}))
+	}
+	return func() {
+		for _, c := range cancels {
+			c()
+		}
+		mu.Lock() // a call under way finishes first; none writes after this
+		stopped = true
+		mu.Unlock()
 	}
 }

@@ -188,6 +188,7 @@ func (p *fakePort) Close() error {
 	}
 	return first
 }
+func (p *fakePort) OnLinkChange(func(driver.LinkEvent)) func() { return func() {} } // its link never changes
 func (p *fakePort) Link() driver.Link {
 	return driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}
 }

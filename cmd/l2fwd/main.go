@@ -267,6 +267,11 @@ data path for its duration, ERR050089): the burst is offered again for up
 to 2 ms. What is still refused, and what a full ring has no room for, is
 freed and counted on the TX port, as refused_busy or refused_full.
 
+Link changes: once every port has started, each change of a port's link
+that its driver sees (the link watcher polls every link-poll=, default 1 s)
+is logged on stderr as it happens: "l2fwd: port 1 (SPEC): link down (was
+up 1000 Mb/s full duplex)".
+
 Accounting: at the end, per port, frames produced by the inputs must equal
 frames received plus receive drops by cause, and frames received must
 equal frames handed on plus TX refusals (and bounce or TAP counts); a port

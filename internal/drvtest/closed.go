@@ -71,6 +71,15 @@ func AfterClose(t *testing.T, c Closed) {
 			return want(p.Close() == nil, "a second Close returned an error")
 		},
 		"Port.Link": func() error { return want(p.Link() == driver.Link{}, "Link is not the zero Link") },
+		"Port.OnLinkChange": func() error {
+			called := false
+			cancel := p.OnLinkChange(func(driver.LinkEvent) { called = true })
+			if cancel == nil {
+				return errors.New("OnLinkChange returned a nil cancel")
+			}
+			cancel()
+			return want(!called, "OnLinkChange called its function on a closed port")
+		},
 		"Port.Stats": func() error {
 			s := p.Stats()
 			return want(s.Rx.Packets == 1 && s.Tx.Packets == 1 && len(s.RxQueues) > 0 && len(s.TxQueues) > 0,
