@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/enetc/model"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -88,12 +87,12 @@ func TestMACCountersDoNotWrap(t *testing.T) {
 		in.Receive(frame)
 	}
 	pool.FreeBulk(s.rxAll(0, 4, 100))
-	if v := s.port.Stats().HW["REOCT"]; v != s.model.MACCounter(model.REOCT) {
-		t.Fatalf("REOCT %d, model %d", v, s.model.MACCounter(model.REOCT))
+	if v := s.port.Stats().HW["REOCT"]; v != s.model.MACCounter(modelReg("REOCT")) {
+		t.Fatalf("REOCT %d, model %d", v, s.model.MACCounter(modelReg("REOCT")))
 	}
 	// Within 3 frames of the wrap, read, then past it.
-	s.model.AdvanceMACCounter(model.REOCT, 1<<32-s.model.MACCounter(model.REOCT)-3*1004)
-	s.model.AdvanceMACCounter(model.RUND, 1<<32-1)
+	s.model.AdvanceMACCounter(modelReg("REOCT"), 1<<32-s.model.MACCounter(modelReg("REOCT"))-3*1004)
+	s.model.AdvanceMACCounter(modelReg("RUND"), 1<<32-1)
 	if v := s.port.Stats().HW["REOCT"]; v != 1<<32-3*1004 {
 		t.Fatalf("REOCT %d before the wrap, want %d", v, uint64(1<<32-3*1004))
 	}
@@ -103,12 +102,12 @@ func TestMACCountersDoNotWrap(t *testing.T) {
 	in.Receive(frame[:20]) // one more runt: RUND wraps to 0
 	pool.FreeBulk(s.rxAll(0, 10, 100))
 	st := s.port.Stats()
-	want := s.model.MACCounter(model.REOCT)
+	want := s.model.MACCounter(modelReg("REOCT"))
 	if want <= 1<<32 {
 		t.Fatalf("the model's REOCT %d did not pass 2^32", want)
 	}
 	if got := st.HW["REOCT"]; got != want {
-		t.Errorf("REOCT %d, want %d (the register reads %d)", got, want, s.model.Read32(model.REOCT))
+		t.Errorf("REOCT %d, want %d (the register reads %d)", got, want, s.model.Read32(modelReg("REOCT")))
 	}
 	if got := st.HW["RUND"]; got != 1<<32 {
 		t.Errorf("RUND %d, want 2^32", got)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc"
-	"github.com/gopmd/gopmd/enetc/model"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -86,13 +85,13 @@ func TestMulticastFilter(t *testing.T) {
 	recv("own unicast", frameTo(mac), true)
 	recv("unicast for another station", frameTo(net.HardwareAddr{2, 0, 0, 0, 0x77, 0x77}), false)
 	recv("group not joined", frameTo(g1), false)
-	mf0 := s.model.Read32(model.MFDMF)
+	mf0 := s.model.Read32(modelReg("MFDMF"))
 	if err := s.port.AddMulticast(g1); err != nil {
 		t.Fatal(err)
 	}
 	recv("joined group", frameTo(g1), true)
 	recv("group in another bucket", frameTo(g2), false)
-	if mf := s.model.Read32(model.MFDMF); mf != mf0+1 {
+	if mf := s.model.Read32(modelReg("MFDMF")); mf != mf0+1 {
 		t.Errorf("the model's MFDMF moved from %d to %d, want one more", mf0, mf)
 	}
 	if err := s.port.SetAllMulticast(true); err != nil {

@@ -83,14 +83,14 @@ func (d *Device) Read32(off uint32) uint32 {
 		return 0
 	}
 	switch {
-	case off >= SIROCT && off < SITMCA+8:
-		return half(d.si[(off-SIROCT)/8].Load(), off)
-	case off >= REOCT && off < TECOL+8:
+	case off >= regSIROCT && off < regSITMCA+8:
+		return half(d.si[(off-regSIROCT)/8].Load(), off)
+	case off >= regPM0_REOCT && off < regPM0_TECOL+8:
 		if i := macCounterIndex(off &^ 7); i >= 0 {
 			return half(d.macCounter(i), off)
 		}
 		return 0
-	case off >= REOCT+PM1Offset && off < TECOL+8+PM1Offset:
+	case off >= regPM0_REOCT+PM1Offset && off < regPM0_TECOL+8+PM1Offset:
 		return 0 // pMAC: no preemptible traffic in the model
 	case off >= EMDIOBase && off < EMDIOBase+16:
 		return d.mdioRead(&d.emdio, off-EMDIOBase)
@@ -98,21 +98,21 @@ func (d *Device) Read32(off uint32) uint32 {
 		return d.mdioRead(&d.imdio, off-IMDIOBase)
 	}
 	switch off {
-	case SICTR0, SICTR1:
+	case regSICTR0, regSICTR1:
 		ns := uint64(time.Since(d.t0))
 		return half(ns, off)
-	case SIPMAR0, SIPMAR1:
+	case regSIPMAR0, regSIPMAR1:
 		if d.pf {
-			return d.get(off - SIPMAR0 + PSIPMAR0)
+			return d.get(off - regSIPMAR0 + regPSIPMAR0)
 		}
-	case SICAPR0:
+	case regSICAPR0:
 		if d.pf {
-			c := d.get(PSICFGR0)
+			c := d.get(regPSICFGR0)
 			return min(c&0xFF, uint32(d.nTx)) | min(c>>16&0xFF, uint32(d.nRx))<<16
 		}
-	case SICBDRCIR:
+	case regSICBDRCIR:
 		return d.get(off)
-	case PM0_STATUS:
+	case regPM0_STATUS:
 		return d.macStatus()
 	}
 	return d.get(off)
@@ -137,9 +137,9 @@ func (d *Device) Read64(off uint32) uint64 {
 	}
 	idx := -1
 	switch {
-	case off >= SIROCT && off < SITMCA+8:
+	case off >= regSIROCT && off < regSITMCA+8:
 		idx = 0
-	case off >= REOCT && off < TECOL+8:
+	case off >= regPM0_REOCT && off < regPM0_TECOL+8:
 		idx = macCounterIndex(off)
 	}
 	if idx < 0 {
@@ -151,8 +151,8 @@ func (d *Device) Read64(off uint32) uint64 {
 	if m := d.chip.mdio.Load(); m != nil {
 		d.err050089(off, m)
 	}
-	if off < REOCT {
-		return d.si[(off-SIROCT)/8].Load()
+	if off < regPM0_REOCT {
+		return d.si[(off-regSIROCT)/8].Load()
 	}
 	return d.macCounter(idx)
 }
@@ -191,17 +191,17 @@ func (d *Device) Write32(off uint32, v uint32) {
 	case off >= IMDIOBase && off < IMDIOBase+16:
 		d.mdioWrite(&d.imdio, off-IMDIOBase, v)
 		return
-	case off >= PRSSK && off < PRSSK+RSSKeyLen:
+	case off >= regPRSSK && off < regPRSSK+RSSKeyLen:
 		d.set(off, v)
 		d.keyGen.Add(1) // the RX side rebuilds its Toeplitz table
 		return
 	}
 	switch off {
-	case SIPMAR0, SIPMAR1:
+	case regSIPMAR0, regSIPMAR1:
 		if d.pf {
-			off = off - SIPMAR0 + PSIPMAR0 // the PF is SI 0: one register
+			off = off - regSIPMAR0 + regPSIPMAR0 // the PF is SI 0: one register
 		}
-	case SICBDRPIR:
+	case regSICBDRPIR:
 		d.set(off, v)
 		if !d.engine {
 			d.processCBDR()
@@ -209,17 +209,17 @@ func (d *Device) Write32(off uint32, v uint32) {
 			d.kickEngine()
 		}
 		return
-	case SICBDRBAR0, SICBDRBAR1, SICBDRLENR, SICBDRMR:
+	case regSICBDRBAR0, regSICBDRBAR1, regSICBDRLENR, regSICBDRMR:
 		d.cbdrHalted.Store(false)
-	case PM0_STAT_CONFIG:
-		if v&STAT_CONFIG_CLEAR != 0 {
+	case regPM0_STAT_CONFIG:
+		if v&pm0_stat_config_CLEAR != 0 {
 			for i := range d.mac {
 				d.mac[i].Store(0)
 			}
 		}
-		d.set(off, v&^STAT_CONFIG_CLEAR) // the clear bit is a trigger
+		d.set(off, v&^pm0_stat_config_CLEAR) // the clear bit is a trigger
 		return
-	case PM0_CMD_CFG, PMR, SIMR:
+	case regPM0_CMD_CFG, regPMR, regSIMR:
 		d.set(off, v)
 		d.kickAllTx() // enabling the MAC lets queued frames leave
 		return
@@ -237,28 +237,28 @@ func (d *Device) readRing(off uint32) uint32 {
 	if dir == 0 {
 		t := &d.tx[n]
 		switch reg {
-		case TBPIR:
+		case regTBPIR:
 			return t.pi.Load()
-		case TBCIR:
+		case regTBCIR:
 			if d.faults.bogusCI.Load() > 0 && d.faults.bogusCI.Add(-1) >= 0 {
 				d.st.faultsInjected.Add(1)
 				return d.txLen(n) + 5 // an index past the ring's end
 			}
 			return t.ci.Load()
-		case TBSR:
+		case regTBSR:
 			if t.pi.Load() != t.ci.Load() {
-				return TBSR_BUSY
+				return tbsr_BUSY
 			}
 			return 0
 		}
 	} else {
 		r := &d.rx[n]
 		switch reg {
-		case RBCIR:
+		case regRBCIR:
 			return r.ci.Load()
-		case RBPIR:
+		case regRBPIR:
 			return r.pi.Load()
-		case RBDCR:
+		case regRBDCR:
 			return uint32(r.dcr.Load())
 		}
 	}
@@ -274,8 +274,8 @@ func (d *Device) writeRing(off, v uint32) {
 	}
 	switch decode[reg>>2] {
 	case accRO:
-		if reg == TBCIR {
-			if v&TBCIR_IDX != d.tx[n].ci.Load() {
+		if reg == regTBCIR {
+			if v&tbcir_IDX_MASK != d.tx[n].ci.Load() {
 				d.recordErr("TX ring %d: write %#x to TBCIR (read-only, CI is %d): ENETC v1 cannot reset TX PI/CI; adopt TBPIR/TBCIR at setup or reset the function (erratum §5.4)", n, v, d.tx[n].ci.Load())
 			}
 			return
@@ -289,10 +289,10 @@ func (d *Device) writeRing(off, v uint32) {
 	if dir == 0 {
 		t := &d.tx[n]
 		switch reg {
-		case TBPIR:
+		case regTBPIR:
 			t.doorbells.Add(1)
-			v &= TBCIR_IDX
-			if d.get(TBMR+uint32(n)*RingStride)&TBMR_EN == 0 && v != t.ci.Load() && v != t.pi.Load() {
+			v &= tbcir_IDX_MASK
+			if d.get(regTBMR+uint32(n)*RingStride)&tbmr_EN == 0 && v != t.ci.Load() && v != t.pi.Load() {
 				d.recordErr("TX ring %d: TBPIR set to %d on a disabled ring while CI is %d: ENETC v1 cannot reset TX PI/CI (erratum §5.4); adopt TBPIR/TBCIR or reset the function", n, v, t.ci.Load())
 			}
 			t.pi.Store(v) // publishes the BDs the driver wrote before this store
@@ -302,19 +302,19 @@ func (d *Device) writeRing(off, v uint32) {
 				d.processTx(n)
 			}
 			return
-		case TBBAR0, TBBAR1, TBLENR:
+		case regTBBAR0, regTBBAR1, regTBLENR:
 			if t.pi.Load() != t.ci.Load() {
 				d.recordErr("TX ring %d: %s rewritten with PI %d != CI %d: the BDs between them become invalid (erratum §5.4); drain the ring first", n, regName(off), t.pi.Load(), t.ci.Load())
 			}
 			t.halted.Store(false)
 			t.reported.Store(0)
-		case TBMR:
+		case regTBMR:
 			t.halted.Store(false)
 			d.set(off, v)
-			if v&TBMR_EN != 0 && !d.engine {
+			if v&tbmr_EN != 0 && !d.engine {
 				d.processTx(n) // frames queued on a disabled ring leave now
 			}
-			if v&TBMR_EN == 0 && d.engine {
+			if v&tbmr_EN == 0 && d.engine {
 				d.engMu.Lock() // quiet once the write returns (see below)
 				//lint:ignore SA2001 waits for the engine's round to end (see below)
 				d.engMu.Unlock()
@@ -324,7 +324,7 @@ func (d *Device) writeRing(off, v uint32) {
 	} else {
 		r := &d.rx[n]
 		switch reg {
-		case RBCIR:
+		case regRBCIR:
 			r.doorbells.Add(1)
 			r.ci.Store(v & 0xFFFF) // hands the BDs before it to the device
 			if len(*d.srcs.Load()) != 0 {
@@ -336,15 +336,15 @@ func (d *Device) writeRing(off, v uint32) {
 				}
 			}
 			return
-		case RBPIR:
+		case regRBPIR:
 			r.pi.Store(v & 0xFFFF)
 			return
-		case RBBAR0, RBBAR1, RBLENR, RBBSR, RBMR:
+		case regRBBAR0, regRBBAR1, regRBLENR, regRBBSR, regRBMR:
 			r.reported.Store(0)
 		}
 	}
 	d.set(off, v)
-	if d.engine && (reg == RBMR || reg == TBMR) && v&RBMR_EN == 0 {
+	if d.engine && (reg == regRBMR || reg == regTBMR) && v&rbmr_EN == 0 {
 		// A disabled ring is quiet once the write returns: the engine
 		// finishes the round it is in (which may still be filling this
 		// ring) before the driver goes on to free the ring's memory.
@@ -366,7 +366,7 @@ func regName(off uint32) string {
 		}
 	}
 	for _, r := range Registers() {
-		if r.Offset == off || (r.Offset == off&^7 && off >= REOCT && off < TECOL+8+PM1Offset) {
+		if r.Offset == off || (r.Offset == off&^7 && off >= regPM0_REOCT && off < regPM0_TECOL+8+PM1Offset) {
 			return r.Name
 		}
 	}

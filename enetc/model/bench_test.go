@@ -30,14 +30,14 @@ func BenchmarkModelRx(b *testing.B) {
 				}
 				frames += benchBurst
 				// Refill: next_to_use = RBCIR; re-post the consumed BDs.
-				ci := h.d.Read32(RBCIR)
+				ci := h.d.Read32(regRBCIR)
 				for k := uint32(0); k < benchBurst; k++ {
 					slot := (ci + k) % l
 					bd := s.ring.b[slot*BDSize:]
 					binary.LittleEndian.PutUint64(bd[0:], s.bufs.iova+uint64(slot)*uint64(s.bs))
 					binary.LittleEndian.PutUint32(bd[12:], 0)
 				}
-				h.d.Write32(RBCIR, (ci+benchBurst)%l)
+				h.d.Write32(regRBCIR, (ci+benchBurst)%l)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/pkt")
@@ -73,7 +73,7 @@ func BenchmarkModelTx(b *testing.B) {
 	pi, frames := uint32(0), 0
 	for frames < b.N {
 		pi = (pi + benchBurst) % l
-		h.d.Write32(TBPIR, pi)
+		h.d.Write32(regTBPIR, pi)
 		frames += benchBurst
 	}
 	b.StopTimer()

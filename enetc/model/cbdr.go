@@ -31,13 +31,13 @@ const (
 // processCBDR runs the control BDs from SICBDRCIR up to SICBDRPIR and
 // returns how many it completed.
 func (d *Device) processCBDR() int {
-	if d.get(SICBDRMR)&SICBDRMR_EN == 0 || d.cbdrHalted.Load() {
+	if d.get(regSICBDRMR)&sicbdrmr_EN == 0 || d.cbdrHalted.Load() {
 		return 0
 	}
-	base := uint64(d.get(SICBDRBAR1))<<32 | uint64(d.get(SICBDRBAR0))
-	lenr := d.get(SICBDRLENR)
+	base := uint64(d.get(regSICBDRBAR1))<<32 | uint64(d.get(regSICBDRBAR0))
+	lenr := d.get(regSICBDRLENR)
 	l := lenr &^ (RingLenAlign - 1)
-	pi, ci := d.get(SICBDRPIR), d.get(SICBDRCIR)
+	pi, ci := d.get(regSICBDRPIR), d.get(regSICBDRCIR)
 	if pi == ci {
 		return 0
 	}
@@ -73,7 +73,7 @@ func (d *Device) processCBDR() int {
 		}
 		done++
 	}
-	d.set(SICBDRCIR, ci) // completion: the driver polls CIR
+	d.set(regSICBDRCIR, ci) // completion: the driver polls CIR
 	return done
 }
 

@@ -42,18 +42,18 @@ func TestTxGatherAndPad(t *testing.T) {
 				}
 			}
 			bds := uint32(len(split(c.frame, c.segs)) * 2)
-			if ci := h.d.Read32(TBCIR); ci != bds {
+			if ci := h.d.Read32(regTBCIR); ci != bds {
 				t.Errorf("TBCIR = %d after %d BDs", ci, bds)
 			}
-			if h.d.Read32(TBSR)&TBSR_BUSY != 0 {
+			if h.d.Read32(regTBSR)&tbsr_BUSY != 0 {
 				t.Error("TBSR busy after the ring drained")
 			}
 			s := h.d.Stats()
 			if s.TxDoorbells[0] != 1 || s.TxFrames != 2 || s.TxBytes != uint64(2*c.wantLen) {
 				t.Errorf("stats: doorbells %d frames %d bytes %d", s.TxDoorbells[0], s.TxFrames, s.TxBytes)
 			}
-			if h.d.Read32(TFRM) != 2 || h.d.Read64(TEOCT) != uint64(2*(c.wantLen+4)) || h.d.Read64(SITFRM) != 2 || h.d.Read64(SITOCT) != uint64(2*c.wantLen) {
-				t.Errorf("counters: TFRM %d TEOCT %d SITFRM %d SITOCT %d", h.d.Read32(TFRM), h.d.Read64(TEOCT), h.d.Read64(SITFRM), h.d.Read64(SITOCT))
+			if h.d.Read32(regPM0_TFRM) != 2 || h.d.Read64(regPM0_TEOCT) != uint64(2*(c.wantLen+4)) || h.d.Read64(regSITFRM) != 2 || h.d.Read64(regSITOCT) != uint64(2*c.wantLen) {
+				t.Errorf("counters: TFRM %d TEOCT %d SITFRM %d SITOCT %d", h.d.Read32(regPM0_TFRM), h.d.Read64(regPM0_TEOCT), h.d.Read64(regSITFRM), h.d.Read64(regSITOCT))
 			}
 			h.noModelErrors()
 		})
@@ -87,10 +87,10 @@ func TestTxNeedsEnables(t *testing.T) {
 		undo func(h *harness)
 		redo func(h *harness)
 	}{
-		{"MAC TX_EN", func(h *harness) { h.d.Write32(PM0_CMD_CFG, CMD_CFG_TXP) }, func(h *harness) { h.d.Write32(PM0_CMD_CFG, CMD_CFG_TXP|CMD_CFG_TX_EN|CMD_CFG_RX_EN) }},
-		{"port SI0 enable", func(h *harness) { h.d.Write32(PMR, 0) }, func(h *harness) { h.d.Write32(PMR, PMR_EN) }},
-		{"SI enable", func(h *harness) { h.d.Write32(SIMR, 0) }, func(h *harness) { h.d.Write32(SIMR, SIMR_EN) }},
-		{"ring enable", func(h *harness) { h.d.Write32(TBMR, 0) }, func(h *harness) { h.d.Write32(TBMR, TBMR_EN) }},
+		{"MAC TX_EN", func(h *harness) { h.d.Write32(regPM0_CMD_CFG, pm_cmd_cfg_TXP) }, func(h *harness) { h.d.Write32(regPM0_CMD_CFG, pm_cmd_cfg_TXP|pm_cmd_cfg_TX_EN|pm_cmd_cfg_RX_EN) }},
+		{"port SI0 enable", func(h *harness) { h.d.Write32(regPMR, 0) }, func(h *harness) { h.d.Write32(regPMR, pmr_EN) }},
+		{"SI enable", func(h *harness) { h.d.Write32(regSIMR, 0) }, func(h *harness) { h.d.Write32(regSIMR, simr_EN) }},
+		{"ring enable", func(h *harness) { h.d.Write32(regTBMR, 0) }, func(h *harness) { h.d.Write32(regTBMR, tbmr_EN) }},
 		{"link", func(h *harness) { h.d.SetLink(false) }, func(h *harness) { h.d.SetLink(true) }},
 		{"TX stall fault", func(h *harness) { h.d.SetTxStall(true) }, func(h *harness) { h.d.SetTxStall(false) }},
 	} {
@@ -103,15 +103,15 @@ func TestTxNeedsEnables(t *testing.T) {
 			if n := len(h.w.get()); n != 0 {
 				t.Fatalf("%d frames left with %s off", n, c.name)
 			}
-			if h.d.Read32(TBCIR) != 0 || h.d.Read32(TBSR)&TBSR_BUSY == 0 {
-				t.Fatalf("CI %d busy %d: frames must stay queued", h.d.Read32(TBCIR), h.d.Read32(TBSR))
+			if h.d.Read32(regTBCIR) != 0 || h.d.Read32(regTBSR)&tbsr_BUSY == 0 {
+				t.Fatalf("CI %d busy %d: frames must stay queued", h.d.Read32(regTBCIR), h.d.Read32(regTBSR))
 			}
 			c.redo(h)
 			if n := len(h.w.get()); n != 2 {
 				t.Fatalf("%d frames left after %s came back, want the 2 queued", n, c.name)
 			}
-			if h.d.Read32(TBCIR) != 2 {
-				t.Fatalf("CI %d", h.d.Read32(TBCIR))
+			if h.d.Read32(regTBCIR) != 2 {
+				t.Fatalf("CI %d", h.d.Read32(regTBCIR))
 			}
 		})
 	}
@@ -123,10 +123,10 @@ func TestTxErratumIndices(t *testing.T) {
 	h.up()
 	h.setupTx(0, 32)
 	h.send(0, 1, sized(60), sized(60), sized(60))
-	h.d.Write32(TBMR, 0)
-	h.d.Write32(TBCIR, 0)
-	h.d.Write32(TBPIR, 0)
-	if ci := h.d.Read32(TBCIR); ci != 3 {
+	h.d.Write32(regTBMR, 0)
+	h.d.Write32(regTBCIR, 0)
+	h.d.Write32(regTBPIR, 0)
+	if ci := h.d.Read32(regTBCIR); ci != 3 {
 		t.Fatalf("TBCIR reset by software to %d", ci)
 	}
 	errs := h.d.ModelErrors()
@@ -135,10 +135,10 @@ func TestTxErratumIndices(t *testing.T) {
 	}
 	// Only a function reset clears them.
 	h.d.Reset()
-	if h.d.Read32(TBPIR) != 0 || h.d.Read32(TBCIR) != 0 {
-		t.Fatalf("PI %d CI %d after FLR", h.d.Read32(TBPIR), h.d.Read32(TBCIR))
+	if h.d.Read32(regTBPIR) != 0 || h.d.Read32(regTBCIR) != 0 {
+		t.Fatalf("PI %d CI %d after FLR", h.d.Read32(regTBPIR), h.d.Read32(regTBCIR))
 	}
-	if h.d.Read32(PM0_RX_FIFO) != 2 || h.d.Read32(SIMR) != 0 {
+	if h.d.Read32(regPM0_RX_FIFO) != 2 || h.d.Read32(regSIMR) != 0 {
 		t.Fatal("FLR did not restore power-on values")
 	}
 }
@@ -150,7 +150,7 @@ func TestTxRingReprogramWhileBusy(t *testing.T) {
 	h.setupTx(0, 32)
 	h.d.SetLink(false)
 	h.send(0, 1, sized(60))
-	h.d.Write32(TBBAR0, 0)
+	h.d.Write32(regTBBAR0, 0)
 	if errs := h.d.ModelErrors(); len(errs) != 1 || !strings.Contains(errs[0], "PI 1 != CI 0") {
 		t.Fatalf("model errors %q", errs)
 	}
@@ -176,8 +176,8 @@ func TestRxWriteBack(t *testing.T) {
 			h := newHarness(t, Config{PF: true})
 			h.up()
 			h.setupRx(0, 64, 2048, 0)
-			h.d.Write32(PRSSK, 0x12345678)
-			h.d.Write32(SIMR, SIMR_EN|SIMR_RSSE)
+			h.d.Write32(regPRSSK, 0x12345678)
+			h.d.Write32(regSIMR, simr_EN|simr_RSSE)
 			if !h.d.Receive(c.frame) {
 				t.Fatal("frame not accepted")
 			}
@@ -199,11 +199,11 @@ func TestRxWriteBack(t *testing.T) {
 			if b.hash != wantHash || (c.hashed && wantHash == 0) {
 				t.Errorf("RSS hash %#x, want %#x", b.hash, wantHash)
 			}
-			if h.d.Read32(RBPIR) != 1 {
-				t.Errorf("RBPIR %d", h.d.Read32(RBPIR))
+			if h.d.Read32(regRBPIR) != 1 {
+				t.Errorf("RBPIR %d", h.d.Read32(regRBPIR))
 			}
-			if h.d.Read32(RFRM) != 1 || h.d.Read64(REOCT) != uint64(len(c.frame)+4) || h.d.Read64(SIRFRM) != 1 || h.d.Read64(SIROCT) != uint64(len(c.frame)) {
-				t.Errorf("RFRM %d REOCT %d SIRFRM %d SIROCT %d", h.d.Read32(RFRM), h.d.Read64(REOCT), h.d.Read64(SIRFRM), h.d.Read64(SIROCT))
+			if h.d.Read32(regPM0_RFRM) != 1 || h.d.Read64(regPM0_REOCT) != uint64(len(c.frame)+4) || h.d.Read64(regSIRFRM) != 1 || h.d.Read64(regSIROCT) != uint64(len(c.frame)) {
+				t.Errorf("RFRM %d REOCT %d SIRFRM %d SIROCT %d", h.d.Read32(regPM0_RFRM), h.d.Read64(regPM0_REOCT), h.d.Read64(regSIRFRM), h.d.Read64(regSIROCT))
 			}
 			h.noModelErrors()
 		})
@@ -214,7 +214,7 @@ func TestRxVLANExtraction(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
-	h.setupRx(0, 64, 2048, RBMR_VTE)
+	h.setupRx(0, 64, 2048, rbmr_VTE)
 	inner := udp4(1, 2, 80)
 	h.d.Receive(vlanTag(inner, 0x2064))
 	bds, _ := h.recv(0)
@@ -228,7 +228,7 @@ func TestRxExtendedBDs(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{PF: true})
 	h.up()
-	h.setupRx(0, 16, 2048, RBMR_BDS)
+	h.setupRx(0, 16, 2048, rbmr_BDS)
 	for i := 0; i < 3; i++ {
 		h.d.Receive(sized(100 + i))
 	}
@@ -257,8 +257,8 @@ func TestRxNoBufferDrops(t *testing.T) {
 			h := newHarness(t, Config{PF: true})
 			h.up()
 			h.setupRx(0, 16, 2048, 0)
-			h.d.Write32(RBPIR, c.pi)
-			h.d.Write32(RBCIR, c.ci)
+			h.d.Write32(regRBPIR, c.pi)
+			h.d.Write32(regRBCIR, c.ci)
 			acc := 0
 			for i := 0; i < c.sent; i++ {
 				if h.d.Receive(sized(64)) {
@@ -269,10 +269,10 @@ func TestRxNoBufferDrops(t *testing.T) {
 				t.Errorf("%d accepted, want %d", acc, c.accepted)
 			}
 			drops := uint64(c.sent - c.accepted)
-			if h.d.Read32(RBDCR) != uint32(drops) || h.d.Stats().NoBufferDrops != drops {
-				t.Errorf("RBDCR %d NoBufferDrops %d, want %d", h.d.Read32(RBDCR), h.d.Stats().NoBufferDrops, drops)
+			if h.d.Read32(regRBDCR) != uint32(drops) || h.d.Stats().NoBufferDrops != drops {
+				t.Errorf("RBDCR %d NoBufferDrops %d, want %d", h.d.Read32(regRBDCR), h.d.Stats().NoBufferDrops, drops)
 			}
-			if pi := h.d.Read32(RBPIR); pi == h.d.Read32(RBCIR) && c.accepted > 0 {
+			if pi := h.d.Read32(regRBPIR); pi == h.d.Read32(regRBCIR) && c.accepted > 0 {
 				t.Errorf("RBPIR advanced onto RBCIR (%d)", pi)
 			}
 		})
@@ -321,7 +321,7 @@ func TestRxOversizeAndMAXFRM(t *testing.T) {
 	h := newHarness(t, Config{PF: true})
 	h.up()
 	h.setupRx(0, 32, 2048, 0)
-	h.d.Write32(PM0_MAXFRM, 1518)
+	h.d.Write32(regPM0_MAXFRM, 1518)
 	h.d.Receive(sized(1514)) // 1518 with FCS: fits
 	h.d.Receive(sized(1600))
 	bds, _ := h.recv(0)
@@ -332,8 +332,8 @@ func TestRxOversizeAndMAXFRM(t *testing.T) {
 	if bds[0].err&RxErrOversize == 0 || bds[0].bufLen != 1514 {
 		t.Fatalf("oversize frame: error %#x len %d, want RxErrOversize and truncation at MAXFRM", bds[0].err, bds[0].bufLen)
 	}
-	if h.d.Read32(ROVR) != 1 || h.d.Read32(RERR) != 1 || h.d.Read32(RFRM) != 1 || h.d.Read32(RPKT) != 2 {
-		t.Errorf("ROVR %d RERR %d RFRM %d RPKT %d", h.d.Read32(ROVR), h.d.Read32(RERR), h.d.Read32(RFRM), h.d.Read32(RPKT))
+	if h.d.Read32(regPM0_ROVR) != 1 || h.d.Read32(regPM0_RERR) != 1 || h.d.Read32(regPM0_RFRM) != 1 || h.d.Read32(regPM0_RPKT) != 2 {
+		t.Errorf("ROVR %d RERR %d RFRM %d RPKT %d", h.d.Read32(regPM0_ROVR), h.d.Read32(regPM0_RERR), h.d.Read32(regPM0_RFRM), h.d.Read32(regPM0_RPKT))
 	}
 }
 
@@ -345,11 +345,11 @@ func TestRxNeedsEnables(t *testing.T) {
 		stat func(s Stats) uint64
 	}{
 		{"link down", func(d *Device) { d.SetLink(false) }, func(s Stats) uint64 { return s.RxLinkDown }},
-		{"MAC RX_EN off", func(d *Device) { d.Write32(PM0_CMD_CFG, CMD_CFG_TX_EN) }, func(s Stats) uint64 { return s.RxMACDisabled }},
-		{"port SI0 off", func(d *Device) { d.Write32(PMR, 0) }, func(s Stats) uint64 { return s.RxSIDisabled }},
-		{"SI off", func(d *Device) { d.Write32(SIMR, 0) }, func(s Stats) uint64 { return s.RxSIDisabled }},
-		{"ring off", func(d *Device) { d.Write32(RBMR, 0) }, func(s Stats) uint64 { return s.RxRingDisabled }},
-		{"not for us, not promiscuous", func(d *Device) { d.Write32(PSIPMR, 0) }, func(s Stats) uint64 { return s.RxFiltered }},
+		{"MAC RX_EN off", func(d *Device) { d.Write32(regPM0_CMD_CFG, pm_cmd_cfg_TX_EN) }, func(s Stats) uint64 { return s.RxMACDisabled }},
+		{"port SI0 off", func(d *Device) { d.Write32(regPMR, 0) }, func(s Stats) uint64 { return s.RxSIDisabled }},
+		{"SI off", func(d *Device) { d.Write32(regSIMR, 0) }, func(s Stats) uint64 { return s.RxSIDisabled }},
+		{"ring off", func(d *Device) { d.Write32(regRBMR, 0) }, func(s Stats) uint64 { return s.RxRingDisabled }},
+		{"not for us, not promiscuous", func(d *Device) { d.Write32(regPSIPMR, 0) }, func(s Stats) uint64 { return s.RxFiltered }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, Config{PF: true, MAC: [6]byte{2, 9, 9, 9, 9, 9}})
@@ -373,7 +373,7 @@ func TestRxMACFilter(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{PF: true, MAC: [6]byte{2, 9, 9, 9, 9, 9}})
 	h.up()
-	h.d.Write32(PSIPMR, 0)
+	h.d.Write32(regPSIPMR, 0)
 	h.setupRx(0, 32, 2048, 0)
 	own := ether([]byte{2, 9, 9, 9, 9, 9}, macB, 0x88B5, make([]byte, 50))
 	other := ether(macA, macB, 0x88B5, make([]byte, 50))
@@ -386,8 +386,8 @@ func TestRxMACFilter(t *testing.T) {
 			t.Errorf("dst %x: accepted %v, want %v", c.f[:6], got, c.want)
 		}
 	}
-	if h.d.Read32(UFDMF) != 1 || h.d.Read32(MFDMF) != 1 {
-		t.Errorf("UFDMF %d MFDMF %d", h.d.Read32(UFDMF), h.d.Read32(MFDMF))
+	if h.d.Read32(regUFDMF) != 1 || h.d.Read32(regMFDMF) != 1 {
+		t.Errorf("UFDMF %d MFDMF %d", h.d.Read32(regUFDMF), h.d.Read32(regMFDMF))
 	}
 	// An exact-match entry through the control ring admits macA.
 	c := newCBDR(h)
@@ -404,7 +404,7 @@ func TestRxFIFOErratum(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{PF: true, FIFOLockAfter: 10})
 	h.up()
-	h.d.Write32(PM0_RX_FIFO, 2) // as after power-on, without the fix
+	h.d.Write32(regPM0_RX_FIFO, 2) // as after power-on, without the fix
 	h.setupRx(0, 64, 2048, 0)
 	acc := 0
 	for i := 0; i < 20; i++ {
@@ -412,8 +412,8 @@ func TestRxFIFOErratum(t *testing.T) {
 			acc++
 		}
 	}
-	if acc != 10 || h.d.Stats().RxFIFOLocked != 10 || h.d.Read32(RDRNTP) != 10 {
-		t.Fatalf("accepted %d, FIFO-locked drops %d, RDRNTP %d", acc, h.d.Stats().RxFIFOLocked, h.d.Read32(RDRNTP))
+	if acc != 10 || h.d.Stats().RxFIFOLocked != 10 || h.d.Read32(regPM0_RDRNTP) != 10 {
+		t.Fatalf("accepted %d, FIFO-locked drops %d, RDRNTP %d", acc, h.d.Stats().RxFIFOLocked, h.d.Read32(regPM0_RDRNTP))
 	}
 	if e := h.d.ModelErrors(); len(e) != 1 || !strings.Contains(e[0], "PM0_RX_FIFO") {
 		t.Fatalf("model errors %q", e)
@@ -437,15 +437,15 @@ func TestRingRuleViolations(t *testing.T) {
 		tx   bool
 		want string
 	}{
-		{"TX base not 128-byte aligned", func(h *harness) { h.d.Write32(TBBAR0, uint32(h.tx[0].ring.iova)+64) }, true, "aligned"},
-		{"TX length 0", func(h *harness) { h.d.Write32(TBLENR, 0) }, true, "no BDs"},
-		{"TX length not a multiple of 8", func(h *harness) { h.d.Write32(TBLENR, 30) }, true, "multiple of 8"},
-		{"TX ring not mapped", func(h *harness) { h.d.Write32(TBBAR1, 0x10) }, true, "not mapped"},
-		{"RX base not 128-byte aligned", func(h *harness) { h.d.Write32(RBBAR0, uint32(h.rx[0].ring.iova)+32) }, false, "aligned"},
-		{"RX length 0", func(h *harness) { h.d.Write32(RBLENR, 0) }, false, "no BDs"},
-		{"RX length not a multiple of 8", func(h *harness) { h.d.Write32(RBLENR, 33) }, false, "multiple of 8"},
-		{"RX buffer size 0", func(h *harness) { h.d.Write32(RBBSR, 0) }, false, "RBBSR 0"},
-		{"RX CI past the ring", func(h *harness) { h.d.Write32(RBCIR, 100) }, false, "past the ring"},
+		{"TX base not 128-byte aligned", func(h *harness) { h.d.Write32(regTBBAR0, uint32(h.tx[0].ring.iova)+64) }, true, "aligned"},
+		{"TX length 0", func(h *harness) { h.d.Write32(regTBLENR, 0) }, true, "no BDs"},
+		{"TX length not a multiple of 8", func(h *harness) { h.d.Write32(regTBLENR, 30) }, true, "multiple of 8"},
+		{"TX ring not mapped", func(h *harness) { h.d.Write32(regTBBAR1, 0x10) }, true, "not mapped"},
+		{"RX base not 128-byte aligned", func(h *harness) { h.d.Write32(regRBBAR0, uint32(h.rx[0].ring.iova)+32) }, false, "aligned"},
+		{"RX length 0", func(h *harness) { h.d.Write32(regRBLENR, 0) }, false, "no BDs"},
+		{"RX length not a multiple of 8", func(h *harness) { h.d.Write32(regRBLENR, 33) }, false, "multiple of 8"},
+		{"RX buffer size 0", func(h *harness) { h.d.Write32(regRBBSR, 0) }, false, "RBBSR 0"},
+		{"RX CI past the ring", func(h *harness) { h.d.Write32(regRBCIR, 100) }, false, "past the ring"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, Config{PF: true})

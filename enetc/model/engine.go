@@ -83,7 +83,7 @@ func (d *Device) round() int {
 			work += d.processTx(i)
 		}
 	}
-	if d.get(SICBDRPIR) != d.get(SICBDRCIR) {
+	if d.get(regSICBDRPIR) != d.get(regSICBDRCIR) {
 		work += d.processCBDR()
 	}
 	d.rxMu.Lock()

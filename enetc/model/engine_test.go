@@ -17,7 +17,7 @@ func (c cable) Transmit(f []byte) { c.to.Receive(f) }
 // gap, as §4.1 says) and rings the doorbell; it reports whether it did.
 func (h *harness) sendFree(f []byte) bool {
 	s := &h.tx[0]
-	ci := h.d.Read32(TBCIR)
+	ci := h.d.Read32(regTBCIR)
 	if ci >= s.l {
 		return false
 	}
@@ -32,7 +32,7 @@ func (h *harness) sendFree(f []byte) bool {
 	binary.LittleEndian.PutUint16(bd[10:], uint16(len(f)))
 	bd[12], bd[13], bd[14], bd[15] = 0, 0, 0, TxFlagF
 	s.next = (s.next + 1) % s.l
-	h.d.Write32(TBPIR, s.next)
+	h.d.Write32(regTBPIR, s.next)
 	return true
 }
 
@@ -74,7 +74,7 @@ func TestEngineModeTwoPorts(t *testing.T) {
 			bds, ok := b.recvNoFatal(0)
 			if !ok {
 				s := b.d.Stats()
-				if s.RxFrames+s.NoBufferDrops == frames && a.d.Read32(TBCIR) == a.d.Read32(TBPIR) && n == int(s.RxFrames) {
+				if s.RxFrames+s.NoBufferDrops == frames && a.d.Read32(regTBCIR) == a.d.Read32(regTBPIR) && n == int(s.RxFrames) {
 					break
 				}
 				continue
@@ -103,8 +103,8 @@ func TestEngineModeTwoPorts(t *testing.T) {
 	if uint64(n) != sb.RxFrames || sb.RxFrames+sb.NoBufferDrops != frames || n == 0 {
 		t.Fatalf("B: driver saw %d, model delivered %d, dropped %d, of %d", n, sb.RxFrames, sb.NoBufferDrops, frames)
 	}
-	if b.d.Read32(RBDCR) != uint32(sb.NoBufferDrops) {
-		t.Errorf("RBDCR %d, NoBufferDrops %d", b.d.Read32(RBDCR), sb.NoBufferDrops)
+	if b.d.Read32(regRBDCR) != uint32(sb.NoBufferDrops) {
+		t.Errorf("RBDCR %d, NoBufferDrops %d", b.d.Read32(regRBDCR), sb.NoBufferDrops)
 	}
 	a.noModelErrors()
 	b.noModelErrors()
@@ -217,8 +217,8 @@ func TestVF(t *testing.T) {
 	if !h.d.Receive(sized(80)) {
 		t.Fatal("VF did not receive")
 	}
-	if h.d.Read32(SICAPR0) != 2|2<<16 || h.d.Read64(SIRFRM) != 1 || h.d.Read64(SITFRM) != 1 {
-		t.Errorf("SICAPR0 %#x SIRFRM %d SITFRM %d", h.d.Read32(SICAPR0), h.d.Read64(SIRFRM), h.d.Read64(SITFRM))
+	if h.d.Read32(regSICAPR0) != 2|2<<16 || h.d.Read64(regSIRFRM) != 1 || h.d.Read64(regSITFRM) != 1 {
+		t.Errorf("SICAPR0 %#x SIRFRM %d SITFRM %d", h.d.Read32(regSICAPR0), h.d.Read64(regSIRFRM), h.d.Read64(regSITFRM))
 	}
 	if h.d.Err() != nil {
 		t.Errorf("VF bring-up touched outside its BAR: %v", h.d.Err())
@@ -230,9 +230,9 @@ func TestMMIOCostCounted(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{PF: true, MMIOCost: time.Microsecond})
 	for i := 0; i < 10; i++ {
-		h.d.Read32(SIMR)
+		h.d.Read32(regSIMR)
 	}
-	h.d.Write32(SICAR0, 1)
+	h.d.Write32(regSICAR0, 1)
 	if s := h.d.Stats(); s.RegReads != 10 || s.RegWrites != 1 {
 		t.Fatalf("reads %d writes %d", s.RegReads, s.RegWrites)
 	}

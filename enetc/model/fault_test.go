@@ -13,13 +13,13 @@ func TestRxFaults(t *testing.T) {
 		check  func(t *testing.T, h *harness, first rxBD, firstOK bool)
 	}{
 		{"CRC error", func(d *Device) { d.InjectRxCRC(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
-			if !ok || b.err != RxErrCRC || h.d.Read32(RFCS) != 1 || h.d.Read32(RERR) != 1 {
-				t.Errorf("error byte %#x RFCS %d RERR %d", b.err, h.d.Read32(RFCS), h.d.Read32(RERR))
+			if !ok || b.err != RxErrCRC || h.d.Read32(regPM0_RFCS) != 1 || h.d.Read32(regPM0_RERR) != 1 {
+				t.Errorf("error byte %#x RFCS %d RERR %d", b.err, h.d.Read32(regPM0_RFCS), h.d.Read32(regPM0_RERR))
 			}
 		}},
 		{"oversize", func(d *Device) { d.InjectRxOversize(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
-			if !ok || b.err != RxErrOversize || h.d.Read32(ROVR) != 1 {
-				t.Errorf("error byte %#x ROVR %d", b.err, h.d.Read32(ROVR))
+			if !ok || b.err != RxErrOversize || h.d.Read32(regPM0_ROVR) != 1 {
+				t.Errorf("error byte %#x ROVR %d", b.err, h.d.Read32(regPM0_ROVR))
 			}
 		}},
 		{"length past the buffer", func(d *Device) { d.CorruptNextRxBD(CorruptLength) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
@@ -93,8 +93,8 @@ func TestTxFaults(t *testing.T) {
 		if got := h.w.get(); len(got) != 1 || len(got[0]) != 65 {
 			t.Fatalf("%d frames on the wire", len(got))
 		}
-		if h.d.Read32(TERR) != 1 || h.d.Stats().TxErrors != 1 || h.d.Read32(TBCIR) != 2 {
-			t.Errorf("TERR %d TxErrors %d CI %d", h.d.Read32(TERR), h.d.Stats().TxErrors, h.d.Read32(TBCIR))
+		if h.d.Read32(regPM0_TERR) != 1 || h.d.Stats().TxErrors != 1 || h.d.Read32(regTBCIR) != 2 {
+			t.Errorf("TERR %d TxErrors %d CI %d", h.d.Read32(regPM0_TERR), h.d.Stats().TxErrors, h.d.Read32(regTBCIR))
 		}
 		if f := h.io.Faults(); len(f) != 1 || f[0].Write {
 			t.Errorf("IOMMU faults %v", f)
@@ -106,10 +106,10 @@ func TestTxFaults(t *testing.T) {
 		h.setupTx(0, 32)
 		h.send(0, 1, sized(64))
 		h.d.InjectBogusTxCI(1)
-		if ci := h.d.Read32(TBCIR); ci < 32 {
+		if ci := h.d.Read32(regTBCIR); ci < 32 {
 			t.Errorf("TBCIR %d: not past the ring", ci)
 		}
-		if ci := h.d.Read32(TBCIR); ci != 1 {
+		if ci := h.d.Read32(regTBCIR); ci != 1 {
 			t.Errorf("TBCIR %d after the fault", ci)
 		}
 	})
@@ -119,11 +119,11 @@ func TestTxFaults(t *testing.T) {
 		h.setupTx(0, 32)
 		h.d.SetTxStall(true)
 		h.send(0, 1, sized(64))
-		if h.d.Read32(TBCIR) != 0 || h.d.Stats().FaultsInjected != 1 {
+		if h.d.Read32(regTBCIR) != 0 || h.d.Stats().FaultsInjected != 1 {
 			t.Fatal("CI moved during a stall")
 		}
 		h.d.SetTxStall(false)
-		if h.d.Read32(TBCIR) != 1 || len(h.w.get()) != 1 {
+		if h.d.Read32(regTBCIR) != 1 || len(h.w.get()) != 1 {
 			t.Fatal("queued frame did not leave after the stall")
 		}
 	})
@@ -155,7 +155,7 @@ func TestLinkFlap(t *testing.T) {
 func TestStartsLinkDown(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{PF: true, LinkDown: true})
-	if h.d.LinkUp() || h.d.Read32(PM0_STATUS) != 0 {
+	if h.d.LinkUp() || h.d.Read32(regPM0_STATUS) != 0 {
 		t.Fatal("link up although Config.LinkDown")
 	}
 }
@@ -166,7 +166,7 @@ func TestMACLoopback(t *testing.T) {
 	h.up()
 	h.setupTx(0, 32)
 	h.setupRx(0, 32, 2048, 0)
-	h.d.Write32(PM0_CMD_CFG, h.d.Read32(PM0_CMD_CFG)|CMD_CFG_XGLP)
+	h.d.Write32(regPM0_CMD_CFG, h.d.Read32(regPM0_CMD_CFG)|pm_cmd_cfg_XGLP)
 	h.send(0, 2, sized(300))
 	if len(h.w.get()) != 0 {
 		t.Fatal("frame reached the wire in loopback")

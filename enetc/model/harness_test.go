@@ -87,14 +87,14 @@ func (h *harness) alloc(n int, name string) mem {
 func (h *harness) up() {
 	d := h.d
 	if d.PF() {
-		d.Write32(PM0_RX_FIFO, 1)
-		d.Write32(PM0_MAXFRM, 9600)
-		d.Write32(PM0_CMD_CFG, CMD_CFG_PHY_TX_EN|CMD_CFG_TXP|CMD_CFG_PROMIS|CMD_CFG_TX_EN|CMD_CFG_RX_EN)
-		d.Write32(PSIPMR, PSIPMR_UP0|PSIPMR_MP0)
-		d.Write32(PMR, PMR_EN)
+		d.Write32(regPM0_RX_FIFO, 1)
+		d.Write32(regPM0_MAXFRM, 9600)
+		d.Write32(regPM0_CMD_CFG, pm_cmd_cfg_PHY_TX_EN|pm_cmd_cfg_TXP|pm_cmd_cfg_PROMIS|pm_cmd_cfg_TX_EN|pm_cmd_cfg_RX_EN)
+		d.Write32(regPSIPMR, psipmr_UP0|psipmr_MP0)
+		d.Write32(regPMR, pmr_EN)
 	}
-	d.Write32(SICAR0, 0x2B2B6727)
-	d.Write32(SIMR, SIMR_EN)
+	d.Write32(regSICAR0, 0x2B2B6727)
+	d.Write32(regSIMR, simr_EN)
 }
 
 func (h *harness) setupTx(n int, l uint32) {
@@ -105,12 +105,12 @@ func (h *harness) setupTx(n int, l uint32) {
 	s.bufs = h.alloc(int(l)*s.bufSize, "txbuf")
 	s.l = l
 	d := h.d
-	d.Write32(TBBAR0+rb, uint32(s.ring.iova))
-	d.Write32(TBBAR1+rb, uint32(s.ring.iova>>32))
-	d.Write32(TBLENR+rb, l)
-	s.next = d.Read32(TBPIR + rb) // adopt the hardware's indices (erratum)
-	d.Write32(TBIER+rb, 0)
-	d.Write32(TBMR+rb, TBMR_EN)
+	d.Write32(regTBBAR0+rb, uint32(s.ring.iova))
+	d.Write32(regTBBAR1+rb, uint32(s.ring.iova>>32))
+	d.Write32(regTBLENR+rb, l)
+	s.next = d.Read32(regTBPIR + rb) // adopt the hardware's indices (erratum)
+	d.Write32(regTBIER+rb, 0)
+	d.Write32(regTBMR+rb, tbmr_EN)
 }
 
 // send queues frames on TX ring n, each split into segs pieces, and rings
@@ -138,7 +138,7 @@ func (h *harness) send(n int, segs int, frames ...[]byte) {
 			s.next = (s.next + 1) % s.l
 		}
 	}
-	h.d.Write32(TBPIR+uint32(n)*RingStride, s.next)
+	h.d.Write32(regTBPIR+uint32(n)*RingStride, s.next)
 }
 
 func split(f []byte, n int) [][]byte {
@@ -161,25 +161,25 @@ func (h *harness) setupRx(n int, l uint32, bs int, mr uint32) {
 	rb := uint32(n) * RingStride
 	s := &h.rx[n]
 	s.bdsz = BDSize
-	if mr&RBMR_BDS != 0 {
+	if mr&rbmr_BDS != 0 {
 		s.bdsz = BDSizeExt
 	}
 	s.ring = h.alloc(int(l)*s.bdsz, "rxbd")
 	s.bufs = h.alloc(int(l)*bs, "rxbuf")
 	s.l, s.bs, s.next = l, bs, 0
 	d := h.d
-	d.Write32(RBBAR0+rb, uint32(s.ring.iova))
-	d.Write32(RBBAR1+rb, uint32(s.ring.iova>>32))
-	d.Write32(RBLENR+rb, l)
-	d.Write32(RBBSR+rb, uint32(bs))
-	d.Write32(RBPIR+rb, 0)
-	d.Write32(RBCIR+rb, 1)
+	d.Write32(regRBBAR0+rb, uint32(s.ring.iova))
+	d.Write32(regRBBAR1+rb, uint32(s.ring.iova>>32))
+	d.Write32(regRBLENR+rb, l)
+	d.Write32(regRBBSR+rb, uint32(bs))
+	d.Write32(regRBPIR+rb, 0)
+	d.Write32(regRBCIR+rb, 1)
 	for i := uint32(0); i < l-1; i++ {
 		h.post(n, i)
 	}
-	d.Write32(RBCIR+rb, l-1)
-	d.Write32(RBIER+rb, 0)
-	d.Write32(RBMR+rb, mr|RBMR_EN)
+	d.Write32(regRBCIR+rb, l-1)
+	d.Write32(regRBIER+rb, 0)
+	d.Write32(regRBMR+rb, mr|rbmr_EN)
 }
 
 func (h *harness) post(n int, slot uint32) {
@@ -246,13 +246,13 @@ func (h *harness) recv(n int) ([]rxBD, bool) {
 	}
 	// Refill as many BDs as were consumed, at next_to_use (= RBCIR), and
 	// hand them over by moving RBCIR past them.
-	ci := h.d.Read32(RBCIR + uint32(n)*RingStride)
+	ci := h.d.Read32(regRBCIR + uint32(n)*RingStride)
 	for i := 0; i < len(bds); i++ {
 		h.post(n, (ci+uint32(i))%s.l)
 	}
 	ci = (ci + uint32(len(bds))) % s.l
 	s.next = slot
-	h.d.Write32(RBCIR+uint32(n)*RingStride, ci)
+	h.d.Write32(regRBCIR+uint32(n)*RingStride, ci)
 	return bds, true
 }
 

@@ -14,7 +14,7 @@ type mdioBus struct {
 // PHYSSR is the model PHY's own (vendor) status register: bits 15:14
 // speed (0 = 10M, 1 = 100M, 2 = 1G), bit 13 full duplex, bit 10 link. The
 // standard clause-22 registers are internal/mii's.
-const PHYSSR = 0x11
+const phySSR = 0x11
 
 // bmsrCaps is what the PHY can do: 100/10 full and half duplex, extended
 // status (gigabit), auto-negotiation, extended capabilities.
@@ -76,12 +76,12 @@ func (d *Device) err050089(off uint32, m *Device) {
 // starts it), which ends the ERR050089 window.
 func (d *Device) mdioRead(b *mdioBus, reg uint32) uint32 {
 	switch reg {
-	case MDIO_CFG:
+	case regMDIO_CFG:
 		d.chip.mdio.CompareAndSwap(d, nil) // the BSY poll: the transaction is over
-		return b.cfg.Load() &^ MDIO_CFG_BSY
-	case MDIO_CTL:
+		return b.cfg.Load() &^ mdio_cfg_BSY
+	case regMDIO_CTL:
 		return b.ctl.Load()
-	case MDIO_DATA:
+	case regMDIO_DATA:
 		return b.data.Load()
 	}
 	return b.addr.Load()
@@ -91,29 +91,29 @@ func (d *Device) mdioRead(b *mdioBus, reg uint32) uint32 {
 // read cycle, DATA starts a write cycle, ADDR (clause 45) an address cycle.
 func (d *Device) mdioWrite(b *mdioBus, reg uint32, v uint32) {
 	switch reg {
-	case MDIO_CFG:
-		b.cfg.Store(v &^ (MDIO_CFG_BSY | MDIO_CFG_RD_ER))
+	case regMDIO_CFG:
+		b.cfg.Store(v &^ (mdio_cfg_BSY | mdio_cfg_RD_ER))
 		return
-	case MDIO_ADDR:
+	case regMDIO_ADDR:
 		b.addr.Store(v & 0xFFFF)
 		d.chip.mdio.Store(d)
 		return
-	case MDIO_CTL:
-		b.ctl.Store(v &^ MDIO_CTL_READ)
-		if v&MDIO_CTL_READ == 0 {
+	case regMDIO_CTL:
+		b.ctl.Store(v &^ mdio_ctl_READ)
+		if v&mdio_ctl_READ == 0 {
 			return
 		}
 		d.chip.mdio.Store(d)
 		val, ok := d.mdioAccess(b, false, 0)
-		cfg := b.cfg.Load() &^ MDIO_CFG_RD_ER
+		cfg := b.cfg.Load() &^ mdio_cfg_RD_ER
 		if !ok {
-			cfg |= MDIO_CFG_RD_ER // nobody answered
+			cfg |= mdio_cfg_RD_ER // nobody answered
 			val = 0xFFFF
 		}
 		b.cfg.Store(cfg)
 		b.data.Store(uint32(val))
 		return
-	case MDIO_DATA:
+	case regMDIO_DATA:
 		b.data.Store(v & 0xFFFF)
 		d.chip.mdio.Store(d)
 		d.mdioAccess(b, true, uint16(v))
@@ -125,7 +125,7 @@ func (d *Device) mdioAccess(b *mdioBus, write bool, v uint16) (uint16, bool) {
 	ctl := b.ctl.Load()
 	port := int(ctl >> 5 & 0x1F)
 	dev := int(ctl & 0x1F)
-	c45 := b.cfg.Load()&MDIO_CFG_ENC45 != 0
+	c45 := b.cfg.Load()&mdio_cfg_ENC45 != 0
 	if b == &d.imdio {
 		if port != 0 {
 			return 0, false
@@ -207,7 +207,7 @@ func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 		return stat1000
 	case mii.ESTATUS:
 		return mii.ESTATUS_1000T_FULL | mii.ESTATUS_1000T_HALF
-	case PHYSSR:
+	case phySSR:
 		if !up {
 			return 0
 		}
@@ -277,18 +277,18 @@ func (d *Device) macStatus() uint32 {
 	if !d.link.Load() {
 		return 0
 	}
-	return STATUS_LINK | d.speedCode()<<17 | STATUS_FULLDX
+	return pm0_status_LINK | d.speedCode()<<17 | pm0_status_FULLDX
 }
 
 // SetMACLoopback sets or clears the eMAC's loopback bit (PM0_CMD_CFG.XGLP)
 // with a register write, as a driver would, and reports whether it was set.
 // Only a PF has the eMAC.
 func (d *Device) SetMACLoopback(on bool) (was bool) {
-	v := d.Read32(PM0_CMD_CFG)
-	nv := v &^ CMD_CFG_XGLP
+	v := d.Read32(regPM0_CMD_CFG)
+	nv := v &^ pm_cmd_cfg_XGLP
 	if on {
-		nv |= CMD_CFG_XGLP
+		nv |= pm_cmd_cfg_XGLP
 	}
-	d.Write32(PM0_CMD_CFG, nv)
-	return v&CMD_CFG_XGLP != 0
+	d.Write32(regPM0_CMD_CFG, nv)
+	return v&pm_cmd_cfg_XGLP != 0
 }

@@ -14,44 +14,44 @@ type mdioBusT struct {
 }
 
 func (m mdioBusT) wait() {
-	for m.d.Read32(m.base+MDIO_CFG)&MDIO_CFG_BSY != 0 {
+	for m.d.Read32(m.base+regMDIO_CFG)&mdio_cfg_BSY != 0 {
 	}
 }
 
 const mdioCfg = 0x00808108 // HOLD(2) | CLKDIV | NEG, as Linux programs it
 
 func (m mdioBusT) read22(phy, reg int) (uint16, bool) {
-	m.d.Write32(m.base+MDIO_CFG, mdioCfg)
+	m.d.Write32(m.base+regMDIO_CFG, mdioCfg)
 	m.wait()
-	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|reg))
-	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|reg)|MDIO_CTL_READ)
+	m.d.Write32(m.base+regMDIO_CTL, uint32(phy<<5|reg))
+	m.d.Write32(m.base+regMDIO_CTL, uint32(phy<<5|reg)|mdio_ctl_READ)
 	m.wait()
-	if m.d.Read32(m.base+MDIO_CFG)&MDIO_CFG_RD_ER != 0 {
+	if m.d.Read32(m.base+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
 		return 0xFFFF, false
 	}
-	return uint16(m.d.Read32(m.base + MDIO_DATA)), true
+	return uint16(m.d.Read32(m.base + regMDIO_DATA)), true
 }
 
 func (m mdioBusT) write22(phy, reg int, v uint16) {
-	m.d.Write32(m.base+MDIO_CFG, mdioCfg)
+	m.d.Write32(m.base+regMDIO_CFG, mdioCfg)
 	m.wait()
-	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|reg))
-	m.d.Write32(m.base+MDIO_DATA, uint32(v))
+	m.d.Write32(m.base+regMDIO_CTL, uint32(phy<<5|reg))
+	m.d.Write32(m.base+regMDIO_DATA, uint32(v))
 	m.wait()
 }
 
 func (m mdioBusT) read45(phy, mmd, reg int) (uint16, bool) {
-	m.d.Write32(m.base+MDIO_CFG, mdioCfg|MDIO_CFG_ENC45)
+	m.d.Write32(m.base+regMDIO_CFG, mdioCfg|mdio_cfg_ENC45)
 	m.wait()
-	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|mmd))
-	m.d.Write32(m.base+MDIO_ADDR, uint32(reg))
+	m.d.Write32(m.base+regMDIO_CTL, uint32(phy<<5|mmd))
+	m.d.Write32(m.base+regMDIO_ADDR, uint32(reg))
 	m.wait()
-	m.d.Write32(m.base+MDIO_CTL, uint32(phy<<5|mmd)|MDIO_CTL_READ)
+	m.d.Write32(m.base+regMDIO_CTL, uint32(phy<<5|mmd)|mdio_ctl_READ)
 	m.wait()
-	if m.d.Read32(m.base+MDIO_CFG)&MDIO_CFG_RD_ER != 0 {
+	if m.d.Read32(m.base+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
 		return 0xFFFF, false
 	}
-	return uint16(m.d.Read32(m.base + MDIO_DATA)), true
+	return uint16(m.d.Read32(m.base + regMDIO_DATA)), true
 }
 
 func TestMDIOPHY(t *testing.T) {
@@ -70,7 +70,7 @@ func TestMDIOPHY(t *testing.T) {
 		{"C22 BMSR link up", false, 2, 0, mii.BMSR, bmsrCaps | mii.BMSR_LINK | mii.BMSR_ANCOMPLETE, true},
 		{"C22 BMCR", false, 2, 0, mii.BMCR, 0x1140, true},
 		{"C22 1000BASE-T status", false, 2, 0, mii.STAT1000, 0x3C00, true},
-		{"C22 speed/link", false, 2, 0, PHYSSR, 2<<14 | 1<<13 | 1<<10, true},
+		{"C22 speed/link", false, 2, 0, phySSR, 2<<14 | 1<<13 | 1<<10, true},
 		{"C22 no PHY at 5", false, 5, 0, mii.PHYID1, 0xFFFF, false},
 		{"C45 PMA/PMD ID1", true, 2, MMDPMAPMD, 2, 0x0141, true},
 		{"C45 PMA/PMD ID2", true, 2, MMDPMAPMD, 3, 0x0DD1, true},
@@ -99,10 +99,10 @@ func TestMDIOPHY(t *testing.T) {
 		t.Error("BMSR link still down on the second read")
 	}
 	h.d.SetLink(false)
-	if v, _ := ext.read22(2, PHYSSR); v != 0 {
+	if v, _ := ext.read22(2, phySSR); v != 0 {
 		t.Errorf("PHY status %#x with link down", v)
 	}
-	if h.d.Read32(PM0_STATUS)&STATUS_LINK != 0 {
+	if h.d.Read32(regPM0_STATUS)&pm0_status_LINK != 0 {
 		t.Error("PM0_STATUS link with link down")
 	}
 	// Writes reach the PHY; BMCR reset self-clears.
@@ -131,7 +131,7 @@ func TestMDIOInternalPCS(t *testing.T) {
 	if _, ok := in.read22(1, mii.BMSR); ok {
 		t.Error("answer from address 1 of the internal bus")
 	}
-	if h.d.Read32(PCAPR0)&PCAPR0_IMDIO == 0 {
+	if h.d.Read32(regPCAPR0)&pcapr0_IMDIO == 0 {
 		t.Error("PCAPR0 does not announce the internal MDIO")
 	}
 }
@@ -140,11 +140,11 @@ func TestERR050089Detected(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{PF: true, PHYAddr: 1})
 	d := h.d
-	d.Write32(EMDIOBase+MDIO_CFG, mdioCfg)
-	d.Write32(EMDIOBase+MDIO_CTL, 1<<5|mii.BMSR|MDIO_CTL_READ)
-	d.Read32(SIMR) // another register while the read runs
-	d.Read32(EMDIOBase + MDIO_CFG)
-	d.Read32(SIMR) // after BSY was seen clear: fine
+	d.Write32(EMDIOBase+regMDIO_CFG, mdioCfg)
+	d.Write32(EMDIOBase+regMDIO_CTL, 1<<5|mii.BMSR|mdio_ctl_READ)
+	d.Read32(regSIMR) // another register while the read runs
+	d.Read32(EMDIOBase + regMDIO_CFG)
+	d.Read32(regSIMR) // after BSY was seen clear: fine
 	if s := d.Stats(); s.ERR050089 != 1 {
 		t.Fatalf("ERR050089 count %d, want 1", s.ERR050089)
 	}
@@ -163,13 +163,13 @@ func TestERR050089AcrossFunctions(t *testing.T) {
 	a := newHarness(t, Config{PF: true, PHYAddr: 1, Chip: chip}).d
 	b := newHarness(t, Config{PF: true, Chip: chip, Name: "enetc1"}).d
 	other := newHarness(t, Config{PF: true, Name: "enetc9"}).d
-	a.Write32(EMDIOBase+MDIO_CFG, mdioCfg)
-	a.Write32(EMDIOBase+MDIO_CTL, 1<<5|mii.BMSR|MDIO_CTL_READ)
-	b.Read32(TBCIR)                    // another function of the chip: a violation
-	b.Read32(EMDIOBase + MDIO_CFG)     // its MDIO block too, and it does not end a's transaction
-	other.Write32(TBPIR+RingStride, 0) // another chip: fine
-	a.Read32(EMDIOBase + MDIO_CFG)     // a's BSY poll ends the window
-	b.Read32(TBCIR)                    // fine now
+	a.Write32(EMDIOBase+regMDIO_CFG, mdioCfg)
+	a.Write32(EMDIOBase+regMDIO_CTL, 1<<5|mii.BMSR|mdio_ctl_READ)
+	b.Read32(regTBCIR)                    // another function of the chip: a violation
+	b.Read32(EMDIOBase + regMDIO_CFG)     // its MDIO block too, and it does not end a's transaction
+	other.Write32(regTBPIR+RingStride, 0) // another chip: fine
+	a.Read32(EMDIOBase + regMDIO_CFG)     // a's BSY poll ends the window
+	b.Read32(regTBCIR)                    // fine now
 	if s := b.Stats(); s.ERR050089 != 2 {
 		t.Errorf("function b: ERR050089 count %d, want 2", s.ERR050089)
 	}

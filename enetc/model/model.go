@@ -300,22 +300,22 @@ func (d *Device) reset() {
 	mac0 := uint32(mac[0]) | uint32(mac[1])<<8 | uint32(mac[2])<<16 | uint32(mac[3])<<24
 	mac1 := uint32(mac[4]) | uint32(mac[5])<<8
 	caps := uint32(d.nTx) | uint32(d.nRx)<<16
-	d.set(SIPMAR0, mac0)
-	d.set(SIPMAR1, mac1)
-	d.set(SICAPR0, caps)
-	d.set(SIPCAPR0, SIPCAPR0_RSS)
-	d.set(SIRSSCAPR, RSSCapField)
+	d.set(regSIPMAR0, mac0)
+	d.set(regSIPMAR1, mac1)
+	d.set(regSICAPR0, caps)
+	d.set(regSIPCAPR0, sipcapr0_RSS)
+	d.set(regSIRSSCAPR, RSSCapField)
 	if d.pf {
-		d.set(PSIPMAR0, mac0)
-		d.set(PSIPMAR1, mac1)
-		d.set(PSICFGR0, caps)
-		d.set(PCAPR0, uint32(d.nRx)<<24|uint32(d.nTx)<<16|PCAPR0_IMDIO)
-		d.set(PRSSCAPR, RSSCapField)
-		d.set(PM0_CMD_CFG, CMD_CFG_TXP|CMD_CFG_PROMIS)
-		d.set(PM1_CMD_CFG, CMD_CFG_TXP|CMD_CFG_PROMIS)
-		d.set(PM0_MAXFRM, 1536)
-		d.set(PM0_RX_FIFO, 2)
-		d.set(G_EIPBRR0, 0x00010100)
+		d.set(regPSIPMAR0, mac0)
+		d.set(regPSIPMAR1, mac1)
+		d.set(regPSICFGR0, caps)
+		d.set(regPCAPR0, uint32(d.nRx)<<24|uint32(d.nTx)<<16|pcapr0_IMDIO)
+		d.set(regPRSSCAPR, RSSCapField)
+		d.set(regPM0_CMD_CFG, pm_cmd_cfg_TXP|pm_cmd_cfg_PROMIS)
+		d.set(regPM1_CMD_CFG, pm_cmd_cfg_TXP|pm_cmd_cfg_PROMIS)
+		d.set(regPM0_MAXFRM, 1536)
+		d.set(regPM0_RX_FIFO, 2)
+		d.set(regG_EIPBRR0, 0x00010100)
 	}
 	for i := range d.tx {
 		t := &d.tx[i]

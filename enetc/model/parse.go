@@ -155,7 +155,7 @@ func l4(proto byte, h []byte, p *parsed, at int) {
 // little-endian words produces; the reference does not say).
 func (d *Device) rssKey(k *[RSSKeyLen]byte) {
 	for n := 0; n < RSSKeyLen/4; n++ {
-		binary.LittleEndian.PutUint32(k[4*n:], d.get(PRSSK+uint32(4*n)))
+		binary.LittleEndian.PutUint32(k[4*n:], d.get(regPRSSK+uint32(4*n)))
 	}
 }
 

@@ -82,26 +82,26 @@ func TestResetValues(t *testing.T) {
 		off  uint32
 		want uint32
 	}{
-		{"SIMR", SIMR, 0},
-		{"SIPMAR0", SIPMAR0, 0x33221102},
-		{"SIPMAR1", SIPMAR1, 0x5544},
-		{"PSIPMAR0", PSIPMAR0, 0x33221102},
-		{"PSIPMAR1", PSIPMAR1, 0x5544},
-		{"SICAPR0", SICAPR0, 4 | 6<<16},
-		{"SIPCAPR0", SIPCAPR0, SIPCAPR0_RSS},
-		{"SIRSSCAPR", SIRSSCAPR, 1},
-		{"PRSSCAPR", PRSSCAPR, 1},
-		{"PCAPR0", PCAPR0, 6<<24 | 4<<16 | PCAPR0_IMDIO},
-		{"PSICFGR0", PSICFGR0, 4 | 6<<16},
-		{"PM0_CMD_CFG", PM0_CMD_CFG, 0x0810},
-		{"PM0_MAXFRM", PM0_MAXFRM, 1536},
-		{"PM0_RX_FIFO", PM0_RX_FIFO, 2},
-		{"PMR", PMR, 0},
-		{"TBMR", TBMR, 0},
-		{"TBPIR(3)", TBPIR + 3*RingStride, 0},
-		{"TBCIR(3)", TBCIR + 3*RingStride, 0},
-		{"RBMR(5)", RBMR + 5*RingStride, 0},
-		{"PM0_STATUS (link up, 1G, FD)", PM0_STATUS, STATUS_LINK | 2<<17 | STATUS_FULLDX},
+		{"SIMR", regSIMR, 0},
+		{"SIPMAR0", regSIPMAR0, 0x33221102},
+		{"SIPMAR1", regSIPMAR1, 0x5544},
+		{"PSIPMAR0", regPSIPMAR0, 0x33221102},
+		{"PSIPMAR1", regPSIPMAR1, 0x5544},
+		{"SICAPR0", regSICAPR0, 4 | 6<<16},
+		{"SIPCAPR0", regSIPCAPR0, sipcapr0_RSS},
+		{"SIRSSCAPR", regSIRSSCAPR, 1},
+		{"PRSSCAPR", regPRSSCAPR, 1},
+		{"PCAPR0", regPCAPR0, 6<<24 | 4<<16 | pcapr0_IMDIO},
+		{"PSICFGR0", regPSICFGR0, 4 | 6<<16},
+		{"PM0_CMD_CFG", regPM0_CMD_CFG, 0x0810},
+		{"PM0_MAXFRM", regPM0_MAXFRM, 1536},
+		{"PM0_RX_FIFO", regPM0_RX_FIFO, 2},
+		{"PMR", regPMR, 0},
+		{"TBMR", regTBMR, 0},
+		{"TBPIR(3)", regTBPIR + 3*RingStride, 0},
+		{"TBCIR(3)", regTBCIR + 3*RingStride, 0},
+		{"RBMR(5)", regRBMR + 5*RingStride, 0},
+		{"PM0_STATUS (link up, 1G, FD)", regPM0_STATUS, pm0_status_LINK | 2<<17 | pm0_status_FULLDX},
 		{"EMDIO_CFG", EMDIOBase, 0},
 	} {
 		if got := d.Read32(c.off); got != c.want {
@@ -127,16 +127,16 @@ func TestRegisterSemantics(t *testing.T) {
 		want      uint32
 		modelErrs int
 	}{
-		{"rw keeps the value", SICAR0, 0x2B2B6727, 0, 0x2B2B6727, 0},
-		{"ro ignores writes", SICAPR0, 0, 0, 8 | 8<<16, 1},
-		{"ro counter ignores writes", RFRM, 5, 0, 0, 1},
-		{"w1c clears written ones", SIRXIDR, 0x5, 0x7, 0x2, 0},
-		{"w1c zero writes keep", TBIDR, 0, 0x3, 0x3, 0},
-		{"TBCIR is read-only (erratum)", TBCIR, 5, 0, 0, 1},
-		{"TBCIR write of the current value is quiet", TBCIR, 0, 0, 0, 0},
-		{"PM0_STAT_CONFIG clear is a trigger", PM0_STAT_CONFIG, STAT_CONFIG_CLEAR, 0, 0, 0},
-		{"SIPMAR0 of the PF is PSIPMAR0(0)", SIPMAR0, 0xAABBCCDD, 0, 0xAABBCCDD, 0},
-		{"RBPIR is initialised by software", RBPIR, 7, 0, 7, 0},
+		{"rw keeps the value", regSICAR0, 0x2B2B6727, 0, 0x2B2B6727, 0},
+		{"ro ignores writes", regSICAPR0, 0, 0, 8 | 8<<16, 1},
+		{"ro counter ignores writes", regPM0_RFRM, 5, 0, 0, 1},
+		{"w1c clears written ones", regSIRXIDR, 0x5, 0x7, 0x2, 0},
+		{"w1c zero writes keep", regTBIDR, 0, 0x3, 0x3, 0},
+		{"TBCIR is read-only (erratum)", regTBCIR, 5, 0, 0, 1},
+		{"TBCIR write of the current value is quiet", regTBCIR, 0, 0, 0, 0},
+		{"PM0_STAT_CONFIG clear is a trigger", regPM0_STAT_CONFIG, pm0_stat_config_CLEAR, 0, 0, 0},
+		{"SIPMAR0 of the PF is PSIPMAR0(0)", regSIPMAR0, 0xAABBCCDD, 0, 0xAABBCCDD, 0},
+		{"RBPIR is initialised by software", regRBPIR, 7, 0, 7, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, Config{PF: true})
@@ -160,14 +160,14 @@ func TestCounterClearTrigger(t *testing.T) {
 	h.up()
 	h.setupRx(0, 64, 2048, 0)
 	h.d.Receive(sized(100))
-	if h.d.Read32(RFRM) != 1 || h.d.Read64(REOCT) != 104 {
-		t.Fatalf("RFRM %d REOCT %d before clear", h.d.Read32(RFRM), h.d.Read64(REOCT))
+	if h.d.Read32(regPM0_RFRM) != 1 || h.d.Read64(regPM0_REOCT) != 104 {
+		t.Fatalf("RFRM %d REOCT %d before clear", h.d.Read32(regPM0_RFRM), h.d.Read64(regPM0_REOCT))
 	}
-	h.d.Write32(PM0_STAT_CONFIG, STAT_CONFIG_CLEAR)
-	if h.d.Read32(RFRM) != 0 || h.d.Read64(REOCT) != 0 {
+	h.d.Write32(regPM0_STAT_CONFIG, pm0_stat_config_CLEAR)
+	if h.d.Read32(regPM0_RFRM) != 0 || h.d.Read64(regPM0_REOCT) != 0 {
 		t.Fatal("MAC counters not cleared by PM0_STAT_CONFIG")
 	}
-	if h.d.Read64(SIRFRM) != 1 {
+	if h.d.Read64(regSIRFRM) != 1 {
 		t.Fatal("SI counters must not be cleared by the MAC counter clear")
 	}
 }
@@ -180,9 +180,9 @@ func TestUnimplementedAndOutOfWindow(t *testing.T) {
 		t.Errorf("unimplemented register reads %#x", v)
 	}
 	d.Write32(0x1300C, 1)
-	d.Read32(TBMR + 5*RingStride) // ring 5 of a 2-ring SI
+	d.Read32(regTBMR + 5*RingStride) // ring 5 of a 2-ring SI
 	got := d.Unimplemented()
-	want := []Access{{0x0C, false}, {0x1300C, true}, {TBMR + 5*RingStride, false}}
+	want := []Access{{0x0C, false}, {0x1300C, true}, {regTBMR + 5*RingStride, false}}
 	if len(got) != len(want) {
 		t.Fatalf("recorded %v, want %v", got, want)
 	}
@@ -209,13 +209,13 @@ func TestUnimplementedAndOutOfWindow(t *testing.T) {
 	if vf.d.Size() != VFBAR0Size {
 		t.Fatalf("VF BAR0 size %#x", vf.d.Size())
 	}
-	if v := vf.d.Read32(PM0_RX_FIFO); v != 0xFFFFFFFF {
+	if v := vf.d.Read32(regPM0_RX_FIFO); v != 0xFFFFFFFF {
 		t.Errorf("VF port register read %#x, want all ones", v)
 	}
 	if err := vf.d.Err(); err == nil || !strings.Contains(err.Error(), "0x1801c") {
 		t.Errorf("VF Err = %v", err)
 	}
-	if v := vf.d.Read32(SIPMAR0); v != 0xe1000002 {
+	if v := vf.d.Read32(regSIPMAR0); v != 0xe1000002 {
 		t.Errorf("VF SIPMAR0 = %#x", v)
 	}
 }
@@ -230,15 +230,15 @@ func TestRegisterFamilies(t *testing.T) {
 		off    uint32
 		implem bool
 	}{
-		{"PSIPMAR0(1), stride 8", PSIPMAR0 + 8, true},
-		{"PSIPMAR0(1) at DPDK's stride 0x20", PSIPMAR0 + 0x20, false},
-		{"PSICFGR0(1), stride 0xC", PSICFGR0 + 0xC, true},
-		{"PSICFGR0(1) at U-Boot's stride 0x10", PSICFGR0 + 0x10, false},
-		{"PRSSK(9)", PRSSK + 36, true},
-		{"PTCMSDUR(7)", PTCMSDUR + 28, true},
-		{"SIMSIRRV(15)", SIMSIRRV + 60, true},
-		{"PSIVHFR1(2)", PSIVHFR1 + 16, true},
-		{"RBDCR(15)", RBDCR + 15*RingStride, true},
+		{"PSIPMAR0(1), stride 8", regPSIPMAR0 + 8, true},
+		{"PSIPMAR0(1) at DPDK's stride 0x20", regPSIPMAR0 + 0x20, false},
+		{"PSICFGR0(1), stride 0xC", regPSICFGR0 + 0xC, true},
+		{"PSICFGR0(1) at U-Boot's stride 0x10", regPSICFGR0 + 0x10, false},
+		{"PRSSK(9)", regPRSSK + 36, true},
+		{"PTCMSDUR(7)", regPTCMSDUR + 28, true},
+		{"SIMSIRRV(15)", regSIMSIRRV + 60, true},
+		{"PSIVHFR1(2)", regPSIVHFR1 + 16, true},
+		{"RBDCR(15)", regRBDCR + 15*RingStride, true},
 	} {
 		h := newHarness(t, Config{PF: true, TxRings: 16, RxRings: 16})
 		h.d.Write32(c.off, 0x1234)
@@ -251,10 +251,10 @@ func TestRegisterFamilies(t *testing.T) {
 			t.Errorf("%s: unimplemented register reads %#x", c.name, got)
 		}
 	}
-	if n := regName(PSIPMAR0 + 16); n != "PSIPMAR0(2)" {
+	if n := regName(regPSIPMAR0 + 16); n != "PSIPMAR0(2)" {
 		t.Errorf("regName = %q", n)
 	}
-	if n := regName(TBCIR + 3*RingStride); n != "TBCIR(3)" {
+	if n := regName(regTBCIR + 3*RingStride); n != "TBCIR(3)" {
 		t.Errorf("regName = %q", n)
 	}
 }

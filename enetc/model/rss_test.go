@@ -20,13 +20,13 @@ func newCBDR(h *harness) *cbdr {
 	c.ring = h.alloc(int(c.l)*CBDSize, "cbdr")
 	c.data = h.alloc(4096, "cbdr-data")
 	d := h.d
-	d.Write32(SICAR2, 0x2B2B6727)
-	d.Write32(SICBDRBAR0, uint32(c.ring.iova))
-	d.Write32(SICBDRBAR1, uint32(c.ring.iova>>32))
-	d.Write32(SICBDRLENR, c.l)
-	d.Write32(SICBDRPIR, 0)
-	d.Write32(SICBDRCIR, 0)
-	d.Write32(SICBDRMR, SICBDRMR_EN)
+	d.Write32(regSICAR2, 0x2B2B6727)
+	d.Write32(regSICBDRBAR0, uint32(c.ring.iova))
+	d.Write32(regSICBDRBAR1, uint32(c.ring.iova>>32))
+	d.Write32(regSICBDRLENR, c.l)
+	d.Write32(regSICBDRPIR, 0)
+	d.Write32(regSICBDRCIR, 0)
+	d.Write32(regSICBDRMR, sicbdrmr_EN)
 	return c
 }
 
@@ -37,8 +37,8 @@ func (c *cbdr) run(fill func(b []byte)) uint8 {
 	clear(b)
 	fill(b)
 	c.pi = (c.pi + 1) % c.l
-	c.h.d.Write32(SICBDRPIR, c.pi)
-	if ci := c.h.d.Read32(SICBDRCIR); ci != c.pi {
+	c.h.d.Write32(regSICBDRPIR, c.pi)
+	if ci := c.h.d.Read32(regSICBDRCIR); ci != c.pi {
 		c.h.t.Fatalf("control ring: CIR %d after PIR %d (synchronous mode)", ci, c.pi)
 	}
 	return b[31] & 0xF
@@ -84,7 +84,7 @@ var msKey = [RSSKeyLen]byte{
 
 func setKey(d *Device, k *[RSSKeyLen]byte) {
 	for n := 0; n < RSSKeyLen/4; n++ {
-		d.Write32(PRSSK+uint32(4*n), binary.LittleEndian.Uint32(k[4*n:]))
+		d.Write32(regPRSSK+uint32(4*n), binary.LittleEndian.Uint32(k[4*n:]))
 	}
 }
 
@@ -133,8 +133,8 @@ func TestRSSRingSelection(t *testing.T) {
 		t.Fatalf("RSS query status %d table %v", st, got)
 	}
 	setKey(h.d, &msKey)
-	h.d.Write32(SIRBGCR, 4)
-	h.d.Write32(SIMR, SIMR_EN|SIMR_RSSE)
+	h.d.Write32(regSIRBGCR, 4)
+	h.d.Write32(regSIMR, simr_EN|simr_RSSE)
 	perRing := [4]int{}
 	for i := 0; i < 40; i++ {
 		f := udp4(uint16(1000+i*7), 53, 64)

@@ -66,7 +66,7 @@ func (d *Device) RxRoom() int {
 		return 0
 	}
 	rings := uint32(1)
-	if d.get(SIMR)&SIMR_RSSE != 0 {
+	if d.get(regSIMR)&simr_RSSE != 0 {
 		rings = d.rssRings.Load()
 	}
 	room := -1
@@ -75,16 +75,16 @@ func (d *Device) RxRoom() int {
 			continue
 		}
 		rb := uint32(n) * RingStride
-		l := d.get(RBLENR+rb) &^ (RingLenAlign - 1)
-		bs := int(d.get(RBBSR+rb) & RBBSR_MASK)
+		l := d.get(regRBLENR+rb) &^ (RingLenAlign - 1)
+		bs := int(d.get(regRBBSR+rb) & rbbsr_MASK)
 		r := &d.rx[n]
 		pi, ci := r.pi.Load(), r.ci.Load()
-		if d.get(RBMR+rb)&RBMR_EN == 0 || l == 0 || bs == 0 || pi >= l || ci >= l {
+		if d.get(regRBMR+rb)&rbmr_EN == 0 || l == 0 || bs == 0 || pi >= l || ci >= l {
 			return 0
 		}
 		maxf := MaxFrame
 		if d.pf {
-			maxf = int(d.get(PM0_MAXFRM) & MAXFRM_MASK)
+			maxf = int(d.get(regPM0_MAXFRM) & pm0_maxfrm_MASK)
 		}
 		f := int(owned(pi, ci, l)) / ((maxf + bs - 1) / bs)
 		if room < 0 || f < room {
@@ -114,10 +114,10 @@ func bdsFor(size, bs int) int {
 
 // rxAllowed: MAC RX enabled and port/SI enabled.
 func (d *Device) rxAllowed() bool {
-	if d.get(SIMR)&SIMR_EN == 0 {
+	if d.get(regSIMR)&simr_EN == 0 {
 		return false
 	}
-	return !d.pf || (d.get(PM0_CMD_CFG)&CMD_CFG_RX_EN != 0 && d.get(PMR)&PMR_SI0EN != 0)
+	return !d.pf || (d.get(regPM0_CMD_CFG)&pm_cmd_cfg_RX_EN != 0 && d.get(regPMR)&pmr_SI0EN != 0)
 }
 
 // Pump pulls frames from the attached sources and delivers them (a
@@ -246,7 +246,7 @@ func (d *Device) roomNow(r *rxRoom) {
 		return
 	}
 	rings := uint32(1)
-	if d.get(SIMR)&SIMR_RSSE != 0 {
+	if d.get(regSIMR)&simr_RSSE != 0 {
 		rings = d.rssRings.Load()
 	}
 	if rings &= 1<<d.nRx - 1; rings == 0 {
@@ -255,13 +255,13 @@ func (d *Device) roomNow(r *rxRoom) {
 	for m := rings; m != 0; m &= m - 1 {
 		n := bits.TrailingZeros32(m)
 		rb := uint32(n) * RingStride
-		l := d.get(RBLENR+rb) &^ (RingLenAlign - 1)
-		bs := int(d.get(RBBSR+rb) & RBBSR_MASK)
+		l := d.get(regRBLENR+rb) &^ (RingLenAlign - 1)
+		bs := int(d.get(regRBBSR+rb) & rbbsr_MASK)
 		pi, ci := d.rx[n].pi.Load(), d.rx[n].ci.Load()
 		if o := &d.rxd[n]; o.open {
 			pi = o.pi // ahead of RBPIR by the batch's unpublished write-backs
 		}
-		if d.get(RBMR+rb)&RBMR_EN == 0 || l == 0 || bs == 0 || pi >= l || ci >= l {
+		if d.get(regRBMR+rb)&rbmr_EN == 0 || l == 0 || bs == 0 || pi >= l || ci >= l {
 			return
 		}
 		r.free[n], r.bs[n] = int(owned(pi, ci, l)), bs
@@ -368,7 +368,7 @@ func (d *Device) deliver(frame []byte) bool {
 		m[cRDRP].Add(1)
 		return false
 	}
-	if d.pf && d.get(PM0_CMD_CFG)&CMD_CFG_RX_EN == 0 {
+	if d.pf && d.get(regPM0_CMD_CFG)&pm_cmd_cfg_RX_EN == 0 {
 		d.st.rxMACOff.Add(1)
 		m[cRDRP].Add(1)
 		return false
@@ -387,14 +387,14 @@ func (d *Device) deliver(frame []byte) bool {
 			d.st.rxFIFO.Add(1)
 			return false
 		}
-		if d.get(PM0_RX_FIFO) != 1 {
+		if d.get(regPM0_RX_FIFO) != 1 {
 			d.fifoCount++
 			if d.fifoCount >= d.cfg.FIFOLockAfter {
 				d.fifoLock.Store(true)
-				d.recordErr("MAC RX locked up after %d frames: PM0_RX_FIFO is %d, the power-on value; write 1 (erratum §5.4); only a function reset recovers", d.fifoCount, d.get(PM0_RX_FIFO))
+				d.recordErr("MAC RX locked up after %d frames: PM0_RX_FIFO is %d, the power-on value; write 1 (erratum §5.4); only a function reset recovers", d.fifoCount, d.get(regPM0_RX_FIFO))
 			}
 		}
-		maxfrm := int(d.get(PM0_MAXFRM) & MAXFRM_MASK)
+		maxfrm := int(d.get(regPM0_MAXFRM) & pm0_maxfrm_MASK)
 		over := n+4 > maxfrm
 		if take(&d.faults.oversize) {
 			d.st.faultsInjected.Add(1)
@@ -451,7 +451,7 @@ func (d *Device) deliver(frame []byte) bool {
 		return false
 	}
 	ring, hash := 0, uint32(0)
-	if d.get(SIMR)&SIMR_RSSE != 0 {
+	if d.get(regSIMR)&simr_RSSE != 0 {
 		hash = d.rssHash(&p)
 		ring = int(d.rssTable[hash&(RSSTableLen-1)].Load())
 		if ring >= d.nRx {
@@ -485,26 +485,26 @@ func (d *Device) rxWritten(size int, cast int, errb uint8) {
 // exact-match entries). Broadcast always passes; multicast needs MP0 or an
 // exact entry or its bucket set in the multicast hash filter (mcHashHit).
 func (d *Device) accept(f []byte, cast int) bool {
-	pm := d.get(PSIPMR)
+	pm := d.get(regPSIPMR)
 	switch cast {
 	case 2:
 		return true
 	case 1:
-		if pm&PSIPMR_MP0 != 0 || d.exactMatch(f) || d.mcHashHit(f) {
+		if pm&psipmr_MP0 != 0 || d.exactMatch(f) || d.mcHashHit(f) {
 			return true
 		}
-		d.set(MFDMF, d.get(MFDMF)+1) // only the RX side writes it
+		d.set(regMFDMF, d.get(regMFDMF)+1) // only the RX side writes it
 		return false
 	}
-	if pm&PSIPMR_UP0 != 0 {
+	if pm&psipmr_UP0 != 0 {
 		return true
 	}
 	lo := uint32(f[0]) | uint32(f[1])<<8 | uint32(f[2])<<16 | uint32(f[3])<<24
 	hi := uint32(f[4]) | uint32(f[5])<<8
-	if lo == d.get(PSIPMAR0) && hi == d.get(PSIPMAR1)&0xFFFF || d.exactMatch(f) {
+	if lo == d.get(regPSIPMAR0) && hi == d.get(regPSIPMAR1)&0xFFFF || d.exactMatch(f) {
 		return true
 	}
-	d.set(UFDMF, d.get(UFDMF)+1)
+	d.set(regUFDMF, d.get(regUFDMF)+1)
 	return false
 }
 
@@ -522,9 +522,9 @@ func (d *Device) mcHashHit(f []byte) bool {
 		b ^= a & 0x3F
 	}
 	if b < 32 {
-		return d.get(PSIUMHFR0)&(1<<b) != 0
+		return d.get(regPSIUMHFR0)&(1<<b) != 0
 	}
-	return d.get(PSIMMHFR1)&(1<<(b-32)) != 0
+	return d.get(regPSIMMHFR1)&(1<<(b-32)) != 0
 }
 
 func (d *Device) exactMatch(f []byte) bool {
@@ -577,22 +577,22 @@ type rxWB struct {
 func (d *Device) rxOpen(n int, r *rxRing) *rxDeliver {
 	o := &d.rxd[n]
 	rb := uint32(n) * RingStride
-	mr := d.get(RBMR + rb)
-	bar0, bar1, lenr, bbsr := d.get(RBBAR0+rb), d.get(RBBAR1+rb), d.get(RBLENR+rb), d.get(RBBSR+rb)
+	mr := d.get(regRBMR + rb)
+	bar0, bar1, lenr, bbsr := d.get(regRBBAR0+rb), d.get(regRBBAR1+rb), d.get(regRBLENR+rb), d.get(regRBBSR+rb)
 	if o.open {
 		if mr == o.mr && bar0 == o.bar0 && bar1 == o.bar1 && lenr == o.lenr && bbsr == o.bbsr {
 			return o
 		}
 		d.rxPublish(n) // reprogrammed: what was written goes out first
 	}
-	if mr&RBMR_EN == 0 {
+	if mr&rbmr_EN == 0 {
 		r.dcr.Add(1)
 		d.st.rxRingOff.Add(1)
 		return nil
 	}
 	base := uint64(bar1)<<32 | uint64(bar0)
 	l := lenr &^ (RingLenAlign - 1)
-	bs := int(bbsr & RBBSR_MASK)
+	bs := int(bbsr & rbbsr_MASK)
 	if !d.rxRingOK(n, r, base, lenr, bs) {
 		r.dcr.Add(1)
 		d.st.rxRingOff.Add(1)
@@ -612,7 +612,7 @@ func (d *Device) rxOpen(n int, r *rxRing) *rxDeliver {
 	o.mr, o.bar0, o.bar1, o.lenr, o.bbsr = mr, bar0, bar1, lenr, bbsr
 	o.base, o.l, o.bs, o.pi, o.n = base, l, bs, pi, 0
 	o.bdsz = BDSize
-	if mr&RBMR_BDS != 0 {
+	if mr&rbmr_BDS != 0 {
 		o.bdsz = BDSizeExt
 	}
 	return o
@@ -701,7 +701,7 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32,
 		return false
 	}
 	var flags, vlan uint16
-	if o.mr&RBMR_VTE != 0 && p.vlan && len(frame) >= 18 {
+	if o.mr&rbmr_VTE != 0 && p.vlan && len(frame) >= 18 {
 		vlan = binary.BigEndian.Uint16(frame[14:16])
 		flags = RxFlagVLAN | d.tpidCode(p.tpid)
 		copy(d.vlanBuf, frame[:12])
@@ -885,9 +885,9 @@ func (d *Device) tpidCode(tpid uint16) uint16 {
 		return 0
 	case tpid == etQinQ:
 		return 1
-	case d.pf && uint32(tpid) == d.get(PCVLANR1)&0xFFFF:
+	case d.pf && uint32(tpid) == d.get(regPCVLANR1)&0xFFFF:
 		return 2
-	case d.pf && uint32(tpid) == d.get(PCVLANR2)&0xFFFF:
+	case d.pf && uint32(tpid) == d.get(regPCVLANR2)&0xFFFF:
 		return 3
 	}
 	return 0

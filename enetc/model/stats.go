@@ -196,8 +196,8 @@ func (d *Device) macCounter(i int) uint64 {
 
 // SICounter returns an SI counter by its register offset (SIROCT...).
 func (d *Device) SICounter(off uint32) uint64 {
-	if off >= SIROCT && off <= SITMCA && off&7 == 0 {
-		return d.si[(off-SIROCT)/8].Load()
+	if off >= regSIROCT && off <= regSITMCA && off&7 == 0 {
+		return d.si[(off-regSIROCT)/8].Load()
 	}
 	return 0
 }

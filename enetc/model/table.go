@@ -42,83 +42,83 @@ type regDef struct {
 }
 
 var siRegs = []regDef{
-	{"SIMR", SIMR, accRW}, {"SICTR0", SICTR0, accRO}, {"SICTR1", SICTR1, accRO},
-	{"SIPCAPR0", SIPCAPR0, accRO}, {"SIPCAPR1", SIPCAPR1, accRO}, {"SITGTGR", SITGTGR, accRW},
-	{"SIRBGCR", SIRBGCR, accRW}, {"SICAR0", SICAR0, accRW}, {"SICAR1", SICAR1, accRW},
-	{"SICAR2", SICAR2, accRW}, {"SIPMAR0", SIPMAR0, accRW}, {"SIPMAR1", SIPMAR1, accRW},
-	{"PSIMSGRR", PSIMSGRR, accW1C},
-	{"PSIVMSGRCVAR0", PSIVMSGRCVAR0, accRW}, {"PSIVMSGRCVAR1", PSIVMSGRCVAR1, accRW},
-	{"SIROCT", SIROCT, accRO}, {"SIRFRM", SIRFRM, accRO}, {"SIRUCA", SIRUCA, accRO},
-	{"SIRMCA", SIRMCA, accRO}, {"SITOCT", SITOCT, accRO}, {"SITFRM", SITFRM, accRO},
-	{"SITUCA", SITUCA, accRO}, {"SITMCA", SITMCA, accRO},
-	{"SICBDRMR", SICBDRMR, accRW}, {"SICBDRSR", SICBDRSR, accRO},
-	{"SICBDRBAR0", SICBDRBAR0, accRW}, {"SICBDRBAR1", SICBDRBAR1, accRW},
-	{"SICBDRPIR", SICBDRPIR, accRW}, {"SICBDRCIR", SICBDRCIR, accRW},
-	{"SICBDRLENR", SICBDRLENR, accRW},
-	{"SICAPR0", SICAPR0, accRO}, {"SICAPR1", SICAPR1, accRO},
-	{"PSIIER", PSIIER, accRW}, {"PSIIDR", PSIIDR, accW1C}, {"SITXIDR", SITXIDR, accW1C},
-	{"SIRXIDR", SIRXIDR, accW1C}, {"SIMSIVR", SIMSIVR, accRW},
-	{"SIMSITRV", SIMSITRV, accRW}, {"SIMSIRRV", SIMSIRRV, accRW},
-	{"SIUEFDCR", SIUEFDCR, accRO}, {"SIRFSCAPR", SIRFSCAPR, accRO}, {"SIRSSCAPR", SIRSSCAPR, accRO},
+	{"SIMR", regSIMR, accRW}, {"SICTR0", regSICTR0, accRO}, {"SICTR1", regSICTR1, accRO},
+	{"SIPCAPR0", regSIPCAPR0, accRO}, {"SIPCAPR1", regSIPCAPR1, accRO}, {"SITGTGR", regSITGTGR, accRW},
+	{"SIRBGCR", regSIRBGCR, accRW}, {"SICAR0", regSICAR0, accRW}, {"SICAR1", regSICAR1, accRW},
+	{"SICAR2", regSICAR2, accRW}, {"SIPMAR0", regSIPMAR0, accRW}, {"SIPMAR1", regSIPMAR1, accRW},
+	{"PSIMSGRR", regPSIMSGRR, accW1C},
+	{"PSIVMSGRCVAR0", regPSIVMSGRCVAR0, accRW}, {"PSIVMSGRCVAR1", regPSIVMSGRCVAR1, accRW},
+	{"SIROCT", regSIROCT, accRO}, {"SIRFRM", regSIRFRM, accRO}, {"SIRUCA", regSIRUCA, accRO},
+	{"SIRMCA", regSIRMCA, accRO}, {"SITOCT", regSITOCT, accRO}, {"SITFRM", regSITFRM, accRO},
+	{"SITUCA", regSITUCA, accRO}, {"SITMCA", regSITMCA, accRO},
+	{"SICBDRMR", regSICBDRMR, accRW}, {"SICBDRSR", regSICBDRSR, accRO},
+	{"SICBDRBAR0", regSICBDRBAR0, accRW}, {"SICBDRBAR1", regSICBDRBAR1, accRW},
+	{"SICBDRPIR", regSICBDRPIR, accRW}, {"SICBDRCIR", regSICBDRCIR, accRW},
+	{"SICBDRLENR", regSICBDRLENR, accRW},
+	{"SICAPR0", regSICAPR0, accRO}, {"SICAPR1", regSICAPR1, accRO},
+	{"PSIIER", regPSIIER, accRW}, {"PSIIDR", regPSIIDR, accW1C}, {"SITXIDR", regSITXIDR, accW1C},
+	{"SIRXIDR", regSIRXIDR, accW1C}, {"SIMSIVR", regSIMSIVR, accRW},
+	{"SIMSITRV", regSIMSITRV, accRW}, {"SIMSIRRV", regSIMSIRRV, accRW},
+	{"SIUEFDCR", regSIUEFDCR, accRO}, {"SIRFSCAPR", regSIRFSCAPR, accRO}, {"SIRSSCAPR", regSIRSSCAPR, accRO},
 }
 
 var ringRegs = []regDef{
-	{"TBMR", TBMR, accRW}, {"TBSR", TBSR, accRO}, {"TBBAR0", TBBAR0, accRW},
-	{"TBBAR1", TBBAR1, accRW}, {"TBPIR", TBPIR, accRW}, {"TBCIR", TBCIR, accRO},
-	{"TBLENR", TBLENR, accRW}, {"TBIER", TBIER, accRW}, {"TBIDR", TBIDR, accW1C},
-	{"TBICR0", TBICR0, accRW}, {"TBICR1", TBICR1, accRW},
-	{"RBMR", RBMR, accRW}, {"RBSR", RBSR, accRO}, {"RBBSR", RBBSR, accRW},
-	{"RBCIR", RBCIR, accRW}, {"RBBAR0", RBBAR0, accRW}, {"RBBAR1", RBBAR1, accRW},
-	{"RBPIR", RBPIR, accRW}, {"RBLENR", RBLENR, accRW}, {"RBDCR", RBDCR, accRO},
-	{"RBIER", RBIER, accRW}, {"RBIDR", RBIDR, accW1C}, {"RBICR0", RBICR0, accRW},
-	{"RBICR1", RBICR1, accRW},
+	{"TBMR", regTBMR, accRW}, {"TBSR", regTBSR, accRO}, {"TBBAR0", regTBBAR0, accRW},
+	{"TBBAR1", regTBBAR1, accRW}, {"TBPIR", regTBPIR, accRW}, {"TBCIR", regTBCIR, accRO},
+	{"TBLENR", regTBLENR, accRW}, {"TBIER", regTBIER, accRW}, {"TBIDR", regTBIDR, accW1C},
+	{"TBICR0", regTBICR0, accRW}, {"TBICR1", regTBICR1, accRW},
+	{"RBMR", regRBMR, accRW}, {"RBSR", regRBSR, accRO}, {"RBBSR", regRBBSR, accRW},
+	{"RBCIR", regRBCIR, accRW}, {"RBBAR0", regRBBAR0, accRW}, {"RBBAR1", regRBBAR1, accRW},
+	{"RBPIR", regRBPIR, accRW}, {"RBLENR", regRBLENR, accRW}, {"RBDCR", regRBDCR, accRO},
+	{"RBIER", regRBIER, accRW}, {"RBIDR", regRBIDR, accW1C}, {"RBICR0", regRBICR0, accRW},
+	{"RBICR1", regRBICR1, accRW},
 }
 
 var portRegs = []regDef{
-	{"PMR", PMR, accRW}, {"PSR", PSR, accRO}, {"PSIPMR", PSIPMR, accRW}, {"PSIPVMR", PSIPVMR, accRW},
-	{"PSIPMAR0", PSIPMAR0, accRW}, {"PSIPMAR1", PSIPMAR1, accRW},
-	{"PVCLCTR", PVCLCTR, accRW}, {"PCVLANR1", PCVLANR1, accRW}, {"PCVLANR2", PCVLANR2, accRW},
-	{"PSIVLANR", PSIVLANR, accRW}, {"PPAUONTR", PPAUONTR, accRW}, {"PPAUOFFTR", PPAUOFFTR, accRW},
-	{"PTXMBAR", PTXMBAR, accRW}, {"PICDR", PICDR, accRO}, {"PBFDSIR", PBFDSIR, accRO},
-	{"PFDMSAPR", PFDMSAPR, accRO}, {"PCAPR0", PCAPR0, accRO}, {"PCAPR1", PCAPR1, accRO},
-	{"PSICFGR0", PSICFGR0, accRW}, {"PRSSCAPR", PRSSCAPR, accRO}, {"PRSSK", PRSSK, accRW},
-	{"UFDMF", UFDMF, accRO}, {"MFDMF", MFDMF, accRO}, {"PSIVLANFMR", PSIVLANFMR, accRW},
-	{"PUFDVFR", PUFDVFR, accRO}, {"PMFDVFR", PMFDVFR, accRO}, {"PBFDVFR", PBFDVFR, accRO},
-	{"PRFSMR", PRFSMR, accRW}, {"PRFSCAPR", PRFSCAPR, accRO}, {"PSIRFSCFGR", PSIRFSCFGR, accRW},
-	{"PFPMR", PFPMR, accRW},
-	{"EMDIO_CFG", EMDIOBase + MDIO_CFG, accRW}, {"EMDIO_CTL", EMDIOBase + MDIO_CTL, accTrigger},
-	{"EMDIO_DATA", EMDIOBase + MDIO_DATA, accTrigger}, {"EMDIO_ADDR", EMDIOBase + MDIO_ADDR, accRW},
-	{"PSIUMHFR0", PSIUMHFR0, accRW}, {"PSIUMHFR1", PSIUMHFR1, accRW},
-	{"PSIMMHFR0", PSIMMHFR0, accRW}, {"PSIMMHFR1", PSIMMHFR1, accRW},
-	{"PSIVHFR0", PSIVHFR0, accRW}, {"PSIVHFR1", PSIVHFR1, accRW}, {"MMCSR", MMCSR, accRW},
-	{"PTCMSDUR", PTCMSDUR, accRW}, {"PAR_PORT_CFG", PAR_PORT_CFG, accRW},
-	{"PM0_CMD_CFG", PM0_CMD_CFG, accRW}, {"PM0_MAXFRM", PM0_MAXFRM, accRW},
-	{"PM0_RX_FIFO", PM0_RX_FIFO, accRW},
-	{"IMDIO_CFG", IMDIOBase + MDIO_CFG, accRW}, {"IMDIO_CTL", IMDIOBase + MDIO_CTL, accTrigger},
-	{"IMDIO_DATA", IMDIOBase + MDIO_DATA, accTrigger}, {"IMDIO_ADDR", IMDIOBase + MDIO_ADDR, accRW},
-	{"PM0_PAUSE_QUANTA", PM0_PAUSE_QUANTA, accRW}, {"PM0_PAUSE_THRESH", PM0_PAUSE_THRESH, accRW},
-	{"PM0_SINGLE_STEP", PM0_SINGLE_STEP, accRW}, {"PM0_STAT_CONFIG", PM0_STAT_CONFIG, accTrigger},
-	{"PM0_IF_MODE", PM0_IF_MODE, accRW}, {"PM0_STATUS", PM0_STATUS, accRO},
-	{"PM1_CMD_CFG", PM1_CMD_CFG, accRW}, {"PM1_IF_MODE", PM1_IF_MODE, accRW},
-	{"G_EIPBRR0", G_EIPBRR0, accRO}, {"G_EIPBRR1", G_EIPBRR1, accRO}, {"G_EPFBLPR", G_EPFBLPR, accRO},
+	{"PMR", regPMR, accRW}, {"PSR", regPSR, accRO}, {"PSIPMR", regPSIPMR, accRW}, {"PSIPVMR", regPSIPVMR, accRW},
+	{"PSIPMAR0", regPSIPMAR0, accRW}, {"PSIPMAR1", regPSIPMAR1, accRW},
+	{"PVCLCTR", regPVCLCTR, accRW}, {"PCVLANR1", regPCVLANR1, accRW}, {"PCVLANR2", regPCVLANR2, accRW},
+	{"PSIVLANR", regPSIVLANR, accRW}, {"PPAUONTR", regPPAUONTR, accRW}, {"PPAUOFFTR", regPPAUOFFTR, accRW},
+	{"PTXMBAR", regPTXMBAR, accRW}, {"PICDR", regPICDR, accRO}, {"PBFDSIR", regPBFDSIR, accRO},
+	{"PFDMSAPR", regPFDMSAPR, accRO}, {"PCAPR0", regPCAPR0, accRO}, {"PCAPR1", regPCAPR1, accRO},
+	{"PSICFGR0", regPSICFGR0, accRW}, {"PRSSCAPR", regPRSSCAPR, accRO}, {"PRSSK", regPRSSK, accRW},
+	{"UFDMF", regUFDMF, accRO}, {"MFDMF", regMFDMF, accRO}, {"PSIVLANFMR", regPSIVLANFMR, accRW},
+	{"PUFDVFR", regPUFDVFR, accRO}, {"PMFDVFR", regPMFDVFR, accRO}, {"PBFDVFR", regPBFDVFR, accRO},
+	{"PRFSMR", regPRFSMR, accRW}, {"PRFSCAPR", regPRFSCAPR, accRO}, {"PSIRFSCFGR", regPSIRFSCFGR, accRW},
+	{"PFPMR", regPFPMR, accRW},
+	{"EMDIO_CFG", EMDIOBase + regMDIO_CFG, accRW}, {"EMDIO_CTL", EMDIOBase + regMDIO_CTL, accTrigger},
+	{"EMDIO_DATA", EMDIOBase + regMDIO_DATA, accTrigger}, {"EMDIO_ADDR", EMDIOBase + regMDIO_ADDR, accRW},
+	{"PSIUMHFR0", regPSIUMHFR0, accRW}, {"PSIUMHFR1", regPSIUMHFR1, accRW},
+	{"PSIMMHFR0", regPSIMMHFR0, accRW}, {"PSIMMHFR1", regPSIMMHFR1, accRW},
+	{"PSIVHFR0", regPSIVHFR0, accRW}, {"PSIVHFR1", regPSIVHFR1, accRW}, {"MMCSR", regMMCSR, accRW},
+	{"PTCMSDUR", regPTCMSDUR, accRW}, {"PAR_PORT_CFG", regPAR_PORT_CFG, accRW},
+	{"PM0_CMD_CFG", regPM0_CMD_CFG, accRW}, {"PM0_MAXFRM", regPM0_MAXFRM, accRW},
+	{"PM0_RX_FIFO", regPM0_RX_FIFO, accRW},
+	{"IMDIO_CFG", IMDIOBase + regMDIO_CFG, accRW}, {"IMDIO_CTL", IMDIOBase + regMDIO_CTL, accTrigger},
+	{"IMDIO_DATA", IMDIOBase + regMDIO_DATA, accTrigger}, {"IMDIO_ADDR", IMDIOBase + regMDIO_ADDR, accRW},
+	{"PM0_PAUSE_QUANTA", regPM0_PAUSE_QUANTA, accRW}, {"PM0_PAUSE_THRESH", regPM0_PAUSE_THRESH, accRW},
+	{"PM0_SINGLE_STEP", regPM0_SINGLE_STEP, accRW}, {"PM0_STAT_CONFIG", regPM0_STAT_CONFIG, accTrigger},
+	{"PM0_IF_MODE", regPM0_IF_MODE, accRW}, {"PM0_STATUS", regPM0_STATUS, accRO},
+	{"PM1_CMD_CFG", regPM1_CMD_CFG, accRW}, {"PM1_IF_MODE", regPM1_IF_MODE, accRW},
+	{"G_EIPBRR0", regG_EIPBRR0, accRO}, {"G_EIPBRR1", regG_EIPBRR1, accRO}, {"G_EPFBLPR", regG_EPFBLPR, accRO},
 }
 
 // macCounters lists the eMAC counters in order; each is 64-bit at its offset.
 var macCounters = []regDef{
-	{"REOCT", REOCT, accRO}, {"RALN", RALN, accRO}, {"RXPF", RXPF, accRO}, {"RFRM", RFRM, accRO},
-	{"RFCS", RFCS, accRO}, {"RVLAN", RVLAN, accRO}, {"RERR", RERR, accRO}, {"RUCA", RUCA, accRO},
-	{"RMCA", RMCA, accRO}, {"RBCA", RBCA, accRO}, {"RDRP", RDRP, accRO}, {"RPKT", RPKT, accRO},
-	{"RUND", RUND, accRO}, {"R64", R64, accRO}, {"R127", R127, accRO}, {"R255", R255, accRO},
-	{"R511", R511, accRO}, {"R1023", R1023, accRO}, {"R1522", R1522, accRO}, {"R1523X", R1523X, accRO},
-	{"ROVR", ROVR, accRO}, {"RJBR", RJBR, accRO}, {"RFRG", RFRG, accRO}, {"RCNP", RCNP, accRO},
-	{"RDRNTP", RDRNTP, accRO},
-	{"TEOCT", TEOCT, accRO}, {"TOCT", TOCT, accRO}, {"TCRSE", TCRSE, accRO}, {"TXPF", TXPF, accRO},
-	{"TFRM", TFRM, accRO}, {"TFCS", TFCS, accRO}, {"TVLAN", TVLAN, accRO}, {"TERR", TERR, accRO},
-	{"TUCA", TUCA, accRO}, {"TMCA", TMCA, accRO}, {"TBCA", TBCA, accRO}, {"TPKT", TPKT, accRO},
-	{"TUND", TUND, accRO}, {"T64", T64, accRO}, {"T127", T127, accRO}, {"T255", T255, accRO},
-	{"T511", T511, accRO}, {"T1023", T1023, accRO}, {"T1522", T1522, accRO}, {"T1523X", T1523X, accRO},
-	{"TCNP", TCNP, accRO}, {"TDFR", TDFR, accRO}, {"TMCOL", TMCOL, accRO}, {"TSCOL", TSCOL, accRO},
-	{"TLCOL", TLCOL, accRO}, {"TECOL", TECOL, accRO},
+	{"REOCT", regPM0_REOCT, accRO}, {"RALN", regPM0_RALN, accRO}, {"RXPF", regPM0_RXPF, accRO}, {"RFRM", regPM0_RFRM, accRO},
+	{"RFCS", regPM0_RFCS, accRO}, {"RVLAN", regPM0_RVLAN, accRO}, {"RERR", regPM0_RERR, accRO}, {"RUCA", regPM0_RUCA, accRO},
+	{"RMCA", regPM0_RMCA, accRO}, {"RBCA", regPM0_RBCA, accRO}, {"RDRP", regPM0_RDRP, accRO}, {"RPKT", regPM0_RPKT, accRO},
+	{"RUND", regPM0_RUND, accRO}, {"R64", regPM0_R64, accRO}, {"R127", regPM0_R127, accRO}, {"R255", regPM0_R255, accRO},
+	{"R511", regPM0_R511, accRO}, {"R1023", regPM0_R1023, accRO}, {"R1522", regPM0_R1522, accRO}, {"R1523X", regPM0_R1523X, accRO},
+	{"ROVR", regPM0_ROVR, accRO}, {"RJBR", regPM0_RJBR, accRO}, {"RFRG", regPM0_RFRG, accRO}, {"RCNP", regPM0_RCNP, accRO},
+	{"RDRNTP", regPM0_RDRNTP, accRO},
+	{"TEOCT", regPM0_TEOCT, accRO}, {"TOCT", regPM0_TOCT, accRO}, {"TCRSE", regPM0_TCRSE, accRO}, {"TXPF", regPM0_TXPF, accRO},
+	{"TFRM", regPM0_TFRM, accRO}, {"TFCS", regPM0_TFCS, accRO}, {"TVLAN", regPM0_TVLAN, accRO}, {"TERR", regPM0_TERR, accRO},
+	{"TUCA", regPM0_TUCA, accRO}, {"TMCA", regPM0_TMCA, accRO}, {"TBCA", regPM0_TBCA, accRO}, {"TPKT", regPM0_TPKT, accRO},
+	{"TUND", regPM0_TUND, accRO}, {"T64", regPM0_T64, accRO}, {"T127", regPM0_T127, accRO}, {"T255", regPM0_T255, accRO},
+	{"T511", regPM0_T511, accRO}, {"T1023", regPM0_T1023, accRO}, {"T1522", regPM0_T1522, accRO}, {"T1523X", regPM0_T1523X, accRO},
+	{"TCNP", regPM0_TCNP, accRO}, {"TDFR", regPM0_TDFR, accRO}, {"TMCOL", regPM0_TMCOL, accRO}, {"TSCOL", regPM0_TSCOL, accRO},
+	{"TLCOL", regPM0_TLCOL, accRO}, {"TECOL", regPM0_TECOL, accRO},
 }
 
 // Indexed register families: first instance, count, stride. The table
@@ -128,15 +128,15 @@ var families = []struct {
 	n           int
 	acc         uint8
 }{
-	{PSIVMSGRCVAR0, 8, 2, accRW}, {PSIVMSGRCVAR1, 8, 2, accRW},
-	{SIMSITRV, 4, MaxRings, accRW}, {SIMSIRRV, 4, MaxRings, accRW},
-	{PSIPMAR0, PSIPMARStride, 3, accRW}, {PSIPMAR1, PSIPMARStride, 3, accRW},
-	{PSIVLANR, 4, 3, accRW}, {PICDR, 8, 4, accRO}, {PSICFGR0, PSICFGR0Stride, 3, accRW},
-	{PRSSK, 4, RSSKeyLen / 4, accRW}, {PSIRFSCFGR, 4, 3, accRW}, {PTCMSDUR, 4, 8, accRW},
-	{G_EPFBLPR, 4, 4, accRO},
-	{PSIUMHFR0, 0x10, 3, accRW}, {PSIUMHFR1, 0x10, 3, accRW},
-	{PSIMMHFR0, 0x10, 3, accRW}, {PSIMMHFR1, 0x10, 3, accRW},
-	{PSIVHFR0, 8, 3, accRW}, {PSIVHFR1, 8, 3, accRW},
+	{regPSIVMSGRCVAR0, 8, 2, accRW}, {regPSIVMSGRCVAR1, 8, 2, accRW},
+	{regSIMSITRV, 4, MaxRings, accRW}, {regSIMSIRRV, 4, MaxRings, accRW},
+	{regPSIPMAR0, PSIPMARStride, 3, accRW}, {regPSIPMAR1, PSIPMARStride, 3, accRW},
+	{regPSIVLANR, 4, 3, accRW}, {regPICDR, 8, 4, accRO}, {regPSICFGR0, PSICFGR0Stride, 3, accRW},
+	{regPRSSK, 4, RSSKeyLen / 4, accRW}, {regPSIRFSCFGR, 4, 3, accRW}, {regPTCMSDUR, 4, 8, accRW},
+	{regG_EPFBLPR, 4, 4, accRO},
+	{regPSIUMHFR0, 0x10, 3, accRW}, {regPSIUMHFR1, 0x10, 3, accRW},
+	{regPSIMMHFR0, 0x10, 3, accRW}, {regPSIMMHFR1, 0x10, 3, accRW},
+	{regPSIVHFR0, 8, 3, accRW}, {regPSIVHFR1, 8, 3, accRW},
 }
 
 // Registers returns the model's register table: every register it
@@ -168,8 +168,8 @@ var decode [PFBAR0Size / 4]uint8
 // counterIdx maps a word of a 64-bit counter to its index in Device.mac (or
 // -1); macWord tells low (0) from high (1) half.
 var (
-	counterIdx [(RDRNTP - REOCT + 8) / 4]int8
-	txCounter  [(TECOL - TEOCT + 8) / 4]int8
+	counterIdx [(regPM0_RDRNTP - regPM0_REOCT + 8) / 4]int8
+	txCounter  [(regPM0_TECOL - regPM0_TEOCT + 8) / 4]int8
 )
 
 func init() {
@@ -180,10 +180,10 @@ func init() {
 		decode[off>>2] = acc
 	}
 	for _, d := range siRegs {
-		if d.off >= 0xB00 && d.off < 0xC00 || d.off == PSIVMSGRCVAR0 || d.off == PSIVMSGRCVAR1 {
+		if d.off >= 0xB00 && d.off < 0xC00 || d.off == regPSIVMSGRCVAR0 || d.off == regPSIVMSGRCVAR1 {
 			continue // families below
 		}
-		if d.off >= SIROCT && d.off <= SITMCA {
+		if d.off >= regSIROCT && d.off <= regSITMCA {
 			set(d.off, d.acc)
 			set(d.off+4, d.acc)
 			continue
@@ -197,8 +197,8 @@ func init() {
 	}
 	for _, d := range portRegs {
 		switch d.off {
-		case PSIPMAR0, PSIPMAR1, PSIVLANR, PICDR, PSICFGR0, PRSSK, PSIRFSCFGR, PTCMSDUR, G_EPFBLPR,
-			PSIUMHFR0, PSIUMHFR1, PSIMMHFR0, PSIMMHFR1, PSIVHFR0, PSIVHFR1:
+		case regPSIPMAR0, regPSIPMAR1, regPSIVLANR, regPICDR, regPSICFGR0, regPRSSK, regPSIRFSCFGR, regPTCMSDUR, regG_EPFBLPR,
+			regPSIUMHFR0, regPSIUMHFR1, regPSIMMHFR0, regPSIMMHFR1, regPSIVHFR0, regPSIVHFR1:
 			continue // families below
 		}
 		set(d.off, d.acc)
@@ -221,10 +221,10 @@ func init() {
 		txCounter[i] = -1
 	}
 	for i, d := range macCounters {
-		if d.off < TEOCT {
-			counterIdx[(d.off-REOCT)/4] = int8(i)
+		if d.off < regPM0_TEOCT {
+			counterIdx[(d.off-regPM0_REOCT)/4] = int8(i)
 		} else {
-			txCounter[(d.off-TEOCT)/4] = int8(i)
+			txCounter[(d.off-regPM0_TEOCT)/4] = int8(i)
 		}
 	}
 }
@@ -233,10 +233,10 @@ func init() {
 // word is at off (eMAC block), or -1.
 func macCounterIndex(off uint32) int {
 	switch {
-	case off >= REOCT && off <= RDRNTP:
-		return int(counterIdx[(off-REOCT)/4])
-	case off >= TEOCT && off <= TECOL:
-		return int(txCounter[(off-TEOCT)/4])
+	case off >= regPM0_REOCT && off <= regPM0_RDRNTP:
+		return int(counterIdx[(off-regPM0_REOCT)/4])
+	case off >= regPM0_TEOCT && off <= regPM0_TECOL:
+		return int(txCounter[(off-regPM0_TEOCT)/4])
 	}
 	return -1
 }

@@ -63,16 +63,16 @@ func once(rep *atomic.Uint32, kind uint32) bool {
 
 // txLen is TX ring n's length in BDs as the device takes it.
 func (d *Device) txLen(n int) uint32 {
-	return d.get(TBLENR+uint32(n)*RingStride) &^ (RingLenAlign - 1)
+	return d.get(regTBLENR+uint32(n)*RingStride) &^ (RingLenAlign - 1)
 }
 
 // txAllowed reports whether the MAC may send now: link up, no stall, SI
 // enabled and (PF) port SI 0 and MAC TX enabled.
 func (d *Device) txAllowed() bool {
-	if !d.link.Load() || d.faults.txStall.Load() || d.get(SIMR)&SIMR_EN == 0 {
+	if !d.link.Load() || d.faults.txStall.Load() || d.get(regSIMR)&simr_EN == 0 {
 		return false
 	}
-	if d.pf && (d.get(PMR)&PMR_SI0EN == 0 || d.get(PM0_CMD_CFG)&CMD_CFG_TX_EN == 0) {
+	if d.pf && (d.get(regPMR)&pmr_SI0EN == 0 || d.get(regPM0_CMD_CFG)&pm_cmd_cfg_TX_EN == 0) {
 		return false
 	}
 	return true
@@ -126,11 +126,11 @@ func (d *Device) processTx(n int) int {
 func (d *Device) txPass(n int, pi uint32) int {
 	t := &d.tx[n]
 	rb := uint32(n) * RingStride
-	if t.halted.Load() || d.get(TBMR+rb)&TBMR_EN == 0 || !d.txAllowed() {
+	if t.halted.Load() || d.get(regTBMR+rb)&tbmr_EN == 0 || !d.txAllowed() {
 		return 0 // frames stay queued
 	}
-	base := uint64(d.get(TBBAR1+rb))<<32 | uint64(d.get(TBBAR0+rb))
-	lenr := d.get(TBLENR + rb)
+	base := uint64(d.get(regTBBAR1+rb))<<32 | uint64(d.get(regTBBAR0+rb))
+	lenr := d.get(regTBLENR + rb)
 	l := lenr &^ (RingLenAlign - 1)
 	if base&(RingAlign-1) != 0 {
 		if once(&t.reported, reAlign) {
@@ -162,12 +162,12 @@ func (d *Device) txPass(n int, pi uint32) int {
 		return 0
 	}
 	var b txBatch
-	cmd := uint32(CMD_CFG_TXP)
+	cmd := uint32(pm_cmd_cfg_TXP)
 	if d.pf {
-		cmd = d.get(PM0_CMD_CFG)
+		cmd = d.get(regPM0_CMD_CFG)
 	}
 	w := d.out.Load().w
-	if d.pf && cmd&CMD_CFG_XGLP != 0 {
+	if d.pf && cmd&pm_cmd_cfg_XGLP != 0 {
 		w = loopback{d} // MAC loopback: frames come back into this port's RX
 	}
 	for ci != pi {
@@ -272,7 +272,7 @@ func (d *Device) txPass(n int, pi uint32) int {
 			b.errs++
 			continue
 		}
-		if total < MinFrame && cmd&CMD_CFG_TXP != 0 {
+		if total < MinFrame && cmd&pm_cmd_cfg_TXP != 0 {
 			if &frame[0] != &t.scratch[0] {
 				copy(t.scratch, frame)
 			}
