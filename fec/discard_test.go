@@ -24,6 +24,7 @@ func drainRx(p driver.Port, want int) int {
 // runt as undersize (RMON_R_UNDERSIZE), frames while the port is stopped
 // (ETHEREN clear) or the link is down as mac_discard (RMON_R_DROP).
 func TestMACDiscardsAreCounted(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&link-poll=0")
 	want := func(what string, c driver.Cause, n uint64) {
 		t.Helper()
@@ -77,6 +78,7 @@ func TestMACDiscardsAreCounted(t *testing.T) {
 // driver accumulates them into 64-bit totals, so RMON_R_OCTETS taken past
 // 2^32 reads as its full value.
 func TestMIBCountersDoNotWrap(t *testing.T) {
+	t.Parallel()
 	const (
 		mibc      = 0x064
 		mibcDIS   = 1 << 31

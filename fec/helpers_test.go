@@ -7,6 +7,7 @@ import (
 )
 
 func TestRegisterMapOffsetsUniqueAndAligned(t *testing.T) {
+	t.Parallel()
 	seen := map[uint32]string{}
 	names := map[string]bool{}
 	for _, r := range RegisterMap() {
@@ -41,6 +42,7 @@ func TestRegisterMapOffsetsUniqueAndAligned(t *testing.T) {
 }
 
 func TestMSCRValue(t *testing.T) {
+	t.Parallel()
 	// The reference's worked example: 66 MHz ipg on an ENET-MAC part gives
 	// MII_SPEED 13, HOLDTIME 0, MSCR 0x1A.
 	if got := mscrValue(true, 66_000_000); got != 0x1A {
@@ -55,6 +57,7 @@ func TestMSCRValue(t *testing.T) {
 }
 
 func TestProfilesByCompatible(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		compat  []string
 		want    string
@@ -85,6 +88,7 @@ func TestProfilesByCompatible(t *testing.T) {
 }
 
 func TestDescriptorWord0(t *testing.T) {
+	t.Parallel()
 	v := w0(rxbd_E|rxbd_W, 1518)
 	if st, l := sc(v); st != rxbd_E|rxbd_W || l != 1518 {
 		t.Errorf("sc(w0) = %#x, %d", st, l)

@@ -92,6 +92,7 @@ func patternFrame(n, seed int) []byte {
 // on a non-coherent model the CPU's view of a buffer the MAC just filled is
 // stale, and the frame RxBurst returns from it is intact.
 func TestNonCoherentRxNeedsSyncForCPU(t *testing.T) {
+	t.Parallel()
 	// docs/hardware-fec.md §4.7 takes every i.MX FEC as non-coherent; the model's
 	// profiles and the driver's quirk table agree (TestProfilesMatchModel).
 	if prof, _ := model.LookupProfile("imx8mp"); !prof.NonCoherent {
@@ -121,6 +122,7 @@ func TestNonCoherentRxNeedsSyncForCPU(t *testing.T) {
 // device's view of a frame the CPU just wrote is stale, and the wire gets
 // the right bytes from TxBurst.
 func TestNonCoherentTxNeedsSyncForDevice(t *testing.T) {
+	t.Parallel()
 	if prof, _ := model.LookupProfile("imx8mp"); !prof.NonCoherent {
 		t.Fatal("imx8mp model profile is coherent, against docs/hardware-fec.md §4.7: this test would prove nothing")
 	}
@@ -152,6 +154,7 @@ func TestNonCoherentTxNeedsSyncForDevice(t *testing.T) {
 // TestOneDoorbellPerBurst counts doorbell writes: one RDAR per RX poll and
 // one TDAR per TX burst, against one per frame for the naive variant.
 func TestOneDoorbellPerBurst(t *testing.T) {
+	t.Parallel()
 	for _, naive := range []bool{false, true} {
 		p, m := openInternal(t, "soc=imx6ul&rx-ring=64&tx-ring=64")
 		for i := 0; i < 16; i++ {
@@ -183,6 +186,8 @@ func TestOneDoorbellPerBurst(t *testing.T) {
 }
 
 // TestZeroAllocHotPath: RxBurst, TxBurst and reclaim allocate nothing.
+// Serial: testing.AllocsPerRun counts the mallocs of the whole process, so a
+// parallel test allocating at the same time would be counted here.
 func TestZeroAllocHotPath(t *testing.T) {
 	p, m := openInternal(t, "soc=imx8mp&rx-ring=64&tx-ring=64")
 	f := patternFrame(128, 1)
@@ -275,6 +280,7 @@ func FuzzRxDescriptor(f *testing.F) {
 // refused with the fix; and a non-coherent device without uncached memory
 // is refused too.
 func TestPagemapRingMustFitAPage(t *testing.T) {
+	t.Parallel()
 	m, err := model.New(model.Config{Name: "pm", SoC: "imx8mp"})
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +317,7 @@ func TestPagemapRingMustFitAPage(t *testing.T) {
 // TestProfilesMatchModel cross-checks the driver's quirk table against the
 // model's, transcribed independently from the same reference.
 func TestProfilesMatchModel(t *testing.T) {
+	t.Parallel()
 	for _, soc := range model.Profiles() {
 		mp, _ := model.LookupProfile(soc)
 		dp, ok := lookupProfile(mp.Compatible)
@@ -403,6 +410,7 @@ func FuzzTxWriteback(f *testing.F) {
 // rings, which showed only when they differed: here, after a frame whose
 // slot the empty pool cannot refill.
 func TestRingsRxIndices(t *testing.T) {
+	t.Parallel()
 	p, m := openInternal(t, "soc=imx6ul&rx-ring=8")
 	q := p.rx[0]
 	var held []*pool.Packet

@@ -30,6 +30,7 @@ func wantNil(ok bool, what string) error {
 // the application kept past Close is still readable: Close waited for it,
 // reported it by holder and left its memory mapped.
 func TestEveryMethodAfterClose(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&link-poll=0")
 	w := &capture{}
 	m.SetWire(w)
@@ -93,6 +94,7 @@ func burstPanic(f func()) (v any) {
 // the port and queue; the ring is never corrupted: every frame is received
 // or counted, none twice, and no buffer is lost. Run with -race.
 func TestConcurrentRxBurstReported(t *testing.T) {
+	t.Parallel()
 	// Engine mode: the model's DMA engine runs on its own goroutine, so
 	// Receive from this one may race the pollers' RDAR writes, as on silicon.
 	p, m := openSim(t, "soc=imx8mp&link-poll=0&mode=engine")
@@ -216,6 +218,7 @@ func txRefused(t *testing.T, p *fec.Port, m *model.Device, bad *pool.Pool) {
 // (here a second simulated IOMMU, as an ENETC's buffer would be) is refused
 // and counted; the frames around it go out.
 func TestForeignBufferRefusedOnTx(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&link-poll=0")
 	reg, err := dma.Alloc(dma.NewSimIOMMU(false), 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "foreign"}})
 	if err != nil {
@@ -260,6 +263,7 @@ func (h highMapper) SyncForCPU(mem []byte, m dma.Mapping, off, n int) {
 // cannot be named by a 32-bit BD address: it is refused and counted as
 // unreachable instead of being sent from the truncated address.
 func TestTxBufferAbove4GRefused(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&link-poll=0")
 	hm := highMapper{m.IOMMU()}
 	if dma.DomainID(hm) != dma.DomainID(m.IOMMU()) {

@@ -26,7 +26,9 @@ var simSeq atomic.Int32
 // the end of the test, failing it if Close reports an error (leaks).
 func openSim(t testing.TB, opts string) (*fec.Port, *model.Device) {
 	t.Helper()
-	name := fmt.Sprintf("fec%d", simSeq.Add(1))
+	// From 200: the tests that name a port themselves use fec90..fec99,
+	// and tests run in parallel, so a sequence number must never reach them.
+	name := fmt.Sprintf("fec%d", 200+simSeq.Add(1))
 	spec := "sim:" + name
 	if opts != "" {
 		spec += "?" + opts
@@ -124,6 +126,7 @@ var frameSizes = []int{60, 64, 65, 128, 255, 511, 1000, 1514}
 // sends them back with TxBurst, on every SoC profile and descriptor format:
 // every byte must arrive as sent, both ways, and no buffer may leak.
 func TestFramesByteIdentical(t *testing.T) {
+	t.Parallel()
 	for _, opts := range socOptions() {
 		t.Run(opts, func(t *testing.T) {
 			p, m := openSim(t, opts+"&rx-ring=16&tx-ring=16")
@@ -197,6 +200,7 @@ func head(b []byte) []byte {
 // offers: each is counted under its cause, its buffer goes back to the
 // pool, and the next good frame still arrives intact.
 func TestRxErrorsCountedAndRecycled(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		kind  model.RxError
 		cause driver.Cause
@@ -243,6 +247,7 @@ func TestRxErrorsCountedAndRecycled(t *testing.T) {
 // TestCorruptWritebackCaught garbles the length the device writes back: the
 // driver must drop those frames as bad descriptors, not read past a buffer.
 func TestCorruptWritebackCaught(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&rx-ring=16")
 	rxq := p.RxQueue(0)
 	m.CorruptWriteback(3)
@@ -274,6 +279,7 @@ func TestCorruptWritebackCaught(t *testing.T) {
 // TestDMAFaultSurvived makes device buffer accesses fault: frames are lost
 // (counted by the model), the driver keeps working and leaks nothing.
 func TestDMAFaultSurvived(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&rx-ring=8&tx-ring=8")
 	w := &capture{}
 	m.SetWire(w)
@@ -303,6 +309,7 @@ func TestDMAFaultSurvived(t *testing.T) {
 // frames sit on the ring until the driver's reclaim pass sees BDs pending
 // with TDAR idle and writes TDAR again.
 func TestERR006358Recovered(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx6q&tx-ring=16&link-poll=0") // no stall detector: the reclaim pass must do it
 	w := &capture{}
 	m.SetWire(w)
@@ -350,6 +357,7 @@ func TestERR006358Recovered(t *testing.T) {
 // TestStopWithStalledTX stops a port whose TX engine hangs: Stop gives up
 // after its bound, says so, and still takes every buffer back.
 func TestStopWithStalledTX(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&tx-ring=16")
 	txq := p.TxQueue(0)
 	pool := p.RxQueue(0).Pool()
@@ -377,6 +385,7 @@ func TestStopWithStalledTX(t *testing.T) {
 
 // TestRestart stops and starts a port: rings rewind and frames flow again.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx93&rx-ring=8")
 	rxq := p.RxQueue(0)
 	pkts := make([]*driver.Packet, 8)
@@ -400,6 +409,7 @@ func TestRestart(t *testing.T) {
 // TestMultiBufferFrames sends and receives frames longer than one buffer:
 // RX reassembles a chain, TX sends a chain as one frame.
 func TestMultiBufferFrames(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&mtu=9000&rx-ring=32")
 	w := &capture{}
 	m.SetWire(w)
@@ -433,6 +443,7 @@ func TestMultiBufferFrames(t *testing.T) {
 // TX ring leave intact; VLAN priorities 4-7 land on RX ring 2, 0-3 on ring 1,
 // untagged on ring 0 (RCMR1/RCMR2 as the driver programs them).
 func TestMultiQueue(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&queues=3")
 	w := &capture{}
 	m.SetWire(w)
@@ -471,6 +482,7 @@ func TestMultiQueue(t *testing.T) {
 // TestMDIOAndLink reads the model's PHY over MDIO and checks that the
 // resolved speed reaches the MAC (the model passes no frame otherwise).
 func TestMDIOAndLink(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		soc   string
 		speed int
@@ -509,6 +521,7 @@ func TestMDIOAndLink(t *testing.T) {
 // TestMIBStats checks that the device's counters reach PortStats.HW under
 // the reference's names.
 func TestMIBStats(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp")
 	pkts := make([]*driver.Packet, 8)
 	for i := 0; i < 5; i++ {
@@ -531,6 +544,7 @@ func TestMIBStats(t *testing.T) {
 // of the reference: every register the model has must be at the same
 // offset under the same name (or the reference's alias) in the driver's map.
 func TestRegisterMapMatchesModel(t *testing.T) {
+	t.Parallel()
 	byOff := map[uint32]string{}
 	for _, r := range fec.RegisterMap() {
 		byOff[r.Offset] = r.Name
@@ -566,6 +580,7 @@ func TestRegisterMapMatchesModel(t *testing.T) {
 // TestBadOptions checks that wrong spec options are refused with errors
 // that name the fix.
 func TestBadOptions(t *testing.T) {
+	t.Parallel()
 	for spec, want := range map[string]string{
 		"sim:fec90?soc=imx8mp&bd=fancy":              `option bd="fancy": unknown descriptor format (accepted: legacy or enhanced)`,
 		"sim:fec91?soc=imx8mp&phy=40":                `option phy="40": not a PHY address (accepted: 0 to 31)`,
@@ -589,6 +604,7 @@ func TestBadOptions(t *testing.T) {
 // silicon runs concurrently with the driver: frames injected while the
 // driver polls arrive intact and in order, and frames sent leave intact.
 func TestEngineMode(t *testing.T) {
+	t.Parallel()
 	for _, opts := range []string{"soc=imx8mp&bd=enhanced", "soc=imx6q&bd=legacy"} {
 		p, m := openSim(t, opts+"&mode=engine&rx-ring=32&tx-ring=32")
 		w := &capture{}
@@ -653,6 +669,7 @@ func TestEngineMode(t *testing.T) {
 
 // TestShift16Off receives and forwards with RACC.SHIFT16 off (shift16=0).
 func TestShift16Off(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx6ul&bd=legacy&shift16=0")
 	w := &capture{}
 	m.SetWire(w)
@@ -672,6 +689,7 @@ func TestShift16Off(t *testing.T) {
 // TestLinkChange takes the model's link down and up: UpdateLink follows it
 // and frames pass again afterwards.
 func TestLinkChange(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&link-poll=0")
 	m.SetLink(false)
 	if l := p.UpdateLink(); l.Up {
@@ -709,6 +727,7 @@ func TestLinkChange(t *testing.T) {
 // the MAC had no BD for show up as no_buffer drops (IEEE_R_DROP), and
 // polling resumes reception.
 func TestRingFullCountedAsNoBuffer(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&rx-ring=8")
 	for i := 0; i < 12; i++ {
 		m.Port().Receive(udpFrame(t, 100, -1, i))
@@ -730,6 +749,7 @@ func TestRingFullCountedAsNoBuffer(t *testing.T) {
 // TestControlPath changes MAC, promiscuity and MTU on a running port and
 // reads the registers back through DumpRegs.
 func TestControlPath(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp")
 	mac := net.HardwareAddr{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}
 	if err := p.SetMAC(mac); err != nil {
@@ -823,6 +843,7 @@ func checkSpeedBits(t *testing.T, p *fec.Port, m *model.Device, speed int, what 
 // clause 22) reaches ECR.SPEED and RCR.RMII_10T at Start, and again after
 // the PHY renegotiates to another speed on a running port.
 func TestLinkSpeedSetsMACBits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		soc          string
 		speed, later int
@@ -854,6 +875,7 @@ func TestLinkSpeedSetsMACBits(t *testing.T) {
 // TestLinkWatcherFollowsPHY: with the link watcher on (link-poll=), a
 // renegotiated speed reaches the MAC without anyone calling UpdateLink.
 func TestLinkWatcherFollowsPHY(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&link-poll=1ms")
 	if err := m.SetLinkSpeed(100); err != nil {
 		t.Fatal(err)
@@ -876,6 +898,7 @@ func TestLinkWatcherFollowsPHY(t *testing.T) {
 // owner polling again: the port's watcher sees ready BDs with TDAR idle and
 // writes TDAR.
 func TestERR006358StallDetector(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "soc=imx6q&tx-ring=16&link-poll=1ms")
 	w := &capture{}
 	m.SetWire(w)
@@ -919,6 +942,7 @@ func TestERR006358StallDetector(t *testing.T) {
 // TestClosedPortRefusesControl: once Close released the device, the
 // setters say so instead of writing to a window that is gone.
 func TestClosedPortRefusesControl(t *testing.T) {
+	t.Parallel()
 	p, err := driver.Open("sim:fec97?soc=imx8mp&link-poll=0")
 	if err != nil {
 		t.Fatal(err)
@@ -953,6 +977,7 @@ func TestClosedPortRefusesControl(t *testing.T) {
 // TestQueueOutOfRange: a queue index out of range gets nil, as from every
 // driver (driver.Port), not a panic.
 func TestQueueOutOfRange(t *testing.T) {
+	t.Parallel()
 	p, _ := openSim(t, "")
 	in := p.Info()
 	for _, i := range []int{-1, in.RxQueues, in.RxQueues + 7} {
@@ -977,6 +1002,7 @@ func TestQueueOutOfRange(t *testing.T) {
 // Reclaim frees nothing, and no counter moves; the caller keeps its frame.
 // After Start frames flow again. enetc has the same test.
 func TestStopRefusesBursts(t *testing.T) {
+	t.Parallel()
 	p, m := openSim(t, "")
 	rx, tx := p.RxQueue(0), p.TxQueue(0)
 	if err := p.Stop(); err != nil {
