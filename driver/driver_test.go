@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseSpec(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in             string
 		scheme, name   string
@@ -51,6 +52,9 @@ type fakePort struct {
 	cfg Config
 }
 
+// Serial: it registers schemes and drivers in the process-wide registry
+// that driver.Open reads (as a backend's or driver's init does), and takes
+// them out again at cleanup.
 func TestOpenRegistry(t *testing.T) {
 	released := 0
 	RegisterBackend(Backend{Scheme: "uio", Options: []string{"map"}, Open: func(s Spec, cfg Config) (*Device, error) {
@@ -109,6 +113,7 @@ func TestOpenRegistry(t *testing.T) {
 }
 
 func TestCounters(t *testing.T) {
+	t.Parallel()
 	var c Counters
 	c.Add(32, 32*64)
 	c.Add(0, 100) // an empty burst counts nothing
@@ -140,6 +145,7 @@ func TestCounters(t *testing.T) {
 }
 
 func TestParseSpecRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"sim:enetc0?gen=1&gen=0", `option gen: given 2 times (1, 0)`},
 		{"sim:enetc0?mtu=1500&mtu=1500", "given 2 times"},
@@ -171,6 +177,9 @@ func TestParseSpecRefuses(t *testing.T) {
 
 // TestOptionsOfTheClaimingDriver: an option only another driver takes is
 // refused once the device's driver is known, and the device is released.
+// Serial: it registers schemes and drivers in the process-wide registry
+// that driver.Open reads (as a backend's or driver's init does), and takes
+// them out again at cleanup.
 func TestOptionsOfTheClaimingDriver(t *testing.T) {
 	released := 0
 	RegisterBackend(Backend{Scheme: "platform", Options: []string{"reg"}, Open: func(s Spec, cfg Config) (*Device, error) {
