@@ -22,6 +22,13 @@ import (
 	"github.com/gopmd/gopmd/sim"
 )
 
+// The tests of this package run one at a time (no t.Parallel): they open
+// the same sim:enetc0/sim:enetc1 ports through the process-wide sim
+// registry, their ENETC ports share the process-wide ERR050089 gate (an MDIO
+// transaction on any port stalls every port's RX for its duration), and
+// several run forwarders at full rate whose loss accounting a second
+// forwarder on the two cores would starve.
+
 // testFrames builds n generator frames of the given size.
 func testFrames(t *testing.T, n, size int) [][]byte { return testFramesTB(t, n, size) }
 

@@ -11,6 +11,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
+// The tests of this package run one at a time (no t.Parallel): they open
+// sim:enetc0, sim:fec0 and their siblings by those names through the
+// process-wide sim registry, as a user would, and the golden outputs show
+// those names and the MACs derived from them; the ENETC ones also share the
+// process-wide ERR050089 gate.
+
 // nicctl runs the command line and returns its exit status and output.
 func nicctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
