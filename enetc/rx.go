@@ -47,6 +47,7 @@ type rxQueue struct {
 	ringOwn  uint16 // pool owner ids for leak reports
 	appOwn   uint16
 	maxSegs  uint32 // most BDs a valid frame can span
+	oneMax   uint32 // longest one-BD frame: min(bufLen, maxLen)
 	stuck    uint32 // looks that found BD ntc not ready but a later one ready
 	idle     uint32 // polls that found BD ntc not ready (paces the looks ahead)
 
@@ -81,6 +82,7 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 // setMaxLen sets the longest frame accepted and the BDs it can span.
 func (q *rxQueue) setMaxLen(n uint32) {
 	q.maxLen = n
+	q.oneMax = min(n, q.bufLen)
 	q.maxSegs = (n + q.bufLen - 1) / q.bufLen
 	if q.maxSegs < 1 {
 		q.maxSegs = 1
@@ -141,9 +143,39 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	mask := q.mask
 	ntc := q.ntc
 	posted := (q.ntu - ntc) & mask // BDs the device may have written
+	// The queue's fields in locals: stores through a packet header could
+	// alias them as far as the compiler knows, and would force reloads.
+	bds := q.bds
+	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
+	oneMax := q.oneMax
+	headroom := q.headroom
 	for n < len(pkts) && posted > 0 {
-		bd := &q.bds[ntc]
+		if int(ntc) >= len(bds) {
+			break // never: ntc stays below the ring size (the mask)
+		}
+		bd := &bds[ntc]
 		st := bd.loadStatus()
+		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) == rxbd_LSTATUS_R|rxbd_LSTATUS_F {
+			// Fast path: a good one-BD frame.
+			dma.ReadBarrier() // the status load before the other fields
+			pk := bufs[ntc]
+			ln := uint32(bd.bufLen)
+			if ln-1 >= oneMax || pk == nil { // 0 wraps to the top: one compare for 1..oneMax
+				bufs[ntc] = nil // ownership moves from the ring to us
+				q.badWriteBack(pk, ln)
+			} else {
+				bufs[ntc] = nil // ownership moves from the ring to us
+				pk.SetData(headroom, int(ln))
+				pk.PktLen, pk.NSegs = int(ln), 1
+				q.meta(pk, st, bd.parseSummary(), bd.rssHash(), bd.vlanOpt)
+				pkts[n] = pk
+				n++
+				bytes += uint64(ln)
+			}
+			ntc = (ntc + 1) & mask // ring index wraps by the power-of-two mask
+			posted--
+			continue
+		}
 		if st&rxbd_LSTATUS_R == 0 {
 			// Not written back yet. An idle ring reads one status word per
 			// poll; only every rxPeekEvery-th poll looks past it for a BD
@@ -158,31 +190,16 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			continue
 		}
 		if st&rxbd_LSTATUS_F != 0 {
-			// Fast path: a one-BD frame.
+			// A one-BD frame with an error: counted and recycled.
 			dma.ReadBarrier() // the status load before the other fields
-			pk := q.bufs[ntc]
-			q.bufs[ntc] = nil // ownership moves from the ring to us
-			ln := uint32(bd.bufLen)
-			parse := bd.parseSummary()
-			hash := bd.rssHash()
-			vlan := bd.vlanOpt
+			pk := bufs[ntc]
+			bufs[ntc] = nil // ownership moves from the ring to us
+			q.ctr.Drop(errCause(st), 1)
+			if pk != nil {
+				q.pool.Recycle(pk)
+			}
 			ntc = (ntc + 1) & mask // ring index wraps by the power-of-two mask
 			posted--
-			if st&rxbd_LSTATUS_ERR_MASK != 0 {
-				q.ctr.Drop(errCause(st), 1)
-				q.pool.Recycle(pk)
-				continue
-			}
-			if ln == 0 || ln > q.bufLen || ln > q.maxLen || pk == nil {
-				q.badWriteBack(pk, ln)
-				continue
-			}
-			pk.SetData(q.headroom, int(ln))
-			pk.PktLen, pk.NSegs = int(ln), 1
-			q.meta(pk, st, parse, hash, vlan)
-			pkts[n] = pk
-			n++
-			bytes += uint64(ln)
 			continue
 		}
 		// A frame of several BDs.
