@@ -6,22 +6,19 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// collector exposes every port, queue, pool and lane counter, read when
-// Prometheus scrapes (the workers never touch it).
+// collector exposes l2fwd's own counters, per lane summed by RX port, read
+// when Prometheus scrapes (the workers never touch it). The ports', queues'
+// and pools' counters come from package metrics.
 type collector struct {
 	a *app
 
-	portPkts, portBytes, portDrops    *prometheus.Desc
-	queuePkts, queueBytes, queueDrops *prometheus.Desc
-	hw                                *prometheus.Desc
-	poolStat, poolSize                *prometheus.Desc
-	handled, refused, busy, noBounce  *prometheus.Desc
-	retries, recovered                *prometheus.Desc
+	handled, refused, busy, noBounce *prometheus.Desc
+	retries, recovered               *prometheus.Desc
 }
 
 func newCollector(a *app) *collector {
@@ -29,27 +26,18 @@ func newCollector(a *app) *collector {
 		return prometheus.NewDesc("gopmd_"+name, help, labels, nil)
 	}
 	return &collector{a: a,
-		portPkts:   d("port_packets_total", "Frames received (dir=rx) or sent (dir=tx) by a port.", "port", "dir"),
-		portBytes:  d("port_bytes_total", "Bytes received or sent by a port.", "port", "dir"),
-		portDrops:  d("port_drops_total", "Frames a port lost or refused, by cause.", "port", "dir", "cause"),
-		queuePkts:  d("queue_packets_total", "Frames through one queue.", "port", "dir", "queue"),
-		queueBytes: d("queue_bytes_total", "Bytes through one queue.", "port", "dir", "queue"),
-		queueDrops: d("queue_drops_total", "Frames one queue lost or refused, by cause.", "port", "dir", "queue", "cause"),
-		hw:         d("port_hw_counter", "A device counter by the reference manual's name.", "port", "counter"),
-		poolStat:   d("pool_events_total", "Page-pool events of an RX queue's pool (kernel page_pool terms).", "port", "queue", "event"),
-		poolSize:   d("pool_buffers", "Buffers in an RX queue's pool.", "port", "queue"),
-		handled:    d("l2fwd_handled_total", "Frames l2fwd handed to TX (fwd, tx) or consumed (drop, pass), by RX port.", "port"),
-		refused:    d("l2fwd_tx_refused_total", "Frames a TX queue did not take, freed and counted, by RX port.", "port"),
-		busy:       d("l2fwd_tx_refused_busy_total", "Part of l2fwd_tx_refused_total refused while the TX ring had room (MDIO transaction, link poll, stop), by RX port.", "port"),
-		retries:    d("l2fwd_tx_busy_retries_total", "Bursts offered again because the TX queue was busy with room in its ring, by RX port.", "port"),
-		recovered:  d("l2fwd_tx_busy_recovered_total", "Frames that got through on such a retry, by RX port.", "port"),
-		noBounce:   d("l2fwd_no_bounce_total", "Frames dropped for want of a bounce buffer between DMA domains, by RX port.", "port"),
+		handled:   d("l2fwd_handled_total", "Frames l2fwd handed to TX (fwd, tx) or consumed (drop, pass), by RX port.", "port"),
+		refused:   d("l2fwd_tx_refused_total", "Frames a TX queue did not take, freed and counted, by RX port.", "port"),
+		busy:      d("l2fwd_tx_refused_busy_total", "Part of l2fwd_tx_refused_total refused while the TX ring had room (MDIO transaction, link poll, stop), by RX port.", "port"),
+		retries:   d("l2fwd_tx_busy_retries_total", "Bursts offered again because the TX queue was busy with room in its ring, by RX port.", "port"),
+		recovered: d("l2fwd_tx_busy_recovered_total", "Frames that got through on such a retry, by RX port.", "port"),
+		noBounce:  d("l2fwd_no_bounce_total", "Frames dropped for want of a bounce buffer between DMA domains, by RX port.", "port"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.portPkts, c.portBytes, c.portDrops, c.queuePkts, c.queueBytes, c.queueDrops, c.hw, c.poolStat, c.poolSize, c.handled, c.refused, c.busy, c.noBounce, c.retries, c.recovered} {
+	for _, d := range []*prometheus.Desc{c.handled, c.refused, c.busy, c.noBounce, c.retries, c.recovered} {
 		ch <- d
 	}
 }
@@ -59,54 +47,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	cnt := func(d *prometheus.Desc, v uint64, l ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), l...)
 	}
-	drops := func(d *prometheus.Desc, q driver.QueueStats, l ...string) {
-		for cause := driver.Cause(0); cause < driver.NumCauses; cause++ {
-			cnt(d, q.Drops[cause], append(l, cause.String())...)
-		}
-	}
-	ports := c.a.livePorts()
-	for i, p := range ports {
-		port := strconv.Itoa(i)
-		st := p.Stats()
-		for _, x := range []struct {
-			dir string
-			q   driver.QueueStats
-			qs  []driver.QueueStats
-		}{{"rx", st.Rx, st.RxQueues}, {"tx", st.Tx, st.TxQueues}} {
-			cnt(c.portPkts, x.q.Packets, port, x.dir)
-			cnt(c.portBytes, x.q.Bytes, port, x.dir)
-			drops(c.portDrops, x.q, port, x.dir)
-			for qi, qs := range x.qs {
-				q := strconv.Itoa(qi)
-				cnt(c.queuePkts, qs.Packets, port, x.dir, q)
-				cnt(c.queueBytes, qs.Bytes, port, x.dir, q)
-				drops(c.queueDrops, qs, port, x.dir, q)
-			}
-		}
-		for name, v := range st.HW {
-			ch <- prometheus.MustNewConstMetric(c.hw, prometheus.CounterValue, float64(v), port, name)
-		}
-		for qi := 0; qi < p.Info().RxQueues; qi++ {
-			pl := p.RxQueue(qi).Pool()
-			if pl == nil {
-				continue
-			}
-			q := strconv.Itoa(qi)
-			ps := pl.Stats()
-			for _, e := range []struct {
-				n string
-				v uint64
-			}{{"alloc_fast", ps.AllocFast}, {"alloc_slow", ps.AllocSlow}, {"alloc_empty", ps.AllocEmpty},
-				{"alloc_refill", ps.AllocRefill}, {"recycle_cached", ps.RecycleCached},
-				{"recycle_cache_full", ps.RecycleCacheFull}, {"recycle_ring", ps.RecycleRing},
-				{"recycle_ring_full", ps.RecycleRingFull}, {"refused_foreign", ps.RefusedForeign},
-				{"refused_double", ps.RefusedDouble}} {
-				cnt(c.poolStat, e.v, port, q, e.n)
-			}
-			ch <- prometheus.MustNewConstMetric(c.poolSize, prometheus.GaugeValue, float64(pl.Count()), port, q)
-		}
-	}
-	n := len(ports)
+	n := len(c.a.livePorts())
 	handled, refused, busy, noBounce := make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 	retries, recovered := make([]uint64, n), make([]uint64, n)
 	for _, l := range c.a.lanes {
@@ -119,7 +60,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			noBounce[l.rxPort] += l.bounceShort.Load()
 		}
 	}
-	for i := range ports {
+	for i := 0; i < n; i++ {
 		port := strconv.Itoa(i)
 		cnt(c.handled, handled[i], port)
 		cnt(c.refused, refused[i], port)
@@ -134,6 +75,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // on addr until the returned stop is called.
 func serveMetrics(addr string, a *app) (stop func(), err error) {
 	reg := prometheus.NewRegistry()
+	if err := reg.Register(metrics.New(a.livePorts)); err != nil {
+		return nil, err
+	}
 	if err := reg.Register(newCollector(a)); err != nil {
 		return nil, err
 	}
