@@ -230,6 +230,50 @@ type Driver struct {
 	// New brings the port up (not started). On error it must leave the
 	// device as it found it; Open then releases the device.
 	New func(d *Device, cfg Config) (Port, error)
+	// RegisterMap, when set, lists the registers of window 0 a tool may
+	// read on a device the driver claims, without a port: no writes, no
+	// register whose read starts an action (MDIO data), nothing past the
+	// window. It may read identification registers to size the map.
+	RegisterMap func(d *Device) []RegDesc
+}
+
+// RegDesc describes one register for a raw register dump: the reference
+// manual's name, the byte offset in window 0, the block it belongs to and
+// its named fields.
+type RegDesc struct {
+	Name   string
+	Offset uint32
+	Block  string
+	Fields []RegField
+}
+
+// RegField is a named field of a register: bits Lo..Hi.
+type RegField struct {
+	Name   string
+	Lo, Hi uint
+}
+
+// ErrNoRegisterMap is wrapped when the driver that claims a device offers
+// no register map.
+var ErrNoRegisterMap = errors.New("the driver offers no register map")
+
+// RegisterMapOf returns the register map the driver claiming d offers, and
+// that driver's name. The error wraps ErrNoDriver when no registered driver
+// claims d, ErrNoRegisterMap when the claiming driver has no map.
+func RegisterMapOf(d *Device) (string, []RegDesc, error) {
+	regMu.Lock()
+	drvs := append([]Driver(nil), drivers...)
+	regMu.Unlock()
+	for _, dr := range drvs {
+		if !dr.Match(d) {
+			continue
+		}
+		if dr.RegisterMap == nil {
+			return dr.Name, nil, fmt.Errorf("%s: %w", dr.Name, ErrNoRegisterMap)
+		}
+		return dr.Name, dr.RegisterMap(d), nil
+	}
+	return "", nil, fmt.Errorf("%w (drivers: %s)", ErrNoDriver, strings.Join(DriverNames(), ", "))
 }
 
 var (

@@ -64,11 +64,29 @@ import (
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
-		Name:    "enetc",
-		Options: []string{"phy", "link-poll", "mac"},
-		Match:   match,
-		New:     func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
+		Name:        "enetc",
+		Options:     []string{"phy", "link-poll", "mac"},
+		Match:       match,
+		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
+		RegisterMap: rawRegisterMap,
 	})
+}
+
+// rawRegisterMap is ProbeRegisterMap on window 0 (BAR0) for tools that
+// read registers without a port.
+func rawRegisterMap(d *driver.Device) []driver.RegDesc {
+	if len(d.Regions) == 0 || d.Regions[0] == nil {
+		return nil
+	}
+	var out []driver.RegDesc
+	for _, r := range ProbeRegisterMap(d.Regions[0]) {
+		fs := make([]driver.RegField, len(r.Fields))
+		for i, f := range r.Fields {
+			fs[i] = driver.RegField(f)
+		}
+		out = append(out, driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block, Fields: fs})
+	}
+	return out
 }
 
 // match claims ENETC PFs and VFs by PCI ID.

@@ -66,8 +66,30 @@ func init() {
 			_, ok := lookupProfile(d.Compatible)
 			return ok
 		},
-		New: func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
+		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
+		RegisterMap: rawRegisterMap,
 	})
+}
+
+// rawRegisterMap is RegisterMap, less what lies past window 0, for tools
+// that read registers without a port.
+func rawRegisterMap(d *driver.Device) []driver.RegDesc {
+	if len(d.Regions) == 0 || d.Regions[0] == nil {
+		return nil
+	}
+	size := d.Regions[0].Size()
+	var out []driver.RegDesc
+	for _, r := range RegisterMap() {
+		if int(r.Offset)+4 > size {
+			continue
+		}
+		fs := make([]driver.RegField, len(r.Fields))
+		for i, f := range r.Fields {
+			fs[i] = driver.RegField(f)
+		}
+		out = append(out, driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block(), Fields: fs})
+	}
+	return out
 }
 
 // Sizes that follow from the reference (§4.1, §2.5).

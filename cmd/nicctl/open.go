@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/enetc"
-	"github.com/gopmd/gopmd/fec"
 	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/pci"
 )
@@ -74,54 +72,29 @@ func decode(v uint32, fs []bits) []field {
 	return out
 }
 
-func enetcFields(fs []enetc.Field) []bits {
-	out := make([]bits, len(fs))
-	for i, f := range fs {
-		out[i] = bits(f)
-	}
-	return out
-}
-
-func fecFields(fs []fec.Field) []bits {
-	out := make([]bits, len(fs))
-	for i, f := range fs {
-		out[i] = bits(f)
-	}
-	return out
-}
-
 // rawRegs reads a device's registers without a driver: every register of
-// the map its identity selects, read once, never written. MDIO data
-// registers (a read may start a transaction) are left out.
+// the map the claiming driver offers (driver.RegisterMapOf), read once,
+// never written. MDIO data registers (a read may start a transaction) are
+// not in those maps.
 func rawRegs(d *driver.Device) (string, []regValue, error) {
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
 		return "", nil, errors.New("the device has no register window 0")
 	}
-	w := d.Regions[0]
-	var out []regValue
-	switch {
-	case d.Bus == "pci" && d.VendorID == 0x1957 && (d.DeviceID == 0xe100 || d.DeviceID == 0xef00):
-		for _, r := range enetc.ProbeRegisterMap(w) {
-			v := w.Read32(r.Offset)
-			out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: r.Block, Value: v, Fields: decode(v, enetcFields(r.Fields))})
-		}
-		return "enetc", out, w.Err()
-	case d.Bus == "platform" && isFEC(d.Compatible):
-		for _, r := range fec.RegisterMap() {
-			if int(r.Offset)+4 > w.Size() {
-				continue
-			}
-			v := w.Read32(r.Offset)
-			out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: r.Block(), Value: v, Fields: decode(v, fecFields(r.Fields))})
-		}
-		return "fec", out, w.Err()
+	name, descs, err := driver.RegisterMapOf(d)
+	if err != nil {
+		return "", nil, fmt.Errorf("no register map for this device (%s): %w", identity(d), err)
 	}
-	return "", nil, fmt.Errorf("no register map for this device (%s)", identity(d))
-}
-
-func isFEC(compat []string) bool {
-	f, _ := fecCompatible(compat)
-	return f
+	w := d.Regions[0]
+	out := make([]regValue, 0, len(descs))
+	for _, r := range descs {
+		v := w.Read32(r.Offset)
+		fs := make([]bits, len(r.Fields))
+		for i, f := range r.Fields {
+			fs[i] = bits(f)
+		}
+		out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: r.Block, Value: v, Fields: decode(v, fs)})
+	}
+	return name, out, w.Err()
 }
 
 // identity describes what a backend found.
