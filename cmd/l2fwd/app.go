@@ -331,9 +331,16 @@ func (a *app) workers() []*worker {
 	}
 	if n == 0 {
 		n = len(units)
-		if e := a.engines(); e > 0 && n+1 > runtime.GOMAXPROCS(0) {
+		// A worker never yields its CPU: by default the workers leave one
+		// CPU to everything else (the link watchers, whose MDIO gate waits
+		// for the queues, the engine-mode models' DMA engine, metrics), so
+		// l2fwd never oversubscribes the CPUs it polls on.
+		if n+1 > runtime.GOMAXPROCS(0) {
 			n = max(1, runtime.GOMAXPROCS(0)-1)
-			a.workerWhy = fmt.Sprintf("capped at GOMAXPROCS-1 = %d so the simulated devices' engine goroutine keeps a CPU", n)
+			a.workerWhy = fmt.Sprintf("capped at GOMAXPROCS-1 = %d: a worker never yields its CPU, and one stays for the link watchers, metrics and device engines", n)
+			if a.engines() > 0 {
+				a.workerWhy = fmt.Sprintf("capped at GOMAXPROCS-1 = %d so the simulated devices' engine goroutine and the link watchers keep a CPU", n)
+			}
 		}
 	} else {
 		a.workerWhy = "set by --workers"

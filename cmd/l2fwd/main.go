@@ -125,7 +125,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.unsafeNoIOMMU, "unsafe-noiommu", false, "allow devices without an IOMMU (UIO, VFIO no-IOMMU): the NIC can then DMA anywhere")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (loopback only unless --metrics-any), e.g. 127.0.0.1:9464 or :9464")
 	fs.BoolVar(&o.metricsAny, "metrics-any", false, "allow --metrics on a non-loopback address")
-	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per RX queue, at most GOMAXPROCS-1 when sim ports run engines)")
+	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per RX queue, at most GOMAXPROCS-1)")
 	fs.BoolVar(&o.untilDone, "until-done", false, "stop by itself once every pcap-in file and every gen-count generator has been sent in full and every frame forwarded (all sources must end: sim ports with pcap-in, gen-count, peer or nothing)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	addTapFlags(fs, o)
@@ -253,10 +253,9 @@ platform:NODE, sim:enetcN, sim:fecN, with options after '?', e.g.
 With no SPEC: ` + strings.Join(defaultSpecs, " ") + `
 
 Workers: one goroutine per RX queue, each locked to an OS thread, polling
-without pause. One exception: when simulated ports run in engine mode
-(mode=engine), their DMA engine is a goroutine that needs a CPU too, so
-l2fwd runs at most GOMAXPROCS-1 workers and a worker may poll several
-queues in turn. Synchronous sim ports joined by a cable (peer=) are
+without pause, but at most GOMAXPROCS-1 of them: one CPU stays for the
+link watchers, metrics and engine-mode device models, so a worker may poll
+several queues in turn. Synchronous sim ports joined by a cable (peer=) are
 polled by one worker together, as the cable delivers on the sender's
 goroutine. --workers N sets the count outright. The stats header says how
 many run and why.
