@@ -18,48 +18,48 @@ const (
 
 // Status/control bits (16-bit field).
 const (
-	bdE   = 0x8000 // RX: empty, owned by the MAC
-	bdR   = 0x8000 // TX: ready, owned by the MAC
-	bdRO1 = 0x4000
-	bdW   = 0x2000
-	bdRO2 = 0x1000
-	bdL   = 0x0800
+	rxbd_E = 0x8000 // RX: empty, owned by the MAC
+	txbd_R = 0x8000 // TX: ready, owned by the MAC
+	bd_RO1 = 0x4000
+	bd_W   = 0x2000
+	bd_RO2 = 0x1000
+	bd_L   = 0x0800
 
-	rxM  = 0x0100
-	rxBC = 0x0080
-	rxMC = 0x0040
-	rxLG = 0x0020
-	rxNO = 0x0010
-	rxSH = 0x0008
-	rxCR = 0x0004
-	rxOV = 0x0002
-	rxTR = 0x0001
+	rxbd_M  = 0x0100
+	rxbd_BC = 0x0080
+	rxbd_MC = 0x0040
+	rxbd_LG = 0x0020
+	rxbd_NO = 0x0010
+	rxbd_SH = 0x0008
+	rxbd_CR = 0x0004
+	rxbd_OV = 0x0002
+	rxbd_TR = 0x0001
 
-	txTC  = 0x0400
-	txABC = 0x0200
+	txbd_TC  = 0x0400
+	txbd_ABC = 0x0200
 
-	rxErrBits = rxLG | rxNO | rxSH | rxCR | rxOV | rxTR
+	rxErrBits = rxbd_LG | rxbd_NO | rxbd_SH | rxbd_CR | rxbd_OV | rxbd_TR
 )
 
 // Enhanced esc bits.
 const (
-	escRxME   = 1 << 31
-	escRxUC   = 1 << 24
-	escRxINT  = 1 << 23
-	escRxICE  = 1 << 5
-	escRxPCR  = 1 << 4
-	escRxVLAN = 1 << 2
-	escRxIPV6 = 1 << 1
-	escRxFRAG = 1 << 0
+	rxbd_ME   = 1 << 31
+	rxbd_UC   = 1 << 24
+	rxbd_INT  = 1 << 23
+	rxbd_ICE  = 1 << 5
+	rxbd_PCR  = 1 << 4
+	rxbd_VLAN = 1 << 2
+	rxbd_IPV6 = 1 << 1
+	rxbd_FRAG = 1 << 0
 
-	escTxINT  = 1 << 30
-	escTxPINS = 1 << 28
-	escTxIINS = 1 << 27
-	escTxTXE  = 1 << 15
-	escTxFE   = 1 << 11
+	txbd_INT  = 1 << 30
+	txbd_PINS = 1 << 28
+	txbd_IINS = 1 << 27
+	txbd_TXE  = 1 << 15
+	txbd_FE   = 1 << 11
 
-	escTxErrBits = 0xBF00 // TXE, UE, EE, FE, LCE, OE, TSE
-	bduBDU       = 1 << 31
+	txbd_ESC_ERR_MASK = 0xBF00 // TXE, UE, EE, FE, LCE, OE, TSE
+	bd_BDU            = 1 << 31
 )
 
 // bdFormat is how the engine reads descriptors right now (from ECR).
@@ -72,10 +72,10 @@ type bdFormat struct {
 func (d *Device) format() bdFormat {
 	ecr := d.reg(regECR)
 	f := bdFormat{size: legacyBDSize}
-	if d.prof.EnhancedBD && ecr&ecrEN1588 != 0 {
+	if d.prof.EnhancedBD && ecr&ecr_EN1588 != 0 {
 		f.size, f.enh = enhancedBDSize, true
 	}
-	f.swap = d.prof.DBSWP && ecr&ecrDBSWP == 0
+	f.swap = d.prof.DBSWP && ecr&ecr_DBSWP == 0
 	return f
 }
 
@@ -98,7 +98,7 @@ func (d *Device) store(f bdFormat, iova uint64, v uint32) bool {
 
 // next is the BD after the one at cur: the ring base after a BD with W.
 func next(f bdFormat, cur uint64, sc uint16, base uint32) uint64 {
-	if sc&bdW != 0 {
+	if sc&bd_W != 0 {
 		return uint64(base)
 	}
 	return cur + f.size

@@ -127,7 +127,7 @@ func insertChecksums(f []byte, ip, l4 bool) {
 // received frame, and the esc bits describing it.
 func checkChecksums(f []byte) (ipBad, l4Bad bool, esc uint32) {
 	if _, et, _ := l3(f); et == 0x86DD {
-		esc |= escRxIPV6
+		esc |= rxbd_IPV6
 	}
 	in := parseIP(f)
 	if !in.ok {
@@ -137,7 +137,7 @@ func checkChecksums(f []byte) (ipBad, l4Bad bool, esc uint32) {
 		ipBad = fold(sum16(0, f[in.hdr:in.hdr+in.hlen])) != 0xFFFF
 	}
 	if in.frag {
-		esc |= escRxFRAG
+		esc |= rxbd_FRAG
 		return ipBad, false, esc
 	}
 	if c := csumField(in); c >= 0 {

@@ -317,7 +317,7 @@ func (d *Device) Write32(off uint32, v uint32) {
 		d.ringBaseWrite(off, v&def.mask)
 	case off >= regMIBFirst && off <= regMIBLast:
 		// Counters are writable only while MIBC.MIB_DIS holds them.
-		if d.reg(regMIBC)&mibcDIS != 0 {
+		if d.reg(regMIBC)&mibc_MIB_DIS != 0 {
 			w.Store(v)
 		}
 	default:
@@ -407,24 +407,24 @@ func (d *Device) Reset() error {
 }
 
 func (d *Device) ecrWrite(v uint32) {
-	if v&ecrRESET != 0 {
+	if v&ecr_RESET != 0 {
 		_ = d.Reset()
 		return
 	}
 	mask := uint32(0xF00001FE)
 	if !d.prof.EnhancedBD {
-		mask &^= ecrEN1588
+		mask &^= ecr_EN1588
 	}
 	if !d.prof.Gigabit {
-		mask &^= ecrSPEED
+		mask &^= ecr_SPEED
 	}
 	if !d.prof.DBSWP {
-		mask &^= ecrDBSWP
+		mask &^= ecr_DBSWP
 	}
 	d.lockAll()
 	old := d.reg(regECR)
 	d.regs[regECR/4].Store(v & mask)
-	if old&ecrETHEREN != 0 && v&ecrETHEREN == 0 || old&ecrETHEREN == 0 && v&ecrETHEREN != 0 {
+	if old&ecr_ETHEREN != 0 && v&ecr_ETHEREN == 0 || old&ecr_ETHEREN == 0 && v&ecr_ETHEREN != 0 {
 		// Clearing ETHEREN stops DMA and rewinds the descriptor pointers
 		// to RDSR/TDSR; setting it starts from there.
 		for i := 0; i < 3; i++ {
@@ -455,9 +455,9 @@ func (d *Device) ringBaseWrite(off, v uint32) {
 }
 
 func (d *Device) mibcWrite(v uint32) {
-	v &= mibcDIS | mibcCLEAR
-	d.regs[regMIBC/4].Store(v | mibcIDLE)
-	if v&mibcCLEAR != 0 {
+	v &= mibc_MIB_DIS | mibc_MIB_CLEAR
+	d.regs[regMIBC/4].Store(v | mibc_MIB_IDLE)
+	if v&mibc_MIB_CLEAR != 0 {
 		for off := uint32(regMIBFirst); off <= regMIBLast; off += 4 {
 			d.regs[off/4].Store(0)
 		}
@@ -466,7 +466,7 @@ func (d *Device) mibcWrite(v uint32) {
 
 // mib adds to a MIB counter while counting is enabled.
 func (d *Device) mib(off uint32, n uint32) {
-	if d.regs[regMIBC/4].Load()&(mibcDIS|mibcCLEAR) == 0 {
+	if d.regs[regMIBC/4].Load()&(mibc_MIB_DIS|mibc_MIB_CLEAR) == 0 {
 		d.regs[off/4].Add(n)
 	}
 }
@@ -492,13 +492,13 @@ func (d *Device) tcrWrite(v uint32) {
 	}
 	old := d.reg(regTCR)
 	d.regs[regTCR/4].Store(old&^def.mask | v&def.mask)
-	if v&tcrGTS != 0 {
-		d.setEIR(eirGRA)
+	if v&tcr_GTS != 0 {
+		d.setEIR(eir_GRA)
 	}
 	if d.engine {
 		d.txMu.Unlock()
 	}
-	if old&tcrGTS != 0 && v&tcrGTS == 0 {
+	if old&tcr_GTS != 0 && v&tcr_GTS == 0 {
 		d.resumeTX()
 	}
 }

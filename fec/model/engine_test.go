@@ -79,7 +79,7 @@ func TestEngineMode(t *testing.T) {
 		}
 		// Reclaim finished TX BDs in order.
 		for inflight > 0 {
-			if sc, _ := td.w0(td.txBD(0, dirty)); sc&bdR != 0 {
+			if sc, _ := td.w0(td.txBD(0, dirty)); sc&txbd_R != 0 {
 				break
 			}
 			dirty = (dirty + 1) % td.ntx
@@ -96,7 +96,7 @@ func TestEngineMode(t *testing.T) {
 				break
 			}
 			f := testFrame(ourMAC, 60+got%500, got)
-			if r.sc&(bdL|rxErrBits) != bdL || int(r.length) != len(f)+4 {
+			if r.sc&(bd_L|rxErrBits) != bd_L || int(r.length) != len(f)+4 {
 				t.Fatalf("frame %d: sc %#x length %d", got, r.sc, r.length)
 			}
 			mustEqual(t, "RX frame", r.data[:len(f)], f)
@@ -186,18 +186,18 @@ func TestNoAllocationPerFrame(t *testing.T) {
 		d.Receive(f)
 		// Re-arm the BD by hand (td.recv copies, which allocates).
 		i := td.rxPos[0]
-		rsc := uint16(bdE)
+		rsc := uint16(rxbd_E)
 		if i == td.nrx-1 {
-			rsc |= bdW
+			rsc |= bd_W
 		}
 		td.setW0(td.rxBD(0, i), rsc, 0)
 		td.rxPos[0] = (i + 1) % td.nrx
 		d.Write32(regRDAR, 0)
 		off := td.txBD(0, td.txPos[0])
 		td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(td.txBuf(0, 0))))
-		sc := uint16(bdR | bdL | txTC)
+		sc := uint16(txbd_R | bd_L | txbd_TC)
 		if td.txPos[0] == td.ntx-1 {
-			sc |= bdW
+			sc |= bd_W
 		}
 		td.setW0(off, sc, 100)
 		td.txPos[0] = (td.txPos[0] + 1) % td.ntx
@@ -219,18 +219,18 @@ func BenchmarkSyncFrame(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		d.Receive(f)
 		ri := td.rxPos[0]
-		rsc := uint16(bdE)
+		rsc := uint16(rxbd_E)
 		if ri == td.nrx-1 {
-			rsc |= bdW
+			rsc |= bd_W
 		}
 		td.setW0(td.rxBD(0, ri), rsc, 0)
 		td.rxPos[0] = (ri + 1) % td.nrx
 		d.Write32(regRDAR, 0)
 		off := td.txBD(0, td.txPos[0])
 		td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(td.txBuf(0, 0))))
-		sc := uint16(bdR | bdL | txTC)
+		sc := uint16(txbd_R | bd_L | txbd_TC)
 		if td.txPos[0] == td.ntx-1 {
-			sc |= bdW
+			sc |= bd_W
 		}
 		td.setW0(off, sc, uint16(len(f)))
 		td.txPos[0] = (td.txPos[0] + 1) % td.ntx

@@ -127,14 +127,14 @@ func (td *tdrv) order(v uint32) uint32 {
 
 func (td *tdrv) bringUp(o tOpts) {
 	d := td.d
-	d.Write32(regECR, ecrRESET)
+	d.Write32(regECR, ecr_RESET)
 	d.Write32(regEIMR, 0)
 	d.Write32(regEIR, 0xFFFFFFFF)
 	d.Write32(regPALR, 0x02000000)
 	d.Write32(regPAUR, 0x00010000)
 	d.Write32(regMMFR, 0)
 	d.Write32(regMSCR, 0x1A)
-	d.Write32(regEIR, eirMII)
+	d.Write32(regEIR, eir_MII)
 	rings := d.prof.rings()
 	for q := 0; q < rings; q++ {
 		for i := 0; i < td.nrx; i++ {
@@ -145,7 +145,7 @@ func (td *tdrv) bringUp(o tOpts) {
 			td.setWord(off+bdAddr, 0)
 			sc := uint16(0)
 			if i == td.ntx-1 {
-				sc = bdW
+				sc = bd_W
 			}
 			td.setW0(off, sc, 0)
 		}
@@ -166,7 +166,7 @@ func (td *tdrv) bringUp(o tOpts) {
 		d.Write32(regMRBR2, mrbr)
 	}
 	if o.shift16 {
-		d.Write32(regRACC, raccSHIFT16)
+		d.Write32(regRACC, racc_SHIFT16)
 	}
 	maxFL := o.maxFL
 	if maxFL == 0 {
@@ -176,23 +176,23 @@ func (td *tdrv) bringUp(o tOpts) {
 	d.Write32(regTFWR, 0x100)
 	rcr := maxFL<<16 | 1<<2
 	if o.prom {
-		rcr |= rcrPROM
+		rcr |= rcr_PROM
 	}
 	if o.loop {
-		rcr |= rcrLOOP
+		rcr |= rcr_LOOP
 	}
 	d.Write32(regRCR, rcr)
 	d.Write32(regTCR, 1<<2)
 	d.Write32(regMIBC, 0)
-	ecr := uint32(ecrETHEREN)
+	ecr := uint32(ecr_ETHEREN)
 	if !o.noDBSWP {
-		ecr |= ecrDBSWP
+		ecr |= ecr_DBSWP
 	}
 	if o.enh {
-		ecr |= ecrEN1588
+		ecr |= ecr_EN1588
 	}
 	if o.speed != 100 {
-		ecr |= ecrSPEED
+		ecr |= ecr_SPEED
 	}
 	if o.noStart {
 		return
@@ -207,13 +207,13 @@ func (td *tdrv) initRxBD(q, i int) {
 	off := td.rxBD(q, i)
 	td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(td.rxBuf(q, i))))
 	if td.enh {
-		td.setWord(off+bdESC, escRxINT)
+		td.setWord(off+bdESC, rxbd_INT)
 		td.setWord(off+bdProt, 0)
 		td.setWord(off+bdBDU, 0)
 	}
-	sc := uint16(bdE)
+	sc := uint16(rxbd_E)
 	if i == td.nrx-1 {
-		sc |= bdW
+		sc |= bd_W
 	}
 	td.setW0(off, sc, 0)
 }
@@ -230,12 +230,12 @@ func (td *tdrv) send(q int, frames ...[]byte) []int {
 		td.buf.SyncForDevice(b, len(f))
 		td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(b)))
 		if td.enh {
-			td.setWord(off+bdESC, escTxINT)
+			td.setWord(off+bdESC, txbd_INT)
 			td.setWord(off+bdBDU, 0)
 		}
-		sc := uint16(bdR | bdL | txTC)
+		sc := uint16(txbd_R | bd_L | txbd_TC)
 		if i == td.ntx-1 {
-			sc |= bdW
+			sc |= bd_W
 		}
 		td.setW0(off, sc, uint16(len(f)))
 		used = append(used, off)
@@ -259,7 +259,7 @@ func (td *tdrv) recv(q int) (rxFrame, bool) {
 	i := td.rxPos[q]
 	off := td.rxBD(q, i)
 	sc, length := td.w0(off)
-	if sc&bdE != 0 {
+	if sc&rxbd_E != 0 {
 		return rxFrame{}, false
 	}
 	f := rxFrame{sc: sc, length: length}

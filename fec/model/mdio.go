@@ -10,11 +10,11 @@ import (
 
 // MMFR fields (docs/hardware-fec.md §2.3).
 const (
-	mmfrSTShift = 30
-	mmfrOPShift = 28
-	mmfrPAShift = 23
-	mmfrRAShift = 18
-	mmfrTAShift = 16
+	mmfr_ST_SHIFT = 30
+	mmfr_OP_SHIFT = 28
+	mmfr_PA_SHIFT = 23
+	mmfr_RA_SHIFT = 18
+	mmfr_TA_SHIFT = 16
 )
 
 // The PHY's identity and abilities; its registers and bits are
@@ -168,8 +168,8 @@ func (d *Device) mscrWrite(v uint32) {
 // mdioExec runs one management frame and raises EIR.MII.
 func (d *Device) mdioExec(v uint32) {
 	d.st.mdioFrames.Add(1)
-	st, op := v>>mmfrSTShift&3, v>>mmfrOPShift&3
-	pa, ra, ta := int(v>>mmfrPAShift&31), int(v>>mmfrRAShift&31), v>>mmfrTAShift&3
+	st, op := v>>mmfr_ST_SHIFT&3, v>>mmfr_OP_SHIFT&3
+	pa, ra, ta := int(v>>mmfr_PA_SHIFT&31), int(v>>mmfr_RA_SHIFT&31), v>>mmfr_TA_SHIFT&3
 	res := v
 	switch {
 	case st == 1 && ta == 2 && op == 2: // clause-22 read
@@ -190,7 +190,7 @@ func (d *Device) mdioExec(v uint32) {
 		}
 	}
 	d.regs[regMMFR/4].Store(res)
-	d.setEIR(eirMII)
+	d.setEIR(eir_MII)
 }
 
 // PHYAddr is the simulated PHY's MDIO address.
@@ -200,10 +200,10 @@ func (d *Device) PHYAddr() int { return d.phy.addr }
 // register write, as a driver would, and reports whether it was set.
 func (d *Device) SetMACLoopback(on bool) (was bool) {
 	v := d.Read32(regRCR)
-	nv := v &^ rcrLOOP
+	nv := v &^ rcr_LOOP
 	if on {
-		nv |= rcrLOOP
+		nv |= rcr_LOOP
 	}
 	d.Write32(regRCR, nv)
-	return v&rcrLOOP != 0
+	return v&rcr_LOOP != 0
 }

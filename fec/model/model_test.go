@@ -80,7 +80,7 @@ func TestResetValues(t *testing.T) {
 			d.Write32(r.Offset, 0xFFFFFFFF)
 		}
 	}
-	d.Write32(regECR, ecrRESET)
+	d.Write32(regECR, ecr_RESET)
 	for _, c := range []struct {
 		name string
 		off  uint32
@@ -130,16 +130,16 @@ func TestEIRWriteOneToClear(t *testing.T) {
 	d := td.d
 	td.send(0, testFrame(ourMAC, 50, 1))
 	d.Write32(regMMFR, 0x60060000) // BMSR read: raises MII
-	want := uint32(eirTXF | eirTXB | eirMII)
+	want := uint32(eir_TXF | eir_TXB | eir_MII)
 	if got := d.Read32(regEIR); got&want != want {
 		t.Fatalf("EIR %#x, want TXF|TXB|MII (%#x) set", got, want)
 	}
-	d.Write32(regEIR, eirTXB) // clears TXB only
-	if got := d.Read32(regEIR); got&want != eirTXF|eirMII {
+	d.Write32(regEIR, eir_TXB) // clears TXB only
+	if got := d.Read32(regEIR); got&want != eir_TXF|eir_MII {
 		t.Fatalf("after W1C of TXB: EIR %#x", got)
 	}
 	d.Write32(regEIR, 0) // writing zeros changes nothing
-	if got := d.Read32(regEIR); got&want != eirTXF|eirMII {
+	if got := d.Read32(regEIR); got&want != eir_TXF|eir_MII {
 		t.Fatalf("after writing 0: EIR %#x", got)
 	}
 	d.Write32(regEIR, 0xFFFFFFFF)
@@ -187,7 +187,7 @@ func TestTriggerRegisters(t *testing.T) {
 		t.Fatalf("TDAR after the ring drained = %#x", got)
 	}
 	// Triggers are ignored while ETHEREN is clear.
-	d.Write32(regECR, d.Read32(regECR)&^ecrETHEREN)
+	d.Write32(regECR, d.Read32(regECR)&^ecr_ETHEREN)
 	d.Write32(regTDAR, 0)
 	d.Write32(regRDAR, 0)
 	if d.Read32(regTDAR) != 0 || d.Read32(regRDAR) != 0 {
@@ -280,10 +280,10 @@ func TestTxRxEveryProfileAndFormat(t *testing.T) {
 					sent = append(sent, f1, f2)
 					for _, off := range offs {
 						sc, _ := td.w0(off)
-						if sc&bdR != 0 {
+						if sc&txbd_R != 0 {
 							t.Fatalf("TX BD still ready after TDAR: sc %#x", sc)
 						}
-						if enh && td.getWord(off+bdBDU)&bduBDU == 0 {
+						if enh && td.getWord(off+bdBDU)&bd_BDU == 0 {
 							t.Fatal("enhanced TX BD without BDU")
 						}
 					}
@@ -304,14 +304,14 @@ func TestTxRxEveryProfileAndFormat(t *testing.T) {
 					if !ok {
 						t.Fatalf("frame %d not in ring", i)
 					}
-					if r.sc&(bdL|rxErrBits) != bdL || int(r.length) != len(f)+4 {
+					if r.sc&(bd_L|rxErrBits) != bd_L || int(r.length) != len(f)+4 {
 						t.Fatalf("frame %d: sc %#x length %d, want L and %d", i, r.sc, r.length, len(f)+4)
 					}
 					mustEqual(t, "RX frame", r.data[:len(f)], f)
 					if fcs := binary.LittleEndian.Uint32(r.data[len(f):]); fcs != crc32.ChecksumIEEE(f) {
 						t.Fatalf("FCS %#x, want %#x", fcs, crc32.ChecksumIEEE(f))
 					}
-					if enh && (r.bdu&bduBDU == 0 || r.esc&escRxUC == 0 || r.esc&escRxINT == 0) {
+					if enh && (r.bdu&bd_BDU == 0 || r.esc&rxbd_UC == 0 || r.esc&rxbd_INT == 0) {
 						t.Fatalf("enhanced RX: esc %#x bdu %#x", r.esc, r.bdu)
 					}
 				}
@@ -384,7 +384,7 @@ func TestShift16(t *testing.T) {
 	mustEqual(t, "frame after pad", r.data[2:2+len(f)], f)
 
 	// TACC.SHIFT16: the first two bytes of the TX buffer are skipped.
-	td.d.Write32(regTACC, taccSHIFT16)
+	td.d.Write32(regTACC, tacc_SHIFT16)
 	w := &capture{}
 	td.d.SetWire(w)
 	td.send(0, append([]byte{0xAA, 0xBB}, f...))
@@ -419,9 +419,9 @@ func TestMultiBufferTXFrame(t *testing.T) {
 		copy(td.buf.Bytes()[b:], p)
 		td.buf.SyncForDevice(b, len(p))
 		td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(b)))
-		sc := uint16(bdR | txTC)
+		sc := uint16(txbd_R | txbd_TC)
 		if i == 1 {
-			sc |= bdL
+			sc |= bd_L
 		}
 		td.setW0(off, sc, uint16(len(p)))
 	}
@@ -444,7 +444,7 @@ func TestMultiBufferRXFrame(t *testing.T) {
 			t.Fatalf("BD %d not filled", k)
 		}
 		last := k == 2
-		if (r.sc&bdL != 0) != last {
+		if (r.sc&bd_L != 0) != last {
 			t.Fatalf("BD %d: sc %#x, L only on the last", k, r.sc)
 		}
 		if !last && r.length != 256 {
@@ -472,13 +472,13 @@ func TestRXErrorBits(t *testing.T) {
 		want   uint16
 		eir    uint32
 	}{
-		{"injected CRC", RxCRC, 100, 0, rxCR, 0},
-		{"injected oversize", RxOversize, 100, 0, rxLG, eirBABR},
-		{"injected truncation", RxTruncate, 500, 0, rxTR, 0},
-		{"injected overrun", RxOverrun, 100, 0, rxOV, 0},
-		{"injected non-octet", RxNonOctet, 100, 0, rxNO, 0},
-		{"injected short", RxShort, 100, 0, rxSH, 0},
-		{"longer than MAX_FL", -1, 1500, 1518 - 100, rxLG, eirBABR},
+		{"injected CRC", RxCRC, 100, 0, rxbd_CR, 0},
+		{"injected oversize", RxOversize, 100, 0, rxbd_LG, eir_BABR},
+		{"injected truncation", RxTruncate, 500, 0, rxbd_TR, 0},
+		{"injected overrun", RxOverrun, 100, 0, rxbd_OV, 0},
+		{"injected non-octet", RxNonOctet, 100, 0, rxbd_NO, 0},
+		{"injected short", RxShort, 100, 0, rxbd_SH, 0},
+		{"longer than MAX_FL", -1, 1500, 1518 - 100, rxbd_LG, eir_BABR},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			td := newTDrv(t, tOpts{soc: "imx8mp", enh: true, maxFL: c.maxFL})
@@ -494,10 +494,10 @@ func TestRXErrorBits(t *testing.T) {
 			if !ok {
 				t.Fatal("no frame")
 			}
-			if r.sc&rxErrBits != c.want || r.sc&bdL == 0 {
+			if r.sc&rxErrBits != c.want || r.sc&bd_L == 0 {
 				t.Fatalf("sc %#x, want L and error bits %#x", r.sc, c.want)
 			}
-			if r.esc&escRxME == 0 {
+			if r.esc&rxbd_ME == 0 {
 				t.Fatalf("esc %#x without ME", r.esc)
 			}
 			if c.eir != 0 && td.d.Read32(regEIR)&c.eir == 0 {
@@ -531,7 +531,7 @@ func TestFTRLTruncates(t *testing.T) {
 	td.d.Write32(regFTRL, 200)
 	td.d.Receive(testFrame(ourMAC, 400, 1))
 	r, _ := td.recv(0)
-	if r.sc&rxTR == 0 || r.length != 200 {
+	if r.sc&rxbd_TR == 0 || r.length != 200 {
 		t.Fatalf("sc %#x length %d, want TR and 200", r.sc, r.length)
 	}
 }
@@ -542,7 +542,7 @@ func TestOverrunWhenRingRunsOutMidFrame(t *testing.T) {
 	td.d.Receive(testFrame(ourMAC, 700, 1)) // needs 3 BDs, 2 posted
 	r1, _ := td.recv(0)
 	r2, ok := td.recv(0)
-	if !ok || r1.sc&bdL != 0 || r2.sc&(bdL|rxOV) != bdL|rxOV {
+	if !ok || r1.sc&bd_L != 0 || r2.sc&(bd_L|rxbd_OV) != bd_L|rxbd_OV {
 		t.Fatalf("BD sc %#x, %#x: want the second to end the frame with OV", r1.sc, r2.sc)
 	}
 	if td.d.Stats().RxOverrun != 1 {
@@ -554,9 +554,9 @@ func TestMDIO(t *testing.T) {
 	t.Parallel()
 	d, _ := New(Config{SoC: "imx8mp", PHYAddr: 3})
 	read := func(pa, ra uint32) (uint32, bool) {
-		d.Write32(regEIR, eirMII)
+		d.Write32(regEIR, eir_MII)
 		d.Write32(regMMFR, 0x60020000|pa<<23|ra<<18)
-		done := d.Read32(regEIR)&eirMII != 0
+		done := d.Read32(regEIR)&eir_MII != 0
 		return d.Read32(regMMFR) & 0xFFFF, done
 	}
 	// MSCR is 0 after reset: no MDC, the frame does not run.
@@ -565,7 +565,7 @@ func TestMDIO(t *testing.T) {
 	}
 	// CLEAR_SETUP_MII: setting MSCR with MMFR pending runs it.
 	d.Write32(regMSCR, 0x1A)
-	if d.Read32(regEIR)&eirMII == 0 || d.Read32(regMMFR)&0xFFFF != 0x0022 {
+	if d.Read32(regEIR)&eir_MII == 0 || d.Read32(regMMFR)&0xFFFF != 0x0022 {
 		t.Fatalf("setting MSCR with a pending frame: EIR %#x MMFR %#x", d.Read32(regEIR), d.Read32(regMMFR))
 	}
 	for _, c := range []struct {
@@ -580,9 +580,9 @@ func TestMDIO(t *testing.T) {
 		}
 	}
 	// Write: ANAR.
-	d.Write32(regEIR, eirMII)
+	d.Write32(regEIR, eir_MII)
 	d.Write32(regMMFR, 0x50020000|3<<23|4<<18|0x0061)
-	if d.Read32(regEIR)&eirMII == 0 {
+	if d.Read32(regEIR)&eir_MII == 0 {
 		t.Fatal("write frame without MII event")
 	}
 	if v, _ := read(3, 4); v != 0x0061 {
@@ -613,11 +613,11 @@ func TestAddressFilter(t *testing.T) {
 	}{
 		{"own address", false, false, ourMAC, true, 0},
 		{"other unicast", false, false, other, false, 0},
-		{"other unicast, promiscuous", true, false, other, true, rxM},
-		{"broadcast", false, false, [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true, rxBC},
+		{"other unicast, promiscuous", true, false, other, true, rxbd_M},
+		{"broadcast", false, false, [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true, rxbd_BC},
 		{"multicast not in hash", false, false, mcast, false, 0},
-		{"multicast in group hash", false, true, mcast, true, rxMC},
-		{"multicast, promiscuous", true, false, mcast, true, rxMC | rxM},
+		{"multicast in group hash", false, true, mcast, true, rxbd_MC},
+		{"multicast, promiscuous", true, false, mcast, true, rxbd_MC | rxbd_M},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			td := newTDrv(t, tOpts{soc: "imx8mp", prom: c.prom})
@@ -634,7 +634,7 @@ func TestAddressFilter(t *testing.T) {
 			}
 			if c.accept {
 				r, _ := td.recv(0)
-				if r.sc&(rxM|rxBC|rxMC) != c.sc {
+				if r.sc&(rxbd_M|rxbd_BC|rxbd_MC) != c.sc {
 					t.Fatalf("sc %#x, want M/BC/MC %#x", r.sc, c.sc)
 				}
 			}
@@ -681,7 +681,7 @@ func TestLinkDownAndSpeedMismatch(t *testing.T) {
 	}
 	td.d.SetLink(true)
 	// MAC at 100 Mb/s, PHY at 1000: nothing passes.
-	td.d.Write32(regECR, td.d.Read32(regECR)&^ecrSPEED|ecrETHEREN)
+	td.d.Write32(regECR, td.d.Read32(regECR)&^ecr_SPEED|ecr_ETHEREN)
 	td.send(0, testFrame(ourMAC, 60, 2))
 	if len(w.get()) != 0 || td.d.Stats().SpeedMismatch == 0 {
 		t.Fatal("frame passed with ECR.SPEED not matching the PHY")
@@ -705,7 +705,7 @@ func TestERR006358(t *testing.T) {
 	if len(w.get()) != 1 {
 		t.Fatalf("%d frames sent, want 1: the second TDAR write must be lost", len(w.get()))
 	}
-	if sc, _ := td.w0(offs[0]); sc&bdR == 0 || td.d.Read32(regTDAR) != 0 {
+	if sc, _ := td.w0(offs[0]); sc&txbd_R == 0 || td.d.Read32(regTDAR) != 0 {
 		t.Fatalf("BD sc %#x, TDAR %#x: want R still set and TDAR clear", sc, td.d.Read32(regTDAR))
 	}
 	// The workaround: BDs pending and TDAR reads 0, so write TDAR again.
@@ -757,8 +757,8 @@ func TestGracefulStop(t *testing.T) {
 	w := &capture{}
 	td.d.SetWire(w)
 	td.d.Write32(regEIR, 0xFFFFFFFF)
-	td.d.Write32(regTCR, 1<<2|tcrGTS)
-	if td.d.Read32(regEIR)&eirGRA == 0 {
+	td.d.Write32(regTCR, 1<<2|tcr_GTS)
+	if td.d.Read32(regEIR)&eir_GRA == 0 {
 		t.Fatal("GTS without GRA")
 	}
 	td.send(0, testFrame(ourMAC, 60, 1))
@@ -781,13 +781,13 @@ func TestDMAFault(t *testing.T) {
 	if len(w.get()) != 0 {
 		t.Fatal("frame sent through a faulted DMA read")
 	}
-	if sc, _ := td.w0(offs[0]); sc&bdR != 0 {
+	if sc, _ := td.w0(offs[0]); sc&txbd_R != 0 {
 		t.Fatal("faulted BD not completed")
 	}
-	if esc := td.getWord(offs[0] + bdESC); esc&escTxTXE == 0 {
+	if esc := td.getWord(offs[0] + bdESC); esc&txbd_TXE == 0 {
 		t.Fatalf("esc %#x without TXE", esc)
 	}
-	if td.d.Read32(regEIR)&eirEBERR == 0 {
+	if td.d.Read32(regEIR)&eir_EBERR == 0 {
 		t.Fatal("no EIR.EBERR")
 	}
 	fl := td.mmu.Faults()
@@ -818,10 +818,10 @@ func TestMissingWrapBitFaults(t *testing.T) {
 	for i := 0; td.txBD(0, i) < td.ring.Len(); i++ {
 		off := td.txBD(0, i)
 		td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(0)))
-		td.setW0(off, bdR|bdL|txTC, 60)
+		td.setW0(off, txbd_R|bd_L|txbd_TC, 60)
 	}
 	td.d.Write32(regTDAR, 0)
-	if td.d.Read32(regEIR)&eirEBERR == 0 || td.d.Read32(regTDAR) != 0 {
+	if td.d.Read32(regEIR)&eir_EBERR == 0 || td.d.Read32(regTDAR) != 0 {
 		t.Fatal("running off the ring did not raise EBERR and clear TDAR")
 	}
 	if err := td.d.LastModelError(); err == nil || !strings.Contains(err.Error(), "wrap") {
@@ -836,7 +836,7 @@ func TestCorruptWriteback(t *testing.T) {
 	f := testFrame(ourMAC, 60, 1)
 	td.d.Receive(f)
 	r, _ := td.recv(0)
-	if int(r.length) == len(f)+4 || r.sc&bdL == 0 {
+	if int(r.length) == len(f)+4 || r.sc&bd_L == 0 {
 		t.Fatalf("write-back not corrupted: sc %#x length %d", r.sc, r.length)
 	}
 	td.d.Receive(f)
@@ -857,7 +857,7 @@ func TestNonCoherentStaleTX(t *testing.T) {
 	b, off := td.txBuf(0, 0), td.txBD(0, 0)
 	copy(td.buf.Bytes()[b:], f)
 	td.setWord(off+bdAddr, uint32(td.buf.IOVAAt(b)))
-	td.setW0(off, bdR|bdL|txTC, uint16(len(f)))
+	td.setW0(off, txbd_R|bd_L|txbd_TC, uint16(len(f)))
 	td.d.Write32(regTDAR, 0)
 	got := w.get()
 	if len(got) != 1 {
@@ -878,7 +878,7 @@ func TestNonCoherentStaleRX(t *testing.T) {
 	f := testFrame(ourMAC, 60, 7)
 	td.d.Receive(f)
 	sc, _ := td.w0(td.rxBD(0, 0))
-	if sc&bdE != 0 {
+	if sc&rxbd_E != 0 {
 		t.Fatal("no frame")
 	}
 	b := td.rxBuf(0, 0)
@@ -910,8 +910,8 @@ func TestMIBCounters(t *testing.T) {
 		}
 	}
 	// MIB_CLEAR zeroes, MIB_DIS freezes.
-	d.Write32(regMIBC, mibcCLEAR)
-	d.Write32(regMIBC, mibcDIS)
+	d.Write32(regMIBC, mibc_MIB_CLEAR)
+	d.Write32(regMIBC, mibc_MIB_DIS)
 	d.Receive(testFrame(ourMAC, 100, 4))
 	if got := d.Read32(mibRPackets); got != 0 {
 		t.Fatalf("RMON_R_PACKETS %d after clear with counting disabled", got)
@@ -923,8 +923,8 @@ func TestMultiQueue(t *testing.T) {
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	d := td.d
 	// Ring 1 takes VLAN priorities 0-3, ring 2 takes 4-7 (as Linux sets).
-	d.Write32(regRCMR1, rcmrMATCHEN|0x3210)
-	d.Write32(regRCMR2, rcmrMATCHEN|0x7654)
+	d.Write32(regRCMR1, rcmr_MATCHEN|0x3210)
+	d.Write32(regRCMR2, rcmr_MATCHEN|0x7654)
 	tagged := func(pcp byte) []byte {
 		f := testFrame(ourMAC, 60, int(pcp))
 		f = append(f[:12:12], append([]byte{0x81, 0x00, pcp << 5, 1}, f[12:]...)...)
@@ -952,7 +952,7 @@ func TestMultiQueue(t *testing.T) {
 	d.Write32(regEIR, 0xFFFFFFFF)
 	f := testFrame(ourMAC, 60, 9)
 	td.send(2, f)
-	if len(w.get()) != 1 || d.Read32(regEIR)&eirTXF2 == 0 {
+	if len(w.get()) != 1 || d.Read32(regEIR)&eir_TXF2 == 0 {
 		t.Fatal("ring 2 TX did not send or raise TXF2")
 	}
 }
@@ -962,7 +962,7 @@ func TestTXChecksumInsertion(t *testing.T) {
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
 	w := &capture{}
 	td.d.SetWire(w)
-	td.d.Write32(regTACC, taccIPCHK|taccPROCHK)
+	td.d.Write32(regTACC, tacc_IPCHK|tacc_PROCHK)
 	f := make([]byte, 14+20+8+10)
 	copy(f, ourMAC[:])
 	binary.BigEndian.PutUint16(f[12:], 0x0800)
@@ -1025,12 +1025,12 @@ func TestRXChecksumFlags(t *testing.T) {
 		escWant uint32
 	}{
 		{"good IPv4/UDP", good, 0, true, 0},
-		{"bad IP header checksum", badIP, 0, true, escRxICE},
-		{"bad UDP checksum", badUDP, 0, true, escRxPCR},
-		{"bad IP header, IPDIS", badIP, raccIPDIS, false, 0},
-		{"bad UDP, PRODIS", badUDP, raccPRODIS, false, 0},
-		{"good, IPDIS|PRODIS", good, raccIPDIS | raccPRODIS, true, 0},
-		{"IPv6 frame", v6, 0, true, escRxIPV6},
+		{"bad IP header checksum", badIP, 0, true, rxbd_ICE},
+		{"bad UDP checksum", badUDP, 0, true, rxbd_PCR},
+		{"bad IP header, IPDIS", badIP, racc_IPDIS, false, 0},
+		{"bad UDP, PRODIS", badUDP, racc_PRODIS, false, 0},
+		{"good, IPDIS|PRODIS", good, racc_IPDIS | racc_PRODIS, true, 0},
+		{"IPv6 frame", v6, 0, true, rxbd_IPV6},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			td := newTDrv(t, tOpts{soc: "imx8mp", enh: true})
@@ -1042,7 +1042,7 @@ func TestRXChecksumFlags(t *testing.T) {
 				return
 			}
 			r, _ := td.recv(0)
-			if r.esc&(escRxICE|escRxPCR|escRxIPV6) != c.escWant {
+			if r.esc&(rxbd_ICE|rxbd_PCR|rxbd_IPV6) != c.escWant {
 				t.Fatalf("esc %#x, want %#x", r.esc, c.escWant)
 			}
 		})
@@ -1086,13 +1086,13 @@ func TestMDIOTakesTime(t *testing.T) {
 	t.Parallel()
 	d, _ := New(Config{SoC: "imx8mp", MDIOTime: 500 * time.Microsecond})
 	d.Write32(regMSCR, 0x1A)
-	d.Write32(regEIR, eirMII)
+	d.Write32(regEIR, eir_MII)
 	d.Write32(regMMFR, 0x60020000|2<<18) // PHY 0, ID1
-	if d.Read32(regEIR)&eirMII != 0 || d.Read32(regMMFR)&0xFFFF != 0 {
+	if d.Read32(regEIR)&eir_MII != 0 || d.Read32(regMMFR)&0xFFFF != 0 {
 		t.Fatal("MDIO frame done at once although it takes 500µs")
 	}
 	time.Sleep(time.Millisecond)
-	if d.Read32(regEIR)&eirMII == 0 || d.Read32(regMMFR)&0xFFFF != phyIDHigh {
+	if d.Read32(regEIR)&eir_MII == 0 || d.Read32(regMMFR)&0xFFFF != phyIDHigh {
 		t.Fatalf("after 1ms: EIR %#x MMFR %#x", d.Read32(regEIR), d.Read32(regMMFR))
 	}
 }

@@ -96,59 +96,59 @@ const (
 
 // EIR/EIMR bits (docs/hardware-fec.md §2.1).
 const (
-	eirHBERR  = 1 << 31
-	eirBABR   = 1 << 30
-	eirBABT   = 1 << 29
-	eirGRA    = 1 << 28
-	eirTXF    = 1 << 27
-	eirTXB    = 1 << 26
-	eirRXF    = 1 << 25
-	eirRXB    = 1 << 24
-	eirMII    = 1 << 23
-	eirEBERR  = 1 << 22
-	eirTXF2   = 1 << 7
-	eirTXB2   = 1 << 6
-	eirRXF2   = 1 << 5
-	eirRXB2   = 1 << 4
-	eirTXF1   = 1 << 3
-	eirTXB1   = 1 << 2
-	eirRXF1   = 1 << 1
-	eirRXB1   = 1 << 0
+	eir_HBERR = 1 << 31
+	eir_BABR  = 1 << 30
+	eir_BABT  = 1 << 29
+	eir_GRA   = 1 << 28
+	eir_TXF   = 1 << 27
+	eir_TXB   = 1 << 26
+	eir_RXF   = 1 << 25
+	eir_RXB   = 1 << 24
+	eir_MII   = 1 << 23
+	eir_EBERR = 1 << 22
+	eir_TXF2  = 1 << 7
+	eir_TXB2  = 1 << 6
+	eir_RXF2  = 1 << 5
+	eir_RXB2  = 1 << 4
+	eir_TXF1  = 1 << 3
+	eir_TXB1  = 1 << 2
+	eir_RXF1  = 1 << 1
+	eir_RXB1  = 1 << 0
 	activeBit = 1 << 24 // RDAR/TDAR "descriptor active"
 )
 
 // ECR bits (§2.2).
 const (
-	ecrRESET   = 1 << 0
-	ecrETHEREN = 1 << 1
-	ecrEN1588  = 1 << 4
-	ecrSPEED   = 1 << 5
-	ecrDBSWP   = 1 << 8
+	ecr_RESET   = 1 << 0
+	ecr_ETHEREN = 1 << 1
+	ecr_EN1588  = 1 << 4
+	ecr_SPEED   = 1 << 5
+	ecr_DBSWP   = 1 << 8
 )
 
 // RCR bits (§2.5).
 const (
-	rcrLOOP     = 1 << 0
-	rcrPROM     = 1 << 3
-	rcrBCREJ    = 1 << 4
-	rcrRMII10T  = 1 << 9
-	rcrMaxFLSh  = 16
-	rcrMaxFLMsk = 0x3FFF
+	rcr_LOOP         = 1 << 0
+	rcr_PROM         = 1 << 3
+	rcr_BC_REJ       = 1 << 4
+	rcr_RMII_10T     = 1 << 9
+	rcr_MAX_FL_SHIFT = 16
+	rcr_MAX_FL_MASK  = 0x3FFF
 )
 
 // TCR, MIBC, RACC, TACC bits.
 const (
-	tcrGTS      = 1 << 0
-	mibcDIS     = 1 << 31
-	mibcIDLE    = 1 << 30
-	mibcCLEAR   = 1 << 29
-	raccSHIFT16 = 1 << 7
-	raccIPDIS   = 1 << 1
-	raccPRODIS  = 1 << 2
-	taccSHIFT16 = 1 << 0
-	taccIPCHK   = 1 << 3
-	taccPROCHK  = 1 << 4
-	rcmrMATCHEN = 1 << 16
+	tcr_GTS        = 1 << 0
+	mibc_MIB_DIS   = 1 << 31
+	mibc_MIB_IDLE  = 1 << 30
+	mibc_MIB_CLEAR = 1 << 29
+	racc_SHIFT16   = 1 << 7
+	racc_IPDIS     = 1 << 1
+	racc_PRODIS    = 1 << 2
+	tacc_SHIFT16   = 1 << 0
+	tacc_IPCHK     = 1 << 3
+	tacc_PROCHK    = 1 << 4
+	rcmr_MATCHEN   = 1 << 16
 )
 
 // RegInfo describes one register of the model's register table.
@@ -193,7 +193,7 @@ func buildRegTable() []regDef {
 		rd("ECR", regECR, "rw", 0xF0000000, 0xF00001FE),
 		rd("MMFR", regMMFR, "rw", 0, 0xFFFFFFFF),
 		rd("MSCR", regMSCR, "rw", 0, 0x7FE),
-		rd("MIBC", regMIBC, "rw", mibcDIS|mibcIDLE, mibcDIS|mibcCLEAR),
+		rd("MIBC", regMIBC, "rw", mibc_MIB_DIS|mibc_MIB_IDLE, mibc_MIB_DIS|mibc_MIB_CLEAR),
 		rd("RCR", regRCR, "rw", 0x05EE0001, 0x7FFFF37F),
 		rd("TCR", regTCR, "rw", 0, 0x2EF),
 		rd("PALR", regPALR, "rw", 0, 0xFFFFFFFF),

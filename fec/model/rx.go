@@ -21,13 +21,13 @@ type rxRing struct {
 }
 
 var (
-	eirRXFBits = [3]uint32{eirRXF, eirRXF1, eirRXF2}
-	eirRXBBits = [3]uint32{eirRXB, eirRXB1, eirRXB2}
+	eirRXFBits = [3]uint32{eir_RXF, eir_RXF1, eir_RXF2}
+	eirRXBBits = [3]uint32{eir_RXB, eir_RXB1, eir_RXB2}
 )
 
 func (d *Device) rdarWrite(i int) {
 	d.st.rdarWrites.Add(1)
-	if i >= d.nrings || d.reg(regECR)&ecrETHEREN == 0 {
+	if i >= d.nrings || d.reg(regECR)&ecr_ETHEREN == 0 {
 		return // RDAR is ignored while the MAC is disabled
 	}
 	r := &d.rx[i]
@@ -45,7 +45,7 @@ func (d *Device) rdarWrite(i int) {
 		r.req.Store(0)
 		return
 	}
-	if uint16(w0>>16)&bdE == 0 {
+	if uint16(w0>>16)&rxbd_E == 0 {
 		r.req.CompareAndSwap(n, 0)
 	}
 }
@@ -63,7 +63,7 @@ func (d *Device) Receive(frame []byte) bool {
 
 // RxRoom reports how many more full-size frames ring 0 can take now.
 func (d *Device) RxRoom() int {
-	if d.reg(regECR)&ecrETHEREN == 0 {
+	if d.reg(regECR)&ecr_ETHEREN == 0 {
 		return 0
 	}
 	if d.engine {
@@ -78,7 +78,7 @@ func (d *Device) RxRoom() int {
 	if mrbr == 0 {
 		return 0
 	}
-	perFrame := (2 + int(d.reg(regRCR)>>rcrMaxFLSh&rcrMaxFLMsk) + mrbr - 1) / mrbr
+	perFrame := (2 + int(d.reg(regRCR)>>rcr_MAX_FL_SHIFT&rcr_MAX_FL_MASK) + mrbr - 1) / mrbr
 	if perFrame < 1 {
 		perFrame = 1
 	}
@@ -91,7 +91,7 @@ func (d *Device) RxRoom() int {
 			break
 		}
 		sc := uint16(w0 >> 16)
-		if sc&bdE == 0 {
+		if sc&rxbd_E == 0 {
 			break
 		}
 		empty++
@@ -111,9 +111,9 @@ func (d *Device) linkOK(ecr, rcr uint32) bool {
 	}
 	mac := 100
 	switch {
-	case d.prof.Gigabit && ecr&ecrSPEED != 0:
+	case d.prof.Gigabit && ecr&ecr_SPEED != 0:
 		mac = 1000
-	case rcr&rcrRMII10T != 0:
+	case rcr&rcr_RMII_10T != 0:
 		mac = 10
 	}
 	if int32(mac) != d.phy.speed.Load() {
@@ -144,28 +144,28 @@ func (d *Device) hashHit(addr []byte, hi, lo uint32) bool {
 // filter applies the MAC's address filter: station address, individual
 // and group hash tables, broadcast reject and promiscuous mode.
 func (d *Device) filter(f []byte, rcr uint32) (sc uint16, esc uint32, ok bool) {
-	prom := rcr&rcrPROM != 0
+	prom := rcr&rcr_PROM != 0
 	if f[0]&1 != 0 {
 		if isBroadcast(f) {
-			if rcr&rcrBCREJ != 0 && !prom {
+			if rcr&rcr_BC_REJ != 0 && !prom {
 				return 0, 0, false
 			}
-			return rxBC, 0, true
+			return rxbd_BC, 0, true
 		}
 		if d.hashHit(f, regGAUR, regGALR) {
-			return rxMC, 0, true
+			return rxbd_MC, 0, true
 		}
 		if prom {
-			return rxMC | rxM, 0, true
+			return rxbd_MC | rxbd_M, 0, true
 		}
 		return 0, 0, false
 	}
 	mac := d.MAC()
 	if [6]byte(f[:6]) == mac || d.hashHit(f, regIAUR, regIALR) {
-		return 0, escRxUC, true
+		return 0, rxbd_UC, true
 	}
 	if prom {
-		return rxM, escRxUC, true
+		return rxbd_M, rxbd_UC, true
 	}
 	return 0, 0, false
 }
@@ -179,7 +179,7 @@ func (d *Device) classify(f []byte) int {
 	pcp := uint32(f[14] >> 5)
 	for ring, off := range [2]uint32{regRCMR1, regRCMR2} {
 		m := d.reg(off)
-		if m&rcmrMATCHEN == 0 {
+		if m&rcmr_MATCHEN == 0 {
 			continue
 		}
 		for k := 0; k < 4; k++ {
@@ -201,13 +201,13 @@ func (d *Device) receiveLocked(frame []byte, loop bool) bool {
 	// U-Boot names it); the model gives it this meaning and counts each
 	// discard once.
 	ecr, rcr := d.reg(regECR), d.reg(regRCR)
-	if ecr&ecrETHEREN == 0 {
+	if ecr&ecr_ETHEREN == 0 {
 		d.st.rxDisabled.Add(1)
 		d.mib(mibRDrop, 1)
 		return false
 	}
 	if !loop {
-		if rcr&rcrLOOP != 0 {
+		if rcr&rcr_LOOP != 0 {
 			d.st.rxLoopIgnored.Add(1) // the MAC listens to its own TX only
 			d.mib(mibRDrop, 1)
 			return false
@@ -235,7 +235,7 @@ func (d *Device) receiveLocked(frame []byte, loop bool) bool {
 	}
 	shift := 0
 	racc := d.reg(regRACC)
-	if d.prof.RACC && racc&raccSHIFT16 != 0 {
+	if d.prof.RACC && racc&racc_SHIFT16 != 0 {
 		shift = 2
 	}
 	// Stage the bytes as they go to memory: [2 pad bytes][frame][FCS].
@@ -254,49 +254,49 @@ func (d *Device) receiveLocked(frame []byte, loop bool) bool {
 		ipBad, l4Bad, e := checkChecksums(body)
 		esc |= e
 		if ipBad {
-			esc |= escRxICE
+			esc |= rxbd_ICE
 		}
 		if l4Bad {
-			esc |= escRxPCR
+			esc |= rxbd_PCR
 		}
-		if ipBad && racc&raccIPDIS != 0 || l4Bad && racc&raccPRODIS != 0 {
+		if ipBad && racc&racc_IPDIS != 0 || l4Bad && racc&racc_PRODIS != 0 {
 			d.st.rxCsumDiscard.Add(1)
 			d.mib(mibRDrop, 1)
 			return false
 		}
 	}
 	if _, _, vlan := l3(body); vlan {
-		esc |= escRxVLAN
+		esc |= rxbd_VLAN
 	}
 	fcs := crc32.ChecksumIEEE(body)
 	if take(&d.faults.rxCRC) {
 		fcs = ^fcs // the frame arrives damaged: its FCS does not match
-		status |= rxCR
+		status |= rxbd_CR
 	}
 	binary.LittleEndian.PutUint32(st[shift+n:], fcs)
 	flen := n + 4 // frame length on the wire, FCS included
-	if uint32(flen) > rcr>>rcrMaxFLSh&rcrMaxFLMsk || take(&d.faults.rxOversize) {
-		status |= rxLG
-		d.setEIR(eirBABR)
+	if uint32(flen) > rcr>>rcr_MAX_FL_SHIFT&rcr_MAX_FL_MASK || take(&d.faults.rxOversize) {
+		status |= rxbd_LG
+		d.setEIR(eir_BABR)
 	}
 	if ftrl := int(d.reg(regFTRL) & 0x3FFF); flen > ftrl {
-		status |= rxTR
+		status |= rxbd_TR
 		flen = ftrl
 	}
 	if take(&d.faults.rxTrunc) {
-		status |= rxTR
+		status |= rxbd_TR
 		if flen > 64 {
 			flen = 64
 		}
 	}
 	if take(&d.faults.rxOverrun) {
-		status |= rxOV
+		status |= rxbd_OV
 	}
 	if take(&d.faults.rxNonOctet) {
-		status |= rxNO
+		status |= rxbd_NO
 	}
 	if take(&d.faults.rxShort) {
-		status |= rxSH
+		status |= rxbd_SH
 	}
 	if status&rxErrBits != 0 && racc&0x40 != 0 {
 		d.st.rxErrDiscard.Add(1) // RACC.LINEDIS: MAC-layer errors are discarded
@@ -334,7 +334,7 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 				return false
 			}
 			sc := uint16(w0 >> 16)
-			if sc&bdE == 0 {
+			if sc&rxbd_E == 0 {
 				break
 			}
 			p = next(f, p, sc, base)
@@ -356,7 +356,7 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 		// The ring ran out mid-frame: what fits is written, the rest
 		// overflows the FIFO.
 		data = data[:avail*mrbr]
-		status |= rxOV
+		status |= rxbd_OV
 		d.st.rxOverrun.Add(1)
 		d.mib(mibRMACErr, 1)
 	}
@@ -386,26 +386,26 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 		w0, _ := d.load(f, r.cur+bdWord0)
 		sc := uint16(w0 >> 16)
 		last := k == avail-1
-		nsc := sc & (bdW | bdRO1 | bdRO2)
+		nsc := sc & (bd_W | bd_RO1 | bd_RO2)
 		length := uint32(mrbr)
 		if last {
-			nsc |= bdL | status
+			nsc |= bd_L | status
 			length = uint32(len(data))
 		}
 		intr := !f.enh
 		if f.enh {
 			old, _ := d.load(f, r.cur+bdESC)
-			intr = old&escRxINT != 0
-			e := old & escRxINT
+			intr = old&rxbd_INT != 0
+			e := old & rxbd_INT
 			if last {
 				e |= esc
 				if status&rxErrBits != 0 {
-					e |= escRxME
+					e |= rxbd_ME
 				}
 			}
 			d.store(f, r.cur+bdESC, e)
 			d.store(f, r.cur+bdProt, 0)
-			d.store(f, r.cur+bdBDU, bduBDU)
+			d.store(f, r.cur+bdBDU, bd_BDU)
 			d.store(f, r.cur+bdTS, 0)
 		}
 		nw0 := uint32(nsc)<<16 | length
@@ -424,7 +424,7 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 	d.setEIR(ev)
 	// Look at the next BD now: a full ring clears RDAR.
 	if req := r.req.Load(); req != 0 {
-		if w0, ok := d.load(f, r.cur+bdWord0); ok && uint16(w0>>16)&bdE == 0 {
+		if w0, ok := d.load(f, r.cur+bdWord0); ok && uint16(w0>>16)&rxbd_E == 0 {
 			r.req.CompareAndSwap(req, 0)
 		}
 	}
@@ -448,16 +448,16 @@ func (d *Device) countRX(n int, status uint16, group bool) {
 	d.mib(mibROctets, uint32(n))
 	d.mibSize(mibRP64, n)
 	switch {
-	case status&rxBC != 0:
+	case status&rxbd_BC != 0:
 		d.mib(mibRBC, 1)
 	case group:
 		d.mib(mibRMC, 1)
 	}
-	if status&rxCR != 0 {
+	if status&rxbd_CR != 0 {
 		d.mib(mibRCRC, 1)
 		d.mib(mibRCRCAlign, 1)
 	}
-	if status&rxLG != 0 {
+	if status&rxbd_LG != 0 {
 		d.mib(mibROversize, 1)
 	}
 	if status&rxErrBits == 0 {

@@ -34,13 +34,13 @@ type txRing struct {
 }
 
 var (
-	eirTXFBits = [3]uint32{eirTXF, eirTXF1, eirTXF2}
-	eirTXBBits = [3]uint32{eirTXB, eirTXB1, eirTXB2}
+	eirTXFBits = [3]uint32{eir_TXF, eir_TXF1, eir_TXF2}
+	eirTXBBits = [3]uint32{eir_TXB, eir_TXB1, eir_TXB2}
 )
 
 func (d *Device) tdarWrite(i int) {
 	d.st.tdarWrites.Add(1)
-	if i >= d.nrings || d.reg(regECR)&ecrETHEREN == 0 {
+	if i >= d.nrings || d.reg(regECR)&ecr_ETHEREN == 0 {
 		return // TDAR is ignored while the MAC is disabled
 	}
 	r := &d.tx[i]
@@ -78,7 +78,7 @@ func (d *Device) resumeTX() {
 
 // txHeld reports whether the TX engine may not start a new frame.
 func (d *Device) txHeld() bool {
-	return d.faults.txStall.Load() || d.reg(regTCR)&tcrGTS != 0 || d.reg(regECR)&ecrETHEREN == 0
+	return d.faults.txStall.Load() || d.reg(regTCR)&tcr_GTS != 0 || d.reg(regECR)&ecr_ETHEREN == 0
 }
 
 // runTX answers TDAR for ring r: it sends every ready frame and clears TDAR
@@ -124,7 +124,7 @@ func (d *Device) txWalk(r *txRing) (progress, done bool) {
 			return progress, true
 		}
 		sc := uint16(w0 >> 16)
-		if sc&bdR == 0 {
+		if sc&txbd_R == 0 {
 			r.sawEmpty.Store(true)
 			return progress, true
 		}
@@ -139,7 +139,7 @@ func (d *Device) txWalk(r *txRing) (progress, done bool) {
 		skip := 0
 		if !r.inFrame {
 			r.inFrame, r.fill, r.bad = true, 0, false
-			if d.reg(regTACC)&taccSHIFT16 != 0 {
+			if d.reg(regTACC)&tacc_SHIFT16 != 0 {
 				skip = 2 // TX data starts 2 bytes into the first buffer
 			}
 		}
@@ -156,25 +156,25 @@ func (d *Device) txWalk(r *txRing) (progress, done bool) {
 				room := txMaxFrame - r.fill
 				if n > room {
 					n = room
-					d.setEIR(eirBABT)
+					d.setEIR(eir_BABT)
 				}
 				copy(r.buf[r.fill:], src[:n])
 				r.fill += n
 			}
 		}
-		last := sc&bdL != 0
+		last := sc&bd_L != 0
 		var errs uint32
 		if last {
 			errs = d.txSend(r, sc, esc, f.enh)
 			r.inFrame = false
 		}
 		if f.enh {
-			d.store(f, r.cur+bdESC, esc&^escTxErrBits|errs)
+			d.store(f, r.cur+bdESC, esc&^txbd_ESC_ERR_MASK|errs)
 			if last {
-				d.store(f, r.cur+bdBDU, bduBDU)
+				d.store(f, r.cur+bdBDU, bd_BDU)
 			}
 		}
-		nw0 := uint32(sc&^bdR)<<16 | uint32(length)
+		nw0 := uint32(sc&^txbd_R)<<16 | uint32(length)
 		if take(&d.faults.corrupt) {
 			nw0 ^= 0xFFFF // the length half comes back garbled
 		}
@@ -184,7 +184,7 @@ func (d *Device) txWalk(r *txRing) (progress, done bool) {
 			r.req.Store(0)
 			return progress, true
 		}
-		if !f.enh || esc&escTxINT != 0 {
+		if !f.enh || esc&txbd_INT != 0 {
 			ev := eirTXBBits[r.n]
 			if last {
 				ev |= eirTXFBits[r.n]
@@ -202,10 +202,10 @@ func (d *Device) txSend(r *txRing, sc uint16, esc uint32, enh bool) uint32 {
 	if r.bad {
 		d.st.txDropped.Add(1)
 		d.mib(mibTDrop, 1)
-		return escTxTXE | escTxFE
+		return txbd_TXE | txbd_FE
 	}
 	frame := r.buf[:r.fill]
-	if sc&txTC == 0 {
+	if sc&txbd_TC == 0 {
 		// The buffer carries its own FCS: check and strip it.
 		if len(frame) < 4 || binary.LittleEndian.Uint32(frame[len(frame)-4:]) != crc32.ChecksumIEEE(frame[:len(frame)-4]) {
 			d.st.txBadFCS.Add(1)
@@ -213,20 +213,20 @@ func (d *Device) txSend(r *txRing, sc uint16, esc uint32, enh bool) uint32 {
 		}
 		frame = frame[:len(frame)-4]
 	}
-	if sc&txABC != 0 {
+	if sc&txbd_ABC != 0 {
 		d.st.txBadFCS.Add(1) // sent with a bad CRC: the peer drops it
 		return 0
 	}
-	if uint32(len(frame)+4) > d.reg(regRCR)>>rcrMaxFLSh&rcrMaxFLMsk {
-		d.setEIR(eirBABT)
+	if uint32(len(frame)+4) > d.reg(regRCR)>>rcr_MAX_FL_SHIFT&rcr_MAX_FL_MASK {
+		d.setEIR(eir_BABT)
 	}
 	for len(frame) < 60 {
 		frame = append(frame, 0) // within r.buf's spare capacity: no allocation
 	}
 	if d.prof.Checksum {
 		tacc := d.reg(regTACC)
-		ip := tacc&taccIPCHK != 0 || enh && esc&escTxIINS != 0
-		l4 := tacc&taccPROCHK != 0 || enh && esc&escTxPINS != 0
+		ip := tacc&tacc_IPCHK != 0 || enh && esc&txbd_IINS != 0
+		l4 := tacc&tacc_PROCHK != 0 || enh && esc&txbd_PINS != 0
 		if ip || l4 {
 			insertChecksums(frame, ip, l4)
 		}
@@ -238,7 +238,7 @@ func (d *Device) txSend(r *txRing, sc uint16, esc uint32, enh bool) uint32 {
 // deliverTX hands a frame to the wire, or back to RX in loopback.
 func (d *Device) deliverTX(frame []byte) {
 	rcr := d.reg(regRCR)
-	if rcr&rcrLOOP != 0 {
+	if rcr&rcr_LOOP != 0 {
 		// RCR.LOOP loops at the MAC-PHY interface (docs/hardware-fec.md §2.5): the
 		// MAC's transmit side sent the frame, so its TX counters count it
 		// as they would for the wire, and the RX side counts it again.
@@ -279,12 +279,12 @@ func (d *Device) countTX(frame []byte) {
 
 func (d *Device) descFault(dir string, ring int, iova uint64) {
 	d.st.dmaFaults.Add(1)
-	d.setEIR(eirEBERR)
+	d.setEIR(eir_EBERR)
 	d.modelError("%s ring %d: descriptor at IOVA %#x is not mapped (missing wrap bit or bad ring base?)", dir, ring, iova)
 }
 
 func (d *Device) dataFault(dir string, ring int, iova uint64, n int) {
 	d.st.dmaFaults.Add(1)
-	d.setEIR(eirEBERR)
+	d.setEIR(eir_EBERR)
 	d.modelError("%s ring %d: buffer of %d bytes at IOVA %#x is not mapped", dir, ring, n, iova)
 }
