@@ -222,6 +222,12 @@ func (d *Device) Write32(off uint32, v uint32) {
 	case regPM0_CMD_CFG, regPMR, regSIMR:
 		d.set(off, v)
 		d.kickAllTx() // enabling the MAC lets queued frames leave
+		if !d.engine && len(*d.srcs.Load()) != 0 && d.rxAllowed() {
+			// Enabling receive lets frames waiting at sources in, so a
+			// driver's plain RX loop sees them with no Pump call; each
+			// RBCIR write keeps them coming.
+			d.Pump()
+		}
 		return
 	}
 	d.set(off, v)

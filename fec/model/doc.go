@@ -38,7 +38,9 @@
 //
 // Synchronous (Config.Engine false): a TDAR or RDAR write processes the ring
 // before it returns, Receive delivers a frame before it returns and Pump
-// pulls the attached sources; everything runs in the caller's goroutine, so
+// pulls the attached sources (an RDAR write on ring 0 that finds an empty
+// buffer pulls them too, so a driver that only refills its ring keeps
+// frames coming); everything runs in the caller's goroutine, so
 // one goroutine must drive the device. Engine (Config.Engine true): Start
 // runs one goroutine that processes TX rings when TDAR is active and pulls
 // sources; Receive may be called from any goroutine. Registers and

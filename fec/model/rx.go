@@ -47,6 +47,13 @@ func (d *Device) rdarWrite(i int) {
 	}
 	if uint16(w0>>16)&rxbd_E == 0 {
 		r.req.CompareAndSwap(n, 0)
+		return
+	}
+	if !d.engine && i == 0 && len(*d.sources.Load()) != 0 {
+		// Empty buffers are there (at enable, or a refill gave them
+		// back): frames waiting at sources come in, so a driver's plain
+		// RX loop sees them with no Pump call.
+		d.Pump()
 	}
 }
 
