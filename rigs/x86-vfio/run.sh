@@ -133,7 +133,7 @@ QEMU=(qemu-system-x86_64 -machine "$MACHINE" -cpu "$CPU" -smp 2 -m 1024 -nodefau
 	-device edu
 	-object memory-backend-file,id=shm0,share=on,mem-path="$SHM",size=1M -device ivshmem-plain,memdev=shm0
 	-kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$OUT/initrd.gz"
-	-append "console=ttyS0 intel_iommu=on iommu=pt rdinit=/init panic=-1 quiet loglevel=4")
+	-append "console=ttyS0 intel_iommu=on iommu=pt rdinit=/init panic=-1 no_timer_check quiet loglevel=4")
 printf '%q ' "${QEMU[@]}" >"$OUT/qemu.cmd"
 CONSOLE=$OUT/console.log
 rm -f "$CONSOLE"
