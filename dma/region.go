@@ -3,7 +3,7 @@ package dma
 import (
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -50,10 +50,11 @@ type Region struct {
 var hugeWarnOnce sync.Once
 
 // Warn reports a condition that degrades but does not stop DMA memory
-// allocation (no huge pages), once per process. It writes one line to
-// standard error; a program may replace it (to log or to silence it) before
-// opening devices.
-var Warn = func(msg string) { fmt.Fprintln(os.Stderr, "gopmd: "+msg) }
+// allocation (no huge pages), once per process. It logs at level WARN
+// through log/slog's default logger (slog.SetDefault routes it into the
+// program's own log; without one it is a line on standard error); a
+// program may also replace it (to silence it) before opening devices.
+var Warn = func(msg string) { slog.Warn("gopmd: " + msg) }
 
 // Alloc allocates size bytes of DMA memory (rounded up to the page size) and
 // maps it through m. Memory comes from 2 MiB huge pages when the kernel has
