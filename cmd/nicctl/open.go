@@ -125,6 +125,12 @@ func openRaw(e *env, sp driver.Spec) (*driver.Device, error) {
 	case "pci":
 		if a, err := pci.ParseAddress(sp.Name); err == nil {
 			if d, err := e.sys.Device(a); err == nil && d.Driver == pci.DriverVFIO {
+				// Opening resets the function: refuse first what no
+				// driver could decode, so nothing is reset for nothing.
+				probe := &driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision}
+				if _, ok := driver.Claims(probe); !ok {
+					return nil, fmt.Errorf("%s: no register map for this device (PCI %s rev %d): no gopmd driver claims it (drivers: %s); not opened, so not reset", sp.Name, d.ID(), d.Revision, strings.Join(driver.DriverNames(), ", "))
+				}
 				fmt.Fprintf(e.stderr, "nicctl: note: opening %s through VFIO resets the function (the kernel resets it when the device is opened): the registers shown are those after the reset; for a port l2fwd is running, read GET /regs on its --metrics address instead\n", sp.Name)
 			}
 		}

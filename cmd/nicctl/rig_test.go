@@ -175,8 +175,8 @@ func TestRig(t *testing.T) {
 	if r.Before.Driver != "" || r.Before.Override != "" || r.After.Driver != "vfio-pci" {
 		t.Errorf("bind from no driver: %+v", r)
 	}
-	// regs opens the function through VFIO (container, group, device fd,
-	// BAR mmap) and then finds no register map for an edu.
+	// regs refuses an edu before opening it through VFIO (which would
+	// reset the function): no driver has a register map for it.
 	wantError(t, exitFailed, []string{"regs", edu}, "no register map", "1234:11e8")
 	if out := mustRun(t, "list", "--json"); !strings.Contains(out, "sim:enetc0") {
 		t.Errorf("list: %s", out)
