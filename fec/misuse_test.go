@@ -2,12 +2,8 @@ package fec_test
 
 import (
 	"errors"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
@@ -82,13 +78,6 @@ func hasOwner(le *pool.LeakError, suffix string) bool {
 	return false
 }
 
-// burstPanic runs f and returns what it panicked with, or nil.
-func burstPanic(f func()) (v any) {
-	defer func() { v = recover() }()
-	f()
-	return nil
-}
-
 // TestConcurrentRxBurstReported: two goroutines polling one RX queue is
 // caught at burst entry and reported as a driver.ConcurrentUse panic naming
 // the port and queue; the ring is never corrupted: every frame is received
@@ -99,64 +88,9 @@ func TestConcurrentRxBurstReported(t *testing.T) {
 	// Receive from this one may race the pollers' RDAR writes, as on silicon.
 	p, m := openSim(t, "soc=imx8mp&link-poll=0&mode=engine")
 	q := p.RxQueue(0)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		held     []*pool.Packet
-		reported atomic.Pointer[driver.ConcurrentUse]
-		stop     atomic.Bool
-	)
 	const frames = 512
-	for g := 0; g < 2; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]*pool.Packet, 16)
-			for !stop.Load() {
-				n := 0
-				if v := burstPanic(func() { n = q.RxBurst(buf) }); v != nil {
-					cu, ok := v.(*driver.ConcurrentUse)
-					if !ok {
-						panic(v)
-					}
-					reported.Store(cu)
-					continue
-				}
-				if n > 0 {
-					mu.Lock()
-					held = append(held, buf[:n]...)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
 	frame := udpFrame(t, 64, -1, 1)
-	for i := 0; i < frames; i++ {
-		m.Port().Receive(frame)
-		if i%32 == 31 {
-			for j := 0; j < 8; j++ { // let the pollers take them; a full ring drops, counted
-				runtime.Gosched()
-			}
-			mu.Lock()
-			pool.FreeBulk(held) // from a third goroutine: the shared free path
-			held = held[:0]
-			mu.Unlock()
-		}
-	}
-	for j := 0; j < 2000; j++ { // until the pollers took every frame the ring holds
-		st := p.Stats()
-		if reported.Load() != nil && st.Rx.Packets+st.Rx.TotalDrops() >= frames {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	stop.Store(true)
-	wg.Wait()
-	pool.FreeBulk(held)
-	cu := reported.Load()
-	if cu == nil {
-		t.Fatal("two goroutines polled one RX queue and nothing was reported")
-	}
+	cu := drvtest.TwoPollers(t, p, frames, func() { m.Port().Receive(frame) })
 	if !strings.HasPrefix(cu.Port, "sim:fec") || cu.Queue != "rx 0" || cu.Call != "RxBurst" {
 		t.Errorf("report %+v does not name the port, rx 0 and RxBurst", *cu)
 	}
