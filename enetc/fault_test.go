@@ -27,7 +27,7 @@ func TestRxFaultsEndInCounters(t *testing.T) {
 	const frames, at = 40, 17
 	for _, c := range []struct {
 		name   string
-		inject func(m *model.Device)
+		inject func(m *model.Device) error
 		cause  driver.Cause
 		// dmaFault: the fault makes the model DMA to an unmapped address.
 		dmaFault bool
@@ -35,15 +35,15 @@ func TestRxFaultsEndInCounters(t *testing.T) {
 		opts string
 		size int
 	}{
-		{"crc", func(m *model.Device) { m.InjectRxCRC(1) }, driver.CauseFrame, false, "", 0},
-		{"oversize", func(m *model.Device) { m.InjectRxOversize(1) }, driver.CauseFrame, false, "", 0},
-		{"dma fault", func(m *model.Device) { m.InjectRxDMAFault(1) }, driver.CauseFrame, true, "", 0},
-		{"length past buffer", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptLength) }, driver.CauseBadDescriptor, false, "", 0},
-		{"zero status", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptZeroStatus) }, driver.CauseBadDescriptor, false, "", 0},
-		{"no final bit", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptNoFinal) }, driver.CauseBadDescriptor, false, "", 0},
-		{"bogus write-back", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptBogus) }, driver.CauseBadDescriptor, false, "", 0},
-		{"length past buffer, two-BD frame", func(m *model.Device) { m.CorruptNextRxBD(model.CorruptLength) }, driver.CauseBadDescriptor, false, "buf-size=1024", 1200},
-		{"crc, two-BD frame", func(m *model.Device) { m.InjectRxCRC(1) }, driver.CauseFrame, false, "buf-size=1024", 1200},
+		{"crc", func(m *model.Device) error { return m.InjectRxErrors(model.RxCRC, 1) }, driver.CauseFrame, false, "", 0},
+		{"oversize", func(m *model.Device) error { return m.InjectRxErrors(model.RxOversize, 1) }, driver.CauseFrame, false, "", 0},
+		{"dma fault", func(m *model.Device) error { m.InjectRxDMAFault(1); return nil }, driver.CauseFrame, true, "", 0},
+		{"length past buffer", func(m *model.Device) error { return m.CorruptRxWriteback(model.CorruptLength, 1) }, driver.CauseBadDescriptor, false, "", 0},
+		{"zero status", func(m *model.Device) error { return m.CorruptRxWriteback(model.CorruptZeroStatus, 1) }, driver.CauseBadDescriptor, false, "", 0},
+		{"no final bit", func(m *model.Device) error { return m.CorruptRxWriteback(model.CorruptNoFinal, 1) }, driver.CauseBadDescriptor, false, "", 0},
+		{"bogus write-back", func(m *model.Device) error { return m.CorruptRxWriteback(model.CorruptBogus, 1) }, driver.CauseBadDescriptor, false, "", 0},
+		{"length past buffer, two-BD frame", func(m *model.Device) error { return m.CorruptRxWriteback(model.CorruptLength, 1) }, driver.CauseBadDescriptor, false, "buf-size=1024", 1200},
+		{"crc, two-BD frame", func(m *model.Device) error { return m.InjectRxErrors(model.RxCRC, 1) }, driver.CauseFrame, false, "buf-size=1024", 1200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			size := 200
@@ -59,7 +59,9 @@ func TestRxFaultsEndInCounters(t *testing.T) {
 			buf := make([]*pool.Packet, 8)
 			for i := 0; i < frames; i++ {
 				if i == at {
-					c.inject(s.model)
+					if err := c.inject(s.model); err != nil {
+						t.Fatal(err)
+					}
 				}
 				s.model.Port().Receive(udp4(t, size, uint16(i)))
 				n := s.port.RxQueue(0).RxBurst(buf)

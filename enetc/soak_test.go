@@ -106,28 +106,29 @@ func TestSoak(t *testing.T) {
 			oneBD := len(frames[offered%uint64(len(frames))]) <= rxBufLenSoak
 			kind := rng.Intn(12)
 			kinds[kind]++
+			var err error
 			switch kind {
 			case 0:
-				a.model.InjectRxCRC(1)
+				err = a.model.InjectRxErrors(model.RxCRC, 1)
 			case 1:
-				a.model.InjectRxOversize(1)
+				err = a.model.InjectRxErrors(model.RxOversize, 1)
 			case 2:
 				a.model.InjectRxDMAFault(1)
 			case 3:
-				a.model.CorruptNextRxBD(model.CorruptLength)
+				err = a.model.CorruptRxWriteback(model.CorruptLength, 1)
 			case 4:
 				// A lost or garbled status (F bit) on the first BD of a
 				// multi-BD frame leaves its tail looking like a frame of its
 				// own, which no driver can tell apart: inject these two on
 				// one-BD frames only.
 				if oneBD {
-					a.model.CorruptNextRxBD(model.CorruptZeroStatus)
+					err = a.model.CorruptRxWriteback(model.CorruptZeroStatus, 1)
 				}
 			case 5:
-				a.model.CorruptNextRxBD(model.CorruptNoFinal)
+				err = a.model.CorruptRxWriteback(model.CorruptNoFinal, 1)
 			case 6:
 				if oneBD {
-					a.model.CorruptNextRxBD(model.CorruptBogus)
+					err = a.model.CorruptRxWriteback(model.CorruptBogus, 1)
 				}
 			case 7:
 				b.model.InjectTxDMAFault(1)
@@ -148,6 +149,9 @@ func TestSoak(t *testing.T) {
 					in.Receive(frames[offered%uint64(len(frames))])
 					offered++
 				}
+			}
+			if err != nil {
+				t.Fatal(err)
 			}
 		}
 		in.Receive(frames[offered%uint64(len(frames))])

@@ -250,7 +250,9 @@ func TestCorruptWritebackCaught(t *testing.T) {
 	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&rx-ring=16")
 	rxq := p.RxQueue(0)
-	m.CorruptWriteback(3)
+	if err := m.CorruptRxWriteback(model.CorruptLength, 3); err != nil {
+		t.Fatal(err)
+	}
 	var want [][]byte
 	for i := 0; i < 6; i++ {
 		f := udpFrame(t, 100+i, -1, i)
@@ -284,7 +286,7 @@ func TestDMAFaultSurvived(t *testing.T) {
 	w := &capture{}
 	m.SetWire(w)
 	rxq, txq := p.RxQueue(0), p.TxQueue(0)
-	m.FaultDMA(2)
+	m.InjectRxDMAFault(2)
 	for i := 0; i < 4; i++ {
 		m.Port().Receive(udpFrame(t, 128, -1, i))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	enetcmodel "github.com/gopmd/gopmd/enetc/model"
 	fecmodel "github.com/gopmd/gopmd/fec/model"
 	"github.com/gopmd/gopmd/sim"
 	"github.com/gopmd/gopmd/wire"
@@ -198,8 +199,12 @@ func TestAccountingUnderFaultInjection(t *testing.T) {
 	}{
 		{"enetc", "&" + simOpts, "frame", func() {
 			m := sim.ENETCModel("enetc0")
-			m.InjectRxCRC(crc)
-			m.InjectRxOversize(other)
+			if err := m.InjectRxErrors(enetcmodel.RxCRC, crc); err != nil {
+				panic(err)
+			}
+			if err := m.InjectRxErrors(enetcmodel.RxOversize, other); err != nil {
+				panic(err)
+			}
 		}},
 		{"fec", "", "crc", func() {
 			m := sim.FECModel("fec0")

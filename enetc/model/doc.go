@@ -8,7 +8,9 @@
 // memory only by IOVA through a dma.SimIOMMU, a MAC with its counters, MDIO
 // controllers with a simulated clause-22/45 PHY and PCS, the control BD
 // ring (RSS indirection table, MAC filter entries), Toeplitz RSS, the
-// documented errata and fault injection. It imports no driver code; its
+// documented errata and fault injection (InjectRxErrors, InjectRxDMAFault,
+// InjectTxDMAFault, CorruptRxWriteback, InjectBogusTxCI, SetTxStall, under
+// the names fec/model uses for the same faults). It imports no driver code; its
 // register table (Registers) is its own transcription of the reference.
 //
 // The facts, each with its public source, are gathered in

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -9,25 +10,25 @@ func TestRxFaults(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
-		inject func(d *Device)
+		inject func(d *Device) error
 		check  func(t *testing.T, h *harness, first rxBD, firstOK bool)
 	}{
-		{"CRC error", func(d *Device) { d.InjectRxCRC(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+		{"CRC error", func(d *Device) error { return d.InjectRxErrors(RxCRC, 1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
 			if !ok || b.err != RxErrCRC || h.d.Read32(regPM0_RFCS) != 1 || h.d.Read32(regPM0_RERR) != 1 {
 				t.Errorf("error byte %#x RFCS %d RERR %d", b.err, h.d.Read32(regPM0_RFCS), h.d.Read32(regPM0_RERR))
 			}
 		}},
-		{"oversize", func(d *Device) { d.InjectRxOversize(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+		{"oversize", func(d *Device) error { return d.InjectRxErrors(RxOversize, 1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
 			if !ok || b.err != RxErrOversize || h.d.Read32(regPM0_ROVR) != 1 {
 				t.Errorf("error byte %#x ROVR %d", b.err, h.d.Read32(regPM0_ROVR))
 			}
 		}},
-		{"length past the buffer", func(d *Device) { d.CorruptNextRxBD(CorruptLength) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+		{"length past the buffer", func(d *Device) error { return d.CorruptRxWriteback(CorruptLength, 1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
 			if !ok || int(b.bufLen) <= h.rx[0].bs {
 				t.Errorf("buf_len %d with %d-byte buffers", b.bufLen, h.rx[0].bs)
 			}
 		}},
-		{"zero status", func(d *Device) { d.CorruptNextRxBD(CorruptZeroStatus) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+		{"zero status", func(d *Device) error { return d.CorruptRxWriteback(CorruptZeroStatus, 1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
 			if ok {
 				t.Errorf("BD 0 shows a status: %+v", b)
 			}
@@ -35,17 +36,17 @@ func TestRxFaults(t *testing.T) {
 				t.Errorf("the next frame's BD is not ready: %+v", b1)
 			}
 		}},
-		{"missing final bit", func(d *Device) { d.CorruptNextRxBD(CorruptNoFinal) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+		{"missing final bit", func(d *Device) error { return d.CorruptRxWriteback(CorruptNoFinal, 1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
 			if !ok || b.status != 0x40 {
 				t.Errorf("status %#x, want R without F", b.status)
 			}
 		}},
-		{"bogus fields", func(d *Device) { d.CorruptNextRxBD(CorruptBogus) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+		{"bogus fields", func(d *Device) error { return d.CorruptRxWriteback(CorruptBogus, 1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
 			if !ok || b.bufLen != 0 || b.parse != 0xFFFF || b.status != 0xC0 {
 				t.Errorf("BD %+v", b)
 			}
 		}},
-		{"DMA to an unmapped IOVA", func(d *Device) { d.InjectRxDMAFault(1) }, func(t *testing.T, h *harness, b rxBD, ok bool) {
+		{"DMA to an unmapped IOVA", func(d *Device) error { d.InjectRxDMAFault(1); return nil }, func(t *testing.T, h *harness, b rxBD, ok bool) {
 			if !ok || b.err&RxErrDMA == 0 {
 				t.Errorf("error byte %#x", b.err)
 			}
@@ -62,7 +63,9 @@ func TestRxFaults(t *testing.T) {
 			h := newHarness(t, Config{PF: true})
 			h.up()
 			h.setupRx(0, 32, 2048, 0)
-			c.inject(h.d)
+			if err := c.inject(h.d); err != nil {
+				t.Fatal(err)
+			}
 			for i := 0; i < 2; i++ {
 				if !h.d.Receive(sized(100)) {
 					t.Fatalf("frame %d not accepted", i)
@@ -174,5 +177,49 @@ func TestMACLoopback(t *testing.T) {
 	bds, ok := h.recv(0)
 	if !ok || !bytes.Equal(frameOf(bds), sized(300)) {
 		t.Fatal("looped-back frame not received")
+	}
+}
+
+// TestFaultCounts: a count of n applies to n frames, counts add up, and a
+// kind or count the ENETC does not have is refused by name.
+func TestFaultCounts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Config{PF: true})
+	h.up()
+	h.setupRx(0, 32, 2048, 0)
+	if err := h.d.CorruptRxWriteback(CorruptLength, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.d.CorruptRxWriteback(CorruptLength, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.d.InjectRxErrors(RxCRC, 2); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if !h.d.Receive(sized(100)) {
+			t.Fatalf("frame %d not accepted", i)
+		}
+	}
+	for slot := uint32(0); slot < 3; slot++ {
+		b, ok := h.bdAt(0, slot)
+		corrupted, crc := int(b.bufLen) > h.rx[0].bs, b.err == RxErrCRC
+		if want := slot < 2; !ok || corrupted != want || crc != want {
+			t.Errorf("BD %d: %+v, want corrupted length and CRC error %v", slot, b, want)
+		}
+	}
+	if got := h.d.Stats().FaultsInjected; got != 4 {
+		t.Errorf("FaultsInjected %d, want 4", got)
+	}
+	for _, err := range []error{
+		h.d.InjectRxErrors(RxError(9), 1),
+		h.d.InjectRxErrors(RxCRC, -1),
+		h.d.CorruptRxWriteback(CorruptNone, 1),
+		h.d.CorruptRxWriteback(nCorruptions, 1),
+		h.d.CorruptRxWriteback(CorruptBogus, -1),
+	} {
+		if err == nil || !strings.Contains(err.Error(), h.d.Name()) {
+			t.Errorf("error %v, want one naming the device", err)
+		}
 	}
 }

@@ -728,7 +728,7 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32,
 		}
 		o.ring = ring
 	}
-	if need == 1 && flags == 0 && o.n < len(o.wb) && d.faults.rxDMA.Load() <= 0 && d.faults.corrupt.Load() == 0 {
+	if need == 1 && flags == 0 && o.n < len(o.wb) && d.faults.rxDMA.Load() <= 0 && d.faults.corrupt.Load() <= 0 {
 		// The common case, one BD and nothing injected, in short.
 		addr := binary.LittleEndian.Uint64(ring[int(pi)*bdsz:])
 		switch buf := o.bufView.Slice(addr, size, true); {
@@ -760,12 +760,9 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32,
 		d.st.faultsInjected.Add(1)
 		errb |= rxDMAFault // resolved below per BD
 	}
-	corrupt := CorruptNone
-	if d.faults.corrupt.Load() != 0 {
-		corrupt = Corruption(d.faults.corrupt.Swap(0))
-		if corrupt != CorruptNone {
-			d.st.faultsInjected.Add(1)
-		}
+	corrupt := d.faults.takeCorrupt()
+	if corrupt != CorruptNone {
+		d.st.faultsInjected.Add(1)
 	}
 	// Data first, into every buffer of the frame; the write-backs wait
 	// until the batch is published, each status word after its BD's other

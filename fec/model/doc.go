@@ -17,10 +17,12 @@
 //     with enhanced descriptors), in the byte order the silicon uses.
 //   - Per-SoC profiles (Profiles, LookupProfile) with the quirk table of
 //     docs/hardware-fec.md §6; DefaultSoC is imx8mp.
-//   - Fault injection: link flap, PHY speed renegotiation (SetLinkSpeed),
-//     RX errors (every RX status error bit: CR, LG, TR, OV, NO, SH),
-//     descriptor write-back corruption, DMA to unmapped IOVAs, TX stall and
-//     erratum ERR006358.
+//   - Fault injection, under the names enetc/model uses for the same
+//     faults: link flap, PHY speed renegotiation (SetLinkSpeed), RX errors
+//     (InjectRxErrors: every RX status error bit, CR, LG, TR, OV, NO, SH),
+//     BD write-back corruption (CorruptRxWriteback, CorruptTxWriteback),
+//     DMA to unmapped IOVAs (InjectRxDMAFault, InjectTxDMAFault), TX stall
+//     and erratum ERR006358.
 //
 // # Descriptor byte order
 //

@@ -10,7 +10,8 @@ import (
 type faults struct {
 	rxCRC, rxOversize, rxTrunc, rxOverrun atomic.Int32
 	rxNonOctet, rxShort                   atomic.Int32
-	corrupt, dma, err006358               atomic.Int32
+	rxCorrupt, txCorrupt                  atomic.Int32
+	rxDMA, txDMA, err006358               atomic.Int32
 	txStall                               atomic.Bool
 }
 
@@ -27,7 +28,8 @@ func take(c *atomic.Int32) bool {
 	}
 }
 
-// RxError is a kind of receive error InjectRxErrors can force.
+// RxError is a kind of receive error InjectRxErrors can force. The kinds
+// both models have (RxCRC, RxOversize) carry the same name in enetc/model.
 type RxError int
 
 const (
@@ -47,8 +49,51 @@ const (
 	RxShort
 )
 
-// InjectRxErrors makes the next n received frames carry error kind.
+// String names the kind.
+func (k RxError) String() string {
+	switch k {
+	case RxCRC:
+		return "crc"
+	case RxOversize:
+		return "oversize"
+	case RxTruncate:
+		return "truncate"
+	case RxOverrun:
+		return "overrun"
+	case RxNonOctet:
+		return "non-octet"
+	case RxShort:
+		return "short"
+	}
+	return fmt.Sprintf("RxError(%d)", int(k))
+}
+
+// Corruption is a kind of descriptor write-back corruption
+// (CorruptRxWriteback, CorruptTxWriteback). The FEC has the one kind.
+type Corruption uint32
+
+const (
+	// CorruptLength garbles the length half of the BD's first word (it
+	// comes back past any buffer); the status bits stay right, so only a
+	// driver that bounds-checks lengths notices. The value is enetc/model's
+	// CorruptLength.
+	CorruptLength Corruption = iota + 1
+)
+
+// String names the corruption.
+func (c Corruption) String() string {
+	if c == CorruptLength {
+		return "length past buffer"
+	}
+	return "unknown"
+}
+
+// InjectRxErrors makes the next n received frames carry error kind, on top
+// of any still pending. It returns an error for an unknown kind.
 func (d *Device) InjectRxErrors(kind RxError, n int) error {
+	if n < 0 {
+		return fmt.Errorf("fec model %s: %d %v errors: the count of frames cannot be negative", d.name, n, kind)
+	}
 	var c *atomic.Int32
 	switch kind {
 	case RxCRC:
@@ -66,19 +111,45 @@ func (d *Device) InjectRxErrors(kind RxError, n int) error {
 	default:
 		return fmt.Errorf("fec model %s: unknown RX error kind %d", d.name, kind)
 	}
-	c.Store(int32(n))
+	c.Add(int32(n))
 	return nil
 }
 
-// CorruptWriteback garbles the length field of the next n descriptors the
-// engine writes back (the last BD of an RX frame, any TX BD); the status
-// bits stay right, so only a driver that bounds-checks lengths notices.
-func (d *Device) CorruptWriteback(n int) { d.faults.corrupt.Store(int32(n)) }
+// CorruptRxWriteback corrupts, as kind says, the write-back of the last BD
+// of each of the next n received frames (on top of any still pending). It
+// returns an error for a kind the FEC does not have.
+func (d *Device) CorruptRxWriteback(kind Corruption, n int) error {
+	return d.corrupt(&d.faults.rxCorrupt, "RX", kind, n)
+}
 
-// FaultDMA sends the next n buffer accesses of the DMA engine to an
+// CorruptTxWriteback corrupts, as kind says, the next n TX BDs the engine
+// writes back (on top of any still pending). FEC only: an ENETC does not
+// write TX BDs back (enetc/model's InjectBogusTxCI corrupts its completion
+// index instead).
+func (d *Device) CorruptTxWriteback(kind Corruption, n int) error {
+	return d.corrupt(&d.faults.txCorrupt, "TX", kind, n)
+}
+
+func (d *Device) corrupt(c *atomic.Int32, dir string, kind Corruption, n int) error {
+	if kind != CorruptLength {
+		return fmt.Errorf("fec model %s: %s write-back corruption %d is not one the FEC has: it takes CorruptLength", d.name, dir, kind)
+	}
+	if n < 0 {
+		return fmt.Errorf("fec model %s: %d %s write-back corruptions: the count cannot be negative", d.name, n, dir)
+	}
+	c.Add(int32(n))
+	return nil
+}
+
+// InjectRxDMAFault sends the data of the next n received frames to an
 // unmapped IOVA: each is refused by the IOMMU (see SimIOMMU.Faults), sets
-// EIR.EBERR and costs its frame.
-func (d *Device) FaultDMA(n int) { d.faults.dma.Store(int32(n)) }
+// EIR.EBERR and costs its frame (its BDs stay empty).
+func (d *Device) InjectRxDMAFault(n int) { d.faults.rxDMA.Add(int32(n)) }
+
+// InjectTxDMAFault makes the next n transmitted frames read their data from
+// an unmapped IOVA: each is refused by the IOMMU, sets EIR.EBERR and costs
+// its frame (its BDs complete with TXE in the enhanced status).
+func (d *Device) InjectTxDMAFault(n int) { d.faults.txDMA.Add(int32(n)) }
 
 // SetTxStall stops (true) or resumes (false) the TX DMA engine, as a hung TX
 // state machine does (erratum ERR007885): TDAR writes are taken and TDAR

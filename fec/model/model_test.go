@@ -776,7 +776,7 @@ func TestDMAFault(t *testing.T) {
 	td := newTDrv(t, tOpts{soc: "imx8mp", enh: true})
 	w := &capture{}
 	td.d.SetWire(w)
-	td.d.FaultDMA(1)
+	td.d.InjectTxDMAFault(1)
 	offs := td.send(0, testFrame(ourMAC, 60, 1))
 	if len(w.get()) != 0 {
 		t.Fatal("frame sent through a faulted DMA read")
@@ -795,7 +795,7 @@ func TestDMAFault(t *testing.T) {
 		t.Fatalf("IOMMU faults %v", fl)
 	}
 	// RX: the frame is dropped, the BD stays empty.
-	td.d.FaultDMA(1)
+	td.d.InjectRxDMAFault(1)
 	if td.d.Receive(testFrame(ourMAC, 60, 2)) {
 		t.Fatal("frame accepted through a faulted DMA write")
 	}
@@ -832,7 +832,9 @@ func TestMissingWrapBitFaults(t *testing.T) {
 func TestCorruptWriteback(t *testing.T) {
 	t.Parallel()
 	td := newTDrv(t, tOpts{soc: "imx8mp"})
-	td.d.CorruptWriteback(1)
+	if err := td.d.CorruptRxWriteback(CorruptLength, 1); err != nil {
+		t.Fatal(err)
+	}
 	f := testFrame(ourMAC, 60, 1)
 	td.d.Receive(f)
 	r, _ := td.recv(0)
@@ -842,6 +844,60 @@ func TestCorruptWriteback(t *testing.T) {
 	td.d.Receive(f)
 	if r, _ := td.recv(0); int(r.length) != len(f)+4 {
 		t.Fatalf("corruption lasted: length %d", r.length)
+	}
+}
+
+// TestCorruptTxWriteback: a TX BD's write-back comes back with its length
+// garbled and R cleared; the frame itself leaves, and the next BD is clean.
+func TestCorruptTxWriteback(t *testing.T) {
+	t.Parallel()
+	td := newTDrv(t, tOpts{soc: "imx8mp"})
+	w := &capture{}
+	td.d.SetWire(w)
+	if err := td.d.CorruptTxWriteback(CorruptLength, 1); err != nil {
+		t.Fatal(err)
+	}
+	f := testFrame(ourMAC, 60, 1)
+	offs := td.send(0, f, f)
+	if got := len(w.get()); got != 2 {
+		t.Fatalf("%d frames on the wire, want 2", got)
+	}
+	if sc, length := td.w0(offs[0]); sc&txbd_R != 0 || int(length) == len(f) {
+		t.Fatalf("first BD: sc %#x length %d, want R clear and the length garbled", sc, length)
+	}
+	if sc, length := td.w0(offs[1]); sc&txbd_R != 0 || int(length) != len(f) {
+		t.Fatalf("second BD: sc %#x length %d, want R clear and length %d", sc, length, len(f))
+	}
+}
+
+// TestFaultCounts: injected counts add up, and a kind or count the FEC
+// does not have is refused by name.
+func TestFaultCounts(t *testing.T) {
+	t.Parallel()
+	td := newTDrv(t, tOpts{soc: "imx8mp"})
+	for i := 0; i < 2; i++ {
+		if err := td.d.InjectRxErrors(RxCRC, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := testFrame(ourMAC, 60, 1)
+	for i := 0; i < 3; i++ {
+		td.d.Receive(f)
+		r, ok := td.recv(0)
+		if want := i < 2; !ok || (r.sc&rxbd_CR != 0) != want {
+			t.Fatalf("frame %d: ok %v sc %#x, want CR %v", i, ok, r.sc, want)
+		}
+	}
+	for _, err := range []error{
+		td.d.InjectRxErrors(RxError(-1), 1),
+		td.d.InjectRxErrors(RxShort, -1),
+		td.d.CorruptRxWriteback(Corruption(0), 1),
+		td.d.CorruptTxWriteback(Corruption(5), 1),
+		td.d.CorruptRxWriteback(CorruptLength, -1),
+	} {
+		if err == nil || !strings.Contains(err.Error(), td.d.Name()) {
+			t.Errorf("error %v, want one naming the device", err)
+		}
 	}
 }
 

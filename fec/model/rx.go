@@ -375,7 +375,7 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 		addr, _ := d.load(f, p+bdAddr)
 		chunk := data[k*mrbr : min((k+1)*mrbr, len(data))]
 		iova := uint64(addr)
-		if take(&d.faults.dma) {
+		if take(&d.faults.rxDMA) {
 			iova |= unmappedIOVABit
 		}
 		dst := d.iommu.Slice(iova, len(chunk), true)
@@ -416,7 +416,7 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 			d.store(f, r.cur+bdTS, 0)
 		}
 		nw0 := uint32(nsc)<<16 | length
-		if last && take(&d.faults.corrupt) {
+		if last && take(&d.faults.rxCorrupt) {
 			nw0 ^= 0xFFFF // the length half comes back garbled
 		}
 		d.store(f, r.cur+bdWord0, nw0)

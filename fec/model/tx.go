@@ -145,7 +145,7 @@ func (d *Device) txWalk(r *txRing) (progress, done bool) {
 		}
 		if n := length - skip; n > 0 && !r.bad {
 			iova := uint64(addr) + uint64(skip)
-			if take(&d.faults.dma) {
+			if take(&d.faults.txDMA) {
 				iova |= unmappedIOVABit
 			}
 			src := d.iommu.Slice(iova, n, false)
@@ -175,7 +175,7 @@ func (d *Device) txWalk(r *txRing) (progress, done bool) {
 			}
 		}
 		nw0 := uint32(sc&^txbd_R)<<16 | uint32(length)
-		if take(&d.faults.corrupt) {
+		if take(&d.faults.txCorrupt) {
 			nw0 ^= 0xFFFF // the length half comes back garbled
 		}
 		// Publish: R cleared last, after the other words.
