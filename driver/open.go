@@ -198,6 +198,12 @@ type Device struct {
 	Mapper dma.Mapper
 	// NonCoherent says the device's DMA does not snoop CPU caches.
 	NonCoherent bool
+	// Chip names the chip the device is a function of, for errata whose
+	// rule spans every function of one chip (ENETC ERR050089): devices
+	// with the same Chip share it. Backends that reach silicon leave it
+	// empty, so every real device of the process is on one chip (the host
+	// has one SoC); the sim backend names each simulated chip (chip=).
+	Chip string
 	// Reset performs a function-level reset, or is nil where there is none.
 	Reset func() error
 	// Release gives the device back (unmaps windows, closes fds). Called

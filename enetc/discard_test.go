@@ -14,6 +14,7 @@ import (
 // disabled) or the link is down as mac_discard (RDRP), a unicast frame for
 // another station with promiscuous mode off as filtered (UFDMF).
 func TestMACDiscardsAreCounted(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "", driver.Config{})
 	in := s.model.Port()
 	want := func(what string, c driver.Cause, n uint64) {
@@ -79,6 +80,7 @@ func TestMACDiscardsAreCounted(t *testing.T) {
 // driver accumulates them into 64-bit totals, so a counter taken past 2^32
 // reads as its full value.
 func TestMACCountersDoNotWrap(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "", driver.Config{})
 	s.wire.keep = false
 	in := s.model.Port()
@@ -121,6 +123,7 @@ func TestMACCountersDoNotWrap(t *testing.T) {
 // TestSharedCounterNames: a PF's Stats carries every name of
 // driver.HWStatNames, counting what the port saw.
 func TestSharedCounterNames(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "", driver.Config{})
 	s.wire.keep = false
 	frame := udp4(t, 100, 1)

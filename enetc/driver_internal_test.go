@@ -462,3 +462,36 @@ func FuzzRxWriteBack(f *testing.F) {
 		}
 	})
 }
+
+// TestChipScopesERR050089: ports on devices whose backend names no chip
+// (every backend that reaches silicon) share one ERR050089 rule, so an MDIO
+// transaction on one closes the other's gate; a port on a named chip is not
+// held off by it; and a chip is forgotten with its last port.
+func TestChipScopesERR050089(t *testing.T) {
+	_, d1 := newFakeDev(t, true)
+	_, d2 := newFakeDev(t, true)
+	_, d3 := newFakeDev(t, true)
+	d3.Chip = "elsewhere"
+	p1, p2, p3 := mustNew(t, d1, smallCfg()), mustNew(t, d2, smallCfg()), mustNew(t, d3, smallCfg())
+	if p1.chip != p2.chip || p1.chip == p3.chip {
+		t.Fatalf("chips %p %p %p: want the first two shared, the third apart", p1.chip, p2.chip, p3.chip)
+	}
+	p1.lock()
+	p1.mdioBegin()
+	g2, g3 := p2.gate.Load(), p3.gate.Load()
+	p1.mdioEnd()
+	p1.unlock()
+	if g2&gate.MDIO == 0 || g3&gate.MDIO != 0 {
+		t.Errorf("during an MDIO transaction on port 1: port 2's gate %#x, port 3's %#x; want MDIO set on port 2 only", g2, g3)
+	}
+	if g := p2.gate.Load(); g&gate.MDIO != 0 {
+		t.Errorf("port 2's gate %#x after the transaction", g)
+	}
+	closeClean(t, p3)
+	chips.mu.Lock()
+	_, kept := chips.m["elsewhere"]
+	chips.mu.Unlock()
+	if kept {
+		t.Error("chip \"elsewhere\" still known after its only port closed")
+	}
+}

@@ -24,6 +24,7 @@ func frameDrops(s driver.QueueStats) uint64 {
 // middle of a stream: each must end as a counted drop with its buffers
 // back in the pool, and every other frame must arrive intact.
 func TestRxFaultsEndInCounters(t *testing.T) {
+	t.Parallel()
 	const frames, at = 40, 17
 	for _, c := range []struct {
 		name   string
@@ -95,6 +96,7 @@ func TestRxFaultsEndInCounters(t *testing.T) {
 // TestTxFaults: a bogus consumer index is refused and counted, a TX DMA
 // fault costs only that frame, and every buffer comes back.
 func TestTxFaults(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	s.wire.keep = false
 	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
@@ -130,6 +132,7 @@ func TestTxFaults(t *testing.T) {
 // takes make Stop report the ring, count the frames, free their buffers;
 // the next Start resets the function (Close would too).
 func TestStopWithStalledTx(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	s.model.SetTxStall(true)
 	for i := 0; i < 10; i++ {
@@ -171,6 +174,7 @@ func TestStopWithStalledTx(t *testing.T) {
 // off; frames queued before the driver noticed stay queued and leave when
 // the link returns; after the flap traffic flows again.
 func TestLinkFlap(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	s.wire.keep = false
 	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
@@ -245,6 +249,7 @@ func TestLinkFlap(t *testing.T) {
 // down stay queued while its MAC is off; the link comes back unnoticed by
 // the driver; Stop must notice, let them leave and lose nothing.
 func TestStopAfterLinkReturns(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	s.wire.keep = false
 	for i := 0; i < 5; i++ {
@@ -274,6 +279,7 @@ func TestStopAfterLinkReturns(t *testing.T) {
 // engine mode: the model must see no register access during MDIO
 // (ERR050089, checked in close).
 func TestMDIO(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "mode=engine&link-poll=10ms", driver.Config{})
 	s.wire.keep = false
 	a := s.port.PHYAddr()
@@ -328,6 +334,9 @@ func TestMDIO(t *testing.T) {
 // reader hammer B's registers while A runs MDIO reads; the model, whose
 // functions share one chip, records any access that overlaps.
 func TestMDIOHoldsOffOtherPorts(t *testing.T) {
+	// Serial: it spins goroutines against the data path until enough
+	// bursts met them; alone it ends in milliseconds, beside other tests
+	// on two cores it takes seconds.
 	a := openSim(t, "", driver.Config{})
 	b := openSim(t, "", driver.Config{})
 	phy := a.port.PHYAddr()
@@ -377,9 +386,76 @@ func TestMDIOHoldsOffOtherPorts(t *testing.T) {
 	a.close(false)
 }
 
+// TestMDIOGateIsPerChip: ERR050089's gate spans the ports of one chip and
+// no more. While port A runs MDIO reads back to back, TX bursts on port B
+// of A's chip meet the gate and wait (counted in drv_tx0_mdio_waits), and
+// bursts on port C of another simulated chip never do; no port's model
+// sees a register access during an MDIO transaction of its chip (close).
+func TestMDIOGateIsPerChip(t *testing.T) {
+	// Serial: it spins goroutines against the data path until enough
+	// bursts met them; alone it ends in milliseconds, beside other tests
+	// on two cores it takes seconds.
+	a := openSim(t, "", driver.Config{})
+	b := openSim(t, "", driver.Config{})
+	c := openSim(t, "chip="+testChip(t)+"-other", driver.Config{})
+	phy := a.port.PHYAddr()
+	if phy < 0 {
+		t.Fatal("no PHY found")
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			if _, err := a.port.MDIORead(phy, mii.BMSR); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	frame := udp4(t, 60, 1)
+	burst := func(s *simPort) {
+		s.wire.keep = false
+		txq, pl := s.port.TxQueue(0), s.port.RxQueue(0).Pool()
+		buf := make([]*pool.Packet, 32)
+		for i := range buf {
+			if buf[i] = pl.Alloc(); buf[i] == nil {
+				t.Fatalf("%s: pool empty", s.spec)
+			}
+			copy(buf[i].Append(len(frame)), frame)
+		}
+		if m := txq.TxBurst(buf); m != len(buf) {
+			pool.FreeBulk(buf[m:])
+			t.Fatalf("%s: TxBurst took %d of %d frames", s.spec, m, len(buf))
+		}
+		for txq.Pending() > 256 {
+			txq.Reclaim()
+		}
+	}
+	waits := func(s *simPort) uint64 { return s.port.Stats().HW["drv_tx0_mdio_waits"] }
+	bursts := 0
+	for ; bursts < 200_000 && (bursts < 100 || bursts%16 != 0 || waits(b) < 5); bursts++ {
+		burst(b)
+		burst(c)
+	}
+	stop.Store(true)
+	wg.Wait()
+	if w := waits(b); w == 0 {
+		t.Errorf("port B (A's chip): no burst of %d met A's MDIO transactions", bursts)
+	}
+	if w := waits(c); w != 0 {
+		t.Errorf("port C (another chip): %d of %d bursts waited for port A's MDIO transactions", w, bursts)
+	}
+	for _, s := range []*simPort{c, b, a} {
+		s.close(false)
+	}
+}
+
 // TestVF: a VF reaches only its SI block; traffic works, PF-only operations
 // refuse clearly, the link is reported up.
 func TestVF(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "vf=1", driver.Config{})
 	if s.port.PF() || s.port.Info().Device != "1957:ef00 ENETC VF" {
 		t.Errorf("VF opened as %q", s.port.Info().Device)
@@ -415,6 +491,9 @@ func TestVF(t *testing.T) {
 // whole, every frame reaches the wire, no drop is counted, and the model
 // sees no register access during MDIO (checked in close).
 func TestTxWaitsOutMDIO(t *testing.T) {
+	// Serial: it spins goroutines against the data path until enough
+	// bursts met them; alone it ends in milliseconds, beside other tests
+	// on two cores it takes seconds.
 	s := openSim(t, "", driver.Config{})
 	s.wire.keep = false
 	phy := s.port.PHYAddr()

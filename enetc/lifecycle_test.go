@@ -14,6 +14,7 @@ import (
 // running and takes effect when stopped, and Start brings the rings back
 // (TX indices adopted from the device, which cannot reset them).
 func TestRestartAndMTU(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	pass := func(size int) bool {
 		s.model.Port().Receive(udp4(t, size, 1))
@@ -57,6 +58,7 @@ func TestRestartAndMTU(t *testing.T) {
 // TestNoBufferDropsCounted: frames the device drops for lack of a posted
 // buffer show up as CauseNoBuffer, matching the device's RBDCR.
 func TestNoBufferDropsCounted(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	for i := 0; i < 100; i++ { // the ring holds at most 63 frames
 		s.model.Port().Receive(udp4(t, 64, uint16(i)))
@@ -77,6 +79,7 @@ func TestNoBufferDropsCounted(t *testing.T) {
 // TestTxTooBigCounted: a chained frame of more BDs than a frame may use is
 // taken, freed and counted; the burst around it goes out.
 func TestTxTooBigCounted(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	pl := s.port.RxQueue(0).Pool()
 	segs := make([]*pool.Packet, 16)
@@ -114,6 +117,7 @@ func TestTxTooBigCounted(t *testing.T) {
 // the pci backend shares one VFIO container: a frame's buffer is mapped once,
 // for every device.
 func TestForwardAcrossPortsByteIdentical(t *testing.T) {
+	t.Parallel()
 	a := openSim(t, "link-poll=0", driver.Config{})
 	b := openSim(t, "link-poll=0", driver.Config{})
 	defer a.close(true)
@@ -145,6 +149,7 @@ func TestForwardAcrossPortsByteIdentical(t *testing.T) {
 // TestJumboToTheLimit: with the largest MTU (9578) a 9596-byte frame (9600
 // with FCS) goes through both ways; MTU 9579 is refused.
 func TestJumboToTheLimit(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{MTU: enetc.MaxMTU})
 	f := udp4(t, enetc.MaxFrame-4, 3)
 	if !s.model.Port().Receive(f) {

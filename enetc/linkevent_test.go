@@ -11,6 +11,7 @@ import (
 // watcher (link-poll=) reports both changes to OnLinkChange, in order,
 // without the application calling Link or UpdateLink.
 func TestLinkChangeEvents(t *testing.T) {
+	t.Parallel()
 	const every = 20 * time.Millisecond
 	s := openSim(t, "link-poll=20ms", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	ch := make(chan driver.LinkEvent, 16)

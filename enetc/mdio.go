@@ -28,58 +28,103 @@ var ErrMDIOTimeout = errors.New("MDIO controller stayed busy")
 var ErrMDIONoResponse = errors.New("no PHY answered the MDIO read")
 
 // ERR050089 spans the whole chip: an MDIO access concurrent with any other
-// register access of any ENETC function may be lost (reference §5.4; Linux
-// takes one global rwlock for all of them). So the rule is kept across
-// every port of the process, not per port: every control path holds the
-// read side of erratum.rw while it touches registers (Port.lock), an MDIO
-// transaction the write side; and the data path of every port is held off
-// by the MDIO bit of its gate, which an MDIO transaction on any port sets.
-var erratum struct {
-	rw sync.RWMutex
-	mu sync.Mutex // guards ports
-	// ports is every open port, whose gates an MDIO transaction closes.
-	// Copied on write: a transaction keeps the slice it closed the gates
-	// of, to open the same ones.
+// register access of any ENETC function of the chip may be lost (reference
+// §5.4; Linux takes one global rwlock for all of them). So the rule is kept
+// across every port of the chip, not per port: every control path holds the
+// read side of its chip's rw while it touches registers (Port.lock), an
+// MDIO transaction the write side; and the data path of every port of the
+// chip is held off by the MDIO bit of its gate, which an MDIO transaction
+// on any of them sets.
+//
+// The chip is driver.Device.Chip. Every backend that reaches silicon leaves
+// it empty, so every real ENETC function of the process shares one rule, as
+// the functions of one LS1028A must; only the sim backend names simulated
+// chips apart (chip=), whose models keep the same rule per chip.
+type chip struct {
+	name string
+	rw   sync.RWMutex
+	mu   sync.Mutex // guards ports
+	// ports is every open port of the chip, whose gates an MDIO
+	// transaction closes. Copied on write: a transaction keeps the slice
+	// it closed the gates of, to open the same ones.
 	ports []*Port
+	refs  int // ports from New to Close, under chips.mu
 }
 
-// register adds p to the ports an MDIO transaction holds off.
+// chips are the chips of the open ports, by name.
+var chips struct {
+	mu sync.Mutex
+	m  map[string]*chip
+}
+
+// chipOf returns the chip named name, counting one more port on it; the
+// port gives it back with release.
+func chipOf(name string) *chip {
+	chips.mu.Lock()
+	defer chips.mu.Unlock()
+	c := chips.m[name]
+	if c == nil {
+		if chips.m == nil {
+			chips.m = map[string]*chip{}
+		}
+		c = &chip{name: name}
+		chips.m[name] = c
+	}
+	c.refs++
+	return c
+}
+
+// release drops one port's hold on c; the last forgets it.
+func (c *chip) release() {
+	chips.mu.Lock()
+	defer chips.mu.Unlock()
+	if c.refs--; c.refs == 0 {
+		delete(chips.m, c.name)
+	}
+}
+
+// register adds p to the ports an MDIO transaction on its chip holds off.
 func (p *Port) register() {
-	erratum.mu.Lock()
-	erratum.ports = append(slices.Clip(erratum.ports), p)
-	erratum.mu.Unlock()
+	c := p.chip
+	c.mu.Lock()
+	c.ports = append(slices.Clip(c.ports), p)
+	c.mu.Unlock()
 }
 
-// unregister removes p.
+// unregister removes p and gives its hold on the chip back (Close).
 func (p *Port) unregister() {
-	erratum.mu.Lock()
-	erratum.ports = slices.DeleteFunc(slices.Clone(erratum.ports), func(x *Port) bool { return x == p })
-	erratum.mu.Unlock()
+	c := p.chip
+	c.mu.Lock()
+	c.ports = slices.DeleteFunc(slices.Clone(c.ports), func(x *Port) bool { return x == p })
+	c.mu.Unlock()
+	c.release()
 }
 
-// lock takes the port's control-path lock and the read side of the
-// process-wide ERR050089 lock: no MDIO transaction on any port runs while
+// lock takes the port's control-path lock and the read side of its chip's
+// ERR050089 lock: no MDIO transaction on any port of the chip runs while
 // the caller touches registers. Never nested.
 func (p *Port) lock() {
 	p.ctl.Lock()
-	erratum.rw.RLock()
+	p.chip.rw.RLock()
 }
 
 func (p *Port) unlock() {
-	erratum.rw.RUnlock()
+	p.chip.rw.RUnlock()
 	p.ctl.Unlock()
 	p.linkEv.Flush() // link changes seen under the lock, with no lock held
 }
 
 // mdioBegin starts an MDIO transaction (caller holds p.lock): it trades the
-// read side of the ERR050089 lock for the write side, so no control path of
-// any port touches a register, then closes the gate of every port's data
-// path and waits until no queue of any port is inside a burst.
+// read side of the chip's ERR050089 lock for the write side, so no control
+// path of any port of the chip touches a register, then closes the gate of
+// every such port's data path and waits until none of their queues is
+// inside a burst.
 func (p *Port) mdioBegin() {
-	erratum.rw.RUnlock()
-	erratum.rw.Lock()
-	erratum.mu.Lock()
-	ports := erratum.ports
+	c := p.chip
+	c.rw.RUnlock()
+	c.rw.Lock()
+	c.mu.Lock()
+	ports := c.ports
 	for _, x := range ports {
 		x.gate.Close(gate.MDIO) // bursts starting from now see the gate closed
 	}
@@ -87,7 +132,7 @@ func (p *Port) mdioBegin() {
 		p.gate.Close(gate.MDIO) // not registered yet (New): its own gate too
 		ports = append(slices.Clip(ports), p)
 	}
-	erratum.mu.Unlock()
+	c.mu.Unlock()
 	for _, x := range ports {
 		x.waitIdle()
 	}
@@ -103,8 +148,8 @@ func (p *Port) mdioEnd() {
 		x.gate.Open(gate.MDIO)
 	}
 	p.mdioPorts = nil
-	erratum.rw.Unlock()
-	erratum.rw.RLock()
+	p.chip.rw.Unlock()
+	p.chip.rw.RLock()
 }
 
 // mdioGateWaitMax bounds how long a TX burst waits for an MDIO transaction

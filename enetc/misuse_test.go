@@ -18,6 +18,7 @@ import (
 // readable: Close waited for it, reported it by holder and left its memory
 // mapped.
 func TestEveryMethodAfterClose(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	frame := udp4(t, 100, 7)
 	s.model.Port().Receive(frame)
@@ -85,6 +86,9 @@ func wantNil(ok bool, what string) error {
 // the port and queue; the ring is never corrupted: every frame is received
 // exactly once and no buffer is lost. Run with -race.
 func TestConcurrentRxBurstReported(t *testing.T) {
+	// Serial: it spins goroutines against the data path until enough
+	// bursts met them; alone it ends in milliseconds, beside other tests
+	// on two cores it takes seconds.
 	s := openSim(t, "", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	q := s.port.RxQueue(0)
 	const frames = 512
@@ -107,6 +111,7 @@ func TestConcurrentRxBurstReported(t *testing.T) {
 // container's buffer would be) is refused, freed back to its own pool and
 // counted as unreachable; the frames around it go out.
 func TestForeignBufferRefusedOnTx(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	other := dma.NewSimIOMMU(false)
 	reg, err := dma.Alloc(other, 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "foreign"}})

@@ -42,6 +42,7 @@ func ndFrames(t testing.TB, src, dst net.HardwareAddr, srcIP, target net.IP) (ns
 // solicitation to the target's solicited-node group reaches the port that
 // joined it, the advertisement comes back unicast.
 func TestMulticastFilter(t *testing.T) {
+	t.Parallel()
 	a := openSim(t, "", driver.Config{})
 	b := openSim(t, "", driver.Config{})
 	for _, s := range []*simPort{a, b} {

@@ -13,6 +13,7 @@ import (
 // not take, or a value out of range, is a *driver.OptionError naming the
 // option and what is accepted, with the spec named once.
 func TestBadOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ spec, option, want string }{
 		{"sim:enetc90?phy=99", "phy", "(accepted: 0 to 31, or none for a fixed link)"},
 		{"sim:enetc90?phy=-1", "phy", "not a PHY address"},

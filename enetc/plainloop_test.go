@@ -11,5 +11,6 @@ import (
 // TestPlainLoopReceivesGenerated: a plain RxBurst/TxBurst loop over two
 // default simulated ports receives every generated frame (drvtest.PlainLoop).
 func TestPlainLoopReceivesGenerated(t *testing.T) {
+	t.Parallel()
 	drvtest.PlainLoop(t, "enetc", 9090)
 }

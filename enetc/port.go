@@ -16,14 +16,17 @@
 //
 // On the LS1028A an MDIO access concurrent with any other register access
 // of any ENETC function may be lost or corrupted, so the rule spans every
-// port of the process (Linux takes one global rwlock). Every control-path
+// port of the chip (Linux takes one global rwlock). Every control-path
 // register access (bring-up, Stats, Link, SetMTU, ...) holds its port's
-// mutex and the read side of a process-wide lock; an MDIO transaction holds
+// mutex and the read side of the chip's lock; an MDIO transaction holds
 // the write side. The data path takes no lock: it follows the stop
 // protocol of package internal/gate, whose MDIO bit an MDIO transaction on
-// any port sets in the gate of every open port before it waits until no
-// queue of any port is inside a burst. So no ring register (RBCIR, TBPIR,
-// TBCIR) is touched while MDIO runs. An RX burst that finds the gate closed
+// any port sets in the gate of every open port of the chip before it waits
+// until no queue of any of them is inside a burst. So no ring register
+// (RBCIR, TBPIR, TBCIR) is touched while MDIO runs. The chip is
+// driver.Device.Chip: every real ENETC function of the process shares one
+// (backends that reach silicon leave it empty); simulated chips (sim's
+// chip= option) each keep their own. An RX burst that finds the gate closed
 // returns 0 and the caller polls again; a TX burst waits, off the gate, for
 // the transaction to end (bounded by mdioGateWaitMax) and then sends:
 // housekeeping never costs a frame. On arm64, the target, the handshake
@@ -139,6 +142,9 @@ type Port struct {
 	// gate is read once per burst by every queue (see the package doc).
 	gate gate.Gate
 
+	// chip is the ERR050089 rule this port shares with every port of its
+	// chip (mdio.go), held from New to Close.
+	chip *chip
 	// ctl serialises control-path register access with MDIO (ERR050089).
 	ctl     sync.Mutex
 	started bool
@@ -217,10 +223,12 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, err
 	}
 	p.promisc = *cfg.Promiscuous
+	p.chip = chipOf(d.Chip)
 	ok := false
 	defer func() {
 		if !ok {
 			p.freeMemory()
+			p.chip.release()
 		}
 	}()
 	if err := p.bringUp(); err != nil {
@@ -239,10 +247,10 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 }
 
 // bringUp configures port and SI, allocates the rings and programs RSS,
-// holding off MDIO on every other port meanwhile (ERR050089).
+// holding off MDIO on every other port of the chip meanwhile (ERR050089).
 func (p *Port) bringUp() error {
-	erratum.rw.RLock()
-	defer erratum.rw.RUnlock()
+	p.chip.rw.RLock()
+	defer p.chip.rw.RUnlock()
 	if p.pf {
 		if err := p.configurePort(); err != nil {
 			return err
@@ -725,7 +733,7 @@ func (p *Port) Close() error {
 	p.closed = true
 	p.shut.Store(true)
 	p.gate.Close(gate.Stopped) // no burst starts again: it would reach unmapped rings
-	defer p.unregister()       // its queues are never polled again
+	defer p.unregister()       // its queues are never polled again; the chip's rule lets go of it
 	var errs []error
 	leaked := false
 	// Waiting for buffers touches no register, so it runs without the
@@ -739,7 +747,7 @@ func (p *Port) Close() error {
 			q.region = nil // leaked buffers may still be written: keep the memory
 		}
 	}
-	erratum.rw.RLock()
+	p.chip.rw.RLock()
 	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	if p.rssOn {
 		p.regs.Write32(regSIMR, p.regs.Read32(regSIMR)&^simr_RSSE)
@@ -752,7 +760,7 @@ func (p *Port) Close() error {
 			leaked = true
 		}
 	}
-	erratum.rw.RUnlock()
+	p.chip.rw.RUnlock()
 	if !leaked {
 		if err := p.freeMemory(); err != nil {
 			errs = append(errs, err)

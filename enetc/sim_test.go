@@ -54,16 +54,44 @@ func (c *capture) take() [][]byte {
 	return f
 }
 
-// Tests that open a port run one at a time (no t.Parallel): the ERR050089
-// lock and data-path gate are process-wide, as the erratum spans every ENETC
-// function of the chip. An MDIO transaction on one test's port (PHY
-// discovery at Open, a link poll, an MDIO read) closes the gate of every
-// other open port, and an RX burst that meets it returns 0, which a test
-// counting frames per poll would take for lost frames. Only tests that open
-// no port run in parallel.
+// Every port one test opens is on one simulated LS1028A of its own
+// (chip=, see testChip): its ports share the ERR050089 lock and data-path
+// gate with each other, as the functions of one chip must, and with no
+// other test's. So an MDIO transaction on one test's port (PHY discovery at
+// Open, a link poll, an MDIO read) holds off only that test's ports, and
+// tests run in parallel.
 var simSeq struct {
 	sync.Mutex
 	n int
+}
+
+// testChips maps a test to the name of its simulated chip.
+var testChips struct {
+	sync.Mutex
+	m map[testing.TB]string
+	n int
+}
+
+// testChip is the chip= of t's ports: one per test (a subtest has its own),
+// forgotten when t ends.
+func testChip(t testing.TB) string {
+	testChips.Lock()
+	defer testChips.Unlock()
+	if c, ok := testChips.m[t]; ok {
+		return c
+	}
+	if testChips.m == nil {
+		testChips.m = map[testing.TB]string{}
+	}
+	testChips.n++
+	c := fmt.Sprintf("test%d", testChips.n)
+	testChips.m[t] = c
+	t.Cleanup(func() {
+		testChips.Lock()
+		delete(testChips.m, t)
+		testChips.Unlock()
+	})
+	return c
 }
 
 // openSim opens a fresh sim:enetcN (a new N per call, so tests never share a
@@ -82,6 +110,9 @@ func openSim(t testing.TB, opts string, cfg driver.Config) *simPort {
 			opts += "&"
 		}
 		opts += "link-poll=0"
+	}
+	if !strings.Contains(opts, "chip=") {
+		opts += "&chip=" + testChip(t)
 	}
 	spec := "sim:" + name + "?" + opts
 	if cfg.StopTimeout == 0 {
@@ -241,6 +272,7 @@ func vlanUDP(t testing.TB, size int, vid uint16) []byte {
 // and size into the model, receives them with RxBurst, transmits them with
 // TxBurst and checks they leave the model's wire unchanged.
 func TestFramesLeaveByteIdentical(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "", driver.Config{MTU: 9000})
 	var frames [][]byte
 	frames = append(frames, arp(t))
@@ -286,6 +318,7 @@ func TestFramesLeaveByteIdentical(t *testing.T) {
 // TestRxFrameLongerThanBuffer uses 1 KiB buffers (four per page), so a
 // full-size frame spans two BDs and comes back as two segments.
 func TestRxFrameLongerThanBuffer(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "buf-size=1024", driver.Config{})
 	f := udp4(t, 1514, 1)
 	if !s.model.Port().Receive(f) {
@@ -309,6 +342,7 @@ func TestRxFrameLongerThanBuffer(t *testing.T) {
 // rings in bursts, checking every frame and that one TBPIR write covers
 // each burst.
 func TestRingWrapManyLaps(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	s.wire.keep = false
 	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
@@ -356,6 +390,7 @@ func TestRingWrapManyLaps(t *testing.T) {
 // ring the model's RSS table names for its hash, with the hash reported,
 // and all four rings must see traffic.
 func TestRSSSpreadsFlows(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "queues=4", driver.Config{})
 	if s.port.Info().Caps&driver.CapRSS == 0 {
 		t.Error("RSS capability not reported")
@@ -571,6 +606,7 @@ func TestBitsMatchModel(t *testing.T) {
 // TestQueueOutOfRange: a queue index out of range gets nil, as from every
 // driver (driver.Port), not a panic.
 func TestQueueOutOfRange(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{})
 	in := s.port.Info()
 	for _, i := range []int{-1, in.RxQueues, in.RxQueues + 7} {
@@ -595,6 +631,7 @@ func TestQueueOutOfRange(t *testing.T) {
 // frees nothing, and no counter moves; the caller keeps its frame. After
 // Start frames flow again. fec has the same test.
 func TestStopRefusesBursts(t *testing.T) {
+	t.Parallel()
 	s := openSim(t, "link-poll=0", driver.Config{})
 	rx, tx := s.port.RxQueue(0), s.port.TxQueue(0)
 	if err := s.port.Stop(); err != nil {

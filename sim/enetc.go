@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"sync"
 
@@ -22,7 +23,7 @@ const (
 const ENETCPHYAddr = 2
 
 // enetcOptions are the spec options of sim:enetcN.
-var enetcOptions = []string{"vf", "mode", "mmio-cost", "link"}
+var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "chip"}
 
 var enetcModels = newRegistry[model.Device]("enetc")
 
@@ -46,12 +47,17 @@ func enetcMAC(name string) [6]byte {
 }
 
 // openENETC builds sim:enetcN: a coherent simulated IOMMU, the model (PF
-// unless vf=1; mode=sync|engine; mmio-cost=DURATION; link=up|down) and its
-// wiring.
+// unless vf=1; mode=sync|engine; mmio-cost=DURATION; link=up|down;
+// chip=NAME) and its wiring.
 func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	vf, err := boolOption(spec, "vf")
 	if err != nil {
 		return nil, err
+	}
+	chipName := spec.Options.Get("chip")
+	if !chipNameRE.MatchString(chipName) {
+		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("chip", chipName, "not a chip name",
+			"up to 32 letters, digits, '-' or '_' naming the simulated LS1028A the function belongs to (functions of one chip share ERR050089); without chip= every sim:enetcN is on one chip"))
 	}
 	mo, err := parseModelOptions(spec)
 	if err != nil {
@@ -61,7 +67,11 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	if err := enetcModels.reserve(name); err != nil {
 		return nil, err
 	}
-	forget := func() { enetcModels.forget(name) }
+	chip := enetcChips.get(chipName)
+	forget := func() {
+		enetcModels.forget(name)
+		enetcChips.put(chipName)
+	}
 	iommu := sharedIOMMU(false)
 	dev := model.New(model.Config{
 		Name:     name,
@@ -72,7 +82,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		MMIOCost: cost,
 		LinkDown: linkDown,
 		PHYAddr:  ENETCPHYAddr,
-		Chip:     enetcChip,
+		Chip:     chip,
 	})
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
@@ -114,6 +124,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Revision: ENETCRevision,
 		Regions:  []driver.Regs{dev},
 		Mapper:   iommu,
+		Chip:     "sim/chip=" + chipName,
 		Reset:    dev.Reset,
 		Release:  release,
 		Extra:    dev,
@@ -123,6 +134,47 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 // enetcEngine runs the DMA engines of all engine-mode ENETC models.
 var enetcEngine = model.NewEngine()
 
-// enetcChip is the one LS1028A every sim:enetcN function belongs to: the
-// ERR050089 rule spans all of them, as on silicon.
-var enetcChip = model.NewChip()
+// chipNameRE is what chip= takes; empty is the default chip.
+var chipNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{0,32}$`)
+
+// enetcChips are the simulated LS1028As of the open sim:enetcN functions,
+// by chip= name: the ERR050089 rule spans every function of one of them, as
+// on silicon, and the driver keeps it per chip too (driver.Device.Chip).
+// Without chip= every function is on the one chip named "".
+var enetcChips = chipSet{m: map[string]*chipRef{}}
+
+type chipRef struct {
+	chip *model.Chip
+	refs int
+}
+
+// chipSet counts the open functions of each chip, so a chip no function
+// uses any more is forgotten.
+type chipSet struct {
+	mu sync.Mutex
+	m  map[string]*chipRef
+}
+
+// get returns the chip named name, counting one more function on it.
+func (s *chipSet) get(name string) *model.Chip {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.m[name]
+	if r == nil {
+		r = &chipRef{chip: model.NewChip()}
+		s.m[name] = r
+	}
+	r.refs++
+	return r.chip
+}
+
+// put gives back one function's hold on the chip named name.
+func (s *chipSet) put(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.m[name]; r != nil {
+		if r.refs--; r.refs == 0 {
+			delete(s.m, name)
+		}
+	}
+}

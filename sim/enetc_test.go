@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -121,5 +122,61 @@ func TestENETCOpenWithPeer(t *testing.T) {
 	}
 	if ENETCModel("enetc60") != nil || ENETCModel("enetc61") != nil {
 		t.Fatal("models registered after Release")
+	}
+}
+
+// TestENETCChips: functions opened with the same chip= are one simulated
+// LS1028A (the same driver.Device.Chip, and the model's ERR050089 rule spans
+// them: an access to one while another runs an MDIO transaction is
+// recorded); a function on another chip is not held to it.
+func TestENETCChips(t *testing.T) {
+	t.Parallel()
+	reg := func(name string) uint32 {
+		r, ok := model.Lookup(name)
+		if !ok {
+			t.Fatalf("no register %s in the model's table", name)
+		}
+		return r.Offset
+	}
+	var devs []*driver.Device
+	for _, spec := range []string{
+		"sim:enetc70?chip=a", "sim:enetc71?chip=a", "sim:enetc72?chip=b", "sim:enetc73", "sim:enetc74",
+	} {
+		d, err := openSpec(t, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs = append(devs, d)
+	}
+	defer func() {
+		for _, d := range devs {
+			if err := d.Release(); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	if devs[0].Chip != devs[1].Chip || devs[0].Chip == devs[2].Chip || devs[3].Chip != devs[4].Chip || devs[3].Chip == devs[0].Chip {
+		t.Fatalf("chips %q %q %q %q %q: want a a b default default, a != b != default", devs[0].Chip, devs[1].Chip, devs[2].Chip, devs[3].Chip, devs[4].Chip)
+	}
+	for _, c := range []struct {
+		mdio, other int
+		recorded    bool
+	}{
+		{0, 1, true},  // chip a, both functions
+		{0, 2, false}, // chip a's MDIO, chip b's function
+		{3, 4, true},  // the default chip
+		{3, 2, false},
+	} {
+		m, o := ENETCModel(fmt.Sprintf("enetc7%d", c.mdio)), ENETCModel(fmt.Sprintf("enetc7%d", c.other))
+		before := o.Stats().ERR050089
+		m.Write32(reg("EMDIO_ADDR"), 1) // an address cycle starts a transaction
+		o.Read32(reg("SIMR"))
+		m.Read32(reg("EMDIO_CFG")) // the BSY poll ends it
+		if got := o.Stats().ERR050089 - before; (got != 0) != c.recorded {
+			t.Errorf("MDIO on %s, access on %s: %d ERR050089 records, want recorded %v", m.Name(), o.Name(), got, c.recorded)
+		}
+	}
+	if _, err := openSpec(t, "sim:enetc75?chip=no/slash"); err == nil || !strings.Contains(err.Error(), "chip") {
+		t.Errorf("chip=no/slash: %v, want an error naming chip", err)
 	}
 }
