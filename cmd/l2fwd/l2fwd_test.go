@@ -23,12 +23,14 @@ import (
 	"github.com/gopmd/gopmd/sim"
 )
 
-// The tests of this package run one at a time (no t.Parallel): they open
+// The tests that run l2fwd run one at a time (no t.Parallel): they open
 // the same sim:enetc0/sim:enetc1 ports through the process-wide sim
-// registry, their ENETC ports share the process-wide ERR050089 gate (an MDIO
-// transaction on any port stalls every port's RX for its duration), and
-// several run forwarders at full rate whose loss accounting a second
-// forwarder on the two cores would starve.
+// registry and their output names them, and a forwarder's workers never
+// yield their CPU, so a second forwarder on two cores would starve the
+// first one's link watchers and engines and the loss accounting several of
+// them check. (ERR050089 no longer ties them together: it is kept per
+// chip, and a test could give its ENETCs a chip of their own with chip=.)
+// The tests of pure functions (tables, addresses, pairing) run in parallel.
 
 // testFrames builds n generator frames of the given size.
 func testFrames(t *testing.T, n, size int) [][]byte { return testFramesTB(t, n, size) }
@@ -269,6 +271,7 @@ func TestTxBusyForTooLongIsCounted(t *testing.T) {
 }
 
 func TestStatsTable(t *testing.T) {
+	t.Parallel() // no port, no process-wide state
 	// One interval of one second: rates, pool use, drops by cause on the
 	// port that dropped them, and the totals since the start.
 	a := &app{o: &options{mode: modeFwd}}
@@ -525,6 +528,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestMetricsAddr(t *testing.T) {
+	t.Parallel() // no port, no process-wide state
 	for _, c := range []struct {
 		in, want string
 		any, ok  bool
@@ -544,6 +548,7 @@ func TestMetricsAddr(t *testing.T) {
 }
 
 func TestPairing(t *testing.T) {
+	t.Parallel() // no port, no process-wide state
 	for _, c := range []struct{ i, n, want int }{{0, 2, 1}, {1, 2, 0}, {2, 3, 2}, {3, 4, 2}, {0, 1, 0}} {
 		if got := pairOf(c.i, c.n, modeFwd); got != c.want {
 			t.Errorf("pairOf(%d, %d) = %d, want %d", c.i, c.n, got, c.want)

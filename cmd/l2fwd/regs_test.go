@@ -69,6 +69,7 @@ func TestRegsEndpoint(t *testing.T) {
 // TestRegsLoopbackOnly: on a non-loopback listener (--metrics-any) the
 // register dump is refused.
 func TestRegsLoopbackOnly(t *testing.T) {
+	t.Parallel() // no port, no process-wide state
 	rec := httptest.NewRecorder()
 	regsHandler(&app{}, false)(rec, httptest.NewRequest("GET", "/regs", nil))
 	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "loopback") {

@@ -406,6 +406,7 @@ func TestTapMetrics(t *testing.T) {
 // The stats table follows a port's row with its twin's rates, and lists
 // the twin's drops among the port's causes.
 func TestTapStatsTable(t *testing.T) {
+	t.Parallel() // no port, no process-wide state
 	a := &app{o: &options{mode: modeFwd}, tapNames: []string{"gopmd0", "gopmd1"}}
 	var b strings.Builder
 	a.table = &b

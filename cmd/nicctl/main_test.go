@@ -11,11 +11,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// The tests of this package run one at a time (no t.Parallel): they open
+// Most tests of this package run one at a time (no t.Parallel): they open
 // sim:enetc0, sim:fec0 and their siblings by those names through the
 // process-wide sim registry, as a user would, and the golden outputs show
-// those names and the MACs derived from them; the ENETC ones also share the
-// process-wide ERR050089 gate.
+// those names and the MACs derived from them; the bind tests swap the
+// package's sysfs writer. The traffic tests that print no device name
+// (pktgen, bench, interrupt) run in parallel on devices of their own
+// (sim:enetc500 and up, fec500 and up), their ENETCs each on a simulated
+// chip of their own (chip=), so no other test's MDIO holds them off.
 
 // nicctl runs the command line and returns its exit status and output.
 func nicctl(t *testing.T, args ...string) (code int, stdout, stderr string) {

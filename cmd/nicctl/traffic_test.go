@@ -136,30 +136,32 @@ func TestSelftestFails(t *testing.T) {
 }
 
 func TestPktgen(t *testing.T) {
+	t.Parallel() // its own devices (see main_test.go)
 	var r pktgenResult
-	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", "sim:enetc0?sink=1", "--count", "1000", "--size", "128", "--json")), &r); err != nil {
+	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", "sim:enetc502?sink=1&chip=pktgen", "--count", "1000", "--size", "128", "--json")), &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Sent != 1000 || r.Bytes != 128000 || r.Delivered == nil || *r.Delivered != 1000 {
 		t.Errorf("pktgen: %+v", r)
 	}
 	// At a set rate the run takes as long as the rate says.
-	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", "sim:fec0?sink=1", "--count", "200", "--rate", "2k", "--json")), &r); err != nil {
+	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", "sim:fec502?sink=1", "--count", "200", "--rate", "2k", "--json")), &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Sent != 200 || r.Seconds < 0.08 || r.PPS > 2600 {
 		t.Errorf("200 frames at 2 kpps took %.3fs (%.0f pps)", r.Seconds, r.PPS)
 	}
-	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--size", "10"}, "--size 10", "64 to 9600")
-	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--rate", "fast"}, `--rate "fast"`)
-	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--count", "-5"}, "--count")
-	wantError(t, exitUsage, []string{"pktgen", "sim:enetc0", "--size", "9000"}, "MTU")
-	wantError(t, exitFailed, []string{"pktgen", "sim:enetc0?link=down"}, "link is down")
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc502?chip=pktgen", "--size", "10"}, "--size 10", "64 to 9600")
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc502?chip=pktgen", "--rate", "fast"}, `--rate "fast"`)
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc502?chip=pktgen", "--count", "-5"}, "--count")
+	wantError(t, exitUsage, []string{"pktgen", "sim:enetc502?chip=pktgen", "--size", "9000"}, "MTU")
+	wantError(t, exitFailed, []string{"pktgen", "sim:enetc502?link=down&chip=pktgen"}, "link is down")
 }
 
 func TestBench(t *testing.T) {
+	t.Parallel() // its own devices (see main_test.go)
 	for _, mode := range []string{"drop", "pass", "tx", "redirect"} {
-		out := mustRun(t, "bench", "sim:enetc0", mode, "--duration", "300ms", "--interval", "100ms")
+		out := mustRun(t, "bench", "sim:enetc500?chip=bench", mode, "--duration", "300ms", "--interval", "100ms")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if len(lines) < 3 || !strings.HasPrefix(lines[len(lines)-1], "Summary") {
 			t.Errorf("%s:\n%s", mode, out)
@@ -173,17 +175,17 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s summary %q: xmit/s column only for tx and redirect", mode, sum)
 		}
 		var r benchResult
-		if err := json.Unmarshal([]byte(mustRun(t, "bench", "sim:fec0", mode, "--duration", "200ms", "--interval", "100ms", "--json")), &r); err != nil {
+		if err := json.Unmarshal([]byte(mustRun(t, "bench", "sim:fec500", mode, "--duration", "200ms", "--interval", "100ms", "--json")), &r); err != nil {
 			t.Fatal(err)
 		}
 		if r.Rx == 0 || r.Summary.RxPPS == 0 || (mode == "tx" && r.Xmit == 0) {
-			t.Errorf("%s on sim:fec0: %+v", mode, r)
+			t.Errorf("%s on sim:fec500: %+v", mode, r)
 		}
 	}
-	wantError(t, exitUsage, []string{"bench", "sim:enetc0", "spin"}, `"spin"`, "drop, tx, pass or redirect")
-	wantError(t, exitUsage, []string{"bench", "sim:enetc0", "drop", "--to", "sim:enetc1"}, "--to", "redirect")
-	wantError(t, exitUsage, []string{"bench", "sim:enetc0"}, "missing arguments")
-	wantError(t, exitUsage, []string{"bench", "sim:enetc0", "drop", "--interval", "0s"}, "--interval")
+	wantError(t, exitUsage, []string{"bench", "sim:enetc500?chip=bench", "spin"}, `"spin"`, "drop, tx, pass or redirect")
+	wantError(t, exitUsage, []string{"bench", "sim:enetc500?chip=bench", "drop", "--to", "sim:enetc503"}, "--to", "redirect")
+	wantError(t, exitUsage, []string{"bench", "sim:enetc500?chip=bench"}, "missing arguments")
+	wantError(t, exitUsage, []string{"bench", "sim:enetc500?chip=bench", "drop", "--interval", "0s"}, "--interval")
 }
 
 func TestCommas(t *testing.T) {
@@ -196,10 +198,11 @@ func TestCommas(t *testing.T) {
 
 // TestInterrupt stops commands that run until interrupted.
 func TestInterrupt(t *testing.T) {
+	t.Parallel() // its own devices (see main_test.go)
 	for _, args := range [][]string{
-		{"bench", "sim:enetc0", "drop", "--duration", "0", "--interval", "20ms"},
-		{"stats", "sim:enetc0", "--watch", "--interval", "20ms"},
-		{"pktgen", "sim:enetc0", "--count", "0", "--rate", "1k"},
+		{"bench", "sim:enetc501?chip=interrupt", "drop", "--duration", "0", "--interval", "20ms"},
+		{"stats", "sim:enetc501?chip=interrupt", "--watch", "--interval", "20ms"},
+		{"pktgen", "sim:enetc501?chip=interrupt", "--count", "0", "--rate", "1k"},
 	} {
 		stop := make(chan struct{})
 		var o, e bytes.Buffer
