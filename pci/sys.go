@@ -210,6 +210,9 @@ func (b BAR) IsMem() bool { return b.Flags&resourceMem != 0 }
 // IsIO reports whether the BAR is I/O port space.
 func (b BAR) IsIO() bool { return b.Flags&resourceIO != 0 }
 
+// Is64 reports whether the BAR is 64-bit memory (IORESOURCE_MEM_64).
+func (b BAR) Is64() bool { return b.Flags&resourceMem64 != 0 }
+
 // Prefetchable reports whether the BAR is prefetchable memory.
 func (b BAR) Prefetchable() bool { return b.Flags&resourcePrefetch != 0 }
 

@@ -293,7 +293,7 @@ func (a *app) setup() error {
 					_ = dr.RecycleDirect(l.rx)
 				}
 				l.txRing = di.TxRingSize
-				l.dst = [6]byte{0x02, 0, 0, 0, 0, byte(dst)}
+				l.dst = macUpdatingDst(dst)
 				copy(l.src[:], a.ports[dst].MAC())
 				if err := a.bounceIfNeeded(l, i, dst); err != nil {
 					return err
@@ -705,4 +705,12 @@ func logLinkChanges(ports []driver.Port, specs []string, w io.Writer) (stop func
 		stopped = true
 		mu.Unlock()
 	}
+}
+
+// macUpdatingDst is the destination --mac-updating writes into frames sent
+// out of port: 02:00:00:00:00:<port>, a locally administered address, as
+// DPDK's l2fwd writes.
+func macUpdatingDst(port int) [6]byte {
+	const localAdmin = 0x02 // first octet: locally administered, unicast
+	return [6]byte{localAdmin, 0, 0, 0, 0, byte(port)}
 }

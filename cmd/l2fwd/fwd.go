@@ -14,6 +14,16 @@ import (
 // maxBurst is the largest --burst: the size of each worker's packet array.
 const maxBurst = 256
 
+// The Ethernet header as pass mode reads it: the EtherType at byte 12 and
+// the three kinds it counts (IEEE 802.3 §3.2.6; IANA's EtherType registry).
+const (
+	etherHdrLen   = 14
+	etherTypeOff  = 12
+	etherTypeIPv4 = 0x0800
+	etherTypeIPv6 = 0x86DD
+	etherTypeARP  = 0x0806
+)
+
 // mode is what a lane does with the frames it receives (xdp-bench's modes).
 type mode uint8
 
@@ -155,13 +165,13 @@ func (l *lane) poll(pkts []*driver.Packet) {
 		for _, p := range b {
 			bytes += uint64(p.PktLen)
 			d := p.Data()
-			if len(d) >= 14 {
-				switch uint16(d[12])<<8 | uint16(d[13]) {
-				case 0x0800:
+			if len(d) >= etherHdrLen {
+				switch uint16(d[etherTypeOff])<<8 | uint16(d[etherTypeOff+1]) {
+				case etherTypeIPv4:
 					v4++
-				case 0x86dd:
+				case etherTypeIPv6:
 					v6++
-				case 0x0806:
+				case etherTypeARP:
 					arp++
 				}
 			}

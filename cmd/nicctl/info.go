@@ -167,7 +167,7 @@ func barKind(b pci.BAR) string {
 	if b.IsIO() {
 		k = "io"
 	}
-	if b.Flags&0x100000 != 0 {
+	if b.Is64() {
 		k += "64"
 	}
 	if b.Prefetchable() {

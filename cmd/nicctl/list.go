@@ -26,6 +26,14 @@ func init() {
 	})
 }
 
+// The PCI class code is base class, subclass and programming interface,
+// one byte each (pci.Device.Class); base class 0x02 is a network controller
+// (Linux include/linux/pci_ids.h PCI_BASE_CLASS_NETWORK).
+const (
+	pciClassBaseShift = 16
+	pciClassNetwork   = 0x02
+)
+
 // pciKind names the PCI functions of the LS1028A integrated endpoint
 // (docs/hardware-enetc.md §1.1); port is true for the ones gopmd drives.
 var pciKinds = map[string]struct {
@@ -133,7 +141,7 @@ func listPCI(e *env, all bool) ([]listEntry, error) {
 	for _, d := range devs {
 		k, known := pciKinds[d.ID()]
 		if !known {
-			if !all || d.Class>>16 != 0x02 {
+			if !all || d.Class>>pciClassBaseShift != pciClassNetwork {
 				continue
 			}
 			k.kind = "network (no gopmd driver)"

@@ -288,8 +288,7 @@ func phyCmd(e *env, dev string, addr int) (any, error) {
 	}
 	id1, id2 := vals[mii.PHYID1], vals[mii.PHYID2]
 	r.ID = uint32(id1)<<16 | uint32(id2)
-	r.OUI = uint32(id1)<<6 | uint32(id2)>>10
-	r.Model, r.Rev = uint8(id2>>4&0x3f), uint8(id2&0xf)
+	r.OUI, r.Model, r.Rev = mii.PHYID(id1, id2)
 	r.LinkLatched, r.Link = latched&mii.BMSR_LINK != 0, vals[mii.BMSR]&mii.BMSR_LINK != 0
 	r.ANComplete = vals[mii.BMSR]&mii.BMSR_ANCOMPLETE != 0
 	gig := vals[mii.BMSR]&mii.BMSR_ESTATUS != 0 // extended status: a gigabit PHY has CTRL1000/STAT1000

@@ -122,13 +122,17 @@ func (r *ringsResult) text(w io.Writer) {
 
 func intp(v int) *int { return &v }
 
+// etherTypeLocalExperimental is IEEE 802's EtherType for local
+// experiments (Local Experimental Ethertype 1), used by nicctl's test frames.
+const etherTypeLocalExperimental = 0x88B5
+
 // testFrame is a broadcast frame of the local-experimental EtherType
-// 0x88B5 whose payload counts up from seq: easy to spot in a capture.
+// whose payload counts up from seq: easy to spot in a capture.
 func testFrame(size int, src []byte, seq int) []byte {
 	f := make([]byte, size)
 	copy(f[0:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	copy(f[6:12], src)
-	binary.BigEndian.PutUint16(f[12:14], 0x88B5)
+	binary.BigEndian.PutUint16(f[12:14], etherTypeLocalExperimental)
 	for i := 14; i < size; i++ {
 		f[i] = byte(seq + i)
 	}

@@ -44,6 +44,25 @@ const (
 	BMCR_SPEED_MSB  = 1 << 6
 )
 
+// PHYID2 fields (IEEE 802.3 22.2.4.3.1): the low six bits of the OUI
+// (bits 19..24), the manufacturer's model number and its revision.
+const (
+	PHYID2_OUI_SHIFT   = 10
+	PHYID2_MODEL_SHIFT = 4
+	PHYID2_MODEL_MASK  = 0x3F
+	PHYID2_REV_MASK    = 0x0F
+	// PHYID1_OUI_SHIFT places PHYID1's OUI bits 3..18 above PHYID2's six.
+	PHYID1_OUI_SHIFT = 6
+)
+
+// PHYID splits the PHY identifier registers into the OUI (bits 3..24 of
+// the manufacturer's identifier, as the standard numbers them), the model
+// number and the revision.
+func PHYID(id1, id2 uint16) (oui uint32, model, rev uint8) {
+	oui = uint32(id1)<<PHYID1_OUI_SHIFT | uint32(id2)>>PHYID2_OUI_SHIFT
+	return oui, uint8(id2 >> PHYID2_MODEL_SHIFT & PHYID2_MODEL_MASK), uint8(id2 & PHYID2_REV_MASK)
+}
+
 // BMSR bits.
 const (
 	BMSR_100BASE_T4        = 1 << 15
