@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/gopmd/gopmd/driver"
 )
@@ -103,7 +102,7 @@ type bdRing struct {
 func newBDRing(mem []byte, iova uint64, size, bdSize int) bdRing {
 	words := size * bdSize / 4
 	return bdRing{
-		w:      unsafe.Slice((*uint32)(unsafe.Pointer(&mem[0])), words),
+		w:      words32(mem, words),
 		stride: bdSize / 4,
 		size:   size,
 		iova:   iova,

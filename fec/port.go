@@ -1,37 +1,3 @@
-// Package fec is gopmd's poll-mode driver for the NXP/Freescale FEC and ENET
-// Ethernet MACs of the i.MX family (docs/hardware-fec.md). It registers itself with
-// package driver: import it and open "platform:2188000.ethernet" (UIO,
-// vfio-platform, /dev/mem) or "sim:fec0?soc=imx8mp" (the device model;
-// soc= picks the SoC profile, imx8mp when left out; see package sim for
-// the model's other options). The quirk profile follows the node's
-// compatible strings, most specific first. A bare section mark (§N) in this
-// package's comments is a section of docs/hardware-fec.md.
-//
-// The port follows the reference's bring-up (reset, MAC address, MDIO
-// clock, RCR/TCR, ring bases, RACC/TACC, OPD, ECR with EN1588 and DBSWP,
-// then RDAR), keeps its descriptor rings in memory the CPU and device see
-// identically, and keeps packet buffers correct on non-coherent SoCs with
-// dma.Region's SyncForDevice/SyncForCPU. On 32-bit ARM, which cannot clean
-// or invalidate caches from user space, a non-coherent FEC needs uncached
-// buffer memory: a physical carve-out (dma-carveout=ADDR+SIZE), whose
-// mapper allocates uncached regions (dma.Allocator). Without an IOMMU or a
-// carve-out, DMA memory is mlocked 4 KiB pages found through pagemap: each
-// ring must fit one page, and the kernel must not migrate them
-// (vm.compact_unevictable_allowed=0; New refuses otherwise).
-//
-// Spec options: bd=legacy|enhanced (descriptor format; default enhanced
-// where the part has it), phy=N (PHY address; default: scan), phy-mode=
-// rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
-// (how often a goroutine reads the PHY and brings the MAC's speed and
-// duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
-// default 1s, 0 only at Start, UpdateLink and Reclaim),
-// dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU).
-//
-// shift16=0 is a workaround for QEMU only, never for silicon: QEMU 7.2's
-// ENET model ignores RACC.SHIFT16 when it receives into legacy (8-byte)
-// descriptors, so frames arrive 2 bytes short unless the driver stops
-// expecting the pad. The default, right for every RACC part (docs/hardware-fec.md
-// §4.6), is SHIFT16 on in both descriptor formats.
 package fec
 
 import (
@@ -44,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
@@ -865,11 +830,4 @@ func (p *Port) TxQueue(i int) driver.TxQueue {
 		return nil // out of range: nil, as driver.Port says
 	}
 	return p.tx[i]
-}
-
-// bufOffset is where pkt's buffer starts in region r (pointer arithmetic on
-// the CPU view: no per-packet look-up).
-func bufOffset(r *dma.Region, pkt *pool.Packet) int {
-	b := r.Bytes()
-	return int(uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf()))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
 }
