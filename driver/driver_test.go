@@ -216,3 +216,16 @@ func TestOptionsOfTheClaimingDriver(t *testing.T) {
 		t.Fatal("Claims claimed an unknown device")
 	}
 }
+
+// TestRegValueString: a register prints its name, offset and value, a set
+// one-bit field by name, a clear one not at all, a wider field as a value.
+func TestRegValueString(t *testing.T) {
+	t.Parallel()
+	v := RegValue{RegDesc: RegDesc{Name: "ECR", Offset: 0x24, Fields: []RegField{
+		{Name: "ETHEREN", Lo: 1, Hi: 1}, {Name: "SLEEP", Lo: 3, Hi: 3}, {Name: "SPEED", Lo: 4, Hi: 6}}}, Value: 0x52}
+	got := v.String()
+	want := "ECR            0x00024 = 0x00000052 ETHEREN SPEED=0x5"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -1,5 +1,7 @@
 package driver
 
+import "fmt"
+
 // BD is one buffer descriptor decoded for a person: what a bring-up tool
 // prints for a ring. Raw bytes and the slot index are the tool's to add.
 type BD struct {
@@ -64,4 +66,36 @@ type PHYAccess interface {
 	MDIORead(phy, reg int) (uint16, error)
 	// MDIOWrite writes v to register reg of the PHY at address phy.
 	MDIOWrite(phy, reg int, v uint16) error
+}
+
+// RegValue is one register of a port and the value read from it.
+type RegValue struct {
+	RegDesc
+	Value uint32
+}
+
+// String formats the register: name, offset, value, then its named fields
+// (a one-bit field by name when set, a wider one as name=value).
+func (v RegValue) String() string {
+	s := fmt.Sprintf("%-14s 0x%05x = 0x%08x", v.Name, v.Offset, v.Value)
+	for _, f := range v.Fields {
+		x := v.Value >> f.Lo & (1<<(f.Hi-f.Lo+1) - 1)
+		switch {
+		case f.Hi > f.Lo:
+			s += fmt.Sprintf(" %s=%#x", f.Name, x)
+		case x != 0:
+			s += " " + f.Name
+		}
+	}
+	return s
+}
+
+// RegisterDumper reads a port's registers for a bring-up tool, by the
+// reference's names: an optional interface a Port may implement (both
+// gopmd drivers do), so a tool needs no driver type and no offset.
+type RegisterDumper interface {
+	// Registers reads every register the driver names for the port,
+	// except those whose read would act (MDIO data) or that Stats owns;
+	// nil after Close.
+	Registers() []RegValue
 }

@@ -47,10 +47,11 @@ func TestEveryMethodAfterClose(t *testing.T) {
 				ep.DecodeBD(true, make([]byte, enetc.BDSize))
 				return nil
 			},
-			"Port.DumpRegs": func() error { return wantNil(ep.DumpRegs() == nil, "DumpRegs read registers") },
-			"Port.Rings":    func() error { return wantNil(ep.Rings() == nil, "Rings read registers") },
-			"Port.RSSTable": func() error { return wantNil(ep.RSSTable() == nil, "RSSTable read freed memory") },
-			"Port.MDIORead": func() error { _, err := ep.MDIORead(1, 1); return drvtest.IsClosed(err) },
+			"Port.DumpRegs":  func() error { return wantNil(ep.DumpRegs() == nil, "DumpRegs read registers") },
+			"Port.Registers": func() error { return wantNil(ep.Registers() == nil, "Registers read registers") },
+			"Port.Rings":     func() error { return wantNil(ep.Rings() == nil, "Rings read registers") },
+			"Port.RSSTable":  func() error { return wantNil(ep.RSSTable() == nil, "RSSTable read freed memory") },
+			"Port.MDIORead":  func() error { _, err := ep.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite": func() error {
 				return drvtest.IsClosed(ep.MDIOWrite(1, 0, 0))
 			},

@@ -158,6 +158,24 @@ type RegValue struct {
 	Value uint32
 }
 
+// Registers implements driver.RegisterDumper: DumpRegs under the driver
+// package's names.
+func (p *Port) Registers() []driver.RegValue {
+	regs := p.DumpRegs()
+	if regs == nil {
+		return nil
+	}
+	out := make([]driver.RegValue, len(regs))
+	for i, r := range regs {
+		fs := make([]driver.RegField, len(r.Fields))
+		for j, f := range r.Fields {
+			fs[j] = driver.RegField(f)
+		}
+		out[i] = driver.RegValue{RegDesc: driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block, Fields: fs}, Value: r.Value}
+	}
+	return out
+}
+
 // DumpRegs reads every register of RegisterMap for the port's rings (a VF
 // only its SI block), for the bring-up tool. It runs under the control lock,
 // so never concurrently with MDIO.

@@ -185,8 +185,9 @@ func DecodeBD(rx bool, b []byte) driver.BD {
 // DecodeBD is the package's DecodeBD, for a tool that holds a driver.Port.
 func (p *Port) DecodeBD(rx bool, b []byte) driver.BD { return DecodeBD(rx, b) }
 
-// The port offers a bring-up tool its rings and its PHY.
+// The port offers a bring-up tool its rings, its PHY and its registers.
 var (
-	_ driver.Inspector = (*Port)(nil)
-	_ driver.PHYAccess = (*Port)(nil)
+	_ driver.Inspector      = (*Port)(nil)
+	_ driver.PHYAccess      = (*Port)(nil)
+	_ driver.RegisterDumper = (*Port)(nil)
 )

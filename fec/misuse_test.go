@@ -57,6 +57,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 				return nil
 			},
 			"Port.DumpRegs":   func() error { return wantNil(p.DumpRegs() == nil, "DumpRegs read registers") },
+			"Port.Registers":  func() error { return wantNil(p.Registers() == nil, "Registers read registers") },
 			"Port.Rings":      func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
 			"Port.MDIORead":   func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite":  func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },

@@ -105,6 +105,24 @@ type RegValue struct {
 	Value uint32
 }
 
+// Registers implements driver.RegisterDumper: DumpRegs under the driver
+// package's names.
+func (p *Port) Registers() []driver.RegValue {
+	regs := p.DumpRegs()
+	if regs == nil {
+		return nil
+	}
+	out := make([]driver.RegValue, len(regs))
+	for i, r := range regs {
+		fs := make([]driver.RegField, len(r.Fields))
+		for j, f := range r.Fields {
+			fs[j] = driver.RegField(f)
+		}
+		out[i] = driver.RegValue{RegDesc: driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block(), Fields: fs}, Value: r.Value}
+	}
+	return out
+}
+
 // DumpRegs reads every register of RegisterMap that is not a MIB counter
 // (reading those has no side effect, but they are Stats' business).
 // Reading EIR does not clear it.

@@ -8,8 +8,6 @@ import (
 	"strconv"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/enetc"
-	"github.com/gopmd/gopmd/fec"
 )
 
 // regsHandler serves GET /regs on the metrics listener: the named
@@ -41,21 +39,17 @@ func regsHandler(a *app, loopback bool) http.HandlerFunc {
 	}
 }
 
-// dumpRegs writes one port's registers, one per line with decoded fields.
+// dumpRegs writes one port's registers, one per line with decoded fields,
+// through driver.RegisterDumper.
 func dumpRegs(w io.Writer, i int, spec string, p driver.Port) {
-	switch q := p.(type) {
-	case *enetc.Port:
-		fmt.Fprintf(w, "# port %d %s (enetc)\n", i, spec)
-		for _, v := range q.DumpRegs() {
-			fmt.Fprintf(w, "%-14s %-8s %#07x = %#010x\n", v.Name, v.Block, v.Offset, v.Value)
-		}
-	case *fec.Port:
-		fmt.Fprintf(w, "# port %d %s (fec)\n", i, spec)
-		for _, v := range q.DumpRegs() {
-			fmt.Fprintln(w, v.String())
-		}
-	default:
+	d, ok := p.(driver.RegisterDumper)
+	if !ok {
 		fmt.Fprintf(w, "# port %d %s: its driver (%s) offers no register dump\n", i, spec, p.Info().Driver)
+		return
+	}
+	fmt.Fprintf(w, "# port %d %s (%s)\n", i, spec, p.Info().Driver)
+	for _, v := range d.Registers() {
+		fmt.Fprintln(w, v.String())
 	}
 }
 
