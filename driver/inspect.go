@@ -1,6 +1,9 @@
 package driver
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // BD is one buffer descriptor decoded for a person: what a bring-up tool
 // prints for a ring. Raw bytes and the slot index are the tool's to add.
@@ -99,3 +102,9 @@ type RegisterDumper interface {
 	// nil after Close.
 	Registers() []RegValue
 }
+
+// ErrNeedsPF is what a driver's error wraps for an operation only a
+// device's physical function can perform (port MAC, MDIO, port registers)
+// when the port is a virtual function, which reaches only its own station
+// interface. Test it with errors.Is; open the PF's spec instead.
+var ErrNeedsPF = errors.New("operation needs the physical function (a VF reaches only its station interface)")

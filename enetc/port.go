@@ -78,8 +78,9 @@ const (
 )
 
 // ErrNotPF is returned for operations only a PF can perform (MAC, MDIO,
-// port registers): a VF reaches only its station interface.
-var ErrNotPF = errors.New("enetc: operation needs the PF (a VF reaches only its station interface)")
+// port registers): a VF reaches only its station interface. It is
+// driver.ErrNeedsPF, so tools test for it without naming this driver.
+var ErrNotPF = driver.ErrNeedsPF
 
 // Port is one ENETC station interface with its rings: a driver.Port, plus
 // bring-up helpers (MDIO, register dump, ring state) for tools.

@@ -29,9 +29,10 @@ package main
 import (
 	"os"
 
-	_ "github.com/gopmd/gopmd/fec" // the FEC/ENET driver
-	_ "github.com/gopmd/gopmd/pci" // the pci, uio and platform schemes
-	_ "github.com/gopmd/gopmd/sim" // the sim scheme and its device models
+	_ "github.com/gopmd/gopmd/enetc" // the ENETC driver
+	_ "github.com/gopmd/gopmd/fec"   // the FEC/ENET driver
+	_ "github.com/gopmd/gopmd/pci"   // the pci, uio and platform schemes
+	_ "github.com/gopmd/gopmd/sim"   // the sim scheme and its device models
 )
 
 func main() {

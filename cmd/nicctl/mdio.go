@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
@@ -175,7 +174,7 @@ func mdioCmd(e *env, a []string, devadFlag int) (any, error) {
 
 // mdioHint says what to try when an MDIO access fails.
 func mdioHint(err error) string {
-	if errors.Is(err, enetc.ErrNotPF) {
+	if errors.Is(err, driver.ErrNeedsPF) {
 		return " (a VF has no MDIO: use the PF's spec)"
 	}
 	return " (check the PHY address with nicctl phy DEV, and the PHY's power and reset)"
