@@ -64,7 +64,7 @@ func TestMDIOErrors(t *testing.T) {
 		{exitUsage, []string{"mdio", "sim:enetc0", "write", "0", "0", "0x1140"}, []string{"--force"}},
 		{exitUsage, []string{"list", "--force"}, []string{"-force"}},
 		{exitFailed, []string{"mdio", "sim:fec0", "read", "0.1", "1"}, []string{"clause-45"}},
-		{exitFailed, []string{"mdio", "sim:enetc1?vf=1", "read", "0", "1"}, []string{"VF", "PF"}},
+		{exitFailed, []string{"mdio", "sim:enetc1?vf=1", "read", "0", "1"}, []string{"physical function", "use the PF's spec"}},
 		{exitFailed, []string{"--root", "testdata/ls1028a", "mdio", "0000:00:00.0", "read", "0", "1"}, []string{"offline tree"}},
 	} {
 		wantError(t, c.code, c.args, c.parts...)
