@@ -338,6 +338,7 @@ func TestProfilesMatchModel(t *testing.T) {
 			{"CLEAR_SETUP_MII", mp.ClearSetupMII, dp.has(qClearSetupMII)},
 			{"DBSWP (ENET-MAC)", mp.DBSWP, dp.has(qENETMAC)},
 			{"non-coherent", mp.NonCoherent, !dp.has(qCoherent)},
+			{"jumbo frames", mp.Jumbo, dp.has(qJumbo)},
 		} {
 			if c.model != c.drv {
 				t.Errorf("%s (%s): %s is %v in the model, %v in the driver", soc, dp.compatible, c.name, c.model, c.drv)
