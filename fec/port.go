@@ -249,7 +249,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			if !dma.CacheMaintenance {
 				what = "descriptor rings and (on 32-bit ARM, which cannot clean or invalidate caches from user space) packet buffers need"
 			}
-			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give: name a physical carve-out (dma-carveout=ADDR+SIZE, e.g. a mem= or reserved-memory range), or dma-coherent=1 if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
+			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give (huge pages do not help): reserve RAM below 4 GiB that the kernel does not manage, with a reserved-memory node with no-map or by booting with mem= below the RAM size, and name it with dma-carveout=ADDR+SIZE; nicctl info platform:NODE finds such a range or prints the lines to add. dma-coherent=1 only if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
 		}
 	}
 	if _, isPM := d.Mapper.(*dma.Pagemap); isPM {
