@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gopmd/gopmd/driver"
 )
@@ -142,5 +143,92 @@ func TestModelFlagsRunningReconfig(t *testing.T) {
 	m.Write32(ecr, m.Read32(ecr)^1<<5)
 	if n := m.Stats().RunningReconfig; n != 3 {
 		t.Fatalf("model flagged writes to a disabled MAC (%d)", n)
+	}
+}
+
+// TestSpeedChangesUnderTraffic renegotiates the PHY again and again while
+// a goroutine forwards at full rate and the link watcher (link-poll=1ms)
+// restarts the MAC behind it, with the model's DMA engine in its own
+// goroutine (run with -race). Every frame the model wrote into memory is
+// accounted for: forwarded onto the wire, sent by the model into a link
+// that was down, or counted by the driver; the driver never wrote speed or
+// duplex bits into a running MAC.
+func TestSpeedChangesUnderTraffic(t *testing.T) {
+	t.Parallel()
+	p, m := openSim(t, "soc=imx8mp&mode=engine&link-poll=1ms&rx-ring=64&tx-ring=64")
+	w := &capture{}
+	m.SetWire(w)
+	rxq, txq := p.RxQueue(0), p.TxQueue(0)
+	stop := make(chan struct{})
+	fwd := make(chan uint64)
+	go func() { // the application: forward whatever arrives
+		pkts := make([]*driver.Packet, 32)
+		var got uint64
+		for {
+			select {
+			case <-stop:
+				for idle := 0; idle < 10_000; idle++ { // what is still in the ring
+					if n := rxq.RxBurst(pkts); n > 0 {
+						got += uint64(n)
+						for sent := 0; sent < n; {
+							sent += txq.TxBurst(pkts[sent:n])
+						}
+						idle = 0
+					}
+				}
+				for i := 0; txq.Pending() > 0 && i < 1_000_000; i++ {
+					txq.Reclaim()
+				}
+				fwd <- got
+				return
+			default:
+			}
+			n := rxq.RxBurst(pkts)
+			got += uint64(n)
+			for sent := 0; sent < n; {
+				k := txq.TxBurst(pkts[sent:n])
+				if k == 0 {
+					txq.Reclaim()
+				}
+				sent += k
+			}
+		}
+	}()
+	speeds := []int{100, 10, 1000}
+	for i := 0; i < 3000; i++ {
+		if i%500 == 499 {
+			if err := m.SetLinkSpeed(speeds[(i/500)%len(speeds)]); err != nil {
+				t.Fatal(err)
+			}
+			// Traffic goes on while the watcher follows (a bound on polls).
+			for k := 0; p.Link().SpeedMbps != m.LinkSpeed(); k++ {
+				if k == 20_000 {
+					t.Fatalf("the watcher never followed the PHY to %d Mb/s", m.LinkSpeed())
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		for m.Port().RxRoom() == 0 {
+		}
+		m.Port().Receive(udpFrame(t, 128, -1, i))
+	}
+	close(stop)
+	got := <-fwd
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, ps := m.Stats(), p.Stats()
+	if st.RunningReconfig != 0 {
+		t.Fatalf("%d speed/duplex writes into a running MAC: %v", st.RunningReconfig, m.LastModelError())
+	}
+	if p.MACRestarts() < 6 {
+		t.Fatalf("%d MAC restarts for six speed changes", p.MACRestarts())
+	}
+	if got != st.RxFrames-st.RxErrors || got != ps.Rx.Packets {
+		t.Fatalf("model wrote %d frames (%d with errors), the application got %d (driver %d)", st.RxFrames, st.RxErrors, got, ps.Rx.Packets)
+	}
+	wire := uint64(len(w.take()))
+	if sum := wire + st.TxLinkDown + ps.Tx.TotalDrops(); sum != got {
+		t.Fatalf("forwarded %d; wire %d + sent into a down link %d + driver drops %v = %d", got, wire, st.TxLinkDown, ps.Tx.Drops, sum)
 	}
 }
