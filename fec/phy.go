@@ -133,14 +133,19 @@ func readDTPHY(node string) (dtPHY, error) {
 	return r, nil
 }
 
-// selectPHY sets phyAddr: phy= (already parsed), else the device tree,
-// else the one PHY that answers on the port's MDIO bus. It refuses a
+// selectPHY sets phyAddr: phy=N or none (already parsed), else the device
+// tree (not with phy=scan), else the one PHY that answers on the port's
+// MDIO bus. It refuses a
 // phy-handle on another MAC's bus and a bus where several PHYs answer.
 func (p *Port) selectPHY() error {
 	if p.phySet {
 		return nil // phy=N or phy=none
 	}
-	dt, err := readDTPHY(p.dev.OFNode)
+	node := p.dev.OFNode
+	if p.phyScan {
+		node = "" // phy=scan
+	}
+	dt, err := readDTPHY(node)
 	if err != nil {
 		return fmt.Errorf("fec %s: %w; give phy=N (the PHY's MDIO address) or phy=none (fixed link) to choose by hand", p.name, err)
 	}
@@ -151,8 +156,8 @@ func (p *Port) selectPHY() error {
 		}
 		own := filepath.Clean(p.dev.OFNode)
 		if dt.bus != "" && filepath.Clean(dt.bus) != own {
-			return fmt.Errorf("fec %s: the device tree's phy-handle points to %s (address %d) on the MDIO bus of %s, which this port's MDIO registers do not drive (a shared MDIO bus, as on i.MX6UL/7D boards): give phy=none to run it as a fixed link, or phy=%d if this port's own MDIO pins reach that PHY",
-				p.name, dt.node, dt.addr, dt.bus, dt.addr)
+			return fmt.Errorf("fec %s: the device tree's phy-handle points to %s (address %d) on the MDIO bus of %s, which this port's MDIO registers do not drive (a shared MDIO bus, as on i.MX6UL/7D boards): give phy=none to run it as a fixed link, or phy=scan (or phy=N) if this port's own MDIO pins reach a PHY of its own (QEMU 7.2 gives each ENET one)",
+				p.name, dt.node, dt.addr, dt.bus)
 		}
 		p.phyAddr = dt.addr
 		return nil

@@ -125,8 +125,19 @@ func TestPHYFromDeviceTree(t *testing.T) {
 	// ENET1's phy-handle points into ENET2's mdio node: its own MDIO
 	// registers do not reach that PHY.
 	_, err = newOnBus(t, 1, []int{2}, enet1, "")
-	if err == nil || !strings.Contains(err.Error(), "ethernet@20b4000") || !strings.Contains(err.Error(), "phy=none") {
+	if err == nil || !strings.Contains(err.Error(), "ethernet@20b4000") || !strings.Contains(err.Error(), "phy=none") || !strings.Contains(err.Error(), "phy=scan") {
 		t.Fatalf("phy-handle on another MAC's bus: %v", err)
+	}
+
+	// phy=scan: the port's own bus, the device tree ignored (QEMU 7.2
+	// gives ENET1 a PHY of its own although the board's tree puts it on
+	// ENET2's bus).
+	p, err = newOnBus(t, 0, nil, enet1, "?phy=scan")
+	if err != nil || p.PHYAddr() != 0 {
+		t.Fatalf("phy=scan: %v, %v", p, err)
+	}
+	if _, err = newOnBus(t, 0, []int{2}, enet1, "?phy=scan"); err == nil || !strings.Contains(err.Error(), "[0 2]") {
+		t.Fatalf("phy=scan on a bus with two PHYs: %v", err)
 	}
 
 	// phy=none: a fixed link, no MDIO scan.

@@ -20,9 +20,10 @@
 // (vm.compact_unevictable_allowed=0; New refuses otherwise).
 //
 // Spec options: bd=legacy|enhanced (descriptor format; default enhanced
-// where the part has it), phy=N|none (PHY address, or none for a fixed
-// link; default: the device tree's phy-handle, else the one PHY that
-// answers on the port's MDIO bus, refusing a bus where several do),
+// where the part has it), phy=N|none|scan (PHY address, none for a fixed
+// link, scan for the one PHY that answers on the port's own MDIO bus
+// whatever the device tree says; default: the device tree's phy-handle,
+// else scan; a bus where several PHYs answer is refused),
 // phy-mode=
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
@@ -171,7 +172,8 @@ type Port struct {
 
 	mdioMu  sync.Mutex
 	phyAddr int  // phyFixed (-1): no PHY answered, or phy=none / fixed-link
-	phySet  bool // phy= was given
+	phySet  bool // phy=N or phy=none was given
+	phyScan bool // phy=scan: the own bus's one PHY, the device tree ignored
 	linkMu  sync.Mutex
 	link    driver.Link
 	// macLink is the link the MAC's speed and duplex bits are programmed
@@ -353,12 +355,16 @@ func (p *Port) parseOptions(o map[string][]string) error {
 	}
 	if v, ok := get("phy"); ok {
 		n, err := strconv.Atoi(v)
-		if v == "none" {
-			n, err = phyFixed, nil
-		} else if err != nil || n < 0 || n > 31 {
-			return driver.BadOption("phy", v, "not a PHY address", "0 to 31, or none (fixed link: no PHY)")
+		switch {
+		case v == "scan":
+			p.phyScan = true // the port's own bus, whatever the device tree says
+		case v == "none":
+			p.phyAddr, p.phySet = phyFixed, true
+		case err != nil || n < 0 || n > 31:
+			return driver.BadOption("phy", v, "not a PHY address", "0 to 31, none (fixed link: no PHY) or scan (the one PHY on the port's own MDIO bus)")
+		default:
+			p.phyAddr, p.phySet = n, true
 		}
-		p.phyAddr, p.phySet = n, true
 	}
 	if v, ok := get("link-poll"); ok {
 		d, err := time.ParseDuration(v)

@@ -583,7 +583,7 @@ func TestBadOptions(t *testing.T) {
 	t.Parallel()
 	for spec, want := range map[string]string{
 		"sim:fec90?soc=imx8mp&bd=fancy":              `option bd="fancy": unknown descriptor format (accepted: legacy or enhanced)`,
-		"sim:fec91?soc=imx8mp&phy=40":                `option phy="40": not a PHY address (accepted: 0 to 31, or none`,
+		"sim:fec91?soc=imx8mp&phy=40":                `option phy="40": not a PHY address (accepted: 0 to 31, none`,
 		"sim:fec92?soc=imx8mp&mtu=20000":             "MTU 20000 out of range",
 		"sim:fec93?soc=imx8mp&mac=02:00:00:00:00:09": "option mac: unknown option",
 		"sim:fec94?vf=1":                             "option vf: unknown option",
