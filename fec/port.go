@@ -895,12 +895,17 @@ func (p *Port) SetMTU(mtu int) error {
 	if p.closed {
 		return p.errClosed()
 	}
-	was := p.cutThrough()
+	was, oldMTU := p.cutThrough(), p.mtu
 	if err := p.setMTU(mtu); err != nil {
 		return err
 	}
 	if p.started && p.cutThrough() != was {
-		return p.restartMAC(p.macLink) // TFWR changes only with the MAC disabled
+		// TFWR changes only with the MAC disabled.
+		if err := p.restartMAC(p.macLink); err != nil {
+			_ = p.setMTU(oldMTU) // the MAC kept its FIFO mode: keep the MTU it fits
+			return err
+		}
+		return nil
 	}
 	if p.started {
 		p.regs.Write32(regRCR, p.rcr())

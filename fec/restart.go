@@ -45,6 +45,18 @@ func (p *Port) restartMAC(l driver.Link) error {
 	}
 	r.Write32(regEIR, eir_GRA)
 	r.Write32(regECR, p.ecr()&^ecr_ETHEREN)
+	for busy := true; busy && time.Now().Before(deadline); { // the DMA finishes what it started (as Stop waits)
+		busy = false
+		for i := range p.rx {
+			busy = busy || r.Read32(regRDARn[i])&dar_ACTIVE != 0
+		}
+		for i := range p.tx {
+			busy = busy || r.Read32(regTDARn[i])&dar_ACTIVE != 0
+		}
+		if busy {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
 	for _, q := range p.rx {
 		rebaseRx(q)
 	}
