@@ -238,6 +238,25 @@ func TestRigFEC(t *testing.T) {
 	if phy.ID != 0x0007c0d1 { // QEMU's LAN9118-style PHY
 		t.Errorf("PHY ID %#08x, want 0x0007c0d1", phy.ID)
 	}
+	// The board's device tree, read through of_node: ENET1's phy-handle
+	// names a PHY on ENET2's MDIO bus, which ENET1 cannot reach, so without
+	// phy=scan it is refused naming the way out; ENET2's phy-handle names
+	// address 1 on its own bus, taken without a scan (docs/hardware-fec.md §5.5).
+	dtSpec := strings.Replace(spec, "&phy=scan", "", 1)
+	if code, _, errOut := nicctl(t, "phy", dtSpec); code == 0 || !strings.Contains(errOut, "phy-handle") || !strings.Contains(errOut, "phy=scan") {
+		t.Errorf("phy %s (phy-handle on the other ENET's bus): exit %d, %q", dtSpec, code, errOut)
+	}
+	if _, dev2, ok := strings.Cut(conf["DEVS"], ","); ok {
+		spec2 := "platform:" + dev2 + "?unsafe-noiommu=1&dma-carveout=" + carve + "+16M"
+		var phy2 phyResult
+		if err := json.Unmarshal([]byte(mustRun(t, "phy", spec2, "--json")), &phy2); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("phy %s: address %d from the device tree", dev2, phy2.PHY)
+		if phy2.PHY != 1 {
+			t.Errorf("phy %s: address %d, want 1 (its phy-handle's reg)", dev2, phy2.PHY)
+		}
+	}
 	t.Log(strings.TrimSpace(mustRun(t, "link", spec)))
 	var pg pktgenResult
 	if err := json.Unmarshal([]byte(mustRun(t, "pktgen", spec, "--count", "16", "--json")), &pg); err != nil {
