@@ -102,7 +102,10 @@ func (p *Port) OnLinkChange(fn func(driver.LinkEvent)) (cancel func()) {
 // UpdateLink reads the PHY over MDIO and resolves speed and duplex from
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
 // is reported up at the part's top speed, full duplex (fixed link). On a
-// started port a change is applied to the MAC at once. The link watcher
+// started port a change restarts the MAC gracefully (§5.6: bursts
+// return 0 meanwhile, no frame is dropped; if a burst does not leave
+// within Config.StopTimeout the MAC keeps its old bits and the next call
+// tries again; MACRestarts counts the restarts). The link watcher
 // (option link-poll=) calls it once a second; call it directly to see a
 // change sooner.
 func (p *Port) UpdateLink() driver.Link {
