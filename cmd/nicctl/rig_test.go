@@ -230,6 +230,21 @@ func TestRigFEC(t *testing.T) {
 	if info.Driver != "fec" || info.Backend != "devmem" || info.MAC == "" || info.DMACoherent == nil || *info.DMACoherent {
 		t.Errorf("info: %+v", info)
 	}
+	// The rig boots with mem= and leaves the top of RAM to the carve-out:
+	// the DMA memory check must find exactly that range, from the kernel's
+	// own /proc/iomem, /proc/cmdline and device tree.
+	if dm := info.DMAMemory; dm == nil || dm.Missing != "" {
+		t.Errorf("info: DMA memory check %+v, want the rig's carve-out found", dm)
+	} else {
+		t.Logf("info: DMA memory %+v", *dm)
+		found := false
+		for _, c := range dm.Carveouts {
+			found = found || c.Unusable == "" && fmt.Sprintf("%#x", c.Addr) == carve && strings.HasPrefix(c.Source, "RAM past mem=")
+		}
+		if !found {
+			t.Errorf("info: carve-outs %+v, want one at %s past mem=", dm.Carveouts, carve)
+		}
+	}
 	var phy phyResult
 	if err := json.Unmarshal([]byte(mustRun(t, "phy", spec, "--json")), &phy); err != nil {
 		t.Fatal(err)
