@@ -20,7 +20,10 @@
 // (vm.compact_unevictable_allowed=0; New refuses otherwise).
 //
 // Spec options: bd=legacy|enhanced (descriptor format; default enhanced
-// where the part has it), phy=N (PHY address; default: scan), phy-mode=
+// where the part has it), phy=N|none|scan (PHY address, none for a fixed
+// link, scan for the one PHY that answers on the port's own MDIO bus
+// whatever the device tree says; default: the device tree's phy-handle,
+// else scan; a bus where several PHYs answer is refused), phy-mode=
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;

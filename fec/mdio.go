@@ -75,26 +75,8 @@ func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
 }
 
 // PHYAddr is the MDIO address of the port's PHY, or -1 when the port runs
-// as a fixed link (no PHY answered, or phy=none).
+// as a fixed link (no PHY answered, phy=none, or a fixed-link node).
 func (p *Port) PHYAddr() int { return p.phyAddr }
-
-// findPHY takes the phy= address, else the first address whose ID
-// registers answer (neither all ones nor zero).
-func (p *Port) findPHY() {
-	if p.phyAddr >= 0 {
-		return
-	}
-	for a := 0; a < 32; a++ {
-		id1, err := p.MDIORead(a, mii.PHYID1)
-		if err != nil {
-			return // no MDIO at all: link is assumed up
-		}
-		if id1 != 0xFFFF && id1 != 0 {
-			p.phyAddr = a
-			return
-		}
-	}
-}
 
 // Link is the last link state read from the PHY (UpdateLink reads it);
 // the zero Link (down) once the port is closed.
@@ -120,7 +102,10 @@ func (p *Port) OnLinkChange(fn func(driver.LinkEvent)) (cancel func()) {
 // UpdateLink reads the PHY over MDIO and resolves speed and duplex from
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
 // is reported up at the part's top speed, full duplex (fixed link). On a
-// started port a change is applied to the MAC at once. The link watcher
+// started port a change restarts the MAC gracefully (§5.6: bursts
+// return 0 meanwhile, no frame is dropped; if a burst does not leave
+// within Config.StopTimeout the MAC keeps its old bits and the next call
+// tries again; MACRestarts counts the restarts). The link watcher
 // (option link-poll=) calls it once a second; call it directly to see a
 // change sooner.
 func (p *Port) UpdateLink() driver.Link {
@@ -208,27 +193,11 @@ func (p *Port) updateLinkLocked() driver.Link {
 	} else {
 		p.gate.Close(gate.LinkDown)
 	}
-	if p.started && l != old {
-		p.applyLink(l)
+	if p.started && l != p.macLink {
+		// Not done (a burst would not leave): the next poll tries again.
+		_ = p.restartMAC(l)
 	}
 	return l
-}
-
-// applyLink makes the MAC's speed and duplex match the PHY's (§5.4):
-// ECR.SPEED, RCR.RMII_10T/DRT, TCR.FDEN. Frames pass only when they agree.
-func (p *Port) applyLink(l driver.Link) {
-	r := p.regs
-	ecr := r.Read32(regECR) &^ ecr_SPEED
-	if p.prof.has(qGBIT) && l.Up && l.SpeedMbps == 1000 {
-		ecr |= ecr_SPEED
-	}
-	r.Write32(regECR, ecr)
-	r.Write32(regRCR, p.rcr())
-	tcr := r.Read32(regTCR) &^ tcr_FDEN
-	if !l.Up || l.FullDuplex {
-		tcr |= tcr_FDEN
-	}
-	r.Write32(regTCR, tcr)
 }
 
 // readPHYLink reads link, speed and duplex from the PHY's clause-22

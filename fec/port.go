@@ -64,9 +64,16 @@ const (
 	vlanLen    = 4
 	shiftLen   = 2     // RACC.SHIFT16 pad
 	maxFLLimit = 16383 // RCR.MAX_FL is 14 bits
-	maxRxSegs  = 16    // BDs one received frame may span
-	maxTxSegs  = 16    // BDs one transmitted frame may span
-	mdcHz      = 2_500_000
+	// storeFwdMax is the longest frame sent store-and-forward (§2.8, §4.1):
+	// Linux's PKT_MAXBUF_SIZE, round_down(2048 - 64, 64). Longer frames
+	// (jumbo parts only) are sent cut-through.
+	storeFwdMax = 1984
+	// tfwrCutThrough is TFWR for cut-through: STRFWD clear, transmission
+	// starts at watermark 0xF (Linux's value for jumbo MTUs).
+	tfwrCutThrough = 0xF
+	maxRxSegs      = 16 // BDs one received frame may span
+	maxTxSegs      = 16 // BDs one transmitted frame may span
+	mdcHz          = 2_500_000
 	// ipgHzBound is the fastest ENET register clock assumed when
 	// deriving the MDC divider: user space does not know the real clock,
 	// and a slower MDC than needed is always safe.
@@ -124,10 +131,16 @@ type Port struct {
 	// itself and would "send" into nothing).
 	gate gate.Gate
 
-	mdioMu    sync.Mutex
-	phyAddr   int // -1: no PHY answered
-	linkMu    sync.Mutex
-	link      driver.Link
+	mdioMu  sync.Mutex
+	phyAddr int  // phyFixed (-1): no PHY answered, or phy=none / fixed-link
+	phySet  bool // phy=N or phy=none was given
+	phyScan bool // phy=scan: the own bus's one PHY, the device tree ignored
+	linkMu  sync.Mutex
+	link    driver.Link
+	// macLink is the link the MAC's speed and duplex bits are programmed
+	// for (ctl held); restartMAC brings it in line with link.
+	macLink   driver.Link
+	restarts  atomic.Uint64     // restartMAC runs
 	linkEv    driver.LinkEvents // OnLinkChange's subscribers; flushed after ctl is released
 	linkPoll  time.Duration
 	watchStop chan struct{} // closed to end the watcher (link, ERR006358 stalls)
@@ -199,7 +212,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			if !dma.CacheMaintenance {
 				what = "descriptor rings and (on 32-bit ARM, which cannot clean or invalidate caches from user space) packet buffers need"
 			}
-			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give: name a physical carve-out (dma-carveout=ADDR+SIZE, e.g. a mem= or reserved-memory range), or dma-coherent=1 if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
+			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give (huge pages do not help): reserve RAM below 4 GiB that the kernel does not manage, with a reserved-memory node with no-map or by booting with mem= below the RAM size, and name it with dma-carveout=ADDR+SIZE; nicctl info platform:NODE finds such a range or prints the lines to add. dma-coherent=1 only if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
 		}
 	}
 	if _, isPM := d.Mapper.(*dma.Pagemap); isPM {
@@ -216,7 +229,10 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		p.freeMemory()
 		return nil, err
 	}
-	p.findPHY()
+	if err := p.selectPHY(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -300,10 +316,16 @@ func (p *Port) parseOptions(o map[string][]string) error {
 	}
 	if v, ok := get("phy"); ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 31 {
-			return driver.BadOption("phy", v, "not a PHY address", "0 to 31")
+		switch {
+		case v == "scan":
+			p.phyScan = true // the port's own bus, whatever the device tree says
+		case v == "none":
+			p.phyAddr, p.phySet = phyFixed, true
+		case err != nil || n < 0 || n > 31:
+			return driver.BadOption("phy", v, "not a PHY address", "0 to 31, none (fixed link: no PHY) or scan (the one PHY on the port's own MDIO bus)")
+		default:
+			p.phyAddr, p.phySet = n, true
 		}
-		p.phyAddr = n
 	}
 	if v, ok := get("link-poll"); ok {
 		d, err := time.ParseDuration(v)
@@ -513,7 +535,7 @@ func (p *Port) rcr() uint32 {
 	case "rmii":
 		v |= rcr_RMII_MODE
 	}
-	l := p.Link()
+	l := p.macLink // what the MAC is (being) programmed for
 	if l.Up && l.SpeedMbps == 10 {
 		v |= rcr_RMII_10T
 	}
@@ -524,6 +546,31 @@ func (p *Port) rcr() uint32 {
 		v |= rcr_PROM
 	}
 	return v
+}
+
+// tcr is the transmit control value for the programmed link (§5.1 step 6):
+// full duplex unless the PHY resolved half; GTS clear.
+func (p *Port) tcr() uint32 {
+	if l := p.macLink; !l.Up || l.FullDuplex {
+		return tcr_FDEN
+	}
+	return 0
+}
+
+// ecr is the enabled ECR for the programmed link: ETHEREN, DBSWP on
+// ENET-MAC parts, EN1588 with enhanced descriptors, SPEED at 1000 Mb/s.
+func (p *Port) ecr() uint32 {
+	ecr := uint32(ecr_ETHEREN)
+	if p.prof.has(qENETMAC) {
+		ecr |= ecr_DBSWP // little-endian descriptors on ENET-MAC parts
+	}
+	if p.enhanced {
+		ecr |= ecr_EN1588 // 32-byte descriptors
+	}
+	if l := p.macLink; p.prof.has(qGBIT) && l.Up && l.SpeedMbps == 1000 {
+		ecr |= ecr_SPEED
+	}
+	return ecr
 }
 
 // Start programs the rings and the MAC and enables it (§5.3 steps 5-7):
@@ -575,28 +622,15 @@ func (p *Port) Start() error {
 		r.Write32(regFTRL, uint32(p.maxFL))
 	}
 	r.Write32(regTACC, 0) // TX data starts at the BD address; no checksum insertion
+	p.macLink = link
 	if p.prof.has(qENETMAC) {
-		r.Write32(regTFWR, tfwr_STRFWD) // store and forward: no underruns
+		r.Write32(regTFWR, p.tfwr())
 	}
 	r.Write32(regRCR, p.rcr())
-	tcr := uint32(0)
-	if !link.Up || link.FullDuplex {
-		tcr = tcr_FDEN
-	}
-	r.Write32(regTCR, tcr)
+	r.Write32(regTCR, p.tcr())
 	r.Write32(regOPD, 0xFFF0) // pause duration, should pause ever be enabled
 	r.Write32(regMIBC, 0)     // counters on
-	ecr := uint32(ecr_ETHEREN)
-	if p.prof.has(qENETMAC) {
-		ecr |= ecr_DBSWP // little-endian descriptors on ENET-MAC parts
-	}
-	if p.enhanced {
-		ecr |= ecr_EN1588 // 32-byte descriptors
-	}
-	if p.prof.has(qGBIT) && link.Up && link.SpeedMbps == 1000 {
-		ecr |= ecr_SPEED
-	}
-	r.Write32(regECR, ecr)
+	r.Write32(regECR, p.ecr())
 	p.gate.Open(gate.Stopped) // bursts may run from here on
 	for _, q := range p.rx {
 		q.refill() // posts every buffer and writes RDAR once
@@ -743,9 +777,13 @@ func (p *Port) Info() driver.PortInfo {
 		MAC: p.MAC(), RxQueues: len(p.rx), TxQueues: len(p.tx),
 		MaxRxQueues: p.prof.maxQueues(), MaxTxQueues: p.prof.maxQueues(),
 		RxRingSize: p.cfg.RxRingSize, TxRingSize: p.cfg.TxRingSize,
-		MTU: p.mtu, MaxMTU: maxFLLimit - ethHdr - vlanLen - fcsLen - p.shift, Caps: caps,
+		MTU: p.mtu, MaxMTU: p.maxMTU(), Caps: caps,
 	}
 }
+
+// MACRestarts counts the times a running MAC was stopped gracefully and
+// reprogrammed (a new link speed or duplex, a TX FIFO mode change).
+func (p *Port) MACRestarts() uint64 { return p.restarts.Load() }
 
 // MAC is the port's address; nil once the port is closed.
 func (p *Port) MAC() net.HardwareAddr {
@@ -784,10 +822,21 @@ func (p *Port) SetPromiscuous(on bool) error {
 	return p.regs.Err()
 }
 
+// maxMTU is the largest MTU the part takes (§4.1): its longest frame
+// less Ethernet header, one VLAN tag and FCS, and RCR.MAX_FL's 14 bits
+// less the SHIFT16 pad too.
+func (p *Port) maxMTU() int {
+	return min(p.prof.maxFrame()-ethHdr-vlanLen-fcsLen, maxFLLimit-ethHdr-vlanLen-fcsLen-p.shift)
+}
+
 func (p *Port) setMTU(mtu int) error {
 	fl := mtu + ethHdr + vlanLen + fcsLen + p.shift // QEMU compares MAX_FL with the shifted length
-	if mtu < 68 || fl > maxFLLimit {
-		return fmt.Errorf("fec: MTU %d out of range: 68..%d (RCR.MAX_FL is 14 bits)", mtu, maxFLLimit-ethHdr-vlanLen-fcsLen-p.shift)
+	if mtu < 68 || mtu > p.maxMTU() {
+		why := "RCR.MAX_FL is 14 bits"
+		if !p.prof.has(qJumbo) {
+			why = fmt.Sprintf("%s sends frames of at most %d bytes store-and-forward and takes no jumbo frames; only the i.MX8QM/QXP ENET (fsl,imx8qm-fec) does", p.prof.compatible, storeFwdMax)
+		}
+		return fmt.Errorf("fec: MTU %d out of range for %s: 68..%d (%s)", mtu, p.prof.compatible, p.maxMTU(), why)
 	}
 	if fl > p.mrbr*maxRxSegs {
 		return fmt.Errorf("fec: MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
@@ -797,15 +846,27 @@ func (p *Port) setMTU(mtu int) error {
 }
 
 // SetMTU sets the largest L3 payload (RCR.MAX_FL, FTRL). Frames longer than
-// one buffer span several descriptors.
+// one buffer span several descriptors. Beyond Info().MaxMTU, the part's
+// limit, it is an error naming the part; on a running jumbo part, an MTU
+// that moves the TX FIFO between store-and-forward and cut-through
+// restarts the MAC gracefully (restartMAC).
 func (p *Port) SetMTU(mtu int) error {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
 		return p.errClosed()
 	}
+	was, oldMTU := p.cutThrough(), p.mtu
 	if err := p.setMTU(mtu); err != nil {
 		return err
+	}
+	if p.started && p.cutThrough() != was {
+		// TFWR changes only with the MAC disabled.
+		if err := p.restartMAC(p.macLink); err != nil {
+			_ = p.setMTU(oldMTU) // the MAC kept its FIFO mode: keep the MTU it fits
+			return err
+		}
+		return nil
 	}
 	if p.started {
 		p.regs.Write32(regRCR, p.rcr())

@@ -16,6 +16,7 @@ const (
 	qNoHardReset                      // do not pulse ECR.RESET (i.MX28)
 	qMultiQueues                      // reset with ECR=0 instead of ECR.RESET; 64-byte RX buffer alignment
 	qCoherent                         // DMA snoops the CPU caches (no i.MX part is known to)
+	qJumbo                            // takes frames past 1984 bytes, sent cut-through (Linux FEC_QUIRK_JUMBO_FRAME)
 )
 
 // profile is the quirk set of one compatible string.
@@ -54,6 +55,16 @@ func (p *profile) txAlign() uint64 {
 	return 15
 }
 
+// maxFrame is the longest frame (headers, one VLAN tag and FCS) the part
+// sends (§4.1): 1984 bytes (Linux PKT_MAXBUF_SIZE) everywhere but the
+// jumbo parts, whose limit is RCR.MAX_FL's 14 bits.
+func (p *profile) maxFrame() int {
+	if p.has(qJumbo) {
+		return maxFLLimit
+	}
+	return storeFwdMax
+}
+
 const (
 	qImx6 = qENETMAC | qGBIT | qBufDescEx | qRACC | qClearSetupMII
 	qImx8 = qImx6 | qAVB | qMultiQueues | qERR007885
@@ -75,7 +86,7 @@ var profiles = []profile{
 	{"fsl,imx8mn-fec", qImx8, "rgmii"},
 	{"fsl,imx8mp-fec", qImx8, "rgmii"},
 	{"fsl,imx93-fec", qImx8, "rgmii"},
-	{"fsl,imx8qm-fec", qImx8, "rgmii"},
+	{"fsl,imx8qm-fec", qImx8 | qJumbo, "rgmii"},
 	{"fsl,imx8ulp-fec", qImx6 | qERR007885, "rmii"},
 	{"fsl,mvf600-fec", qENETMAC | qRACC, "rmii"},
 	{"fsl,s32v234-fec", qENETMAC | qGBIT | qBufDescEx | qAVB | qERR007885, "rgmii"},

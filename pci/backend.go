@@ -141,6 +141,7 @@ func (s Sys) openUIODevice(name string, spec driver.Spec, cfg driver.Config) (*d
 		if pd, err := s.Platform(u.Info.Parent); err == nil {
 			d.Compatible = pd.Compatible
 			d.NonCoherent = !pd.DMACoherent
+			d.OFNode = pd.OFNode
 		}
 	}
 	d.Release = rel.run
@@ -194,6 +195,7 @@ func (s Sys) OpenPlatform(spec driver.Spec, cfg driver.Config) (*driver.Device, 
 	d.Bus = "platform"
 	d.Compatible = pd.Compatible
 	d.NonCoherent = !pd.DMACoherent
+	d.OFNode = pd.OFNode
 	return d, nil
 }
 

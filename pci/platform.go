@@ -33,6 +33,9 @@ type PlatformDevice struct {
 	// DMACoherent is true when the node has the dma-coherent property;
 	// otherwise the device's DMA does not snoop CPU caches.
 	DMACoherent bool
+	// OFNode is the device-tree node's directory (of_node resolved), ""
+	// for a device not from the device tree.
+	OFNode string
 }
 
 // Platform reads a platform device's sysfs entry and device-tree node.
@@ -69,6 +72,7 @@ func (s Sys) Platform(name string) (*PlatformDevice, error) {
 	if err != nil {
 		return d, nil // not from the device tree (ACPI, board code)
 	}
+	d.OFNode = node
 	if b, err := os.ReadFile(node + "/compatible"); err == nil {
 		for _, c := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
 			if c != "" {

@@ -12,9 +12,11 @@ import (
 // fecOptions are the spec options of sim:fecN: soc=NAME (default
 // model.DefaultSoC, imx8mp), mode=sync|engine, mmio-cost=DURATION,
 // link=down, speed=10|100|1000 (the speed the PHY resolves; default the
-// part's top speed). The descriptor format is not an option: the driver
+// part's top speed), phy-addr=N (the PHY's MDIO address, default 0),
+// shared-phy=N[,N...] (further PHYs answering on the same MDIO bus, as
+// another ENET's PHY does on a shared bus). The descriptor format is not an option: the driver
 // selects it with ECR.EN1588, as on silicon.
-var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed"}
+var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed", "phy-addr", "shared-phy"}
 
 var fecModels = newRegistry[model.Device]("fec")
 
@@ -61,6 +63,25 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		speed = n
 	}
 
+	phyAddr := 0
+	if v := o.Get("phy-addr"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 31 {
+			return nil, bad("phy-addr", "not an MDIO address", "0 to 31")
+		}
+		phyAddr = n
+	}
+	var shared []int
+	if v := o.Get("shared-phy"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 0 || n > 31 || n == phyAddr {
+				return nil, bad("shared-phy", "not an MDIO address other than the port's PHY's", "addresses 0 to 31 separated by commas")
+			}
+			shared = append(shared, n)
+		}
+	}
+
 	if err := fecModels.reserve(name); err != nil {
 		return nil, err
 	}
@@ -68,7 +89,8 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 
 	iommu := sharedIOMMU(prof.NonCoherent)
 	dev, err := model.New(model.Config{Name: name, SoC: prof.Name, MAC: fecMAC(name), IOMMU: iommu,
-		Engine: engine, MMIOCost: cost, LinkDown: linkDown, LinkSpeed: speed})
+		Engine: engine, MMIOCost: cost, LinkDown: linkDown, LinkSpeed: speed,
+		PHYAddr: phyAddr, SharedPHYs: shared})
 	if err != nil {
 		unreserve()
 		return nil, err

@@ -82,7 +82,14 @@ func TestFECOpenOptions(t *testing.T) {
 			}
 		}},
 		{spec: "sim:fec1?mmio-cost=50ns&mode=sync"},
-		{spec: "sim:fec1?soc=imx99", errWant: "imx6q, imx6sx, imx6ul, imx7d, imx8mp, imx8mq, imx93"},
+		{spec: "sim:fec1?soc=imx99", errWant: "imx6q, imx6sx, imx6ul, imx7d, imx8mp, imx8mq, imx8qm, imx93"},
+		{spec: "sim:fec1?phy-addr=3&shared-phy=1,2", check: func(t *testing.T, d *driver.Device, m *model.Device) {
+			if m.PHYAddr() != 3 {
+				t.Fatalf("phy-addr=3: PHY at %d", m.PHYAddr())
+			}
+		}},
+		{spec: "sim:fec1?phy-addr=40", errWant: "not an MDIO address"},
+		{spec: "sim:fec1?shared-phy=0", errWant: "other than the port's PHY's"},
 		{spec: "sim:fec1?mode=fast", errWant: "or engine (a DMA-engine goroutine)"},
 		{spec: "sim:fec1?mmio-cost=fast", errWant: "mmio-cost"},
 		{spec: "sim:fec1?link=sideways", errWant: "up or down"},

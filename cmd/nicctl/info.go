@@ -70,8 +70,12 @@ type infoResult struct {
 	TxRingSize  int       `json:"tx_ring_size,omitempty"`
 	MTU         int       `json:"mtu,omitempty"`
 	MaxMTU      int       `json:"max_mtu,omitempty"`
-	// Hugepages is the host's 2 MiB page pool (hardware devices only).
+	// Hugepages is the host's 2 MiB page pool (hardware devices only; not
+	// for a non-coherent FEC, whose driver takes no huge pages).
 	Hugepages *hugepageInfo `json:"hugepages,omitempty"`
+	// DMAMemory is what a non-coherent FEC needs for its DMA memory and
+	// what carve-outs the board has (dmacheck.go).
+	DMAMemory *dmaCheck `json:"dma_memory,omitempty"`
 	// NotOpened says why the port was not opened (sysfs facts only).
 	NotOpened string `json:"not_opened,omitempty"`
 }
@@ -127,6 +131,9 @@ func (r *infoResult) text(w io.Writer) {
 		} else {
 			p("hugepages", "%d free of %d (%d kB each)", h.Free, h.Total, h.SizeKB)
 		}
+	}
+	if r.DMAMemory != nil {
+		r.DMAMemory.text(p)
 	}
 	if r.NotOpened != "" {
 		p("port", "not opened: %s", r.NotOpened)
@@ -207,6 +214,7 @@ func infoCmd(e *env, dev string) (any, error) {
 		}
 		r.Bus, r.Compatible, r.KernelDriver, r.IOMMUGroup = "platform", pd.Compatible, pd.Driver, pd.IOMMUGroup
 		r.DMACoherent = boolp(pd.DMACoherent)
+		r.DMAMemory = checkDMAMemory(e, pd)
 		for i, g := range pd.Reg {
 			r.Regions = append(r.Regions, region{Name: fmt.Sprintf("reg%d", i), Addr: g.Addr, Size: g.Size, Kind: "mem"})
 		}
@@ -229,7 +237,7 @@ func infoCmd(e *env, dev string) (any, error) {
 	case "sim":
 		r.Bus = "sim"
 	}
-	if sp.Scheme != "sim" {
+	if sp.Scheme != "sim" && r.DMAMemory == nil {
 		r.Hugepages = readHugepages(e)
 	}
 	if sp.Scheme != "sim" && e.sys.Root != "" && e.sys.Root != "/" {

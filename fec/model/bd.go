@@ -56,6 +56,7 @@ const (
 	txbd_PINS = 1 << 28
 	txbd_IINS = 1 << 27
 	txbd_TXE  = 1 << 15
+	txbd_UE   = 1 << 13
 	txbd_FE   = 1 << 11
 
 	txbd_ESC_ERR_MASK = 0xBF00 // TXE, UE, EE, FE, LCE, OE, TSE

@@ -30,6 +30,10 @@ type Config struct {
 	MMIOCost time.Duration
 	// PHYAddr is the MDIO address of the simulated PHY (0..31).
 	PHYAddr int
+	// SharedPHYs are the addresses of further PHYs on this MAC's MDIO bus:
+	// another MAC's PHYs on a shared bus (i.MX6UL/7D boards). They answer
+	// management frames like the port's own PHY but carry no link for it.
+	SharedPHYs []int
 	// LinkSpeed is the speed the PHY resolves in Mb/s (10, 100, 1000); 0
 	// means 1000 on gigabit parts, else 100.
 	LinkSpeed int
@@ -75,6 +79,7 @@ type Device struct {
 	stage []byte
 
 	phy       phy
+	others    []*phy // Config.SharedPHYs
 	link      atomic.Bool
 	mdioTime  time.Duration
 	mdioFrame atomic.Uint32
@@ -116,6 +121,16 @@ func New(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	var others []*phy
+	for _, a := range cfg.SharedPHYs {
+		if a < 0 || a > 31 || a == cfg.PHYAddr {
+			return nil, fmt.Errorf("fec model %s: shared PHY address %d outside 0..31 or the port's own PHY's (%d)", name, a, cfg.PHYAddr)
+		}
+		o := &phy{}
+		o.init(a, speed, prof.Gigabit)
+		o.setLink(true)
+		others = append(others, o)
+	}
 	d := &Device{
 		name:     name,
 		prof:     prof,
@@ -128,6 +143,7 @@ func New(cfg Config) (*Device, error) {
 		nrings:   prof.rings(),
 		stage:    make([]byte, rxMaxFrame+8),
 		srcBuf:   make([]byte, rxMaxFrame),
+		others:   others,
 	}
 	if d.iommu == nil {
 		d.iommu = dma.NewSimIOMMU(prof.NonCoherent)
@@ -199,6 +215,13 @@ func (d *Device) modelError(format string, args ...any) {
 	d.errMu.Lock()
 	d.lastErr = err
 	d.errMu.Unlock()
+}
+
+// runningReconfig records a speed or duplex change made to a running MAC
+// (Stats.RunningReconfig, a model error).
+func (d *Device) runningReconfig(what string) {
+	d.st.runningReconfig.Add(1)
+	d.modelError("%s", what)
 }
 
 func (d *Device) badAccess(off uint32, width int) {
@@ -315,6 +338,12 @@ func (d *Device) Write32(off uint32, v uint32) {
 		d.tcrWrite(v)
 	case off == regRDSR || off == regRDSR1 || off == regRDSR2 || off == regTDSR || off == regTDSR1 || off == regTDSR2:
 		d.ringBaseWrite(off, v&def.mask)
+	case off == regRCR:
+		old := w.Load()
+		if d.reg(regECR)&ecr_ETHEREN != 0 && d.reg(regTCR)&tcr_GTS == 0 && (old^v)&def.mask&(rcr_RMII_10T|rcr_DRT) != 0 {
+			d.runningReconfig("RCR.RMII_10T or RCR.DRT changed while the MAC runs (ETHEREN set, no graceful stop)")
+		}
+		w.Store(old&^def.mask | v&def.mask)
 	case off >= regMIBFirst && off <= regMIBLast:
 		// Counters are writable only while MIBC.MIB_DIS holds them.
 		if d.reg(regMIBC)&mibc_MIB_DIS != 0 {
@@ -423,6 +452,9 @@ func (d *Device) ecrWrite(v uint32) {
 	}
 	d.lockAll()
 	old := d.reg(regECR)
+	if old&v&ecr_ETHEREN != 0 && (old^v)&mask&ecr_SPEED != 0 && d.reg(regTCR)&tcr_GTS == 0 {
+		d.runningReconfig("ECR.SPEED changed while the MAC runs (ETHEREN set, no graceful stop)")
+	}
 	d.regs[regECR/4].Store(v & mask)
 	if old&ecr_ETHEREN != 0 && v&ecr_ETHEREN == 0 || old&ecr_ETHEREN == 0 && v&ecr_ETHEREN != 0 {
 		// Clearing ETHEREN stops DMA and rewinds the descriptor pointers
@@ -491,6 +523,9 @@ func (d *Device) tcrWrite(v uint32) {
 		d.txMu.Lock()
 	}
 	old := d.reg(regTCR)
+	if d.reg(regECR)&ecr_ETHEREN != 0 && (old^v)&def.mask&tcr_FDEN != 0 {
+		d.runningReconfig("TCR.FDEN changed while ECR.ETHEREN is set; the reference allows it only with the MAC disabled")
+	}
 	d.regs[regTCR/4].Store(old&^def.mask | v&def.mask)
 	if v&tcr_GTS != 0 {
 		d.setEIR(eir_GRA)

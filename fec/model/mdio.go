@@ -174,13 +174,13 @@ func (d *Device) mdioExec(v uint32) {
 	switch {
 	case st == 1 && ta == 2 && op == 2: // clause-22 read
 		val := uint16(0xFFFF) // nobody drives the bus
-		if pa == d.phy.addr {
-			val = d.phy.read(ra)
+		if ph := d.phyAt(pa); ph != nil {
+			val = ph.read(ra)
 		}
 		res = v&^0xFFFF | uint32(val)
 	case st == 1 && ta == 2 && op == 1: // clause-22 write
-		if pa == d.phy.addr {
-			d.phy.write(ra, uint16(v))
+		if ph := d.phyAt(pa); ph != nil {
+			ph.write(ra, uint16(v))
 		}
 	case st == 0 && d.prof.MDIOC45 && (op == 2 || op == 3):
 		res = v | 0xFFFF // no clause-45 device answers
@@ -191,6 +191,19 @@ func (d *Device) mdioExec(v uint32) {
 	}
 	d.regs[regMMFR/4].Store(res)
 	d.setEIR(eir_MII)
+}
+
+// phyAt is the PHY answering at MDIO address a, nil for none.
+func (d *Device) phyAt(a int) *phy {
+	if a == d.phy.addr {
+		return &d.phy
+	}
+	for _, o := range d.others {
+		if o.addr == a {
+			return o
+		}
+	}
+	return nil
 }
 
 // PHYAddr is the simulated PHY's MDIO address.

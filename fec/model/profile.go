@@ -45,7 +45,20 @@ type Profile struct {
 	// profile: docs/hardware-fec.md §4.7 finds no i.MX FEC declared dma-coherent and
 	// takes them all as non-coherent (the driver's quirk table agrees).
 	NonCoherent bool
+	// Jumbo: the part takes frames longer than its TX FIFO, which it must
+	// then send cut-through (TFWR.STRFWD clear); Linux FEC_QUIRK_JUMBO_FRAME,
+	// the i.MX8QM/QXP only (docs/hardware-fec.md §2.8, §4.1).
+	Jumbo bool
+	// TxFIFO is the TX FIFO's size in bytes: the longest frame (FCS
+	// included) the MAC sends store-and-forward, and on a part without
+	// Jumbo the longest it sends at all. No public source gives the size:
+	// the model takes 2 KiB, room for the 1984-byte frames every driver
+	// sends store-and-forward and too little for a jumbo frame.
+	TxFIFO int
 }
+
+// txFIFOBytes is every profile's TxFIFO (see there).
+const txFIFOBytes = 2048
 
 // DefaultSoC is the profile used when none is named.
 const DefaultSoC = "imx8mp"
@@ -57,8 +70,11 @@ func init() {
 		Coalesce: true, ERR007885: true, ClearSetupMII: true, MDIOC45: true, DBSWP: true, NonCoherent: true}
 	imx8mq := imx6sx
 	imx8mq.EEE = true
+	imx8qm := imx6sx
+	imx8qm.Jumbo = true
 	add := func(name string, window int, p Profile, compat ...string) {
 		p.Name, p.WindowSize, p.Compatible = name, window, compat
+		p.TxFIFO = txFIFOBytes
 		profiles[name] = p
 	}
 	add("imx6q", 0x4000, Profile{Gigabit: true, EnhancedBD: true, Checksum: true, RACC: true,
@@ -72,6 +88,7 @@ func init() {
 	add("imx8mq", 0x10000, imx8mq, "fsl,imx8mq-fec", "fsl,imx6sx-fec")
 	add("imx8mp", 0x10000, imx8mq, "fsl,imx8mp-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec")
 	add("imx93", 0x10000, imx8mq, "fsl,imx93-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec")
+	add("imx8qm", 0x10000, imx8qm, "fsl,imx8qm-fec", "fsl,imx6sx-fec")
 }
 
 // Profiles returns the names of the known SoC profiles, sorted.

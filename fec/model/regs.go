@@ -131,6 +131,7 @@ const (
 	rcr_LOOP         = 1 << 0
 	rcr_PROM         = 1 << 3
 	rcr_BC_REJ       = 1 << 4
+	rcr_DRT          = 1 << 1
 	rcr_RMII_10T     = 1 << 9
 	rcr_MAX_FL_SHIFT = 16
 	rcr_MAX_FL_MASK  = 0x3FFF
@@ -139,6 +140,8 @@ const (
 // TCR, MIBC, RACC, TACC bits.
 const (
 	tcr_GTS        = 1 << 0
+	tcr_FDEN       = 1 << 2
+	tfwr_STRFWD    = 1 << 8
 	mibc_MIB_DIS   = 1 << 31
 	mibc_MIB_IDLE  = 1 << 30
 	mibc_MIB_CLEAR = 1 << 29

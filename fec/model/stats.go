@@ -49,6 +49,16 @@ type Stats struct {
 	// SpeedMismatch counts frames refused because ECR.SPEED/RCR.RMII_10T
 	// did not match the PHY's speed.
 	SpeedMismatch uint64
+	// TxFIFOTooLong counts frames the MAC refused because they are longer
+	// than the TX FIFO (Profile.TxFIFO) while TFWR.STRFWD asks for store
+	// and forward, or on a part that takes no jumbo frames at all: the BD
+	// gets TXE|UE, nothing reaches the wire.
+	TxFIFOTooLong uint64
+	// RunningReconfig counts writes that changed the MAC's speed or duplex
+	// bits while it ran (ECR.SPEED or RCR.RMII_10T with ECR.ETHEREN set
+	// and no graceful stop, TCR.FDEN with ECR.ETHEREN set); each is a
+	// model error too (docs/hardware-fec.md §5.6).
+	RunningReconfig uint64
 }
 
 type counters struct {
@@ -59,7 +69,7 @@ type counters struct {
 	rxFrames, rxBytes, rxErrors, rxNoBuffer, rxOverrun atomic.Uint64
 	rxFiltered, rxDropped, rxDisabled, rxLoopIgnored   atomic.Uint64
 	rxLinkDown, rxRunt, rxCsumDiscard, rxErrDiscard    atomic.Uint64
-	speedMismatch                                      atomic.Uint64
+	speedMismatch, txFIFOTooLong, runningReconfig      atomic.Uint64
 }
 
 // Stats returns a snapshot of the model's counters.
@@ -77,6 +87,7 @@ func (d *Device) Stats() Stats {
 		RxDropped: c.rxDropped.Load() + c.rxDisabled.Load() + c.rxLoopIgnored.Load() + c.rxLinkDown.Load() +
 			c.rxRunt.Load() + c.rxCsumDiscard.Load() + c.rxErrDiscard.Load(),
 		SpeedMismatch: c.speedMismatch.Load(),
+		TxFIFOTooLong: c.txFIFOTooLong.Load(), RunningReconfig: c.runningReconfig.Load(),
 	}
 }
 

@@ -217,6 +217,14 @@ func (d *Device) txSend(r *txRing, sc uint16, esc uint32, enh bool) uint32 {
 		d.st.txBadFCS.Add(1) // sent with a bad CRC: the peer drops it
 		return 0
 	}
+	if n := len(frame) + 4; n > d.prof.TxFIFO && (!d.prof.Jumbo || d.reg(regTFWR)&tfwr_STRFWD != 0) {
+		// Store-and-forward waits for the whole frame in the TX FIFO,
+		// which cannot hold it; a part without jumbo support sends no
+		// frame longer than its FIFO at all (docs/hardware-fec.md §2.8).
+		d.st.txFIFOTooLong.Add(1)
+		d.mib(mibTDrop, 1)
+		return txbd_TXE | txbd_UE
+	}
 	if uint32(len(frame)+4) > d.reg(regRCR)>>rcr_MAX_FL_SHIFT&rcr_MAX_FL_MASK {
 		d.setEIR(eir_BABT)
 	}

@@ -294,6 +294,7 @@ for d in ${DEVS//,/ }; do
 	check "guest $d: opened by the fec driver through the pci platform backend's $ACCESS path ($DMA DMA memory)" "grep -a -q '^PASS open-$d: .* via $ACCESS, opened by the pci platform backend' '$CONSOLE_LOG'"
 	check "guest $d: host frames arrived intact in RxBurst" "grep -a -q '^PASS rx-$d' '$CONSOLE_LOG'"
 	check "guest $d: TxBurst frames sent" "grep -a -q '^PASS tx-$d' '$CONSOLE_LOG'"
+	check "guest $d: PHY renegotiated to 10 and back to 100 Mb/s, MAC restarted each time" "[ \$(grep -a -c '^PASS speed-$d' '$CONSOLE_LOG') = 2 ]"
 	check "guest $d: closed without leaks" "grep -a -q '^PASS close-$d' '$CONSOLE_LOG'"
 done
 check "guest: no failures" "grep -a -q 'FECRIG RESULT: PASS' '$CONSOLE_LOG'"

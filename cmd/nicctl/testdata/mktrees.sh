@@ -278,6 +278,13 @@ le32 $R 0x284 200            # RMON_R_PACKETS
 
 mkdir -p $T/proc
 printf 'MemTotal:        3900000 kB\nHugePages_Total:       0\nHugePages_Free:        0\nHugepagesize:       2048 kB\n' >$T/proc/meminfo
+# 4 GiB of RAM from 0x40000000 (past 4 GiB at the top), all of it the
+# kernel's: no mem=, no reserved-memory carve-out (nicctl info says what to
+# add for the FEC's DMA memory).
+mkdir -p $DT/memory@40000000
+be32 0 0x40000000 1 0 >$DT/memory@40000000/reg
+printf '30be0000-30beffff : 30be0000.ethernet ethernet@30be0000\n40000000-13fffffff : System RAM\n  40200000-4187ffff : Kernel code\n' >$T/proc/iomem
+printf 'console=ttymxc1,115200 root=/dev/mmcblk2p2 rootwait\n' >$T/proc/cmdline
 
 # What the host uses: eth0, the EQOS the board is reached through, is up
 # with an address and a route; the root filesystem is on the eMMC.
