@@ -53,13 +53,17 @@
 //   - RX error byte: RxErrCRC, RxErrOversize, RxErrDMA (real assignments
 //     are UNVERIFIED; drivers treat any non-zero value as a bad frame).
 //     Oversize frames are truncated at PM0_MAXFRM and delivered flagged.
-//   - inet_csum is written as 0; L4 checksums are not checked.
+//   - inet_csum is written as 0; L4 checksums are not checked. The IPv4
+//     header checksum is checked unless PAR_PORT_CFG bit 0 is set (DPDK's
+//     bit assignment, §8.2); a VF model has no port and always checks.
 //   - RSS: Toeplitz over source and destination address, then source and
 //     destination port for TCP/UDP (not fragments); non-IP hashes to 0.
 //     PRSSK(n) holds key bytes 4n..4n+3, byte 4n in bits 7:0. The ring is
 //     table[hash & 63] (64-entry table: SIRSSCAPR = PRSSCAPR = 1).
 //   - RX ownership: the device fills BDs from RBPIR up to, not including,
-//     the one before RBCIR; it never advances RBPIR onto RBCIR (§4.1).
+//     the one before RBCIR; it never advances RBPIR onto RBCIR (§4.1,
+//     §8.2): of N BDs prepared (RBCIR = RBPIR + N) it fills N - 1, of a
+//     ring with RBCIR == RBPIR length - 1.
 //   - MAC octet counters (REOCT, TEOCT, TOCT) include the 4-byte FCS; SI
 //     octet counters do not. RPKT counts good and bad frames.
 //   - Port filtering (PF): broadcast passes; unicast needs PSIPMR bit 0,
