@@ -209,6 +209,10 @@ func (d *Device) Write32(off uint32, v uint32) {
 			d.kickEngine()
 		}
 		return
+	case regPM0_IF_MODE:
+		d.set(off, v)
+		d.updateIf()
+		return
 	case regSICBDRBAR0, regSICBDRBAR1, regSICBDRLENR, regSICBDRMR:
 		d.cbdrHalted.Store(false)
 	case regPM0_STAT_CONFIG:
