@@ -203,6 +203,11 @@ type Device struct {
 	// Release gives the device back (unmaps windows, closes fds). Called
 	// by the driver's Close after its DMA memory is unmapped.
 	Release func() error
+	// OFNode is the device's node in the device tree (a directory such
+	// as /sys/firmware/devicetree/base/soc/pcie@1f0000000/ethernet@0,0,
+	// the PCI device's of_node), or "" when the system describes the
+	// device otherwise. Drivers read board wiring from it (phy-mode).
+	OFNode string
 	// Extra carries backend-specific handles a driver may need (such as a
 	// simulated device's knobs); drivers must work when it is nil.
 	Extra any

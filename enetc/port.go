@@ -65,7 +65,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -154,6 +154,8 @@ type Port struct {
 	allMulti   bool
 	mcGroups   map[[6]byte]struct{} // multicast groups joined (multicast.go)
 	phyAddr    int                  // -1: no PHY found, fixed link
+	phyMode    phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
+	fixedSpeed int                  // Mb/s a link without PHY or PCS reports
 	link       driver.Link
 	linkPoll   time.Duration
 	watchStop  chan struct{}
@@ -213,6 +215,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if err := p.parseOptions(); err != nil {
 		return nil, err
 	}
+	if err := p.resolvePHYMode(); err != nil {
+		return nil, err
+	}
 	if err := p.checkConfig(); err != nil {
 		return nil, err
 	}
@@ -227,9 +232,15 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, err
 	}
 	if p.pf {
+		p.lock()
+		err := p.setupInterface()
+		p.unlock()
+		if err != nil {
+			return nil, err
+		}
 		p.findPHY()
 	}
-	l := driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}
+	l := driver.Link{Up: true, SpeedMbps: p.fixedSpeed, FullDuplex: true}
 	p.link = l
 	p.linkValue.Store(&l)
 	p.gate.Init()
@@ -567,7 +578,7 @@ func (p *Port) Start() error {
 	p.pollLinkLocked()
 	if p.pf {
 		var linkEvery time.Duration
-		if p.phyAddr >= 0 {
+		if p.phyAddr >= 0 || p.hasPCS() {
 			linkEvery = p.linkPoll
 		}
 		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
@@ -590,6 +601,9 @@ func (p *Port) resetFunction() error {
 	p.countersResetLocked()
 	if p.pf {
 		if err := p.configurePort(); err != nil {
+			return err
+		}
+		if err := p.setupInterface(); err != nil {
 			return err
 		}
 	}

@@ -22,7 +22,7 @@ const (
 const ENETCPHYAddr = 2
 
 // enetcOptions are the spec options of sim:enetcN.
-var enetcOptions = []string{"vf", "mode", "mmio-cost", "link"}
+var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "wiring", "speed", "of-node"}
 
 var enetcModels = newRegistry[model.Device]("enetc")
 
@@ -46,8 +46,11 @@ func enetcMAC(name string) [6]byte {
 }
 
 // openENETC builds sim:enetcN: a coherent simulated IOMMU, the model (PF
-// unless vf=1; mode=sync|engine; mmio-cost=DURATION; link=up|down) and its
-// wiring.
+// unless vf=1; mode=sync|engine; mmio-cost=DURATION; link=up|down;
+// wiring=sgmii|2500base-x|rgmii|internal, the board interface the model's
+// MAC and PCS must be programmed for; speed=10|100|1000, what the PHY
+// resolves) and its wiring. of-node=DIR presents DIR as the function's
+// device-tree node, for the driver's phy-mode lookup.
 func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	vf, err := boolOption(spec, "vf")
 	if err != nil {
@@ -58,21 +61,35 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		return nil, err
 	}
 	engine, cost, linkDown := mo.engine, mo.mmioCost, mo.linkDown
+	wiring := spec.Options.Get("wiring")
+	if !model.ValidPHYMode(wiring) || (wiring != "" && vf) {
+		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("wiring", wiring, "not a port interface the model has", "sgmii, 2500base-x, rgmii or internal, on a PF"))
+	}
+	speed := 1000
+	if v := spec.Options.Get("speed"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || (n != 10 && n != 100 && n != 1000) {
+			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("speed", v, "not a speed the model's PHY resolves", "10, 100 or 1000"))
+		}
+		speed = n
+	}
 	if err := enetcModels.reserve(name); err != nil {
 		return nil, err
 	}
 	forget := func() { enetcModels.forget(name) }
 	iommu := sharedIOMMU(false)
 	dev := model.New(model.Config{
-		Name:     name,
-		PF:       !vf,
-		MAC:      enetcMAC(name),
-		IOMMU:    iommu,
-		Engine:   engine,
-		MMIOCost: cost,
-		LinkDown: linkDown,
-		PHYAddr:  ENETCPHYAddr,
-		Chip:     enetcChip,
+		Name:      name,
+		PF:        !vf,
+		MAC:       enetcMAC(name),
+		IOMMU:     iommu,
+		Engine:    engine,
+		MMIOCost:  cost,
+		LinkDown:  linkDown,
+		PHYAddr:   ENETCPHYAddr,
+		Chip:      enetcChip,
+		PHYMode:   wiring,
+		SpeedMbps: speed,
 	})
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
@@ -116,6 +133,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Mapper:   iommu,
 		Reset:    dev.Reset,
 		Release:  release,
+		OFNode:   spec.Options.Get("of-node"),
 		Extra:    dev,
 	}, nil
 }

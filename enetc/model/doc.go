@@ -80,6 +80,11 @@
 //   - PHY: ID registers (Config.PHYID), BMSR with link latched low, model
 //     status register PHYSSR (0x11) with speed/duplex/link, clause-45 MMDs
 //     1, 3 and 7. The PCS answers at address 0 of the internal MDIO bus.
+//   - Board interface (Config.PHYMode, §6.1): frames pass only while
+//     PM0_IF_MODE and, for SGMII and 2500BASE-X, the Lynx PCS (IF_MODE,
+//     DEV_ABILITY, link timer, BMCR) are programmed for the wiring and the
+//     speed the PHY resolved; SGMII in-band AN reports link, duplex and
+//     speed in the PCS's partner word. Empty PHYMode: not modelled.
 //   - ERR050089: a register access outside the MDIO block between the
 //     start of an MDIO cycle and the next MDIO_CFG read (the BSY poll) is
 //     recorded as a model error and counted.

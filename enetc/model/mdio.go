@@ -136,7 +136,7 @@ func (d *Device) linkBit() bool {
 }
 
 func (d *Device) speedCode() uint32 {
-	switch d.cfg.SpeedMbps {
+	switch d.speedMbps() {
 	case 10:
 		return 0
 	case 100:
@@ -162,7 +162,7 @@ func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 		return 0
 	}
 	up := d.link.Load()
-	anlpar, stat1000 := mii.Partner(d.cfg.SpeedMbps)
+	anlpar, stat1000 := mii.Partner(d.speedMbps())
 	switch reg {
 	case mii.BMCR:
 		return uint16(p.bmcr.Load())

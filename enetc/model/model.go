@@ -112,8 +112,9 @@ type Device struct {
 	st  counters                    // model counters (Stats)
 
 	link      atomic.Bool
-	ifOK      atomic.Bool // MAC interface programmed for the wiring (pcs.go)
-	latchDown atomic.Bool // PHY BMSR link latched low since the last read
+	ifOK      atomic.Bool  // MAC interface programmed for the wiring (pcs.go)
+	speed     atomic.Int32 // Mb/s the PHY resolves (Config.SpeedMbps, SetSpeed)
+	latchDown atomic.Bool  // PHY BMSR link latched low since the last read
 	emdio     mdioBus
 	imdio     mdioBus
 	phy       phy
@@ -258,6 +259,7 @@ func New(cfg Config) *Device {
 	d.out.Store(&wireBox{&d.discard})
 	d.srcs.Store(&[]*srcEntry{})
 	d.phy.addr = cfg.PHYAddr
+	d.speed.Store(int32(d.cfg.SpeedMbps))
 	d.reset()
 	d.link.Store(!cfg.LinkDown)
 	d.ifOK.Store(d.ifUp())

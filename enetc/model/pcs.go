@@ -122,7 +122,7 @@ func (d *Device) pcsLink() (link, anDone bool) {
 			return ok, ok
 		}
 		// Out of band: AN off and the speed forced to what the PHY runs.
-		return !an && ifm&pcsIfSpeedMask>>pcsIfSpeedSh == sgmiiSpeed(d.cfg.SpeedMbps) && ifm&pcsIfHalf == 0, false
+		return !an && ifm&pcsIfSpeedMask>>pcsIfSpeedSh == sgmiiSpeed(d.speedMbps()) && ifm&pcsIfHalf == 0, false
 	case PHYMode2500BaseX:
 		// No AN on the 3.125 GHz lane; the PCS runs "at 1000".
 		return !an && ifm&pcsIfSGMIIAN == 0 && ifm&pcsIfSpeedMask>>pcsIfSpeedSh == 2 && ifm&pcsIfHalf == 0, false
@@ -147,7 +147,7 @@ func (d *Device) ifUp() bool {
 		if ifm&ifm_EN_AUTO != 0 {
 			return true // in-band status sets the speed
 		}
-		return ifm&ifm_SSP_MASK>>ifm_SSP_SHIFT == rgmiiSSP(d.cfg.SpeedMbps) && ifm&ifm_FULL_DPX != 0
+		return ifm&ifm_SSP_MASK>>ifm_SSP_SHIFT == rgmiiSSP(d.speedMbps()) && ifm&ifm_FULL_DPX != 0
 	}
 	if ifm&ifm_IFMODE_MASK != ifm_IFMODE_GMII || ifm&ifm_RG != 0 {
 		return false // the SerDes PCS talks GMII to the MAC
@@ -173,6 +173,22 @@ func (d *Device) carrier() bool { return d.link.Load() && d.ifOK.Load() }
 // and 2500BASE-X, the PCS) is programmed for the port's wiring, so frames
 // can pass while the link is up.
 func (d *Device) InterfaceUp() bool { return d.ifOK.Load() }
+
+// SetSpeed makes the PHY resolve mbps (10, 100 or 1000) from now on, as
+// after a renegotiation with another link partner: the PHY's registers and
+// the PCS's AN result report it, and an RGMII MAC forced to the old speed
+// passes no frames until the driver follows.
+func (d *Device) SetSpeed(mbps int) {
+	switch mbps {
+	case 10, 100, 1000:
+	default:
+		panic(fmt.Sprintf("enetc model %s: SetSpeed(%d): want 10, 100 or 1000", d.name, mbps))
+	}
+	d.speed.Store(int32(mbps))
+	d.updateIf()
+}
+
+func (d *Device) speedMbps() int { return int(d.speed.Load()) }
 
 // PHYMode is the wiring the port was built with ("" when unmodelled).
 func (d *Device) PHYMode() string { return d.cfg.PHYMode }
@@ -216,7 +232,7 @@ func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 
 		// The PHY's SGMII word after in-band AN: bit 15 link, bit 14
 		// acknowledge, bit 12 full duplex, bits 11:10 speed, bit 0 set.
 		if _, an := d.pcsLink(); an {
-			return uint16(1<<15 | 1<<14 | 1<<12 | sgmiiSpeed(d.cfg.SpeedMbps)<<10 | 1)
+			return uint16(1<<15 | 1<<14 | 1<<12 | sgmiiSpeed(d.speedMbps())<<10 | 1)
 		}
 		return 0
 	}
