@@ -517,10 +517,18 @@ func (p *Port) watch(stop, done chan struct{}, linkEvery time.Duration) {
 	}
 	ct := time.NewTicker(counterPoll)
 	defer ct.Stop()
+	mt := time.NewTicker(vfMsgPoll)
+	defer mt.Stop()
 	for {
 		select {
 		case <-stop:
 			return
+		case <-mt.C:
+			p.lock()
+			if p.started {
+				p.serveVFMessagesLocked()
+			}
+			p.unlock()
 		case <-linkTick:
 			p.lock()
 			if p.started {

@@ -173,6 +173,8 @@ type Port struct {
 	rssEntries   int
 
 	ringMem  *dma.Region // all BD rings, the CBDR and the RSS table buffer
+	msgMem   *dma.Region // VF messages: a PF's receive buffers, a VF's send buffer (vf.go)
+	vfMsgs   atomic.Uint64
 	cbdrOff  int
 	cbdrPI   uint32
 	rssOff   int
@@ -254,6 +256,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 func (p *Port) bringUp() error {
 	erratum.rw.RLock()
 	defer erratum.rw.RUnlock()
+	if err := p.allocMsg(); err != nil {
+		return err
+	}
 	if p.pf {
 		if err := p.configurePort(); err != nil {
 			return err
@@ -385,6 +390,7 @@ func (p *Port) configurePort() error {
 	r.Write32(regPSIPMAR0(0), macLo(p.mac))
 	r.Write32(regPSIPMAR1(0), macHi(p.mac))
 	p.writeMulticast() // and PSIPMR
+	p.setMsgBuffers(true)
 	r.Write32(regPMR, r.Read32(regPMR)|pmr_EN)
 	return nil
 }
@@ -420,14 +426,20 @@ func (p *Port) configureSI() error {
 		return fmt.Errorf("enetc %s: %d TX / %d RX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.name, p.cfg.TxQueues, p.cfg.RxQueues, p.maxTx, p.maxRx)
 	}
 	if !p.pf {
-		if p.mac == nil {
-			p.mac = macFromRegs(r.Read32(regSIPMAR0), r.Read32(regSIPMAR1))
+		// The VF's MAC is the PF's to set (§2.10): what SIPMAR holds, or
+		// the mac= option (a random one when SIPMAR is empty) asked for.
+		cur := macFromRegs(r.Read32(regSIPMAR0), r.Read32(regSIPMAR1))
+		want := p.mac
+		if want == nil && isZeroMAC(cur) {
+			want = randomMAC()
 		}
-		if isZeroMAC(p.mac) {
-			p.mac = randomMAC()
+		if want != nil && want.String() != cur.String() {
+			if err := p.askPFSetMAC(want); err != nil {
+				return err
+			}
+			cur = want
 		}
-		r.Write32(regSIPMAR0, macLo(p.mac))
-		r.Write32(regSIPMAR1, macHi(p.mac))
+		p.mac = cur
 	}
 	return nil
 }
@@ -496,11 +508,13 @@ func (p *Port) freeMemory() error {
 			q.region = nil
 		}
 	}
-	if p.ringMem != nil {
-		if err := p.ringMem.Close(); err != nil {
-			errs = append(errs, err)
+	for _, r := range []**dma.Region{&p.ringMem, &p.msgMem} {
+		if *r != nil {
+			if err := (*r).Close(); err != nil {
+				errs = append(errs, err)
+			}
+			*r = nil
 		}
-		p.ringMem = nil
 	}
 	return errors.Join(errs...)
 }
@@ -760,6 +774,9 @@ func (p *Port) Close() error {
 	}
 	p.regs.Write32(regSICBDRMR, 0)
 	p.regs.Write32(regSIMR, 0)
+	if p.pf && p.msgMem != nil {
+		p.setMsgBuffers(false) // no VF message lands in memory about to go
+	}
 	if p.needsReset && p.dev.Reset != nil {
 		if err := p.dev.Reset(); err != nil {
 			errs = append(errs, fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w; DMA memory stays mapped", p.name, err))
@@ -832,7 +849,9 @@ func (p *Port) MAC() net.HardwareAddr {
 	return append(net.HardwareAddr(nil), p.mac...)
 }
 
-// SetMAC implements driver.Port: PSIPMAR0/1(0) on a PF, SIPMAR0/1 on a VF.
+// SetMAC implements driver.Port: PSIPMAR0/1(0) on a PF; a VF asks its PF
+// with a VSI-to-PSI message (vf.go) and fails with ErrNoPFAnswer when no
+// PF answers.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	if len(mac) != 6 {
 		return fmt.Errorf("enetc %s: MAC %v is not 6 bytes", p.name, mac)
@@ -842,14 +861,19 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	if p.closed {
 		return p.errClosed()
 	}
-	p.mac = append(net.HardwareAddr(nil), mac...)
-	if p.pf {
-		p.regs.Write32(regPSIPMAR0(0), macLo(mac))
-		p.regs.Write32(regPSIPMAR1(0), macHi(mac))
-	} else {
-		p.regs.Write32(regSIPMAR0, macLo(mac))
-		p.regs.Write32(regSIPMAR1, macHi(mac))
+	if !p.pf {
+		if mac[0]&1 != 0 {
+			return fmt.Errorf("enetc %s: MAC %v is a multicast address: a port's own must be unicast", p.name, mac)
+		}
+		if err := p.askPFSetMAC(mac); err != nil {
+			return err
+		}
+		p.mac = append(net.HardwareAddr(nil), mac...)
+		return nil
 	}
+	p.mac = append(net.HardwareAddr(nil), mac...)
+	p.regs.Write32(regPSIPMAR0(0), macLo(mac))
+	p.regs.Write32(regPSIPMAR1(0), macHi(mac))
 	return nil
 }
 

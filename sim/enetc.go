@@ -22,7 +22,7 @@ const (
 const ENETCPHYAddr = 2
 
 // enetcOptions are the spec options of sim:enetcN.
-var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "wiring", "speed", "of-node"}
+var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "wiring", "speed", "of-node", "pf"}
 
 var enetcModels = newRegistry[model.Device]("enetc")
 
@@ -50,7 +50,9 @@ func enetcMAC(name string) [6]byte {
 // wiring=sgmii|2500base-x|rgmii|internal, the board interface the model's
 // MAC and PCS must be programmed for; speed=10|100|1000, what the PHY
 // resolves) and its wiring. of-node=DIR presents DIR as the function's
-// device-tree node, for the driver's phy-mode lookup.
+// device-tree node, for the driver's phy-mode lookup. pf=NAME (with vf=1)
+// makes the VF one of open sim:NAME's two VFs: its VSI-to-PSI messages go
+// to that PF and the PF's PSIPMAR0/1(n) is its MAC.
 func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	vf, err := boolOption(spec, "vf")
 	if err != nil {
@@ -73,6 +75,13 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		}
 		speed = n
 	}
+	var parent *model.Device
+	if v := spec.Options.Get("pf"); v != "" {
+		parent = enetcModels.get(trimScheme(v))
+		if !vf || parent == nil || !parent.PF() {
+			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", v, "not an open simulated ENETC PF this VF can belong to", "the name of an open sim:enetcN PF, on a spec with vf=1"))
+		}
+	}
 	if err := enetcModels.reserve(name); err != nil {
 		return nil, err
 	}
@@ -91,6 +100,23 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		PHYMode:   wiring,
 		SpeedMbps: speed,
 	})
+	if parent != nil {
+		n := 0
+		err := parent.AttachVF(dev, n)
+		if err != nil {
+			n = 1
+			err = parent.AttachVF(dev, n)
+		}
+		if err != nil {
+			enetcModels.forget(name)
+			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", spec.Options.Get("pf"), "that PF has its two VFs already", "another PF, or close one of its VFs"))
+		}
+		// The PF's PSIPMAR0/1(n+1) holds the VF's MAC from now on, as the
+		// IERB loads it at FLR.
+		off := uint32(0x10100 + (n+1)*model.PSIPMARStride)
+		parent.Write32(off, dev.Read32(0x80))
+		parent.Write32(off+4, dev.Read32(0x84))
+	}
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
 	if err != nil {
@@ -114,6 +140,9 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	release := func() error {
 		var err error
 		once.Do(func() {
+			if parent != nil {
+				parent.DetachVF(dev)
+			}
 			dev.Stop()
 			err = cleanup()
 			forget()

@@ -113,6 +113,7 @@ type Device struct {
 
 	link      atomic.Bool
 	ifOK      atomic.Bool  // MAC interface programmed for the wiring (pcs.go)
+	mbox      mailbox      // VSI-to-PSI messages (msg.go)
 	speed     atomic.Int32 // Mb/s the PHY resolves (Config.SpeedMbps, SetSpeed)
 	latchDown atomic.Bool  // PHY BMSR link latched low since the last read
 	emdio     mdioBus
@@ -374,6 +375,10 @@ func (d *Device) reset() {
 	d.phy.reset()
 	d.pcs.reset()
 	d.ifOK.Store(d.ifUp())
+	d.mbox.mu.Lock()
+	d.mbox.vsimsgsr.Store(0)
+	d.mbox.pending = false
+	d.mbox.mu.Unlock()
 	d.faults.clear()
 	d.chip.mdio.CompareAndSwap(d, nil) // a reset ends this function's MDIO transaction
 }
