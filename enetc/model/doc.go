@@ -80,6 +80,11 @@
 //   - PHY: ID registers (Config.PHYID), BMSR with link latched low, model
 //     status register PHYSSR (0x11) with speed/duplex/link, clause-45 MMDs
 //     1, 3 and 7. The PCS answers at address 0 of the internal MDIO bus.
+//   - VF-to-PF mailbox (§2.10): a VF attached with AttachVF sends through
+//     VSIMSGSNDAR0/1; the message lands in the PF's PSIVMSGRCVAR(n) buffer
+//     and sets MR(n) in PSIMSGRR and PSIIDR; the PF's PSIMSGRR write
+//     answers (MB cleared, MS for a code other than 0). PSIPMAR0/1(n+1) is
+//     VF n's SIPMAR0/1, which the VF cannot write.
 //   - Board interface (Config.PHYMode, §6.1): frames pass only while
 //     PM0_IF_MODE and, for SGMII and 2500BASE-X, the Lynx PCS (IF_MODE,
 //     DEV_ABILITY, link timer, BMCR) are programmed for the wiring and the
@@ -101,6 +106,5 @@
 //
 // Interrupts and MSI-X, TX VLAN insertion and timestamps (extension BDs
 // are skipped), Qbv/Qbu, PAUSE, RFS (class-4 commands complete without
-// effect), the hash filters, pMAC traffic (its counters read 0), the
-// VF-to-PF mailbox.
+// effect), the hash filters, pMAC traffic (its counters read 0).
 package model
