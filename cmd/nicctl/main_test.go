@@ -146,14 +146,14 @@ func TestOfflineTree(t *testing.T) {
 }
 
 // TestForceOnlyWhereWritten: only mdio and selftest write registers, so
-// only they take --force for that; bind and unbind take it to override
-// their refusals.
+// only they take --force for that; bind, unbind and sriov take it to
+// override their refusals.
 func TestForceOnlyWhereWritten(t *testing.T) {
 	for _, c := range commands {
 		if c.force != (c.name == "mdio" || c.name == "selftest") {
 			t.Errorf("%s: force %v", c.name, c.force)
 		}
-		if (c.forceHelp != "") != (c.name == "bind" || c.name == "unbind") {
+		if (c.forceHelp != "") != (c.name == "bind" || c.name == "unbind" || c.name == "sriov") {
 			t.Errorf("%s: force help %q", c.name, c.forceHelp)
 		}
 		if !c.force && c.forceHelp == "" {
