@@ -237,3 +237,17 @@ func TestPHYModeOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPHYModeOnUnmodelledWiring: phy-mode=sgmii on a model whose interface
+// is not modelled (no wiring=) still reads a consistent PCS: link up at the
+// PHY's speed.
+func TestPHYModeOnUnmodelledWiring(t *testing.T) {
+	s := openSim(t, "phy-mode=sgmii&speed=100", pcsCfg)
+	if l := s.port.UpdateLink(); l != (driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}) {
+		t.Fatalf("link %+v", l)
+	}
+	if !s.passes() {
+		t.Fatal("no traffic")
+	}
+	s.close(false)
+}

@@ -231,7 +231,8 @@ func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 
 	case PCSPartner:
 		// The PHY's SGMII word after in-band AN: bit 15 link, bit 14
 		// acknowledge, bit 12 full duplex, bits 11:10 speed, bit 0 set.
-		if _, an := d.pcsLink(); an {
+		_, an := d.pcsLink()
+		if an || (d.cfg.PHYMode == "" && d.link.Load()) { // unmodelled: as BMSR says
 			return uint16(1<<15 | 1<<14 | 1<<12 | sgmiiSpeed(d.speedMbps())<<10 | 1)
 		}
 		return 0
