@@ -424,8 +424,15 @@ func (p *Port) readPHYLink() (driver.Link, error) {
 		if !l.Up {
 			return driver.Link{}, nil
 		}
+		if err := p.followPCS(l); err != nil {
+			return driver.Link{}, err
+		}
 	}
-	return p.readPCSLink()
+	pl, err := p.readPCSLink()
+	if err != nil || !pl.Up || p.phyMode != modeSGMII || p.inband || p.phyAddr < 0 {
+		return pl, err
+	}
+	return l, nil // out of band: the PHY's speed and duplex
 }
 
 // hasPCS reports whether the port runs through the SerDes PCS.

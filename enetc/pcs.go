@@ -87,6 +87,7 @@ const (
 	pcsIfSGMIIEn  = 1 << 0
 	pcsIfSGMIIAN  = 1 << 1
 	pcsIfSpeed1G  = 2 << 2
+	pcsIfHalf     = 1 << 4
 	pcsSGMIIAbil  = 0x4001 // SGMII, acknowledge (U-Boot's DEV_ABILITY)
 	pcsLinkTimer  = 200000 // 1.6 ms at the PCS's 125 MHz (8 ns) clock
 	sgmiiLink     = 1 << 15
@@ -111,6 +112,7 @@ func (p *Port) resolvePHYMode() error {
 			return driver.BadOption("phy-mode", v, "a VF has no MAC or PCS of its own", "no phy-mode= on a VF; give it to the PF")
 		}
 		p.phyMode = m
+		p.inband = m == modeSGMII // the RDB's PF0; in-band=off for a PHY without SGMII AN
 	} else if p.pf && p.dev.OFNode != "" {
 		for _, prop := range []string{"phy-mode", "phy-connection-type"} {
 			b, err := os.ReadFile(filepath.Join(p.dev.OFNode, prop))
@@ -126,8 +128,23 @@ func (p *Port) resolvePHYMode() error {
 				return fmt.Errorf("enetc %s: device tree %s is %q, which gopmd does not program: give phy-mode= (%s)", p.name, filepath.Join(p.dev.OFNode, prop), v, phyModeAccepted)
 			}
 			p.phyMode = m
+			// Linux's phylink: in-band AN only with managed =
+			// "in-band-status" (the LS1028A-RDB's PF0), else the PHY's
+			// result is forced into the PCS.
+			b, _ = os.ReadFile(filepath.Join(p.dev.OFNode, "managed"))
+			p.inband = strings.TrimRight(string(b), "\x00") == "in-band-status"
 			break
 		}
+	}
+	if o != nil && o.Has("in-band") {
+		v := o.Get("in-band")
+		if v != "on" && v != "off" {
+			return driver.BadOption("in-band", v, "not on or off", "on (SGMII in-band autonegotiation) or off (the PHY's speed forced into the PCS)")
+		}
+		if p.phyMode != modeSGMII {
+			return driver.BadOption("in-band", v, "only SGMII has in-band autonegotiation ("+p.phyMode.String()+" here)", "in-band= with phy-mode=sgmii only")
+		}
+		p.inband = v == "on"
 	}
 	p.fixedSpeed = 1000
 	if p.phyMode == modeInternal && p.dev.OFNode != "" {
@@ -164,7 +181,8 @@ func (p *Port) setupInterface() error {
 	}
 	p.writeIfMode(r.Read32(regPM0_IF_MODE)&^(ifm_EN_AUTO|ifm_IFMODE_MASK|ifm_RG) | ifm_IFMODE_GMII)
 	var steps [][2]uint16
-	if p.phyMode == modeSGMII {
+	p.pcsIfMode = pcsIfSGMIIEn | pcsIfSpeed1G
+	if p.phyMode == modeSGMII && p.inband {
 		steps = [][2]uint16{
 			{pcsLinkTimerLo, pcsLinkTimer & 0xFFFF},
 			{pcsLinkTimerHi, pcsLinkTimer >> 16},
@@ -173,8 +191,10 @@ func (p *Port) setupInterface() error {
 			{mii.BMCR, mii.BMCR_ANENABLE | mii.BMCR_ANRESTART | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB},
 		}
 	} else {
+		// 2500BASE-X, or SGMII out of band: AN off, speed 1000 (the
+		// PHY's speed replaces it at each link poll, followPCS).
 		steps = [][2]uint16{
-			{pcsIfMode, pcsIfSGMIIEn | pcsIfSpeed1G},
+			{pcsIfMode, p.pcsIfMode},
 			{mii.BMCR, mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB}, // AN off
 		}
 	}
@@ -212,6 +232,9 @@ func (p *Port) readPCSLink() (driver.Link, error) {
 	if p.phyMode == mode2500BaseX {
 		return driver.Link{Up: true, SpeedMbps: 2500, FullDuplex: true}, nil
 	}
+	if !p.inband {
+		return driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}, nil // the caller takes the PHY's speed
+	}
 	if bmsr&mii.BMSR_ANCOMPLETE == 0 {
 		return driver.Link{}, nil
 	}
@@ -231,6 +254,34 @@ func (p *Port) readPCSLink() (driver.Link, error) {
 		return driver.Link{}, fmt.Errorf("enetc %s: PCS partner word %#x has a reserved speed code", p.name, w)
 	}
 	return l, nil
+}
+
+// followPCS forces the PHY's speed and duplex into the PCS's IF_MODE for
+// SGMII without in-band AN (Linux lynx_pcs_link_up_sgmii), inside the
+// caller's MDIO transaction.
+func (p *Port) followPCS(l driver.Link) error {
+	if p.phyMode != modeSGMII || p.inband || !l.Up {
+		return nil
+	}
+	v := uint16(pcsIfSGMIIEn)
+	switch l.SpeedMbps {
+	case 10:
+	case 100:
+		v |= 1 << 2
+	default:
+		v |= pcsIfSpeed1G
+	}
+	if !l.FullDuplex {
+		v |= pcsIfHalf
+	}
+	if v == p.pcsIfMode {
+		return nil
+	}
+	if err := p.mdioWrite22At(regIMDIO, pcsAddr, pcsIfMode, v); err != nil {
+		return err
+	}
+	p.pcsIfMode = v
+	return nil
 }
 
 // followRGMII forces the RGMII MAC's speed and duplex to what the PHY
@@ -258,6 +309,12 @@ func (p *Port) followRGMII(l driver.Link) {
 	}
 }
 
-// PHYMode is the interface mode the port programs ("sgmii", "2500base-x",
-// "rgmii", "internal"), or a sentence saying it keeps the bootloader's.
-func (p *Port) PHYMode() string { return p.phyMode.String() }
+// PHYMode is the interface mode the port programs ("sgmii", "sgmii, out
+// of band", "2500base-x", "rgmii", "internal"), or a sentence saying it
+// keeps the bootloader's.
+func (p *Port) PHYMode() string {
+	if p.phyMode == modeSGMII && !p.inband {
+		return "sgmii, out of band"
+	}
+	return p.phyMode.String()
+}

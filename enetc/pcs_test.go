@@ -193,10 +193,22 @@ func dtNode(t *testing.T, props map[string][]byte) string {
 // speed; phy-mode= overrides the tree; a mode gopmd does not program is an
 // error naming the node's file.
 func TestPHYModeFromDeviceTree(t *testing.T) {
-	sgmii := dtNode(t, map[string][]byte{"phy-connection-type": []byte("sgmii\x00")})
+	sgmii := dtNode(t, map[string][]byte{"phy-connection-type": []byte("sgmii\x00"), "managed": []byte("in-band-status\x00")})
 	s := openSim(t, "wiring=sgmii&of-node="+sgmii, pcsCfg)
 	if s.port.PHYMode() != "sgmii" || !s.passes() {
 		t.Fatalf("PHYMode %q from phy-connection-type; traffic passes: false", s.port.PHYMode())
+	}
+	s.close(false)
+
+	// Without managed = "in-band-status", SGMII runs out of band, as
+	// Linux's phylink does.
+	outband := dtNode(t, map[string][]byte{"phy-mode": []byte("sgmii\x00")})
+	s = openSim(t, "wiring=sgmii&speed=100&of-node="+outband, pcsCfg)
+	if s.port.PHYMode() != "sgmii, out of band" || !s.passes() {
+		t.Fatalf("PHYMode %q without managed; traffic passes: false", s.port.PHYMode())
+	}
+	if l := s.port.UpdateLink(); l.SpeedMbps != 100 {
+		t.Fatalf("out-of-band SGMII link %+v", l)
 	}
 	s.close(false)
 
@@ -226,13 +238,15 @@ func TestPHYModeFromDeviceTree(t *testing.T) {
 // a VF, are *driver.OptionError naming the option; a SerDes mode on a port
 // without a PCS is an error naming PCAPR0.
 func TestPHYModeOptionErrors(t *testing.T) {
-	for _, c := range []struct{ spec, want string }{
-		{"sim:enetc91?phy-mode=usxgmii", "sgmii, 2500base-x, rgmii"},
-		{"sim:enetc92?vf=1&phy-mode=sgmii", "VF"},
+	for _, c := range []struct{ spec, opt, want string }{
+		{"sim:enetc91?phy-mode=usxgmii", "phy-mode", "sgmii, 2500base-x, rgmii"},
+		{"sim:enetc92?vf=1&phy-mode=sgmii", "phy-mode", "VF"},
+		{"sim:enetc94?phy-mode=2500base-x&in-band=on", "in-band", "only SGMII"},
+		{"sim:enetc95?phy-mode=sgmii&in-band=yes", "in-band", "on or off"},
 	} {
 		_, err := driver.OpenConfig(c.spec, pcsCfg)
 		var oe *driver.OptionError
-		if !errors.As(err, &oe) || oe.Option != "phy-mode" || !strings.Contains(err.Error(), c.want) {
+		if !errors.As(err, &oe) || oe.Option != c.opt || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an OptionError for phy-mode saying %q", c.spec, err, c.want)
 		}
 	}
@@ -248,6 +262,27 @@ func TestPHYModeOnUnmodelledWiring(t *testing.T) {
 	}
 	if !s.passes() {
 		t.Fatal("no traffic")
+	}
+	s.close(false)
+}
+
+// TestSGMIIOutOfBand: with in-band=off the PCS runs without AN and each
+// link poll forces the PHY's speed into it: traffic passes at 100 Mb/s,
+// stops when the PHY renegotiates to 1000, resumes after the next poll.
+func TestSGMIIOutOfBand(t *testing.T) {
+	s := openSim(t, "wiring=sgmii&phy-mode=sgmii&in-band=off&speed=100", pcsCfg)
+	if l := s.port.UpdateLink(); l != (driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}) {
+		t.Fatalf("link %+v", l)
+	}
+	if !s.passes() {
+		t.Fatal("no traffic at 100 Mb/s")
+	}
+	s.model.SetSpeed(1000)
+	if s.passes() {
+		t.Fatal("traffic passes with the PCS still forced to 100 Mb/s")
+	}
+	if l := s.port.UpdateLink(); l.SpeedMbps != 1000 || !s.passes() {
+		t.Fatalf("after the poll: link %+v, traffic passes: false", l)
 	}
 	s.close(false)
 }

@@ -65,7 +65,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -155,6 +155,8 @@ type Port struct {
 	mcGroups   map[[6]byte]struct{} // multicast groups joined (multicast.go)
 	phyAddr    int                  // -1: no PHY found, fixed link
 	phyMode    phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
+	inband     bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
+	pcsIfMode  uint16               // what the PCS's IF_MODE holds (SGMII out of band)
 	fixedSpeed int                  // Mb/s a link without PHY or PCS reports
 	link       driver.Link
 	linkPoll   time.Duration
