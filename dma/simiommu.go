@@ -106,7 +106,42 @@ func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := &simEntry{iova: s.place(len(mem)), cpu: mem, dev: mem, name: attr.Name}
+	return s.insert(s.place(len(mem)), mem, attr)
+}
+
+// MapAt maps caller-owned memory at a caller-chosen IOVA: how a harness
+// presents memory it did not get from Map (another process's shared
+// memory, a buffer laid out by a test) to a model at the bus address the
+// driver under test will use. iova must be a multiple of PageSize, as an
+// IOMMU maps whole pages, and [iova, iova+len(mem)) must neither wrap
+// past the top of the address space nor overlap a live mapping. mem stays
+// the caller's: Unmap with the returned Mapping removes the translation
+// and leaves mem alone. Later Map calls place their regions around it.
+func (s *SimIOMMU) MapAt(iova uint64, mem []byte, attr Attr) (Mapping, error) {
+	if len(mem) == 0 {
+		return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: empty memory", attr.Name, iova)
+	}
+	if iova%PageSize != 0 {
+		return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: not a multiple of the %d-byte IOMMU page; round the IOVA down to %#x", attr.Name, iova, PageSize, iova&^(PageSize-1))
+	}
+	end := iova + uint64(len(mem))
+	if end < iova {
+		return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: %d bytes wrap past the top of the address space", attr.Name, iova, len(mem))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range *s.table.Load() {
+		if iova < e.iova+uint64(len(e.cpu)) && e.iova < end {
+			return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x..%#x: overlaps %q at %#x..%#x; pick an IOVA outside it or unmap it first",
+				attr.Name, iova, end-1, e.name, e.iova, e.iova+uint64(len(e.cpu))-1)
+		}
+	}
+	return s.insert(iova, mem, attr)
+}
+
+// insert adds the mapping of mem at iova. Caller holds mu.
+func (s *simSpace) insert(iova uint64, mem []byte, attr Attr) (Mapping, error) {
+	e := &simEntry{iova: iova, cpu: mem, dev: mem, name: attr.Name}
 	if s.noncoh && !attr.Uncached {
 		// The device-side copy is mmapped like the CPU side, outside the Go
 		// heap: both are DMA memory, whose ordering the descriptor status

@@ -60,6 +60,9 @@ func newFakeDev(t testing.TB, pf bool) (*fakeDev, *driver.Device) {
 	f.regs[(regSIPCAPR0)/4] = sipcapr0_RSS
 	f.regs[(regSIRSSCAPR)/4] = 1 // 64 buckets
 	f.regs[(regPCAPR0)/4] = 8<<24 | 8<<16
+	if !pf {
+		f.regs[regSIPMAR0/4], f.regs[regSIPMAR1/4] = 0xe1000002, 0x0101 // set by the PF, as on a board
+	}
 	d := &driver.Device{
 		Spec: driver.Spec{Raw: "fake:enetc"}, Backend: "fake", Bus: "pci",
 		VendorID: pciVendorFreescale, DeviceID: id, Regions: []driver.Regs{f}, Mapper: f.iommu,

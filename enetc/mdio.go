@@ -222,10 +222,13 @@ func (q *txQueue) waitMDIO() uint32 {
 	return g
 }
 
-func (p *Port) mdioWait() error {
+func (p *Port) mdioWait() error { return p.mdioWaitAt(regEMDIO) }
+
+// mdioWaitAt busy-waits for the MDIO controller at base (EMDIO or IMDIO).
+func (p *Port) mdioWaitAt(base uint32) error {
 	deadline := time.Now().Add(mdioTimeout)
 	for i := 0; ; i++ {
-		if p.regs.Read32(regEMDIO+regMDIO_CFG)&mdio_cfg_BSY == 0 {
+		if p.regs.Read32(base+regMDIO_CFG)&mdio_cfg_BSY == 0 {
 			return nil
 		}
 		if i > 16 && !time.Now().Before(deadline) {
@@ -347,16 +350,19 @@ func (p *Port) mdioSetup45(phy, devad, reg int) error {
 }
 
 // mdioReadCycle starts a read with CTL|READ, waits, checks RD_ER, reads DATA.
-func (p *Port) mdioReadCycle(ctl uint32) (uint16, error) {
+func (p *Port) mdioReadCycle(ctl uint32) (uint16, error) { return p.mdioReadCycleAt(regEMDIO, ctl) }
+
+// mdioReadCycleAt is mdioReadCycle on the controller at base.
+func (p *Port) mdioReadCycleAt(base, ctl uint32) (uint16, error) {
 	r := p.regs
-	r.Write32(regEMDIO+regMDIO_CTL, ctl|mdio_ctl_READ)
-	if err := p.mdioWait(); err != nil {
+	r.Write32(base+regMDIO_CTL, ctl|mdio_ctl_READ)
+	if err := p.mdioWaitAt(base); err != nil {
 		return 0xFFFF, err
 	}
-	if r.Read32(regEMDIO+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
+	if r.Read32(base+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
 		return 0xFFFF, fmt.Errorf("enetc %s: MDIO read (CTL %#x): %w", p.name, ctl, ErrMDIONoResponse)
 	}
-	return uint16(r.Read32(regEMDIO+regMDIO_DATA) & mdio_data_MASK), nil
+	return uint16(r.Read32(base+regMDIO_DATA) & mdio_data_MASK), nil
 }
 
 // mdioRead22 is a clause-22 read (§2.9) as one transaction. Caller holds ctl.
@@ -367,29 +373,39 @@ func (p *Port) mdioRead22(phy, reg int) (uint16, error) {
 }
 
 // mdioRead22In is a clause-22 read inside a transaction the caller began.
-func (p *Port) mdioRead22In(phy, reg int) (uint16, error) {
+func (p *Port) mdioRead22In(phy, reg int) (uint16, error) { return p.mdioRead22At(regEMDIO, phy, reg) }
+
+// mdioRead22At is a clause-22 read on the controller at base (EMDIO, or
+// IMDIO for the PCS) inside a transaction the caller began.
+func (p *Port) mdioRead22At(base uint32, phy, reg int) (uint16, error) {
 	r := p.regs
-	r.Write32(regEMDIO+regMDIO_CFG, mdio_cfg_VALUE)
-	if err := p.mdioWait(); err != nil {
+	r.Write32(base+regMDIO_CFG, mdio_cfg_VALUE)
+	if err := p.mdioWaitAt(base); err != nil {
 		return 0xFFFF, err
 	}
 	ctl := uint32(phy)<<mdio_ctl_PORT | uint32(reg)
-	r.Write32(regEMDIO+regMDIO_CTL, ctl)
-	return p.mdioReadCycle(ctl)
+	r.Write32(base+regMDIO_CTL, ctl)
+	return p.mdioReadCycleAt(base, ctl)
+}
+
+// mdioWrite22At is a clause-22 write on the controller at base inside a
+// transaction the caller began.
+func (p *Port) mdioWrite22At(base uint32, phy, reg int, v uint16) error {
+	r := p.regs
+	r.Write32(base+regMDIO_CFG, mdio_cfg_VALUE)
+	if err := p.mdioWaitAt(base); err != nil {
+		return err
+	}
+	r.Write32(base+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(reg))
+	r.Write32(base+regMDIO_DATA, uint32(v)) // starts the write cycle
+	return p.mdioWaitAt(base)
 }
 
 // mdioWrite22 is a clause-22 write (§2.9). Caller holds ctl.
 func (p *Port) mdioWrite22(phy, reg int, v uint16) error {
 	p.mdioBegin()
 	defer p.mdioEnd()
-	r := p.regs
-	r.Write32(regEMDIO+regMDIO_CFG, mdio_cfg_VALUE)
-	if err := p.mdioWait(); err != nil {
-		return err
-	}
-	r.Write32(regEMDIO+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(reg))
-	r.Write32(regEMDIO+regMDIO_DATA, uint32(v)) // starts the write cycle
-	return p.mdioWait()
+	return p.mdioWrite22At(regEMDIO, phy, reg, v)
 }
 
 // findPHY picks the PHY: option phy=N or phy=none, else the first address
@@ -405,6 +421,9 @@ func (p *Port) findPHY() {
 			p.phyAddr = n
 		}
 		return
+	}
+	if p.phyMode == modeInternal {
+		return // a fixed link inside the SoC: no PHY to look for
 	}
 	for a := 0; a < 32; a++ {
 		id1, err1 := p.mdioRead22(a, mii.PHYID1)
@@ -432,27 +451,52 @@ func (p *Port) PHYAddr() int {
 }
 
 // readPHYLink reads link, speed and duplex from the PHY's clause-22
-// registers (mii.ReadLink; the eMAC runs at 1000 Mb/s), all in one MDIO
-// transaction: the data path is held off once per poll, not once per
-// register. Caller holds ctl.
+// registers (mii.ReadLink; the eMAC runs at 1000 Mb/s) and, for SGMII and
+// 2500BASE-X, the PCS (pcs.go), all in one MDIO transaction: the data path
+// is held off once per poll, not once per register. With a PCS the link is
+// up when the PCS and the PHY (if any) are, at the PCS's speed and duplex.
+// Caller holds ctl.
 func (p *Port) readPHYLink() (driver.Link, error) {
 	p.mdioBegin()
 	defer p.mdioEnd()
-	a := p.phyAddr
-	return mii.ReadLink(func(reg int) (uint16, error) { return p.mdioRead22In(a, reg) }, true)
+	var l driver.Link
+	if a := p.phyAddr; a >= 0 {
+		var err error
+		l, err = mii.ReadLink(func(reg int) (uint16, error) { return p.mdioRead22In(a, reg) }, true)
+		if err != nil || !p.hasPCS() {
+			return l, err
+		}
+		if !l.Up {
+			return driver.Link{}, nil
+		}
+		if err := p.followPCS(l); err != nil {
+			return driver.Link{}, err
+		}
+	}
+	pl, err := p.readPCSLink()
+	if err != nil || !pl.Up || p.phyMode != modeSGMII || p.inband || p.phyAddr < 0 {
+		return pl, err
+	}
+	return l, nil // out of band: the PHY's speed and duplex
 }
+
+// hasPCS reports whether the port runs through the SerDes PCS.
+func (p *Port) hasPCS() bool { return p.phyMode == modeSGMII || p.phyMode == mode2500BaseX }
 
 // pollLinkLocked refreshes the link state and follows it: MAC TX/RX enabled
 // and TX accepted while up; MAC disabled and TX refused while down (§6,
 // §9 step 5). Caller holds ctl.
 func (p *Port) pollLinkLocked() driver.Link {
-	l := driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true} // VF and fixed links
-	if p.pf && p.phyAddr >= 0 {
+	l := driver.Link{Up: true, SpeedMbps: p.fixedSpeed, FullDuplex: true} // VF and fixed links
+	if p.pf && (p.phyAddr >= 0 || p.hasPCS()) {
 		nl, err := p.readPHYLink()
 		if err != nil {
 			nl = driver.Link{} // a PHY that cannot be read is no link to send on
 		}
 		l = nl
+	}
+	if p.pf {
+		p.followRGMII(l) // before the MAC is enabled at the new speed
 	}
 	p.linkEv.Note(p.name, p.link, l)
 	p.link = l
@@ -525,10 +569,18 @@ func (p *Port) watch(stop, done chan struct{}, linkEvery time.Duration) {
 	}
 	ct := time.NewTicker(counterPoll)
 	defer ct.Stop()
+	mt := time.NewTicker(vfMsgPoll)
+	defer mt.Stop()
 	for {
 		select {
 		case <-stop:
 			return
+		case <-mt.C:
+			p.lock()
+			if p.started {
+				p.serveVFMessagesLocked()
+			}
+			p.unlock()
 		case <-linkTick:
 			p.lock()
 			if p.started {

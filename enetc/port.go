@@ -19,7 +19,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -112,6 +112,10 @@ type Port struct {
 	allMulti   bool
 	mcGroups   map[[6]byte]struct{} // multicast groups joined (multicast.go)
 	phyAddr    int                  // -1: no PHY found, fixed link
+	phyMode    phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
+	inband     bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
+	pcsIfMode  uint16               // what the PCS's IF_MODE holds (SGMII out of band)
+	fixedSpeed int                  // Mb/s a link without PHY or PCS reports
 	link       driver.Link
 	linkPoll   time.Duration
 	watchStop  chan struct{}
@@ -129,6 +133,8 @@ type Port struct {
 	rssEntries   int
 
 	ringMem  *dma.Region // all BD rings, the CBDR and the RSS table buffer
+	msgMem   *dma.Region // VF messages: a PF's receive buffers, a VF's send buffer (vf.go)
+	vfMsgs   atomic.Uint64
 	cbdrOff  int
 	cbdrPI   uint32
 	rssOff   int
@@ -171,6 +177,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if err := p.parseOptions(); err != nil {
 		return nil, err
 	}
+	if err := p.resolvePHYMode(); err != nil {
+		return nil, err
+	}
 	if err := p.checkConfig(); err != nil {
 		return nil, err
 	}
@@ -187,9 +196,15 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, err
 	}
 	if p.pf {
+		p.lock()
+		err := p.setupInterface()
+		p.unlock()
+		if err != nil {
+			return nil, err
+		}
 		p.findPHY()
 	}
-	l := driver.Link{Up: true, SpeedMbps: 1000, FullDuplex: true}
+	l := driver.Link{Up: true, SpeedMbps: p.fixedSpeed, FullDuplex: true}
 	p.link = l
 	p.linkValue.Store(&l)
 	p.gate.Init()
@@ -203,6 +218,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 func (p *Port) bringUp() error {
 	p.chip.rw.RLock()
 	defer p.chip.rw.RUnlock()
+	if err := p.allocMsg(); err != nil {
+		return err
+	}
 	if p.pf {
 		if err := p.configurePort(); err != nil {
 			return err
@@ -223,7 +241,8 @@ func (p *Port) bringUp() error {
 }
 
 // parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR,
-// mac=ADDR. A value it cannot take is a *driver.OptionError.
+// mac=ADDR (phy-mode= and in-band= are resolvePHYMode's, pcs.go). A value
+// it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
 	o := p.dev.Spec.Options
 	if o == nil {
@@ -334,6 +353,7 @@ func (p *Port) configurePort() error {
 	r.Write32(regPSIPMAR0(0), macLo(p.mac))
 	r.Write32(regPSIPMAR1(0), macHi(p.mac))
 	p.writeMulticast() // and PSIPMR
+	p.setMsgBuffers(true)
 	r.Write32(regPMR, r.Read32(regPMR)|pmr_EN)
 	return nil
 }
@@ -369,14 +389,20 @@ func (p *Port) configureSI() error {
 		return fmt.Errorf("enetc %s: %d TX / %d RX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.name, p.cfg.TxQueues, p.cfg.RxQueues, p.maxTx, p.maxRx)
 	}
 	if !p.pf {
-		if p.mac == nil {
-			p.mac = macFromRegs(r.Read32(regSIPMAR0), r.Read32(regSIPMAR1))
+		// The VF's MAC is the PF's to set (§2.10): what SIPMAR holds, or
+		// the mac= option (a random one when SIPMAR is empty) asked for.
+		cur := macFromRegs(r.Read32(regSIPMAR0), r.Read32(regSIPMAR1))
+		want := p.mac
+		if want == nil && isZeroMAC(cur) {
+			want = randomMAC()
 		}
-		if isZeroMAC(p.mac) {
-			p.mac = randomMAC()
+		if want != nil && want.String() != cur.String() {
+			if err := p.askPFSetMAC(want); err != nil {
+				return err
+			}
+			cur = want
 		}
-		r.Write32(regSIPMAR0, macLo(p.mac))
-		r.Write32(regSIPMAR1, macHi(p.mac))
+		p.mac = cur
 	}
 	return nil
 }
@@ -445,11 +471,13 @@ func (p *Port) freeMemory() error {
 			q.region = nil
 		}
 	}
-	if p.ringMem != nil {
-		if err := p.ringMem.Close(); err != nil {
-			errs = append(errs, err)
+	for _, r := range []**dma.Region{&p.ringMem, &p.msgMem} {
+		if *r != nil {
+			if err := (*r).Close(); err != nil {
+				errs = append(errs, err)
+			}
+			*r = nil
 		}
-		p.ringMem = nil
 	}
 	return errors.Join(errs...)
 }
@@ -527,7 +555,7 @@ func (p *Port) Start() error {
 	p.pollLinkLocked()
 	if p.pf {
 		var linkEvery time.Duration
-		if p.phyAddr >= 0 {
+		if p.phyAddr >= 0 || p.hasPCS() {
 			linkEvery = p.linkPoll
 		}
 		p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
@@ -550,6 +578,9 @@ func (p *Port) resetFunction() error {
 	p.countersResetLocked()
 	if p.pf {
 		if err := p.configurePort(); err != nil {
+			return err
+		}
+		if err := p.setupInterface(); err != nil {
 			return err
 		}
 	}
@@ -706,6 +737,9 @@ func (p *Port) Close() error {
 	}
 	p.regs.Write32(regSICBDRMR, 0)
 	p.regs.Write32(regSIMR, 0)
+	if p.pf && p.msgMem != nil {
+		p.setMsgBuffers(false) // no VF message lands in memory about to go
+	}
 	if p.needsReset && p.dev.Reset != nil {
 		if err := p.dev.Reset(); err != nil {
 			errs = append(errs, fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w; DMA memory stays mapped", p.name, err))
@@ -778,7 +812,9 @@ func (p *Port) MAC() net.HardwareAddr {
 	return append(net.HardwareAddr(nil), p.mac...)
 }
 
-// SetMAC implements driver.Port: PSIPMAR0/1(0) on a PF, SIPMAR0/1 on a VF.
+// SetMAC implements driver.Port: PSIPMAR0/1(0) on a PF; a VF asks its PF
+// with a VSI-to-PSI message (vf.go) and fails with ErrNoPFAnswer when no
+// PF answers.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	if len(mac) != 6 {
 		return fmt.Errorf("enetc %s: MAC %v is not 6 bytes", p.name, mac)
@@ -788,14 +824,19 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 	if p.closed {
 		return p.errClosed()
 	}
-	p.mac = append(net.HardwareAddr(nil), mac...)
-	if p.pf {
-		p.regs.Write32(regPSIPMAR0(0), macLo(mac))
-		p.regs.Write32(regPSIPMAR1(0), macHi(mac))
-	} else {
-		p.regs.Write32(regSIPMAR0, macLo(mac))
-		p.regs.Write32(regSIPMAR1, macHi(mac))
+	if !p.pf {
+		if mac[0]&1 != 0 {
+			return fmt.Errorf("enetc %s: MAC %v is a multicast address: a port's own must be unicast", p.name, mac)
+		}
+		if err := p.askPFSetMAC(mac); err != nil {
+			return err
+		}
+		p.mac = append(net.HardwareAddr(nil), mac...)
+		return nil
 	}
+	p.mac = append(net.HardwareAddr(nil), mac...)
+	p.regs.Write32(regPSIPMAR0(0), macLo(mac))
+	p.regs.Write32(regPSIPMAR1(0), macHi(mac))
 	return nil
 }
 

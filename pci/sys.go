@@ -279,3 +279,17 @@ var (
 	ErrRegionTooSmall = errors.New("region too small")
 	ErrPermission     = fs.ErrPermission
 )
+
+// ofNode is the device-tree node of PCI device a (its of_node link), or ""
+// when it has none or the link leads outside the device tree.
+func (s Sys) ofNode(a Address) string {
+	n, err := filepath.EvalSymlinks(s.pciDev(a) + "/of_node")
+	if err != nil {
+		return ""
+	}
+	root, err := filepath.EvalSymlinks(s.Path("/sys/firmware/devicetree/base"))
+	if err != nil || !strings.HasPrefix(n, root+string(filepath.Separator)) {
+		return ""
+	}
+	return n
+}

@@ -23,7 +23,7 @@ const (
 const ENETCPHYAddr = 2
 
 // enetcOptions are the spec options of sim:enetcN.
-var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "chip"}
+var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "chip", "wiring", "speed", "of-node", "pf"}
 
 var enetcModels = newRegistry[model.Device]("enetc")
 
@@ -48,7 +48,12 @@ func enetcMAC(name string) [6]byte {
 
 // openENETC builds sim:enetcN: a coherent simulated IOMMU, the model (PF
 // unless vf=1; mode=sync|engine; mmio-cost=DURATION; link=up|down;
-// chip=NAME) and its wiring.
+// wiring=sgmii|2500base-x|rgmii|internal, the board interface the model's
+// MAC and PCS must be programmed for; speed=10|100|1000, what the PHY
+// resolves; chip=NAME) and its wiring. of-node=DIR presents DIR as the function's
+// device-tree node, for the driver's phy-mode lookup. pf=NAME (with vf=1)
+// makes the VF one of open sim:NAME's two VFs: its VSI-to-PSI messages go
+// to that PF and the PF's PSIPMAR0/1(n) is its MAC.
 func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	vf, err := boolOption(spec, "vf")
 	if err != nil {
@@ -64,26 +69,69 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		return nil, err
 	}
 	engine, cost, linkDown := mo.engine, mo.mmioCost, mo.linkDown
+	wiring := spec.Options.Get("wiring")
+	if !model.ValidPHYMode(wiring) || (wiring != "" && vf) {
+		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("wiring", wiring, "not a port interface the model has", "sgmii, 2500base-x, rgmii or internal, on a PF"))
+	}
+	speed := 1000
+	if v := spec.Options.Get("speed"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || (n != 10 && n != 100 && n != 1000) {
+			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("speed", v, "not a speed the model's PHY resolves", "10, 100 or 1000"))
+		}
+		speed = n
+	}
+	var parent *model.Device
+	if v := spec.Options.Get("pf"); v != "" {
+		parent = enetcModels.get(trimScheme(v))
+		if !vf || parent == nil || !parent.PF() {
+			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", v, "not an open simulated ENETC PF this VF can belong to", "the name of an open sim:enetcN PF, on a spec with vf=1"))
+		}
+	}
 	if err := enetcModels.reserve(name); err != nil {
 		return nil, err
 	}
 	chip := enetcChips.get(chipName)
+	if parent != nil && parent.Chip() != chip {
+		enetcModels.forget(name)
+		enetcChips.put(chipName)
+		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", spec.Options.Get("pf"), "a PF on another chip", "a VF is a function of its PF's chip: give the PF's chip= (or none on both)"))
+	}
 	forget := func() {
 		enetcModels.forget(name)
 		enetcChips.put(chipName)
 	}
 	iommu := sharedIOMMU(false)
 	dev := model.New(model.Config{
-		Name:     name,
-		PF:       !vf,
-		MAC:      enetcMAC(name),
-		IOMMU:    iommu,
-		Engine:   engine,
-		MMIOCost: cost,
-		LinkDown: linkDown,
-		PHYAddr:  ENETCPHYAddr,
-		Chip:     chip,
+		Name:      name,
+		PF:        !vf,
+		MAC:       enetcMAC(name),
+		IOMMU:     iommu,
+		Engine:    engine,
+		MMIOCost:  cost,
+		LinkDown:  linkDown,
+		PHYAddr:   ENETCPHYAddr,
+		Chip:      chip,
+		PHYMode:   wiring,
+		SpeedMbps: speed,
 	})
+	if parent != nil {
+		n := 0
+		err := parent.AttachVF(dev, n)
+		if err != nil {
+			n = 1
+			err = parent.AttachVF(dev, n)
+		}
+		if err != nil {
+			enetcModels.forget(name)
+			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", spec.Options.Get("pf"), "that PF has its two VFs already", "another PF, or close one of its VFs"))
+		}
+		// The PF's PSIPMAR0/1(n+1) holds the VF's MAC from now on, as the
+		// IERB loads it at FLR.
+		off := uint32(0x10100 + (n+1)*model.PSIPMARStride)
+		parent.Write32(off, dev.Read32(0x80))
+		parent.Write32(off+4, dev.Read32(0x84))
+	}
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
 	if err != nil {
@@ -107,6 +155,9 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	release := func() error {
 		var err error
 		once.Do(func() {
+			if parent != nil {
+				parent.DetachVF(dev)
+			}
 			dev.Stop()
 			err = cleanup()
 			forget()
@@ -127,6 +178,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Chip:     "sim/chip=" + chipName,
 		Reset:    dev.Reset,
 		Release:  release,
+		OFNode:   spec.Options.Get("of-node"),
 		Extra:    dev,
 	}, nil
 }

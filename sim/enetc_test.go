@@ -129,6 +129,33 @@ func TestENETCOpenWithPeer(t *testing.T) {
 // LS1028A (the same driver.Device.Chip, and the model's ERR050089 rule spans
 // them: an access to one while another runs an MDIO transaction is
 // recorded); a function on another chip is not held to it.
+// TestENETCVFOnItsPFsChip: pf= attaches a VF to an open PF of the same
+// chip only; a VF named onto another chip's PF is refused and leaves
+// nothing registered.
+func TestENETCVFOnItsPFsChip(t *testing.T) {
+	t.Parallel()
+	pf, err := openSpec(t, "sim:enetc80?chip=vfpf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Release()
+	_, err = openSpec(t, "sim:enetc81?vf=1&pf=enetc80&chip=other")
+	if err == nil || !strings.Contains(err.Error(), "another chip") || !strings.Contains(err.Error(), "chip=") {
+		t.Fatalf("VF on another chip's PF: %v, want a refusal naming chip=", err)
+	}
+	if ENETCModel("enetc81") != nil {
+		t.Error("refused VF left registered")
+	}
+	vf, err := openSpec(t, "sim:enetc81?vf=1&pf=enetc80&chip=vfpf")
+	if err != nil {
+		t.Fatalf("VF on its PF's chip: %v", err)
+	}
+	if vf.Chip != pf.Chip {
+		t.Errorf("VF chip %q, PF chip %q", vf.Chip, pf.Chip)
+	}
+	vf.Release()
+}
+
 func TestENETCChips(t *testing.T) {
 	t.Parallel()
 	reg := func(name string) uint32 {

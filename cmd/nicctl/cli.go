@@ -77,7 +77,7 @@ type command struct {
 var commands []*command
 
 // order is the help order; commands register from init in file order.
-var order = []string{"list", "bind", "unbind", "info", "regs", "mdio", "phy", "link", "stats", "rings", "selftest", "pktgen", "bench"}
+var order = []string{"list", "bind", "unbind", "sriov", "info", "regs", "mdio", "phy", "link", "stats", "rings", "selftest", "pktgen", "bench"}
 
 func register(c *command) {
 	commands = append(commands, c)

@@ -87,7 +87,7 @@ func TestUsageErrors(t *testing.T) {
 		parts []string
 	}{
 		{nil, []string{"no command", "list"}},
-		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "list, bind, unbind, info, regs, mdio, phy, link, stats, rings, selftest, pktgen, bench"}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "list, bind, unbind, sriov, info, regs, mdio, phy, link, stats, rings, selftest, pktgen, bench"}},
 		{[]string{"list", "--bogus"}, []string{"-bogus", "nicctl list -h"}},
 		{[]string{"list", "extra"}, []string{`unexpected argument "extra"`, "usage: nicctl list"}},
 		{[]string{"--nosuch", "list"}, []string{"-nosuch"}},
@@ -149,14 +149,14 @@ func TestOfflineTree(t *testing.T) {
 }
 
 // TestForceOnlyWhereWritten: only mdio and selftest write registers, so
-// only they take --force for that; bind and unbind take it to override
-// their refusals.
+// only they take --force for that; bind, unbind and sriov take it to
+// override their refusals.
 func TestForceOnlyWhereWritten(t *testing.T) {
 	for _, c := range commands {
 		if c.force != (c.name == "mdio" || c.name == "selftest") {
 			t.Errorf("%s: force %v", c.name, c.force)
 		}
-		if (c.forceHelp != "") != (c.name == "bind" || c.name == "unbind") {
+		if (c.forceHelp != "") != (c.name == "bind" || c.name == "unbind" || c.name == "sriov") {
 			t.Errorf("%s: force help %q", c.name, c.forceHelp)
 		}
 		if !c.force && c.forceHelp == "" {

@@ -78,6 +78,9 @@ func (d *Device) Read32(off uint32) uint32 {
 	if off >= RingBase && off < RingBase+MaxRings*RingStride {
 		return d.readRing(off)
 	}
+	if off == regPSIMSGRR && !d.pf {
+		return d.mbox.vsimsgsr.Load() // VSIMSGSR
+	}
 	if decode[off>>2] == accNone {
 		d.recordUnimpl(off, false)
 		return 0
@@ -172,6 +175,29 @@ func (d *Device) Write32(off uint32, v uint32) {
 		d.writeRing(off, v)
 		return
 	}
+	switch {
+	case off == regPSIMSGRR && d.pf:
+		d.pfAnswer(v)
+		return
+	case off == regPSIMSGRR:
+		d.recordErr("write %#x to VSIMSGSR (%#x), which is read-only for a VF", v, off)
+		return
+	case off == regPSIVMSGRCVAR0 && !d.pf:
+		d.set(off, v)
+		d.vfSend(v) // VSIMSGSNDAR0: sends the message
+		return
+	case (off == regSIPMAR0 || off == regSIPMAR1) && !d.pf:
+		d.recordErr("write %#x to %s (%#x) ignored: a VF's primary MAC is set by its PF (PSIPMAR0/1(n)); ask the PF with a VSI-to-PSI message", v, regName(off), off)
+		return
+	case d.pf && off >= regPSIPMAR0+PSIPMARStride && off < regPSIPMAR0+PSIPMARStride*(MaxVFs+1):
+		d.set(off, v)
+		d.pfSetVFMAC(off, v)
+		return
+	case d.pf && (off == regPSIVMSGRCVAR0 || off == regPSIVMSGRCVAR0+8):
+		d.set(off, v)
+		d.deliverMsg(int(off-regPSIVMSGRCVAR0) / 8) // a message waiting for a buffer arrives
+		return
+	}
 	acc := decode[off>>2]
 	switch acc {
 	case accNone:
@@ -208,6 +234,10 @@ func (d *Device) Write32(off uint32, v uint32) {
 		} else {
 			d.kickEngine()
 		}
+		return
+	case regPM0_IF_MODE:
+		d.set(off, v)
+		d.updateIf()
 		return
 	case regSICBDRBAR0, regSICBDRBAR1, regSICBDRLENR, regSICBDRMR:
 		d.cbdrHalted.Store(false)

@@ -251,6 +251,10 @@ func TestRxNoBufferDrops(t *testing.T) {
 		{"RBPIR 0 RBCIR 1: device owns nothing", 0, 1, 5, 0},
 		{"RBCIR == RBPIR: all but one BD", 0, 0, 20, 15},
 		{"ten posted", 0, 11, 20, 10},
+		// Linux and DPDK post ring size - 1 buffers at setup (RBCIR =
+		// 15): the device fills 14 of them, the 15th waits for the next
+		// refill (§4.1: it never advances RBPIR onto RBCIR).
+		{"ring size - 1 posted", 0, 15, 20, 14},
 		{"wrapped window", 12, 4, 20, 7},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -468,6 +472,49 @@ func TestRingRuleViolations(t *testing.T) {
 			}
 			if uint64(len(errs)) != h.d.Stats().ModelErrors {
 				t.Errorf("list %d, count %d", len(errs), h.d.Stats().ModelErrors)
+			}
+		})
+	}
+}
+
+// TestRxParserPortConfig: PAR_PORT_CFG's L3 bit turns the IPv4 header
+// checksum check off (§2.3): a frame with a bad header checksum then
+// arrives without the parse-error bit; a malformed header still sets it.
+func TestRxParserPortConfig(t *testing.T) {
+	t.Parallel()
+	bad := udp4(1, 2, 80)
+	bad[14+10] ^= 0x40 // header checksum field
+	short := udp4(1, 2, 80)
+	short[14] = 0x44 // IHL 4: shorter than an IPv4 header
+	for _, c := range []struct {
+		name  string
+		cfg   uint32
+		frame []byte
+		want  uint16
+	}{
+		{"checks on (reset value)", 0, bad, ParseIPv4 | ParseUDP | ParseError},
+		{"L4 check off only", par_L4CD, bad, ParseIPv4 | ParseUDP | ParseError},
+		{"L3 check off", par_L3CD, bad, ParseIPv4 | ParseUDP},
+		{"both off (DPDK without checksum offloads)", par_L3CD | par_L4CD, bad, ParseIPv4 | ParseUDP},
+		{"L3 check off, malformed header", par_L3CD, short, ParseIPv4 | ParseError},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{PF: true})
+			h.up()
+			h.d.Write32(regPAR_PORT_CFG, c.cfg)
+			h.setupRx(0, 16, 2048, 0)
+			if !h.d.Receive(c.frame) {
+				t.Fatal("frame not accepted")
+			}
+			bds, ok := h.recv(0)
+			if !ok {
+				t.Fatal("nothing received")
+			}
+			if bds[0].parse != c.want {
+				t.Errorf("parse summary %#x, want %#x", bds[0].parse, c.want)
+			}
+			if !bytes.Equal(bds[0].data, c.frame) {
+				t.Error("frame data changed")
 			}
 		})
 	}

@@ -55,13 +55,17 @@
 //   - RX error byte: RxErrCRC, RxErrOversize, RxErrDMA (real assignments
 //     are UNVERIFIED; drivers treat any non-zero value as a bad frame).
 //     Oversize frames are truncated at PM0_MAXFRM and delivered flagged.
-//   - inet_csum is written as 0; L4 checksums are not checked.
+//   - inet_csum is written as 0; L4 checksums are not checked. The IPv4
+//     header checksum is checked unless PAR_PORT_CFG bit 0 is set (DPDK's
+//     bit assignment, §8.2); a VF model has no port and always checks.
 //   - RSS: Toeplitz over source and destination address, then source and
 //     destination port for TCP/UDP (not fragments); non-IP hashes to 0.
 //     PRSSK(n) holds key bytes 4n..4n+3, byte 4n in bits 7:0. The ring is
 //     table[hash & 63] (64-entry table: SIRSSCAPR = PRSSCAPR = 1).
 //   - RX ownership: the device fills BDs from RBPIR up to, not including,
-//     the one before RBCIR; it never advances RBPIR onto RBCIR (§4.1).
+//     the one before RBCIR; it never advances RBPIR onto RBCIR (§4.1,
+//     §8.2): of N BDs prepared (RBCIR = RBPIR + N) it fills N - 1, of a
+//     ring with RBCIR == RBPIR length - 1.
 //   - MAC octet counters (REOCT, TEOCT, TOCT) include the 4-byte FCS; SI
 //     octet counters do not. RPKT counts good and bad frames.
 //   - Port filtering (PF): broadcast passes; unicast needs PSIPMR bit 0,
@@ -78,6 +82,16 @@
 //   - PHY: ID registers (Config.PHYID), BMSR with link latched low, model
 //     status register PHYSSR (0x11) with speed/duplex/link, clause-45 MMDs
 //     1, 3 and 7. The PCS answers at address 0 of the internal MDIO bus.
+//   - VF-to-PF mailbox (§2.10): a VF attached with AttachVF sends through
+//     VSIMSGSNDAR0/1; the message lands in the PF's PSIVMSGRCVAR(n) buffer
+//     and sets MR(n) in PSIMSGRR and PSIIDR; the PF's PSIMSGRR write
+//     answers (MB cleared, MS for a code other than 0). PSIPMAR0/1(n+1) is
+//     VF n's SIPMAR0/1, which the VF cannot write.
+//   - Board interface (Config.PHYMode, §6.1): frames pass only while
+//     PM0_IF_MODE and, for SGMII and 2500BASE-X, the Lynx PCS (IF_MODE,
+//     DEV_ABILITY, link timer, BMCR) are programmed for the wiring and the
+//     speed the PHY resolved; SGMII in-band AN reports link, duplex and
+//     speed in the PCS's partner word. Empty PHYMode: not modelled.
 //   - ERR050089: a register access outside the MDIO block between the
 //     start of an MDIO cycle and the next MDIO_CFG read (the BSY poll) is
 //     recorded as a model error and counted.
@@ -94,6 +108,5 @@
 //
 // Interrupts and MSI-X, TX VLAN insertion and timestamps (extension BDs
 // are skipped), Qbv/Qbu, PAUSE, RFS (class-4 commands complete without
-// effect), the hash filters, pMAC traffic (its counters read 0), the
-// VF-to-PF mailbox.
+// effect), the hash filters, pMAC traffic (its counters read 0).
 package model

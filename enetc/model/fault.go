@@ -126,6 +126,7 @@ func (d *Device) SetLink(up bool) {
 		d.latchDown.Store(true)
 	}
 	d.link.Store(up)
+	d.updateIf()
 	if up {
 		d.kickAllTx()
 	}

@@ -42,21 +42,6 @@ func (p *phy) reset() {
 	p.gbcr.Store(mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF)
 }
 
-// pcs is the SerDes PCS at address 0 of the internal MDIO bus: clause-22
-// registers, BMSR computed from the link, the rest plain storage.
-type pcs struct {
-	regs [32]atomic.Uint32
-}
-
-func (p *pcs) reset() {
-	for i := range p.regs {
-		p.regs[i].Store(0)
-	}
-	p.regs[mii.BMCR].Store(mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB)
-	p.regs[mii.PHYID1].Store(0x0083)
-	p.regs[mii.PHYID2].Store(0xE400)
-}
-
 // err050089 records a register access made while an MDIO transaction runs
 // on function m of the chip (d itself, or another function).
 func (d *Device) err050089(off uint32, m *Device) {
@@ -151,7 +136,7 @@ func (d *Device) linkBit() bool {
 }
 
 func (d *Device) speedCode() uint32 {
-	switch d.cfg.SpeedMbps {
+	switch d.speedMbps() {
 	case 10:
 		return 0
 	case 100:
@@ -177,7 +162,7 @@ func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 		return 0
 	}
 	up := d.link.Load()
-	anlpar, stat1000 := mii.Partner(d.cfg.SpeedMbps)
+	anlpar, stat1000 := mii.Partner(d.speedMbps())
 	switch reg {
 	case mii.BMCR:
 		return uint16(p.bmcr.Load())
@@ -245,36 +230,10 @@ func (d *Device) phyC45(mmd, reg int, write bool, v uint16) uint16 {
 	return 0
 }
 
-func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 {
-	if c45 {
-		reg = reg & 0x1F // the PCS answers clause-45 frames on any MMD with its clause-22 map
-	} else {
-		reg = dev
-	}
-	if write {
-		if reg == mii.BMCR && v&mii.BMCR_RESET != 0 {
-			d.pcs.reset()
-			return 0
-		}
-		if reg != mii.BMSR && reg != mii.PHYID1 && reg != mii.PHYID2 {
-			d.pcs.regs[reg].Store(uint32(v))
-		}
-		return 0
-	}
-	if reg == mii.BMSR {
-		s := uint16(mii.BMSR_ESTATUS | mii.BMSR_ANCAPABLE | mii.BMSR_EXTCAP)
-		if d.link.Load() {
-			s |= mii.BMSR_LINK | mii.BMSR_ANCOMPLETE
-		}
-		return s
-	}
-	return uint16(d.pcs.regs[reg].Load())
-}
-
 // macStatus is PM0_STATUS (DPDK's reading of it: bit 16 link, bits 18:17
 // speed, bit 19 full duplex).
 func (d *Device) macStatus() uint32 {
-	if !d.link.Load() {
+	if !d.carrier() {
 		return 0
 	}
 	return pm0_status_LINK | d.speedCode()<<17 | pm0_status_FULLDX

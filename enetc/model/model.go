@@ -46,6 +46,12 @@ type Config struct {
 	// FIFOLockAfter is how many frames the MAC receives with PM0_RX_FIFO
 	// at its power-on value before RX locks up (erratum, §5.4); default 256.
 	FIFOLockAfter int
+	// PHYMode is how the port is wired to the board (PHYModeSGMII,
+	// PHYMode2500BaseX, PHYModeRGMII, PHYModeInternal; PF only). With it
+	// set, frames pass only while PM0_IF_MODE and, for SGMII and
+	// 2500BASE-X, the PCS are programmed for that wiring (§6.1). Empty:
+	// the interface is not modelled and never blocks traffic.
+	PHYMode string
 	// Chip is the LS1028A the function belongs to: ERR050089 spans every
 	// ENETC function of a chip. Nil gives the device a chip of its own.
 	Chip *Chip
@@ -61,6 +67,10 @@ type Chip struct {
 
 // NewChip returns a chip for functions to share through Config.Chip.
 func NewChip() *Chip { return &Chip{} }
+
+// Chip returns the chip the function belongs to (Config.Chip, or the one
+// New made for it).
+func (d *Device) Chip() *Chip { return d.chip }
 
 // Access is one recorded access to an unimplemented register.
 type Access struct {
@@ -106,7 +116,10 @@ type Device struct {
 	st  counters                    // model counters (Stats)
 
 	link      atomic.Bool
-	latchDown atomic.Bool // PHY BMSR link latched low since the last read
+	ifOK      atomic.Bool  // MAC interface programmed for the wiring (pcs.go)
+	mbox      mailbox      // VSI-to-PSI messages (msg.go)
+	speed     atomic.Int32 // Mb/s the PHY resolves (Config.SpeedMbps, SetSpeed)
+	latchDown atomic.Bool  // PHY BMSR link latched low since the last read
 	emdio     mdioBus
 	imdio     mdioBus
 	phy       phy
@@ -191,6 +204,9 @@ func New(cfg Config) *Device {
 	if cfg.IOMMU == nil {
 		panic("enetc model: Config.IOMMU is required")
 	}
+	if err := checkPHYMode(&cfg); err != nil {
+		panic(err.Error())
+	}
 	if cfg.TxRings <= 0 {
 		cfg.TxRings = 8
 	}
@@ -248,8 +264,10 @@ func New(cfg Config) *Device {
 	d.out.Store(&wireBox{&d.discard})
 	d.srcs.Store(&[]*srcEntry{})
 	d.phy.addr = cfg.PHYAddr
+	d.speed.Store(int32(d.cfg.SpeedMbps))
 	d.reset()
 	d.link.Store(!cfg.LinkDown)
+	d.ifOK.Store(d.ifUp())
 	return d
 }
 
@@ -360,6 +378,11 @@ func (d *Device) reset() {
 	d.imdio = mdioBus{}
 	d.phy.reset()
 	d.pcs.reset()
+	d.ifOK.Store(d.ifUp())
+	d.mbox.mu.Lock()
+	d.mbox.vsimsgsr.Store(0)
+	d.mbox.pending = false
+	d.mbox.mu.Unlock()
 	d.faults.clear()
 	d.chip.mdio.CompareAndSwap(d, nil) // a reset ends this function's MDIO transaction
 }

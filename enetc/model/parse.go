@@ -10,6 +10,10 @@ type parsed struct {
 	in      [36]byte // src addr, dst addr[, src port, dst port]
 	vlan    bool     // outer VLAN tag present
 	tpid    uint16
+	// noL3Check: the port's parser does not check IPv4 header checksums
+	// (PAR_PORT_CFG L3 bit set, §2.3). Set by the caller; parseFrame
+	// keeps it.
+	noL3Check bool
 }
 
 // IP protocol numbers and Ethernet types the parser knows.
@@ -32,7 +36,8 @@ const (
 // IPv6 with extension headers 0x0080, OR-ed with the L4 code (TCP 0x10,
 // UDP 0x11, SCTP 0x13, ICMP 0x03, ESP 0x05, fragment 0x01), and bit 15 for
 // a truncated or malformed IP header or a bad IPv4 header checksum (L4
-// checksums are not checked). The RSS input is the Toeplitz input of the
+// checksums are not checked; the header checksum is not checked either
+// when p.noL3Check is set). The RSS input is the Toeplitz input of the
 // usual RSS definition: source and destination address, then source and
 // destination port for TCP and UDP (not for fragments); other frames hash
 // to 0.
@@ -81,7 +86,7 @@ func parseIPv4(h []byte, p *parsed) {
 	for sum>>16 != 0 {
 		sum = sum&0xFFFF + sum>>16 // ones'-complement fold
 	}
-	if sum != 0xFFFF {
+	if sum != 0xFFFF && !p.noL3Check {
 		p.summary |= ParseError
 	}
 	copy(p.in[0:8], h[12:20])

@@ -195,6 +195,14 @@ const (
 	PSICFGR0Stride = 0xC
 )
 
+// PAR_PORT_CFG bits (§2.3): a set bit turns that check of the port's
+// parser off (DPDK's L3_CKSUM / L4_CKSUM; FreeBSD's header swaps the two,
+// §8).
+const (
+	par_L3CD = 1 << 0
+	par_L4CD = 1 << 1
+)
+
 // Port register bits.
 const (
 	pmr_SI0EN    = 1 << 16

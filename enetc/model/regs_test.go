@@ -258,3 +258,30 @@ func TestRegisterFamilies(t *testing.T) {
 		t.Errorf("regName = %q", n)
 	}
 }
+
+// TestPSIPMARStride: PSIPMAR0/1(n) are 8 bytes apart (§8.2): the MACs of
+// SI 1 and SI 2 are their own registers, and writing them leaves SI 0's
+// address, and so its filter, alone.
+func TestPSIPMARStride(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Config{PF: true})
+	h.up()
+	h.d.Write32(regPSIPMR, 0) // filter on the primary MAC
+	h.setupRx(0, 16, 2048, 0)
+	si0 := h.d.Read32(regPSIPMAR0)
+	h.d.Write32(regPSIPMAR0+8, 0x44332211)
+	h.d.Write32(regPSIPMAR1+8, 0x6655)
+	h.d.Write32(regPSIPMAR0+16, 0xAABBCCDD)
+	if h.d.Read32(0x10108) != 0x44332211 || h.d.Read32(0x1010C) != 0x6655 || h.d.Read32(0x10110) != 0xAABBCCDD {
+		t.Fatalf("PSIPMAR(1) %#x/%#x PSIPMAR0(2) %#x", h.d.Read32(0x10108), h.d.Read32(0x1010C), h.d.Read32(0x10110))
+	}
+	if h.d.Read32(regPSIPMAR0) != si0 {
+		t.Fatalf("PSIPMAR0(0) changed to %#x by writes to other SIs", h.d.Read32(regPSIPMAR0))
+	}
+	if !h.d.Receive(ether(h.d.cfg.MAC[:], macB, 0x88B5, make([]byte, 50))) {
+		t.Fatal("a frame to SI 0's MAC was filtered after SI 1's MAC was set")
+	}
+	if h.d.Receive(ether([]byte{0x11, 0x22, 0x33, 0x44, 0x55, 0x66}, macB, 0x88B5, make([]byte, 50))) {
+		t.Fatal("SI 1's MAC was accepted for SI 0")
+	}
+}

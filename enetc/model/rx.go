@@ -62,7 +62,7 @@ func (d *Device) Receive(frame []byte) bool {
 // RxRoom implements wire.Port: how many maximum-size frames the rings that
 // frames go to could take now, 0 while the port cannot receive.
 func (d *Device) RxRoom() int {
-	if !d.link.Load() || !d.rxAllowed() || d.fifoLock.Load() {
+	if !d.carrier() || !d.rxAllowed() || d.fifoLock.Load() {
 		return 0
 	}
 	rings := uint32(1)
@@ -242,7 +242,7 @@ type rxRoom struct {
 // write-backs of the current batch as filled.
 func (d *Device) roomNow(r *rxRoom) {
 	r.rings = 0
-	if !d.link.Load() || !d.rxAllowed() || d.fifoLock.Load() {
+	if !d.carrier() || !d.rxAllowed() || d.fifoLock.Load() {
 		return
 	}
 	rings := uint32(1)
@@ -363,7 +363,7 @@ func (d *Device) deliver(frame []byte) bool {
 	// where the driver can read it: RDRP for receive disabled, link down
 	// and FIFO drops, RUND for runts, UFDMF/MFDMF for the address filter,
 	// RBDCR for the ring (a VF's driver sees only RBDCR).
-	if !d.link.Load() {
+	if !d.carrier() {
 		d.st.rxLinkDown.Add(1) // no carrier: the MAC drops what trickles in
 		m[cRDRP].Add(1)
 		return false
@@ -437,6 +437,7 @@ func (d *Device) deliver(frame []byte) bool {
 		}
 	}
 	var p parsed
+	p.noL3Check = d.pf && d.get(regPAR_PORT_CFG)&par_L3CD != 0
 	parseFrame(frame, &p)
 	if d.pf && p.vlan {
 		c.rvlan++

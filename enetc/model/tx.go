@@ -69,7 +69,7 @@ func (d *Device) txLen(n int) uint32 {
 // txAllowed reports whether the MAC may send now: link up, no stall, SI
 // enabled and (PF) port SI 0 and MAC TX enabled.
 func (d *Device) txAllowed() bool {
-	if !d.link.Load() || d.faults.txStall.Load() || d.get(regSIMR)&simr_EN == 0 {
+	if !d.carrier() || d.faults.txStall.Load() || d.get(regSIMR)&simr_EN == 0 {
 		return false
 	}
 	if d.pf && (d.get(regPMR)&pmr_SI0EN == 0 || d.get(regPM0_CMD_CFG)&pm_cmd_cfg_TX_EN == 0) {
