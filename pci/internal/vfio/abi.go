@@ -304,3 +304,37 @@ func IoctlInt(fd int, req uintptr, arg uintptr, name string) (int, error) {
 	}
 	return int(r), nil
 }
+
+// VFIO_DEVICE_FEATURE flags and the VF token (linux/vfio.h). The feature
+// index sits in the low 16 bits of the flags; the VF token is feature 0,
+// set (never read back) with a 16-byte UUID as the data.
+const (
+	DeviceFeatureMask       = 0xffff
+	DeviceFeatureGet        = 1 << 16
+	DeviceFeatureSet        = 1 << 17
+	DeviceFeatureProbe      = 1 << 18
+	DeviceFeaturePCIVFToken = 0
+
+	// DeviceBindFlagToken says DeviceBindIOMMUFDTokenArg.TokenUUIDPtr
+	// points to a VF token; kernels before the flag refuse any flag
+	// with EINVAL.
+	DeviceBindFlagToken = 1
+)
+
+// DeviceFeatureHdr is struct vfio_device_feature without its trailing
+// data (which starts at byte 8).
+type DeviceFeatureHdr struct {
+	Argsz uint32
+	Flags uint32
+}
+
+// DeviceBindIOMMUFDTokenArg is struct vfio_device_bind_iommufd as kernels
+// with DeviceBindFlagToken define it: DeviceBindIOMMUFDArg followed by the
+// address of a 16-byte VF token.
+type DeviceBindIOMMUFDTokenArg struct {
+	Argsz        uint32
+	Flags        uint32
+	IOMMUFD      int32
+	OutDevID     uint32
+	TokenUUIDPtr uint64
+}

@@ -167,3 +167,53 @@ func TestStructLayouts(t *testing.T) {
 		}
 	}
 }
+
+// The VF token's part of include/uapi/linux/vfio.h: VFIO_DEVICE_FEATURE's
+// flags, VFIO_DEVICE_FEATURE_PCI_VF_TOKEN (feature 0; MIGRATION is 1) and
+// the token fields of vfio_device_bind_iommufd.
+func TestVFTokenABI(t *testing.T) {
+	flags := []struct {
+		name      string
+		got, want int
+	}{
+		{"VFIO_DEVICE_FEATURE_MASK", DeviceFeatureMask, 0xffff},
+		{"VFIO_DEVICE_FEATURE_GET", DeviceFeatureGet, 0x10000},
+		{"VFIO_DEVICE_FEATURE_SET", DeviceFeatureSet, 0x20000},
+		{"VFIO_DEVICE_FEATURE_PROBE", DeviceFeatureProbe, 0x40000},
+		{"VFIO_DEVICE_FEATURE_PCI_VF_TOKEN", DeviceFeaturePCIVFToken, 0},
+		{"VFIO_DEVICE_BIND_FLAG_TOKEN", DeviceBindFlagToken, 1},
+		{"VFIO_DEVICE_FEATURE", DeviceFeature, ';'<<8 | (100 + 17)},
+		{"VFIO_DEVICE_BIND_IOMMUFD", DeviceBindIOMMUFD, ';'<<8 | (100 + 18)},
+	}
+	for _, c := range flags {
+		if c.got != c.want {
+			t.Errorf("%s = %#x, want %#x", c.name, c.got, c.want)
+		}
+	}
+	layouts := []struct {
+		kernel string
+		v      any
+		size   uintptr
+		fields []field
+	}{
+		{"vfio_device_feature", DeviceFeatureHdr{}, 8, []field{{"Argsz", 0, 4}, {"Flags", 4, 4}}},
+		{"vfio_device_bind_iommufd (with token_uuid_ptr)", DeviceBindIOMMUFDTokenArg{}, 24,
+			[]field{{"Argsz", 0, 4}, {"Flags", 4, 4}, {"IOMMUFD", 8, 4}, {"OutDevID", 12, 4}, {"TokenUUIDPtr", 16, 8}}},
+	}
+	for _, c := range layouts {
+		typ := reflect.TypeOf(c.v)
+		if typ.Size() != c.size {
+			t.Errorf("%s (%s): size %d, want %d", c.kernel, typ.Name(), typ.Size(), c.size)
+		}
+		for _, f := range c.fields {
+			sf, ok := typ.FieldByName(f.name)
+			if !ok {
+				t.Errorf("%s: no field %s", c.kernel, f.name)
+				continue
+			}
+			if sf.Offset != f.off || sf.Type.Size() != f.size {
+				t.Errorf("%s.%s: offset %d size %d, want %d:%d", c.kernel, f.name, sf.Offset, sf.Type.Size(), f.off, f.size)
+			}
+		}
+	}
+}
