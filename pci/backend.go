@@ -25,12 +25,14 @@ import (
 // Options: iommu=auto|type1|iommufd (pci), dma-carveout=ADDR+SIZE (DMA memory
 // from a physical range mapped through /dev/mem, e.g. memory kept from the
 // kernel with mem=), dma-map=M (DMA memory from UIO map M), reg=ADDR+SIZE
-// (platform: the register window when the device tree cannot be read).
+// (platform: the register window when the device tree cannot be read),
+// vf-token=UUID (pci, vfio-pci only: an SR-IOV PF sets it as its VFs'
+// token, a VF of a PF on vfio-pci opens with it; see VFToken).
 // Without an IOMMU and without a carve-out, DMA memory is located with
 // /proc/self/pagemap: buffers that fit one 4 KiB page work, rings need
 // huge pages or a carve-out.
 func init() {
-	driver.RegisterBackend(driver.Backend{Scheme: "pci", Options: []string{"iommu", "dma-carveout"},
+	driver.RegisterBackend(driver.Backend{Scheme: "pci", Options: []string{"iommu", "dma-carveout", "vf-token"},
 		Open: func(s driver.Spec, c driver.Config) (*driver.Device, error) { return Host.OpenPCI(s, c) }})
 	driver.RegisterBackend(driver.Backend{Scheme: "uio", Options: []string{"dma-carveout", "dma-map"},
 		Open: func(s driver.Spec, c driver.Config) (*driver.Device, error) { return Host.OpenUIOBackend(s, c) }})

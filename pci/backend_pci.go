@@ -178,6 +178,12 @@ func (s Sys) sharedIOMMUFD() (*IOMMUFD, func() error, error) {
 // chooseAccess picks, maps its memory BARs and enables bus mastering. It is
 // what the "pci" backend does, for programs that want the VFIO handles.
 func (s Sys) OpenVFIO(a Address, acc Access) (*VFIODevice, dma.Mapper, func() error, error) {
+	return s.OpenVFIOToken(a, acc, nil)
+}
+
+// OpenVFIOToken is OpenVFIO with a VF token (nil: none): a VF passes it
+// when opened; an SR-IOV PF passes it and then sets it as its VFs' token.
+func (s Sys) OpenVFIOToken(a Address, acc Access, tok *VFToken) (*VFIODevice, dma.Mapper, func() error, error) {
 	d, err := s.Device(a)
 	if err != nil {
 		return nil, nil, nil, err
@@ -193,7 +199,7 @@ func (s Sys) OpenVFIO(a Address, acc Access) (*VFIODevice, dma.Mapper, func() er
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if vd, err = f.OpenCdev(s, s.pciDev(a), a.String()); err != nil {
+		if vd, err = f.OpenCdevToken(s, s.pciDev(a), a.String(), tok); err != nil {
 			rel()
 			return nil, nil, nil, err
 		}
@@ -205,7 +211,7 @@ func (s Sys) OpenVFIO(a Address, acc Access) (*VFIODevice, dma.Mapper, func() er
 		}
 		g, err := c.Group(d.IOMMUGroup)
 		if err == nil {
-			vd, err = g.OpenDevice(a.String())
+			vd, err = g.OpenDeviceToken(a.String(), tok)
 		}
 		if err != nil {
 			rel()
@@ -214,6 +220,11 @@ func (s Sys) OpenVFIO(a Address, acc Access) (*VFIODevice, dma.Mapper, func() er
 		mapper, drop = c, rel
 	default:
 		return nil, nil, nil, &DeviceError{Device: a.String(), Op: "open VFIO", Err: fmt.Errorf("access %q is not VFIO", acc)}
+	}
+	if tok != nil && s.sriovRoleOf(a).pf {
+		if err := vd.SetVFToken(*tok); err != nil {
+			return nil, nil, nil, errors.Join(err, vd.Close(), drop())
+		}
 	}
 	return vd, mapper, func() error { return errors.Join(vd.Close(), drop()) }, nil
 }
@@ -229,6 +240,10 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 		return nil, err
 	}
 	acc, err := chooseAccess(a.String(), s.pciFacts(a, d), spec.Options.Get("iommu"), cfg.UnsafeNoIOMMU)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := vfTokenOption(a.String(), s.sriovRoleOf(a), spec.Options, acc)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +282,7 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 		dev.Release = rel.run
 		return dev, nil
 	}
-	vd, mapper, closeVD, err := s.OpenVFIO(a, acc)
+	vd, mapper, closeVD, err := s.OpenVFIOToken(a, acc, tok)
 	if err != nil {
 		return nil, forDevice(a.String(), err)
 	}

@@ -80,6 +80,12 @@ func (f *IOMMUFD) readRanges() error {
 // through sysfs vfio-dev), binds it to this iommufd and attaches it to the
 // IOAS.
 func (f *IOMMUFD) OpenCdev(s Sys, devDir, name string) (*VFIODevice, error) {
+	return f.OpenCdevToken(s, devDir, name, nil)
+}
+
+// OpenCdevToken is OpenCdev passing a VF token (nil: none) to the bind, for
+// an SR-IOV PF on vfio-pci or one of its VFs.
+func (f *IOMMUFD) OpenCdevToken(s Sys, devDir, name string, tok *VFToken) (*VFIODevice, error) {
 	cdev, err := cdevOf(s, devDir)
 	if err != nil {
 		return nil, &DeviceError{Device: name, Op: "VFIO cdev", Err: err, Fix: "the kernel needs CONFIG_VFIO_DEVICE_CDEV (Linux 6.6+) and the device bound to vfio-pci"}
@@ -89,10 +95,9 @@ func (f *IOMMUFD) OpenCdev(s Sys, devDir, name string) (*VFIODevice, error) {
 	if err != nil {
 		return nil, &DeviceError{Device: name, Op: "open " + path, Err: bareErr(err), Fix: fixOpen(err)}
 	}
-	b := vfio.DeviceBindIOMMUFDArg{Argsz: uint32(unsafe.Sizeof(vfio.DeviceBindIOMMUFDArg{})), IOMMUFD: int32(f.fd)}
-	if _, err := ioctlPtr(fd, vfio.DeviceBindIOMMUFD, &b, "VFIO_DEVICE_BIND_IOMMUFD"); err != nil {
+	if err := s.bindIOMMUFD(fd, f.fd, name, tok); err != nil {
 		unix.Close(fd)
-		return nil, &DeviceError{Device: name, Op: "bind to iommufd", Err: err}
+		return nil, err
 	}
 	at := vfio.DeviceAttachIOMMUFDPTArg{Argsz: uint32(unsafe.Sizeof(vfio.DeviceAttachIOMMUFDPTArg{})), PTID: f.IOAS}
 	if _, err := ioctlPtr(fd, vfio.DeviceAttachIOMMUFDPT, &at, "VFIO_DEVICE_ATTACH_IOMMUFD_PT"); err != nil {
