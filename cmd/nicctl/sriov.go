@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name: "sriov", args: "PF N", min: 2, max: 2,
 		summary:   "set a PF's number of VFs (sriov_numvfs), refusing what would remove VFs in use or leave them unusable",
-		forceHelp: "set it even if VFs exist that would be removed first, or the PF is on vfio-pci (its VFs then need a VF token gopmd does not set)",
+		forceHelp: "set it even if VFs exist that would be removed first",
 		dryRun:    true,
 		run:       func(e *env, a []string) (any, error) { return sriovCmd(e, a[0], a[1]) },
 	})
@@ -35,12 +35,20 @@ type sriovResult struct {
 	DryRun  bool        `json:"dry_run,omitempty"`
 	Writes  []pci.Write `json:"writes,omitempty"`
 	Forced  []string    `json:"forced,omitempty"`
+	// Notes say what the new VFs take to be used (a PF on vfio-pci: the
+	// VF token).
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (r *sriovResult) text(w io.Writer) {
 	for _, f := range r.Forced {
 		fmt.Fprintf(w, "%s: --force: going ahead although %s\n", r.Device, f)
 	}
+	defer func() {
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}()
 	if r.DryRun {
 		fmt.Fprintf(w, "%s: sriov_numvfs %d of %d (dry run: nothing written)\n", r.Device, r.Before, r.Total)
 		if len(r.Writes) == 0 {
@@ -132,7 +140,7 @@ func sriovCmd(e *env, dev, nArg string) (any, error) {
 		if err != nil || strings.TrimSpace(string(b)) != "Y" {
 			return nil, fmt.Errorf("%s: the PF is on vfio-pci, which creates VFs only when loaded with enable_sriov=1 (modprobe -r vfio-pci; modprobe vfio-pci enable_sriov=1); nothing was written", t.name)
 		}
-		why = append(why, "the PF is on vfio-pci: its VFs are vfio-pci's and open only with the VF token the PF's user sets (gopmd sets none and passes none), and they go away when that user closes the PF")
+		r.Notes = append(r.Notes, fmt.Sprintf("the PF is on vfio-pci, whose VFs open only with the PF's VF token: open the PF with pci:%s?vf-token=UUID (uuidgen makes one) and each VF with the same ?vf-token=UUID; vfio-pci keeps the token while the PF stays bound to it, and removes the VFs when the PF leaves it", t.name))
 	}
 	if cur > 0 {
 		_, desc := vfsOf(e, dir)

@@ -54,25 +54,30 @@ func TestSRIOVKernelPF(t *testing.T) {
 	}
 }
 
-// TestSRIOVRefusals: what could remove VFs in use or leave VFs nobody can
-// open is refused with the reason and the way out, writing nothing;
-// --force goes ahead and says what it overrode.
+// TestSRIOVRefusals: what could remove VFs in use is refused with the
+// reason and the way out, writing nothing; --force goes ahead and says what
+// it overrode. VFs of a PF on vfio-pci are created with a note on the VF
+// token they open with.
 func TestSRIOVRefusals(t *testing.T) {
 	root := sriovTree(t)
 	// A PF on vfio-pci without enable_sriov: the kernel would refuse.
 	wantError(t, exitFailed, []string{"--root", root, "sriov", "0000:00:00.0", "2"},
 		"vfio-pci", "enable_sriov=1", "modprobe vfio-pci enable_sriov=1", "nothing was written")
-	// With it: VFs nobody can open without a VF token.
+	// With it: the VFs are created, and the note says how to open them.
 	os.MkdirAll(filepath.Join(root, "sys/module/vfio_pci/parameters"), 0o755)
 	put(t, root, "sys/module/vfio_pci/parameters/enable_sriov", "Y\n")
-	wantError(t, exitFailed, []string{"--root", root, "sriov", "0000:00:00.0", "2"},
-		"refusing to set sriov_numvfs to 2", "VF token", "--force", "nothing was written")
-	if got := numvfs(t, root, pf0Dir); got != "0" {
-		t.Fatalf("a refused sriov wrote sriov_numvfs %q", got)
+	out := mustRun(t, "--root", root, "sriov", "0000:00:00.0", "2", "--dry-run")
+	for _, w := range []string{"would run: echo 2 > /sys/bus/pci/devices/0000:00:00.0/sriov_numvfs", "note: the PF is on vfio-pci", "pci:0000:00:00.0?vf-token=UUID", "each VF with the same ?vf-token=UUID"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("dry run lacks %q:\n%s", w, out)
+		}
 	}
-	r := sriovJSON(t, "--root", root, "sriov", "0000:00:00.0", "2", "--force")
-	if r.After != 2 || len(r.Forced) != 1 || !strings.Contains(r.Forced[0], "VF token") {
-		t.Fatalf("forced: %+v", r)
+	r := sriovJSON(t, "--root", root, "sriov", "0000:00:00.0", "2")
+	if r.After != 2 || len(r.Forced) != 0 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "vf-token=") {
+		t.Fatalf("vfio-pci PF: %+v", r)
+	}
+	if got := numvfs(t, root, pf0Dir); got != "2" {
+		t.Fatalf("sriov_numvfs %q", got)
 	}
 
 	// Changing the count of a PF with VFs removes them first.
@@ -83,7 +88,7 @@ func TestSRIOVRefusals(t *testing.T) {
 	os.Symlink("../../../../"+vf[len("sys/"):], filepath.Join(root, "sys/bus/pci/devices/0000:00:01.0"))
 	wantError(t, exitFailed, []string{"--root", root, "sriov", "0000:00:00.1", "1"},
 		"its 2 VFs are removed first", "0000:00:01.0 (no driver)", "--force")
-	out := mustRun(t, "--root", root, "sriov", "0000:00:00.1", "1", "--force", "--dry-run")
+	out = mustRun(t, "--root", root, "sriov", "0000:00:00.1", "1", "--force", "--dry-run")
 	i0, i1 := strings.Index(out, "echo 0 > /sys/bus/pci/devices/0000:00:00.1/sriov_numvfs"), strings.Index(out, "echo 1 > /sys/bus/pci/devices/0000:00:00.1/sriov_numvfs")
 	if !strings.Contains(out, "going ahead although its 2 VFs are removed first") || i0 < 0 || i1 < i0 {
 		t.Fatalf("dry run:\n%s", out)
