@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gopmd's x86-vfio rig: boots Debian 12's amd64 kernel under
 # qemu-system-x86_64 (q35, emulated Intel IOMMU, QEMU's edu and
-# ivshmem-plain devices) and runs rigs/x86-vfio/guest, a static program
-# built from gopmd's own pci and dma packages, as the guest's init job.
+# ivshmem-plain devices, an NVMe controller with one SR-IOV VF) and runs
+# rigs/x86-vfio/guest, a static program built from gopmd's own pci and dma
+# packages, as the guest's init job.
 #
 # Usage: bash rigs/x86-vfio/run.sh        (root; Debian apt sources; Go on PATH)
 # Env:   RIGS_CACHE  downloaded .debs and unpacked packages (default /tmp/rigs-cache; outside git)
@@ -105,7 +106,10 @@ cat >"$ROOT/init" <<'INIT'
 /bin/busybox --install -s /bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 echo "RIG-INIT uptime=$(cut -d' ' -f1 /proc/uptime)"
-for m in $(cat /lib/modules/order); do insmod /lib/modules/$m 2>&1 | sed 's/^/insmod: /'; done
+for m in $(cat /lib/modules/order); do
+	args=; [ "$m" = vfio-pci.ko ] && args=enable_sriov=1 # the NVMe PF's VF (VF token checks)
+	insmod /lib/modules/$m $args 2>&1 | sed 's/^/insmod: /'
+done
 echo 8 > /proc/sys/vm/nr_hugepages
 /gopmd-rig
 echo "RIG-RC $?"
@@ -132,6 +136,8 @@ QEMU=(qemu-system-x86_64 -machine "$MACHINE" -cpu "$CPU" -smp 2 -m 1024 -nodefau
 	-device intel-iommu,intremap=on,caching-mode=on
 	-device edu
 	-object memory-backend-file,id=shm0,share=on,mem-path="$SHM",size=1M -device ivshmem-plain,memdev=shm0
+	-device nvme-subsys,id=nvmesubsys0
+	-device nvme,serial=gopmd-sriov,subsys=nvmesubsys0,sriov_max_vfs=1,sriov_vq_flexible=2,sriov_vi_flexible=1,max_ioqpairs=4
 	-kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$OUT/initrd.gz"
 	-append "console=ttyS0 intel_iommu=on iommu=pt rdinit=/init panic=-1 no_timer_check quiet loglevel=4")
 printf '%q ' "${QEMU[@]}" >"$OUT/qemu.cmd"

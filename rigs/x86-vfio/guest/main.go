@@ -11,7 +11,9 @@
 //     finds the IOMMU's fault for that address in the kernel log;
 //   - opens ivshmem-plain as a second device in the same container;
 //   - moves edu to uio_pci_generic and repeats register access and a DMA
-//     with physical addresses from pagemap (unsafe-noiommu).
+//     with physical addresses from pagemap (unsafe-noiommu);
+//   - pairs QEMU's NVMe controller (SR-IOV, one VF) as a PF on vfio-pci
+//     with its VF through a VF token (vftoken.go).
 //
 // It prints one PASS, FAIL or INFO line per check and a RESULT line.
 package main
@@ -215,6 +217,7 @@ func main() {
 	}
 	pass("uio-bind", "%s moved from vfio-pci to uio_pci_generic", edu.Address)
 	uioChecks(edu)
+	vfTokenChecks()
 	finish()
 }
 
