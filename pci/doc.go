@@ -9,6 +9,14 @@
 // one aligned access per register read or write, bounds-checked), a
 // dma.Mapper for DMA memory, Reset and Release.
 //
+// # SR-IOV under vfio-pci: the VF token
+//
+// vfio-pci opens a VF of a PF bound to it only for a caller that names the
+// PF's VF token, a UUID the PF's user sets. Give the same vf-token=UUID to
+// the PF's spec and to its VFs' (pci:0000:00:00.0?vf-token=UUID): the PF
+// sets it (VFIODevice.SetVFToken), a VF passes it (Group.OpenDeviceToken,
+// IOMMUFD.OpenCdevToken). Refusals wrap ErrVFToken; see VFToken.
+//
 // # Platform devices (i.MX FEC) through UIO or /dev/mem
 //
 // On a board without an IOMMU the FEC is reached one of two ways:
