@@ -391,12 +391,17 @@ func (p *Pool) accept(e uint32) (*Packet, bool) {
 }
 
 // Alloc takes one buffer, or nil when the pool is empty. Owner only.
-func (p *Pool) Alloc() *Packet {
-	// The fast path: pop the owner's LIFO cache; no shared state touched.
-	// Split pages keep this cache empty and take the slow path.
+func (p *Pool) Alloc() *Packet { return p.pop((*Pool).allocSlow) }
+
+// pop is Alloc's fast path: pop the owner's LIFO cache; no shared state
+// touched. Split pages keep this cache empty and take the slow path. The
+// slow path comes in as a parameter because a call of a parameter is the
+// call Go's inliner charges least for: so Alloc inlines into its callers,
+// and there the call is a direct one again.
+func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	n := len(p.cache) - 1
 	if n < 0 {
-		return p.allocSlow()
+		return slow(p)
 	}
 	h := p.cache[n]
 	p.cache = p.cache[:n]
@@ -503,21 +508,20 @@ func (p *Pool) syncDirty(h *Packet) {
 // are recycled too. A buffer of another pool is refused and counted
 // (RefusedForeign), a header of no pool too (ForgedFrees), a buffer already
 // free too (RefusedDouble).
-func (p *Pool) Recycle(pk *Packet) {
-	// The fast path: a single, out buffer whose header lies in this pool's
-	// header array (which proves it is this pool's), whole and on coherent
-	// memory (fastSpan is 0 otherwise), and room in the cache.
-	c := p.cache
-	n := len(c)
-	if uintptr(unsafe.Pointer(pk))-p.hdrBase >= p.fastSpan || n >= cap(c) || pk.next != nil || pk.gen&1 == 0 {
-		p.recycleSlow(pk)
+func (p *Pool) Recycle(pk *Packet) { p.push(pk, (*Pool).recycleSlow) }
+
+// push is Recycle's fast path: a single, out buffer whose header lies in
+// this pool's header array (which proves it is this pool's), whole and on
+// coherent memory (fastSpan is 0 otherwise), and room in the cache. The
+// slow path is a parameter for the inliner, as pop's.
+func (p *Pool) push(pk *Packet, slow func(*Pool, *Packet)) {
+	if c := p.cache; uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(c) < cap(c) && pk.next == nil && pk.gen&1 != 0 {
+		pk.gen++
+		p.cache = append(c, pk) // never grows: room was checked
+		p.o[cRecycleCached]++
 		return
 	}
-	pk.gen++
-	c = c[:n+1]
-	c[n] = pk
-	p.cache = c
-	p.o[cRecycleCached]++
+	slow(p, pk)
 }
 
 func (p *Pool) recycleSlow(pk *Packet) {
