@@ -143,35 +143,35 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	mask := q.mask
 	ntc := q.ntc
 	posted := (q.ntu - ntc) & mask // BDs the device may have written
-	// The queue's fields in locals: stores through a packet header could
-	// alias them as far as the compiler knows, and would force reloads.
 	bds := q.bds
 	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
-	oneMax := q.oneMax
-	headroom := q.headroom
 	for n < len(pkts) && posted > 0 {
+		// Fast path: good one-BD frames, in a loop that calls nothing.
+		got, next, b := q.singles(pkts[n:], ntc, posted)
+		n += got
+		posted -= uint32(got)
+		ntc = next
+		bytes += b
+		if n == len(pkts) || posted == 0 {
+			break
+		}
+		// BD ntc is anything else.
 		if int(ntc) >= len(bds) {
 			break // never: ntc stays below the ring size (the mask)
 		}
 		bd := &bds[ntc]
 		st := bd.loadStatus()
 		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) == rxbd_LSTATUS_R|rxbd_LSTATUS_F {
-			// Fast path: a good one-BD frame.
+			// A good one-BD status, written back since singles looked, or
+			// one that failed singles' checks: recycled and counted then.
 			dma.ReadBarrier() // the status load before the other fields
 			pk := bufs[ntc]
 			ln := uint32(bd.bufLen)
-			if ln-1 >= oneMax || pk == nil { // 0 wraps to the top: one compare for 1..oneMax
-				bufs[ntc] = nil // ownership moves from the ring to us
-				q.badWriteBack(pk, ln)
-			} else {
-				bufs[ntc] = nil // ownership moves from the ring to us
-				pk.SetData(headroom, int(ln))
-				pk.PktLen, pk.NSegs = int(ln), 1
-				q.meta(pk, st, bd.parseSummary(), bd.rssHash(), bd.vlanOpt)
-				pkts[n] = pk
-				n++
-				bytes += uint64(ln)
+			if ln-1 < q.oneMax && pk != nil && q.headroom+int(ln) <= pk.BufSize() {
+				continue // it passes singles' checks: singles takes it
 			}
+			bufs[ntc] = nil // ownership moves from the ring to us
+			q.badWriteBack(pk, ln)
 			ntc = (ntc + 1) & mask // ring index wraps by the power-of-two mask
 			posted--
 			continue
@@ -228,6 +228,45 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	}
 	q.burst.Leave()
 	return n
+}
+
+// singles takes good one-BD frames from BD ntc on into pkts, at most
+// posted of them, and stops at the first BD that is anything else: not
+// written back, not final, with an error, a length outside 1..oneMax, or no
+// buffer posted. It returns the frames taken, the next BD to clean and the
+// bytes. The loop calls nothing on amd64 (where the read barrier is
+// compiler-only), so the ring's state stays in registers.
+func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint32, uint64) {
+	bds := q.bds
+	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
+	if uint32(len(pkts)) > posted {
+		pkts = pkts[:posted]
+	}
+	var bytes uint64
+	for i := range pkts {
+		if int(ntc) >= len(bds) {
+			return i, ntc, bytes // never: ntc stays below the ring size (the mask)
+		}
+		bd := &bds[ntc]
+		st := bd.loadStatus()
+		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) != rxbd_LSTATUS_R|rxbd_LSTATUS_F {
+			return i, ntc, bytes
+		}
+		dma.ReadBarrier() // the status load before the other fields
+		pk := bufs[ntc]
+		ln := uint32(bd.bufLen)
+		f, hash, vlan := rxMeta(st, bd, q.rss)
+		// ln 0 wraps to the top: one compare for 1..oneMax. SetRx sets
+		// every field AllocBulkRaw left as it was.
+		if ln-1 >= q.oneMax || pk == nil || !pk.SetRx(q.headroom, int(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash) {
+			return i, ntc, bytes
+		}
+		bufs[ntc] = nil // ownership moves from the ring to us
+		pkts[i] = pk
+		ntc = (ntc + 1) & q.mask // ring index wraps by the power-of-two mask
+		bytes += uint64(ln)
+	}
+	return len(pkts), ntc, bytes
 }
 
 // lostBD is the stuck-BD recovery: BD j is not written back; it reports
@@ -313,45 +352,46 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 		q.dropBDs(ntc, k, cause)
 		return nil
 	}
+	if q.headroom+int(q.bufLen) > q.pool.BufSize() {
+		q.dropBDs(ntc, k, driver.CauseBadDescriptor) // never: RBBSR is the buffer less its headroom
+		return nil
+	}
 	head := q.bufs[ntc]
 	prev := (*pool.Packet)(nil)
 	s = ntc
 	for i := uint32(0); i < k; i++ {
 		pk := q.bufs[s]
-		q.bufs[s] = nil // ownership moves from the ring to the frame
-		pk.SetData(q.headroom, int(q.bds[s].bufLen))
+		q.bufs[s] = nil                                           // ownership moves from the ring to the frame
+		pk.SetSegment(q.headroom, int(q.bds[s].bufLen), q.appOwn) // fits: checked above
 		if prev != nil {
 			prev.SetNext(pk)
-			pk.SetOwner(q.appOwn)
 		}
 		prev = pk
 		s = (s + 1) & mask // next BD of the frame, wrapping
 	}
+	bd := &q.bds[ntc]
+	f, hash, vlan := rxMeta(st, bd, q.rss)
+	head.SetRx(q.headroom, int(bd.bufLen), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash)
 	head.PktLen, head.NSegs = int(total), int32(k)
-	q.meta(head, st, q.bds[ntc].parseSummary(), q.bds[ntc].rssHash(), q.bds[ntc].vlanOpt)
 	return head
 }
 
-// meta fills the per-frame header fields from the write-back.
-func (q *rxQueue) meta(pk *pool.Packet, st uint32, parse uint16, hash uint32, vlan uint16) {
-	pk.Port, pk.Queue = q.portID, q.qid
-	pk.Ptype = parse
-	pk.Hash = 0
-	var f pool.Flags
-	if q.rss {
-		pk.Hash = hash
-		f |= pool.FlagRSSHash
+// rxMeta is what a write-back says of its frame beyond the length: the
+// flags, the RSS hash (0 without RSS) and the stripped VLAN TCI (0 when
+// none was stripped).
+func rxMeta(st uint32, bd *rxBD, rss bool) (f pool.Flags, hash uint32, vlan uint16) {
+	if rss {
+		hash = bd.rssHash()
+		f = pool.FlagRSSHash
 	}
-	if parse&rxbd_PARSE_ERROR != 0 {
+	if bd.parseSummary()&rxbd_PARSE_ERROR != 0 {
 		f |= pool.FlagParseError
 	}
-	pk.VLAN = 0
 	if st&rxbd_FLAG_VLAN != 0 {
-		pk.VLAN = vlan
+		vlan = bd.vlanOpt
 		f |= pool.FlagVLANStripped
 	}
-	pk.Flags = f
-	pk.SetOwner(q.appOwn)
+	return f, hash, vlan
 }
 
 // errCause maps the write-back error byte to a drop cause. The reference
@@ -404,16 +444,16 @@ func (q *rxQueue) refill() {
 		return
 	}
 	start := ntu
+	headroom := uint64(q.headroom)
 	for free > 0 {
 		run := min(free, uint32(len(q.bufs))-ntu) // up to the ring's end; the rest after the wrap
 		bufs := q.bufs[ntu : ntu+run]
-		got := q.pool.AllocBulk(bufs) // the ring owns them from here
+		got := q.pool.AllocBulkRaw(bufs, q.ringOwn) // the ring owns them from here
 		bufs = bufs[:got]
 		bds := q.bds[ntu:]
 		bds = bds[:len(bufs)] // one BD per buffer: no bounds check in the loop
 		for i, pk := range bufs {
-			pk.SetOwner(q.ringOwn) // the buffer now belongs to the ring
-			bds[i].post(pk.IOVA())
+			bds[i].post(pk.BufIOVA() + headroom) // where RxBurst's SetRx puts the data
 		}
 		ntu = (ntu + uint32(got)) & mask // wraps by the power-of-two mask
 		free -= uint32(got)

@@ -132,6 +132,33 @@ func (p *Packet) SetData(off, n int) bool {
 	return true
 }
 
+// SetRx sets every metadata field of a received one-segment frame at once,
+// as a driver's receive path does for a buffer from AllocBulkRaw: the data
+// window buf[off:off+n], PktLen n, NSegs 1, the holder (as SetOwner) and the
+// fields the device reported. It reports false, and changes nothing, if the
+// window does not fit in the buffer.
+func (p *Packet) SetRx(off, n int, owner, port, queue, ptype, vlan uint16, flags Flags, hash uint32) bool {
+	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
+		return false
+	}
+	p.off, p.len, p.owner = int32(off), int32(n), owner
+	p.Port, p.Queue, p.Ptype, p.VLAN = port, queue, ptype, vlan
+	p.Flags, p.Hash, p.NSegs, p.PktLen = flags, hash, 1, n
+	return true
+}
+
+// SetSegment resets the metadata of a buffer from AllocBulkRaw that becomes
+// a later segment of a received frame: data window buf[off:off+n], holder
+// owner, every other field as a fresh allocation has it. It reports false,
+// and changes nothing, if the window does not fit in the buffer.
+func (p *Packet) SetSegment(off, n int, owner uint16) bool {
+	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
+		return false
+	}
+	p.meta = meta{off: int32(off), len: int32(n), owner: owner, NSegs: 1}
+	return true
+}
+
 // SetLen sets the data length, keeping the start. False if it does not fit.
 func (p *Packet) SetLen(n int) bool { return p.SetData(int(p.off), n) }
 

@@ -462,6 +462,49 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 	return n
 }
 
+// AllocBulkRaw is AllocBulk for a driver's RX refill, without the reset:
+// each buffer is marked out and given to owner (as SetOwner does), its data
+// window and metadata left as the last holder left them. The device is to
+// write at BufIOVA plus the headroom; the receive path must set every field
+// (SetRx, SetSegment) before a buffer leaves the ring, which makes the
+// reset AllocBulk does a second write of every field. Owner only.
+func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
+	if p.perPage > 1 {
+		for i := range out {
+			h := p.allocPiece()
+			if h == nil {
+				return i
+			}
+			h.owner = owner
+			out[i] = h
+		}
+		return len(out)
+	}
+	n := 0
+	for n < len(out) {
+		c := len(p.cache)
+		if c == 0 {
+			if p.refillCache() == 0 {
+				p.o[cAllocEmpty]++
+				break
+			}
+			p.o[cAllocSlow]++ // this refill served the allocation of one buffer slowly
+			c = len(p.cache)
+		}
+		k := min(c, len(out)-n)
+		src, dst := p.cache[c-k:c], out[n:n+k]
+		dst = dst[:len(src)]
+		for i, h := range src {
+			h.gen++
+			h.owner = owner
+			dst[i] = h
+		}
+		p.cache = p.cache[:c-k]
+		n += k
+	}
+	return n
+}
+
 func (p *Pool) allocPiece() *Packet {
 	if p.cur < 0 || p.curNext == p.perPage {
 		hu, ok := p.takeUnit()
@@ -666,6 +709,65 @@ func (p *Pool) FreeBulkDirect(pkts []*Packet) {
 	}
 	p.cache = cache
 	p.o[cRecycleCached] += uint64(cached)
+}
+
+// FreeSlots frees the buffers a TX ring's slots hold and empties the slots:
+// every non-nil entry (nil ones, a chained frame's other BDs, are skipped)
+// goes back to its pool, and is set to nil. It returns how many buffers it
+// freed. Buffers of own go straight into own's cache, as FreeBulkDirect
+// does, and the same rule applies: own must be the calling goroutine's pool
+// (nil for none: every buffer goes through its pool's shared ring, as with
+// FreeBulk). Chains, and frees the pools refuse, take the general path.
+func FreeSlots(own *Pool, slots []*Packet) int {
+	if own == nil {
+		return freeSlotsSlow(nil, slots)
+	}
+	// The fast path, as FreeBulkDirect's, over the slots in place.
+	base, span, cache := own.hdrBase, own.fastSpan, own.cache
+	cached := 0
+	for i, pk := range slots {
+		if pk == nil {
+			continue
+		}
+		n := len(cache)
+		if uintptr(unsafe.Pointer(pk))-base >= span || n >= cap(cache) || pk.next != nil || pk.gen&1 == 0 {
+			own.cache = cache
+			own.o[cRecycleCached] += uint64(cached)
+			return cached + freeSlotsSlow(own, slots[i:])
+		}
+		slots[i] = nil
+		pk.gen++
+		cache = cache[:n+1]
+		cache[n] = pk
+		cached++
+	}
+	own.cache = cache
+	own.o[cRecycleCached] += uint64(cached)
+	return cached
+}
+
+// freeSlotsSlow is FreeSlots through freeBulk, a batch at a time.
+func freeSlotsSlow(own *Pool, slots []*Packet) int {
+	var batch [freeBatch]*Packet
+	n, freed := 0, 0
+	for i, pk := range slots {
+		if pk == nil {
+			continue
+		}
+		slots[i] = nil
+		batch[n] = pk
+		n++
+		if n == len(batch) {
+			freeBulk(own, batch[:n])
+			freed += n
+			n = 0
+		}
+	}
+	if n > 0 {
+		freeBulk(own, batch[:n])
+		freed += n
+	}
+	return freed
 }
 
 // freeBulk frees pkts; those of own (nil for none) go to its cache.
