@@ -261,8 +261,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint32,
 		if ln-1 >= q.oneMax || pk == nil || !pk.SetRx(q.headroom, int(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash) {
 			return i, ntc, bytes
 		}
-		bufs[ntc] = nil // ownership moves from the ring to us
-		pkts[i] = pk
+		pkts[i] = pk             // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		ntc = (ntc + 1) & q.mask // ring index wraps by the power-of-two mask
 		bytes += uint64(ln)
 	}
@@ -473,8 +472,10 @@ func (q *rxQueue) refill() {
 // drain takes every posted buffer back from a disabled ring. Control
 // goroutine, port stopped.
 func (q *rxQueue) drain() {
-	for i, pk := range q.bufs {
-		if pk != nil {
+	// Only the posted slots, [ntc, ntu), hold the ring's buffers: a slot
+	// outside them may still name a buffer handed on since.
+	for i := q.ntc; i != q.ntu; i = (i + 1) & q.mask { // wraps by the power-of-two mask
+		if pk := q.bufs[i]; pk != nil {
 			q.bufs[i] = nil // ownership moves from the ring back to the pool
 			q.pool.Recycle(pk)
 		}

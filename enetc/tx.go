@@ -244,6 +244,7 @@ func (q *txQueue) putChain(pk *pool.Packet, ntu, total uint32) uint32 {
 			first = false
 		}
 		bd.lstatus = 0
+		q.bufs[ntu] = nil // reclaim skips the frame's other BDs
 		if s.Next() == nil {
 			bd.lstatus = txbdLstatusF
 			q.bufs[ntu] = pk // the head, at the last BD: freed once the whole frame left
@@ -340,10 +341,11 @@ func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
 // freeUpTo returns the buffers of the frames in slots [ntc, end) to their
 // pools, in bulk; those of own (nil for none: the caller must be own's
 // owner goroutine) straight into its cache.
-// The slots are freed in place (pool.FreeSlots empties them: ownership
-// moves from the ring back to the pools), in one run up to the ring's end
-// and a second after the wrap; the buffers may belong to any port's pool.
-// end must lie in the ring.
+// The slots are freed in place, in one run up to the ring's end and a
+// second after the wrap; the buffers may belong to any port's pool. end
+// must lie in the ring. The slots are not cleared: only [ntc, ntu) is ever
+// read, and TxBurst writes every slot it puts there (a buffer, or nil for a
+// chained frame's other BDs).
 func (q *txQueue) freeUpTo(end uint32, own *pool.Pool) int {
 	total := 0
 	ntc := q.ntc

@@ -711,10 +711,11 @@ func (p *Pool) FreeBulkDirect(pkts []*Packet) {
 	p.o[cRecycleCached] += uint64(cached)
 }
 
-// FreeSlots frees the buffers a TX ring's slots hold and empties the slots:
-// every non-nil entry (nil ones, a chained frame's other BDs, are skipped)
-// goes back to its pool, and is set to nil. It returns how many buffers it
-// freed. Buffers of own go straight into own's cache, as FreeBulkDirect
+// FreeSlots frees the buffers a TX ring's slots hold: every non-nil entry
+// (nil ones, a chained frame's other BDs, are skipped) goes back to its
+// pool. It returns how many buffers it freed. The slots are left as they
+// are, not cleared: the ring owns them again, and must write a slot (a
+// buffer, or nil) before it reads it again. Buffers of own go straight into own's cache, as FreeBulkDirect
 // does, and the same rule applies: own must be the calling goroutine's pool
 // (nil for none: every buffer goes through its pool's shared ring, as with
 // FreeBulk). Chains, and frees the pools refuse, take the general path.
@@ -735,7 +736,6 @@ func FreeSlots(own *Pool, slots []*Packet) int {
 			own.o[cRecycleCached] += uint64(cached)
 			return cached + freeSlotsSlow(own, slots[i:])
 		}
-		slots[i] = nil
 		pk.gen++
 		cache = cache[:n+1]
 		cache[n] = pk
@@ -750,11 +750,10 @@ func FreeSlots(own *Pool, slots []*Packet) int {
 func freeSlotsSlow(own *Pool, slots []*Packet) int {
 	var batch [freeBatch]*Packet
 	n, freed := 0, 0
-	for i, pk := range slots {
+	for _, pk := range slots {
 		if pk == nil {
 			continue
 		}
-		slots[i] = nil
 		batch[n] = pk
 		n++
 		if n == len(batch) {
