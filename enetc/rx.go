@@ -46,10 +46,12 @@ type rxQueue struct {
 	rss      bool
 	ringOwn  uint16 // pool owner ids for leak reports
 	appOwn   uint16
-	maxSegs  uint32 // most BDs a valid frame can span
-	oneMax   uint32 // longest one-BD frame: min(bufLen, maxLen)
-	stuck    uint32 // looks that found BD ntc not ready but a later one ready
-	idle     uint32 // polls that found BD ntc not ready (paces the looks ahead)
+	maxSegs  uint32     // most BDs a valid frame can span
+	oneMax   uint32     // longest one-BD frame: min(bufLen, maxLen, the buffer less its headroom)
+	hashMask uint32     // all ones with RSS, else 0: the write-back's hash ANDed with it
+	rxFlags  pool.Flags // FlagRSSHash with RSS, else 0
+	stuck    uint32     // looks that found BD ntc not ready but a later one ready
+	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
 
 	ctr driver.Counters
 
@@ -73,6 +75,9 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 		pool: pl, portID: p.cfg.PortID, qid: uint16(i), rss: p.cfg.RxQueues > 1,
 		port: p, idx: i, iova: iova, region: reg,
 	}
+	if q.rss {
+		q.hashMask, q.rxFlags = ^uint32(0), pool.FlagRSSHash
+	}
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
 	q.ringOwn = pl.Owner(p.name + " rx ring " + itoa(i))
 	q.appOwn = pl.Owner(p.name + " rx queue " + itoa(i) + " caller")
@@ -82,7 +87,8 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 // setMaxLen sets the longest frame accepted and the BDs it can span.
 func (q *rxQueue) setMaxLen(n uint32) {
 	q.maxLen = n
-	q.oneMax = min(n, q.bufLen)
+	// SetRx's window, headroom plus length, always fits the buffer.
+	q.oneMax = min(n, q.bufLen, uint32(max(0, q.pool.BufSize()-q.headroom)))
 	q.maxSegs = (n + q.bufLen - 1) / q.bufLen
 	if q.maxSegs < 1 {
 		q.maxSegs = 1
@@ -154,6 +160,9 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		bytes += b
 		if n == len(pkts) || posted == 0 {
 			break
+		}
+		if got > 0 && ntc == 0 {
+			continue // singles stopped at the ring's end: the run after the wrap
 		}
 		// BD ntc is anything else.
 		if int(ntc) >= len(bds) {
@@ -231,41 +240,49 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 }
 
 // singles takes good one-BD frames from BD ntc on into pkts, at most
-// posted of them, and stops at the first BD that is anything else: not
-// written back, not final, with an error, a length outside 1..oneMax, or no
-// buffer posted. It returns the frames taken, the next BD to clean and the
-// bytes. The loop calls nothing on amd64 (where the read barrier is
-// compiler-only), so the ring's state stays in registers.
+// posted of them and none past the ring's end (the caller comes back for
+// the BDs after the wrap), and stops at the first BD that is anything
+// else: not written back, not final, with an error, a length outside
+// 1..oneMax, or no buffer posted. It returns the frames taken, the next BD
+// to clean and the bytes. BDs, slots and packets are one run indexed
+// alike, so the loop has no bounds check and no ring arithmetic, and it
+// calls nothing on amd64 (where the read barrier is compiler-only).
 func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint32, uint64) {
-	bds := q.bds
-	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
-	if uint32(len(pkts)) > posted {
-		pkts = pkts[:posted]
+	if int(ntc) >= len(q.bds) {
+		return 0, ntc, 0 // never: ntc stays below the ring size (the mask)
 	}
+	bds := q.bds[ntc:]
+	if len(pkts) < len(bds) {
+		bds = bds[:len(pkts)]
+	}
+	if int(posted) < len(bds) {
+		bds = bds[:posted]
+	}
+	bufs := q.bufs[ntc:]
+	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
+	pkts = pkts[:len(bds)]
 	var bytes uint64
-	for i := range pkts {
-		if int(ntc) >= len(bds) {
-			return i, ntc, bytes // never: ntc stays below the ring size (the mask)
-		}
-		bd := &bds[ntc]
+	for i := range bds {
+		bd := &bds[i]
 		st := bd.loadStatus()
 		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) != rxbd_LSTATUS_R|rxbd_LSTATUS_F {
-			return i, ntc, bytes
+			return i, ntc + uint32(i), bytes
 		}
 		dma.ReadBarrier() // the status load before the other fields
-		pk := bufs[ntc]
+		pk := bufs[i]
 		ln := uint32(bd.bufLen)
-		f, hash, vlan := rxMeta(st, bd, q.rss)
-		// ln 0 wraps to the top: one compare for 1..oneMax. SetRx sets
-		// every field AllocBulkRaw left as it was.
-		if ln-1 >= q.oneMax || pk == nil || !pk.SetRx(q.headroom, int(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash) {
-			return i, ntc, bytes
+		// ln 0 wraps to the top: one compare for 1..oneMax.
+		if ln-1 >= q.oneMax || pk == nil {
+			return i, ntc + uint32(i), bytes
 		}
-		pkts[i] = pk             // ownership moves from the ring to us (the slot is rewritten before it is read again)
-		ntc = (ntc + 1) & q.mask // ring index wraps by the power-of-two mask
+		// SetRx sets every field AllocBulkRaw left as it was; its window
+		// fits (oneMax).
+		f, hash, vlan := q.rxMeta(st, bd)
+		pk.SetRx(uint16(q.headroom), uint16(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash)
+		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		bytes += uint64(ln)
 	}
-	return len(pkts), ntc, bytes
+	return len(bds), (ntc + uint32(len(bds))) & q.mask, bytes // wraps by the power-of-two mask
 }
 
 // lostBD is the stuck-BD recovery: BD j is not written back; it reports
@@ -351,7 +368,7 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 		q.dropBDs(ntc, k, cause)
 		return nil
 	}
-	if q.headroom+int(q.bufLen) > q.pool.BufSize() {
+	if q.headroom+int(q.bufLen) > q.pool.BufSize() || q.headroom > 0xFFFF {
 		q.dropBDs(ntc, k, driver.CauseBadDescriptor) // never: RBBSR is the buffer less its headroom
 		return nil
 	}
@@ -369,20 +386,18 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 		s = (s + 1) & mask // next BD of the frame, wrapping
 	}
 	bd := &q.bds[ntc]
-	f, hash, vlan := rxMeta(st, bd, q.rss)
-	head.SetRx(q.headroom, int(bd.bufLen), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash)
+	f, hash, vlan := q.rxMeta(st, bd)
+	head.SetRx(uint16(q.headroom), bd.bufLen, q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash) // fits: checked above
 	head.PktLen, head.NSegs = int(total), int32(k)
 	return head
 }
 
 // rxMeta is what a write-back says of its frame beyond the length: the
 // flags, the RSS hash (0 without RSS) and the stripped VLAN TCI (0 when
-// none was stripped).
-func rxMeta(st uint32, bd *rxBD, rss bool) (f pool.Flags, hash uint32, vlan uint16) {
-	if rss {
-		hash = bd.rssHash()
-		f = pool.FlagRSSHash
-	}
+// none was stripped). Without branches: each bit the device reports is
+// moved into its flag by a multiply by the flag (a shift).
+func (q *rxQueue) rxMeta(st uint32, bd *rxBD) (f pool.Flags, hash uint32, vlan uint16) {
+	f = q.rxFlags
 	if bd.parseSummary()&rxbd_PARSE_ERROR != 0 {
 		f |= pool.FlagParseError
 	}
@@ -390,7 +405,7 @@ func rxMeta(st uint32, bd *rxBD, rss bool) (f pool.Flags, hash uint32, vlan uint
 		vlan = bd.vlanOpt
 		f |= pool.FlagVLANStripped
 	}
-	return f, hash, vlan
+	return f, bd.rssHash() & q.hashMask, vlan
 }
 
 // errCause maps the write-back error byte to a drop cause. The reference

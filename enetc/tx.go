@@ -153,6 +153,9 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		if n == len(pkts) || free == 0 {
 			break
 		}
+		if k > 0 && ntu == 0 {
+			continue // singles stopped at the ring's end: the run after the wrap
+		}
 		pk := pkts[n]
 		if pk.Next() == nil {
 			// One segment the device cannot take: too long, empty, or in
@@ -185,32 +188,42 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 }
 
 // singles writes one BD per one-segment frame of pkts from slot ntu, at
-// most free of them, and stops at the first packet that is anything else:
-// chained, empty, longer than the longest frame, or in another DMA domain.
-// It returns the packets taken, the next slot and the bytes.
+// most free of them and none past the ring's end (the caller comes back
+// for the slots after the wrap), and stops at the first packet that is
+// anything else: chained, empty, longer than the longest frame, or in
+// another DMA domain. It returns the packets taken, the next slot and the
+// bytes. BDs, slots and packets are one run indexed alike: no bounds check
+// and no ring arithmetic in the loop, which calls nothing.
 func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint32, uint64) {
-	bds := q.bds
-	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
-	if uint32(len(pkts)) > free {
-		pkts = pkts[:free]
+	if int(ntu) >= len(q.bds) {
+		return 0, ntu, 0 // never: ntu stays below the ring size (the mask)
 	}
+	bds := q.bds[ntu:]
+	if len(pkts) < len(bds) {
+		bds = bds[:len(pkts)]
+	}
+	if int(free) < len(bds) {
+		bds = bds[:free]
+	}
+	bufs := q.bufs[ntu:]
+	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
+	pkts = pkts[:len(bds)]
 	var bytes uint64
 	for i, pk := range pkts {
 		ln := uint32(pk.Len())
 		// ln 0 wraps to the top: one compare for 1..maxLen.
-		if pk.Next() != nil || ln-1 >= q.maxLen || pk.Reach()|1 != q.reach || int(ntu) >= len(bds) {
-			return i, ntu, bytes // ntu stays below the ring size (the mask): never the last
+		if pk.Next() != nil || ln-1 >= q.maxLen || pk.Reach()|1 != q.reach {
+			return i, ntu + uint32(i), bytes
 		}
-		bd := &bds[ntu]
+		bd := &bds[i]
 		bd.addr = pk.IOVA()
 		bd.bufLen = uint16(ln)
 		bd.frmLen = uint16(ln)
 		bd.lstatus = txbdLstatusF
-		bufs[ntu] = pk           // the ring owns the buffer until TBCIR passes this slot
-		ntu = (ntu + 1) & q.mask // wraps by the power-of-two mask
+		bufs[i] = pk // the ring owns the buffer until TBCIR passes this slot
 		bytes += uint64(ln)
 	}
-	return len(pkts), ntu, bytes
+	return len(bds), (ntu + uint32(len(bds))) & q.mask, bytes // wraps by the power-of-two mask
 }
 
 // chainLen counts a chained frame's segments and bytes; ok is false when

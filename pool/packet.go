@@ -1,6 +1,9 @@
 package pool
 
-import "sync/atomic"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Packet is the header of one buffer: an mbuf-like record that lives in its
 // pool's header array for the pool's whole life (nothing is allocated per
@@ -135,16 +138,23 @@ func (p *Packet) SetData(off, n int) bool {
 // SetRx sets every metadata field of a received one-segment frame at once,
 // as a driver's receive path does for a buffer from AllocBulkRaw: the data
 // window buf[off:off+n], PktLen n, NSegs 1, the holder (as SetOwner) and the
-// fields the device reported. It reports false, and changes nothing, if the
-// window does not fit in the buffer.
-func (p *Packet) SetRx(off, n int, owner, port, queue, ptype, vlan uint16, flags Flags, hash uint32) bool {
-	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
-		return false
+// fields the device reported. The window must fit in the buffer (a driver
+// checks the length the device wrote first): SetRx panics, as an index out
+// of range does, if it does not.
+func (p *Packet) SetRx(off, n uint16, owner, port, queue, ptype, vlan uint16, flags Flags, hash uint32) {
+	if int(off)+int(n) > len(p.buf) {
+		panic(windowError{off: int(off), n: int(n), size: len(p.buf)})
 	}
 	p.off, p.len, p.owner = int32(off), int32(n), owner
 	p.Port, p.Queue, p.Ptype, p.VLAN = port, queue, ptype, vlan
-	p.Flags, p.Hash, p.NSegs, p.PktLen = flags, hash, 1, n
-	return true
+	p.Flags, p.Hash, p.NSegs, p.PktLen = flags, hash, 1, int(n)
+}
+
+// windowError is SetRx's panic value.
+type windowError struct{ off, n, size int }
+
+func (e windowError) Error() string {
+	return fmt.Sprintf("pool: Packet.SetRx: data window [%d, %d) does not fit the %d-byte buffer (check the received length first)", e.off, e.off+e.n, e.size)
 }
 
 // SetSegment resets the metadata of a buffer from AllocBulkRaw that becomes
