@@ -621,26 +621,43 @@ func (p *Pool) unitHome(hu *Packet) {
 
 // RecycleBulk is Recycle for many buffers. Owner only.
 func (p *Pool) RecycleBulk(pkts []*Packet) {
-	// The pool's fields live in locals: stores through a header could alias
-	// them as far as the compiler knows, and would force reloads.
-	base, span, cache := p.hdrBase, p.fastSpan, p.cache
-	cached := 0
-	for i, pk := range pkts {
-		n := len(cache)
-		if uintptr(unsafe.Pointer(pk))-base >= span || n >= cap(cache) || pk.next != nil || pk.gen&1 == 0 {
-			p.cache = cache
-			p.o[cRecycleCached] += uint64(cached)
-			p.recycleSlow(pk)
-			p.RecycleBulk(pkts[i+1:])
+	for len(pkts) > 0 {
+		k := p.recycleRun(pkts)
+		if k == len(pkts) {
 			return
 		}
-		pk.gen++
-		cache = cache[:n+1]
-		cache[n] = pk
-		cached++
+		p.recycleSlow(pkts[k]) // the one the fast path refused
+		pkts = pkts[k+1:]
 	}
-	p.cache = cache
-	p.o[cRecycleCached] += uint64(cached)
+}
+
+// recycleRun is the bulk fast path: it puts pkts into the cache, from the
+// first, while each is a single, out buffer of this pool, whole and on
+// coherent memory (as Recycle's fast path checks), and the cache has room.
+// It returns how many it took. The room is counted once, so the cache and
+// the packets are one run indexed alike; the pool's fields live in locals,
+// as stores through a header could alias them as far as the compiler knows.
+// Owner only.
+func (p *Pool) recycleRun(pkts []*Packet) int {
+	c := p.cache
+	n := len(c)
+	if room := cap(c) - n; len(pkts) > room {
+		pkts = pkts[:room]
+	}
+	dst := c[n : n+len(pkts)]
+	base, span := p.hdrBase, p.fastSpan
+	for i, pk := range pkts {
+		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
+			p.cache = c[:n+i]
+			p.o[cRecycleCached] += uint64(i)
+			return i
+		}
+		pk.gen++
+		dst[i] = pk
+	}
+	p.cache = c[:n+len(pkts)]
+	p.o[cRecycleCached] += uint64(len(pkts))
+	return len(pkts)
 }
 
 func (p *Pool) pushRing(u, gen uint32) {
@@ -688,27 +705,13 @@ func FreeBulk(pkts []*Packet) { freeBulk(nil, pkts) }
 // queue's pool (a forwarder worker serving both): call it only from p's
 // owner goroutine, never concurrently with p's Alloc or Recycle.
 func (p *Pool) FreeBulkDirect(pkts []*Packet) {
-	// The fast path, as RecycleBulk's, with the pool's fields in locals: a
-	// run of p's own single whole buffers on coherent memory. The first
-	// buffer that is not (another pool's, a chain, a double free, a full
-	// cache) sends the rest through the general path.
-	base, span, cache := p.hdrBase, p.fastSpan, p.cache
-	cached := 0
-	for i, pk := range pkts {
-		n := len(cache)
-		if uintptr(unsafe.Pointer(pk))-base >= span || n >= cap(cache) || pk.next != nil || pk.gen&1 == 0 {
-			p.cache = cache
-			p.o[cRecycleCached] += uint64(cached)
-			freeBulk(p, pkts[i:])
-			return
-		}
-		pk.gen++
-		cache = cache[:n+1]
-		cache[n] = pk
-		cached++
+	// The fast path, as RecycleBulk's: a run of p's own single whole
+	// buffers on coherent memory. The first buffer that is not (another
+	// pool's, a chain, a double free, a full cache) sends the rest through
+	// the general path.
+	if k := p.recycleRun(pkts); k < len(pkts) {
+		freeBulk(p, pkts[k:])
 	}
-	p.cache = cache
-	p.o[cRecycleCached] += uint64(cached)
 }
 
 // FreeSlots frees the buffers a TX ring's slots hold: every non-nil entry
@@ -723,27 +726,20 @@ func FreeSlots(own *Pool, slots []*Packet) int {
 	if own == nil {
 		return freeSlotsSlow(nil, slots)
 	}
-	// The fast path, as FreeBulkDirect's, over the slots in place.
-	base, span, cache := own.hdrBase, own.fastSpan, own.cache
-	cached := 0
-	for i, pk := range slots {
-		if pk == nil {
-			continue
+	freed := 0
+	for len(slots) > 0 {
+		k := own.recycleRun(slots) // the fast path, in place; a nil slot stops it
+		freed += k
+		if k == len(slots) {
+			break
 		}
-		n := len(cache)
-		if uintptr(unsafe.Pointer(pk))-base >= span || n >= cap(cache) || pk.next != nil || pk.gen&1 == 0 {
-			own.cache = cache
-			own.o[cRecycleCached] += uint64(cached)
-			return cached + freeSlotsSlow(own, slots[i:])
+		if slots[k] != nil {
+			freeBulk(own, slots[k:k+1]) // one the fast path refused: the general path
+			freed++
 		}
-		pk.gen++
-		cache = cache[:n+1]
-		cache[n] = pk
-		cached++
+		slots = slots[k+1:]
 	}
-	own.cache = cache
-	own.o[cRecycleCached] += uint64(cached)
-	return cached
+	return freed
 }
 
 // freeSlotsSlow is FreeSlots through freeBulk, a batch at a time.
