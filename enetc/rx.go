@@ -50,6 +50,7 @@ type rxQueue struct {
 	oneMax   uint32     // longest one-BD frame: min(bufLen, maxLen, the buffer less its headroom)
 	hashMask uint32     // all ones with RSS, else 0: the write-back's hash ANDed with it
 	rxFlags  pool.Flags // FlagRSSHash with RSS, else 0
+	rxOff    uint16     // the headroom as SetRx takes it
 	stuck    uint32     // looks that found BD ntc not ready but a later one ready
 	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
 
@@ -78,6 +79,7 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 	if q.rss {
 		q.hashMask, q.rxFlags = ^uint32(0), pool.FlagRSSHash
 	}
+	q.rxOff = uint16(q.headroom) // below the buffer size (pool.New), which setMaxLen caps by 0xFFFF
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
 	q.ringOwn = pl.Owner(p.name + " rx ring " + itoa(i))
 	q.appOwn = pl.Owner(p.name + " rx queue " + itoa(i) + " caller")
@@ -88,7 +90,7 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 func (q *rxQueue) setMaxLen(n uint32) {
 	q.maxLen = n
 	// SetRx's window, headroom plus length, always fits the buffer.
-	q.oneMax = min(n, q.bufLen, uint32(max(0, q.pool.BufSize()-q.headroom)))
+	q.oneMax = min(n, q.bufLen, uint32(max(0, min(q.pool.BufSize(), 0xFFFF)-q.headroom)))
 	q.maxSegs = (n + q.bufLen - 1) / q.bufLen
 	if q.maxSegs < 1 {
 		q.maxSegs = 1
@@ -153,10 +155,10 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
 	for n < len(pkts) && posted > 0 {
 		// Fast path: good one-BD frames, in a loop that calls nothing.
-		got, next, b := q.singles(pkts[n:], ntc, posted)
+		got, b := q.singles(pkts[n:], ntc, posted)
 		n += got
 		posted -= uint32(got)
-		ntc = next
+		ntc = (ntc + uint32(got)) & mask // wraps by the power-of-two mask
 		bytes += b
 		if n == len(pkts) || posted == 0 {
 			break
@@ -242,14 +244,14 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 // singles takes good one-BD frames from BD ntc on into pkts, at most
 // posted of them and none past the ring's end (the caller comes back for
 // the BDs after the wrap), and stops at the first BD that is anything
-// else: not written back, not final, with an error, a length outside
-// 1..oneMax, or no buffer posted. It returns the frames taken, the next BD
-// to clean and the bytes. BDs, slots and packets are one run indexed
-// alike, so the loop has no bounds check and no ring arithmetic, and it
-// calls nothing on amd64 (where the read barrier is compiler-only).
-func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint32, uint64) {
+// else: not written back, not final, with an error, or a length outside
+// 1..oneMax. It returns the frames taken and their bytes. BDs, slots and
+// packets are one run indexed alike, so the loop has no bounds check and
+// no ring arithmetic, and it calls nothing on amd64 (where the read barrier
+// is compiler-only).
+func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64) {
 	if int(ntc) >= len(q.bds) {
-		return 0, ntc, 0 // never: ntc stays below the ring size (the mask)
+		return 0, 0 // never: ntc stays below the ring size (the mask)
 	}
 	bds := q.bds[ntc:]
 	if len(pkts) < len(bds) {
@@ -266,23 +268,24 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint32,
 		bd := &bds[i]
 		st := bd.loadStatus()
 		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) != rxbd_LSTATUS_R|rxbd_LSTATUS_F {
-			return i, ntc + uint32(i), bytes
+			return i, bytes
 		}
 		dma.ReadBarrier() // the status load before the other fields
-		pk := bufs[i]
 		ln := uint32(bd.bufLen)
 		// ln 0 wraps to the top: one compare for 1..oneMax.
-		if ln-1 >= q.oneMax || pk == nil {
-			return i, ntc + uint32(i), bytes
+		if ln-1 >= q.oneMax {
+			return i, bytes
 		}
 		// SetRx sets every field AllocBulkRaw left as it was; its window
-		// fits (oneMax).
+		// fits (oneMax). A posted slot always holds a buffer: refill
+		// posts only the BDs it has buffers for.
+		pk := bufs[i]
 		f, hash, vlan := q.rxMeta(st, bd)
-		pk.SetRx(uint16(q.headroom), uint16(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash)
+		pk.SetRx(q.rxOff, uint16(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash)
 		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		bytes += uint64(ln)
 	}
-	return len(bds), (ntc + uint32(len(bds))) & q.mask, bytes // wraps by the power-of-two mask
+	return len(bds), bytes
 }
 
 // lostBD is the stuck-BD recovery: BD j is not written back; it reports

@@ -144,11 +144,11 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	for n < len(pkts) && free > 0 {
 		// Fast path: one-segment frames, one BD each, in a loop that calls
 		// nothing.
-		k, next, b := q.singles(pkts[n:], ntu, free)
+		k, b := q.singles(pkts[n:], ntu, free)
 		n += k
 		frames += k
 		free -= uint32(k)
-		ntu = next
+		ntu = (ntu + uint32(k)) & mask // wraps by the power-of-two mask
 		bytes += b
 		if n == len(pkts) || free == 0 {
 			break
@@ -191,12 +191,11 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 // most free of them and none past the ring's end (the caller comes back
 // for the slots after the wrap), and stops at the first packet that is
 // anything else: chained, empty, longer than the longest frame, or in
-// another DMA domain. It returns the packets taken, the next slot and the
-// bytes. BDs, slots and packets are one run indexed alike: no bounds check
+// another DMA domain. It returns the packets taken and their bytes. BDs, slots and packets are one run indexed alike: no bounds check
 // and no ring arithmetic in the loop, which calls nothing.
-func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint32, uint64) {
+func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 	if int(ntu) >= len(q.bds) {
-		return 0, ntu, 0 // never: ntu stays below the ring size (the mask)
+		return 0, 0 // never: ntu stays below the ring size (the mask)
 	}
 	bds := q.bds[ntu:]
 	if len(pkts) < len(bds) {
@@ -213,7 +212,7 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint32, u
 		ln := uint32(pk.Len())
 		// ln 0 wraps to the top: one compare for 1..maxLen.
 		if pk.Next() != nil || ln-1 >= q.maxLen || pk.Reach()|1 != q.reach {
-			return i, ntu + uint32(i), bytes
+			return i, bytes
 		}
 		bd := &bds[i]
 		bd.addr = pk.IOVA()
@@ -223,7 +222,7 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint32, u
 		bufs[i] = pk // the ring owns the buffer until TBCIR passes this slot
 		bytes += uint64(ln)
 	}
-	return len(bds), (ntu + uint32(len(bds))) & q.mask, bytes // wraps by the power-of-two mask
+	return len(bds), bytes
 }
 
 // chainLen counts a chained frame's segments and bytes; ok is false when

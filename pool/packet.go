@@ -1,9 +1,6 @@
 package pool
 
-import (
-	"fmt"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Packet is the header of one buffer: an mbuf-like record that lives in its
 // pool's header array for the pool's whole life (nothing is allocated per
@@ -143,18 +140,11 @@ func (p *Packet) SetData(off, n int) bool {
 // of range does, if it does not.
 func (p *Packet) SetRx(off, n uint16, owner, port, queue, ptype, vlan uint16, flags Flags, hash uint32) {
 	if int(off)+int(n) > len(p.buf) {
-		panic(windowError{off: int(off), n: int(n), size: len(p.buf)})
+		panic("pool: Packet.SetRx: the data window does not fit the buffer (check the received length first)")
 	}
 	p.off, p.len, p.owner = int32(off), int32(n), owner
 	p.Port, p.Queue, p.Ptype, p.VLAN = port, queue, ptype, vlan
 	p.Flags, p.Hash, p.NSegs, p.PktLen = flags, hash, 1, int(n)
-}
-
-// windowError is SetRx's panic value.
-type windowError struct{ off, n, size int }
-
-func (e windowError) Error() string {
-	return fmt.Sprintf("pool: Packet.SetRx: data window [%d, %d) does not fit the %d-byte buffer (check the received length first)", e.off, e.off+e.n, e.size)
 }
 
 // SetSegment resets the metadata of a buffer from AllocBulkRaw that becomes
