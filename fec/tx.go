@@ -181,9 +181,13 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		t := q.ntu
 		for s := pk; s != nil; s = s.Next() {
 			q.fixAlign(s)
-			// Non-coherent DMA: clean the frame bytes out of the CPU cache.
+			// Non-coherent DMA: clean the bytes the CPU may have written
+			// (the frame, and any headroom it grew into) out of the CPU
+			// cache, the span the free after the transmission would clean
+			// again but for MarkClean below.
 			r := s.Pool().Region()
-			r.SyncForDevice(bufOffset(r, s)+s.Offset(), s.Len())
+			lo, dirty := s.DirtySpan()
+			r.SyncForDevice(bufOffset(r, s)+lo, dirty)
 			q.ring.set(t, wAddr, uint32(s.IOVA()))
 			if q.enhanced {
 				q.ring.set(t, wESC, q.esc)
@@ -196,6 +200,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 				pk.SetOwner(q.ownerIn(pk.Pool()))
 			}
 			q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
+			s.MarkClean() // the BD holds address and length; the free syncs nothing
 			t = q.next(t) // a frame's BDs are consecutive
 			nbd++
 		}

@@ -183,6 +183,23 @@ func (p *Packet) Prepend(n int) []byte {
 	return p.buf[p.off : p.off+int32(n)]
 }
 
+// DirtySpan is the part of the buffer the CPU may have written, as offset
+// from the buffer's start and length: the data window, widened to the
+// headroom start when data was prepended. It is what a free syncs for the
+// device on non-coherent memory (so that no dirty cache line is evicted
+// over what the device writes next).
+func (p *Packet) DirtySpan() (off, n int) {
+	lo := min(int(p.off), p.pool.headroom)
+	return lo, int(p.off+p.len) - lo
+}
+
+// MarkClean records that DirtySpan has been synced for the device and the
+// CPU writes no more to the buffer (a TX path, after it cleaned the frame
+// and wrote the descriptor): the free that follows the transmission then
+// syncs nothing, where it would clean the same cache lines a second time.
+// It empties the data window; the buffer's holder calls it last.
+func (p *Packet) MarkClean() { p.off, p.len = 0, 0 }
+
 // Next is the next segment of a multi-buffer frame, or nil.
 func (p *Packet) Next() *Packet { return p.next }
 

@@ -1,8 +1,11 @@
 package pool
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopmd/gopmd/dma"
 )
 
 // AllocBulkRaw hands out buffers marked out and held by the given owner,
@@ -155,5 +158,47 @@ func TestFreeSlots(t *testing.T) {
 	}
 	if err := b.Close(time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// DirtySpan is what a free syncs; after MarkClean a free syncs nothing (a
+// TX path cleaned the span already), and the bytes written since stay the
+// CPU's: the device keeps what it saw at the clean.
+func TestDirtySpanMarkClean(t *testing.T) {
+	t.Parallel()
+	iommu := dma.NewSimIOMMU(true)
+	r := newRegion(t, iommu, 4*2048)
+	p, err := New(r, Config{Count: 4, BufSize: 2048, Headroom: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := p.Alloc()
+	copy(pk.Append(100), strings.Repeat("D", 100))
+	if off, n := pk.DirtySpan(); off != 128 || n != 100 {
+		t.Fatalf("DirtySpan %d+%d, want 128+100", off, n)
+	}
+	copy(pk.Prepend(8), "PPPPPPPP")
+	if off, n := pk.DirtySpan(); off != 120 || n != 108 {
+		t.Fatalf("DirtySpan after a prepend %d+%d, want 120+108", off, n)
+	}
+	pk.SetData(130, 98) // a header stripped: the span starts at the headroom still
+	if off, n := pk.DirtySpan(); off != 128 || n != 100 {
+		t.Fatalf("DirtySpan after a strip %d+%d, want 128+100 (from the headroom start)", off, n)
+	}
+	off, n := pk.DirtySpan()
+	r.SyncForDevice(int(pk.BufIOVA()-r.IOVA())+off, n) // what a TX path does
+	pk.MarkClean()
+	if pk.Len() != 0 {
+		t.Fatal("MarkClean left a data window")
+	}
+	copy(pk.Buf()[128:], "LATE") // not the device's: it has the clean's bytes
+	iova := pk.BufIOVA()
+	pk.Free()
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("InFlight %d", n)
+	}
+	dev := iommu.Slice(iova, 2048, false)
+	if got := string(dev[128:132]); got != "DDDD" {
+		t.Fatalf("device sees %q at the data start: the free after MarkClean synced again", got)
 	}
 }
