@@ -92,8 +92,10 @@ type Pool struct {
 	// The headers' address range: a pointer in it is one of this pool's
 	// headers (only this pool hands them out), so the fast paths prove
 	// ownership with one subtraction and compare. fastSpan is the span when
-	// the recycle fast path applies (simple), else 0.
-	hdrBase, hdrSpan, fastSpan uintptr
+	// the recycle fast path applies (simple), else 0; syncSpan the span when
+	// the bulk recycles' syncing fast path applies (whole buffers on
+	// non-coherent memory), else 0.
+	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
 
 	// Owner-only state: no atomics.
 	cache   []*Packet  // LIFO of free whole buffers (Alloc's fast path); empty for split pages
@@ -228,6 +230,9 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
 	if p.simple {
 		p.fastSpan = p.hdrSpan
+	}
+	if cfg.PerPage == 1 && p.needSync {
+		p.syncSpan = p.hdrSpan
 	}
 	mem := r.Bytes()
 	for i := range p.hdrs {
@@ -639,6 +644,9 @@ func (p *Pool) RecycleBulk(pkts []*Packet) {
 // as stores through a header could alias them as far as the compiler knows.
 // Owner only.
 func (p *Pool) recycleRun(pkts []*Packet) int {
+	if p.syncSpan != 0 {
+		return p.recycleRunSync(pkts)
+	}
 	c := p.cache
 	n := len(c)
 	if room := cap(c) - n; len(pkts) > room {
@@ -712,6 +720,34 @@ func (p *Pool) FreeBulkDirect(pkts []*Packet) {
 	if k := p.recycleRun(pkts); k < len(pkts) {
 		freeBulk(p, pkts[k:])
 	}
+}
+
+// recycleRunSync is recycleRun for whole buffers on non-coherent memory:
+// each buffer's dirty span is synced for the device first, as recycleOne
+// does, unless it is empty (MarkClean: the TX path synced it).
+func (p *Pool) recycleRunSync(pkts []*Packet) int {
+	c := p.cache
+	n := len(c)
+	if room := cap(c) - n; len(pkts) > room {
+		pkts = pkts[:room]
+	}
+	dst := c[n : n+len(pkts)]
+	base, span, headroom := p.hdrBase, p.syncSpan, int32(p.headroom)
+	for i, pk := range pkts {
+		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
+			p.cache = c[:n+i]
+			p.o[cRecycleCached] += uint64(i)
+			return i
+		}
+		if pk.len != 0 || pk.off > headroom { // syncDirty's span is not empty
+			p.syncDirty(pk)
+		}
+		pk.gen++
+		dst[i] = pk
+	}
+	p.cache = c[:n+len(pkts)]
+	p.o[cRecycleCached] += uint64(len(pkts))
+	return len(pkts)
 }
 
 // FreeSlots frees the buffers a TX ring's slots hold: every non-nil entry

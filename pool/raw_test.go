@@ -202,3 +202,39 @@ func TestDirtySpanMarkClean(t *testing.T) {
 		t.Fatalf("device sees %q at the data start: the free after MarkClean synced again", got)
 	}
 }
+
+// On non-coherent memory the owner's bulk frees sync each buffer's dirty
+// span, and nothing for a buffer marked clean; double and foreign frees
+// are refused there as on coherent memory.
+func TestBulkFreeNonCoherent(t *testing.T) {
+	t.Parallel()
+	iommu := dma.NewSimIOMMU(true)
+	r := newRegion(t, iommu, 8*2048)
+	p, err := New(r, Config{Count: 8, BufSize: 2048, Headroom: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newPool(t, Config{Name: "other", Count: 2})
+	dirty, clean := p.Alloc(), p.Alloc()
+	copy(dirty.Append(4), "DIRT")
+	copy(clean.Append(4), "OLD!")
+	off, n := clean.DirtySpan()
+	r.SyncForDevice(int(clean.BufIOVA()-r.IOVA())+off, n)
+	clean.MarkClean()
+	copy(clean.Buf()[128:], "NEW!")
+	foreign := other.Alloc()
+	p.FreeBulkDirect([]*Packet{dirty, clean, dirty, foreign})
+	if got := string(iommu.Slice(dirty.BufIOVA()+128, 4, false)); got != "DIRT" {
+		t.Fatalf("device sees %q: the dirty buffer was not synced", got)
+	}
+	if got := string(iommu.Slice(clean.BufIOVA()+128, 4, false)); got != "OLD!" {
+		t.Fatalf("device sees %q: the clean buffer was synced again", got)
+	}
+	s := p.OwnerStats()
+	if s.RecycleCached != 2 || s.RefusedDouble != 1 {
+		t.Fatalf("stats %+v: want 2 cached, 1 double free refused", s)
+	}
+	if p.InFlight() != 0 || other.InFlight() != 0 {
+		t.Fatalf("still out: %d, other %d", p.InFlight(), other.InFlight())
+	}
+}
