@@ -27,6 +27,7 @@ type rxQueue struct {
 	posted    int
 	short     int            // slots the last refill left empty for want of buffers
 	scratch   []*pool.Packet // one refill batch
+	spans     []dma.Span     // the burst's received bytes, invalidated in one call before RxBurst returns
 	rdar      uint32
 	regs      driver.Regs
 	enhanced  bool
@@ -46,7 +47,8 @@ func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *
 	q := &rxQueue{
 		port: p, id: id, ring: ring, pool: pl, bufRegion: bufs,
 		bufs: make([]*pool.Packet, ring.size), scratch: make([]*pool.Packet, ring.size),
-		rdar: regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
+		spans: make([]dma.Span, 0, ring.size),
+		rdar:  regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
 		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID, gate: &p.gate,
 	}
 	q.owner = pl.Owner(p.ownerID + " rx ring")
@@ -132,6 +134,12 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			}
 		}
 	}
+	// Non-coherent DMA: drop stale cache lines over every frame received,
+	// in one call, before the caller reads them.
+	if len(q.spans) > 0 {
+		q.bufRegion.SyncSpansForCPU(q.spans)
+		q.spans = q.spans[:0]
+	}
 	q.refill() // also retries slots a short pool left empty
 	q.stats.Add(uint64(n), bytes)
 	q.burst.Leave()
@@ -179,8 +187,9 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 		q.pool.Recycle(pk)
 		return nil
 	}
-	// Non-coherent DMA: drop stale cache lines before reading what the MAC wrote.
-	q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+q.headroom, length)
+	// Non-coherent DMA: what the MAC wrote is invalidated before RxBurst
+	// returns, with the burst's other frames.
+	q.syncForCPU(bufOffset(q.bufRegion, pk)+q.headroom, length)
 	pk.SetData(q.headroom+q.shift, length-q.shift-fcsLen)
 	pk.PktLen = length - q.shift - fcsLen
 	pk.NSegs = 1
@@ -199,6 +208,16 @@ func (q *rxQueue) escFlags(pk *pool.Packet, esc uint32) {
 	if esc&rxbd_PCR != 0 {
 		pk.Flags |= pool.FlagL4CsumBad
 	}
+}
+
+// syncForCPU queues bytes of the buffer region for the burst's invalidate
+// (one span per BD: the ring's size bounds a burst's).
+func (q *rxQueue) syncForCPU(off, n int) {
+	if len(q.spans) == cap(q.spans) {
+		q.bufRegion.SyncSpansForCPU(q.spans) // never: a burst takes at most every BD once
+		q.spans = q.spans[:0]
+	}
+	q.spans = append(q.spans, dma.Span{Off: off, Len: n})
 }
 
 // frameBDs counts the BDs of the frame starting at ntc: k > 0 when its
@@ -298,8 +317,8 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 			q.pool.Recycle(pk) // holds only FCS bytes
 			continue
 		}
-		// Non-coherent DMA: drop stale cache lines before reading the segment.
-		q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+start, use)
+		// Non-coherent DMA: invalidated before RxBurst returns.
+		q.syncForCPU(bufOffset(q.bufRegion, pk)+start, use)
 		pk.SetData(start, use)
 		pk.Port, pk.Queue = q.portID, uint16(q.id)
 		pk.SetOwner(q.appOwn) // the application's now, for leak reports

@@ -21,6 +21,8 @@ type txQueue struct {
 	ring      bdRing
 	bufs      []*pool.Packet // frame parked at its last BD's slot
 	pend      []uint32       // word 0 of each BD of the burst being built
+	syncR     *dma.Region    // the region of the spans below
+	spans     []dma.Span     // the burst's frame bytes, cleaned in one call before the R bits
 	free      []*pool.Packet // reclaim batch for pool.FreeBulk
 	ntu       int            // next to use: the next slot to fill
 	ntc       int            // next to clean: the oldest slot not yet reclaimed
@@ -59,7 +61,8 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	q := &txQueue{
 		port: p, id: id, ring: ring,
 		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
-		free: make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
+		spans: make([]dma.Span, 0, ring.size),
+		free:  make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
 		reach: pool.ReachLow(dma.DomainID(p.dev.Mapper)), gate: &p.gate,
 	}
@@ -181,13 +184,12 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		t := q.ntu
 		for s := pk; s != nil; s = s.Next() {
 			q.fixAlign(s)
-			// Non-coherent DMA: clean the bytes the CPU may have written
-			// (the frame, and any headroom it grew into) out of the CPU
-			// cache, the span the free after the transmission would clean
-			// again but for MarkClean below.
-			r := s.Pool().Region()
-			lo, dirty := s.DirtySpan()
-			r.SyncForDevice(bufOffset(r, s)+lo, dirty)
+			// Non-coherent DMA: the bytes the CPU may have written (the
+			// frame, and any headroom it grew into) are cleaned out of the
+			// CPU cache before publish, with the burst's other frames: the
+			// span the free after the transmission would clean again but
+			// for MarkClean below.
+			q.syncForDevice(s)
 			q.ring.set(t, wAddr, uint32(s.IOVA()))
 			if q.enhanced {
 				q.ring.set(t, wESC, q.esc)
@@ -210,12 +212,33 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		sent++
 		bytes += uint64(total)
 	}
+	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
 	if nbd > 0 {
 		q.publish(start, nbd)
 	}
 	q.stats.Add(sent, bytes)
 	q.burst.Leave()
 	return n
+}
+
+// syncForDevice queues s's dirty span for the burst's clean, one call per
+// run of segments from one region (one pool's: the common case is one).
+func (q *txQueue) syncForDevice(s *pool.Packet) {
+	r := s.Pool().Region()
+	if r != q.syncR || len(q.spans) == cap(q.spans) {
+		q.flushSync()
+		q.syncR = r
+	}
+	lo, n := s.DirtySpan()
+	q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: n})
+}
+
+// flushSync cleans the queued spans.
+func (q *txQueue) flushSync() {
+	if len(q.spans) > 0 {
+		q.syncR.SyncSpansForDevice(q.spans)
+		q.spans = q.spans[:0]
+	}
 }
 
 // publish hands nbd BDs from start to the MAC and rings TDAR once.
