@@ -182,7 +182,7 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	}
 	// The length is device-written: it must cover the pad, a header and
 	// the FCS, and fit the buffer the MAC was given.
-	if length < q.shift+ethHdr+fcsLen || length > q.mrbr {
+	if length < q.shift+ethHdr+fcsLen || length > q.mrbr || q.headroom+length > pk.BufSize() {
 		q.stats.Drop(driver.CauseBadDescriptor, 1)
 		q.pool.Recycle(pk)
 		return nil
@@ -190,24 +190,26 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	// Non-coherent DMA: what the MAC wrote is invalidated before RxBurst
 	// returns, with the burst's other frames.
 	q.syncForCPU(bufOffset(q.bufRegion, pk)+q.headroom, length)
-	pk.SetData(q.headroom+q.shift, length-q.shift-fcsLen)
-	pk.PktLen = length - q.shift - fcsLen
-	pk.NSegs = 1
-	pk.Port, pk.Queue = q.portID, uint16(q.id)
-	pk.SetOwner(q.appOwn) // the application's now, for leak reports
+	var f pool.Flags
 	if q.enhanced {
-		q.escFlags(pk, esc)
+		f = escFlags(esc)
 	}
+	// Every field at once (refill left them as the last holder did); the
+	// window fits: checked above. The application's now, for leak reports.
+	pk.SetRx(uint16(q.headroom+q.shift), uint16(length-q.shift-fcsLen), q.appOwn, q.portID, uint16(q.id), 0, 0, f, 0)
 	return pk
 }
 
-func (q *rxQueue) escFlags(pk *pool.Packet, esc uint32) {
+// escFlags are the checksum flags of an enhanced BD's esc word.
+func escFlags(esc uint32) pool.Flags {
+	var f pool.Flags
 	if esc&rxbd_ICE != 0 {
-		pk.Flags |= pool.FlagL3CsumBad
+		f |= pool.FlagL3CsumBad
 	}
 	if esc&rxbd_PCR != 0 {
-		pk.Flags |= pool.FlagL4CsumBad
+		f |= pool.FlagL4CsumBad
 	}
+	return f
 }
 
 // syncForCPU queues bytes of the buffer region for the burst's invalidate
@@ -319,9 +321,8 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 		}
 		// Non-coherent DMA: invalidated before RxBurst returns.
 		q.syncForCPU(bufOffset(q.bufRegion, pk)+start, use)
-		pk.SetData(start, use)
+		pk.SetSegment(start, use, q.appOwn) // every field reset (refill left them); fits: use <= MRBR, the buffer less its headroom
 		pk.Port, pk.Queue = q.portID, uint16(q.id)
-		pk.SetOwner(q.appOwn) // the application's now, for leak reports
 		if last != nil {
 			last.SetNext(pk)
 		}
@@ -341,7 +342,7 @@ func (q *rxQueue) refill() {
 	if need == 0 {
 		return
 	}
-	got := q.pool.AllocBulk(q.scratch[:need])
+	got := q.pool.AllocBulkRaw(q.scratch[:need], q.owner) // RxBurst sets every field (SetRx, SetSegment)
 	if short := need - got; short > q.short {
 		q.stats.Drop(driver.CauseNoMem, uint64(short-q.short)) // count each slot left empty once
 		q.short = short
@@ -354,7 +355,6 @@ func (q *rxQueue) refill() {
 	t := q.ntu
 	for i := 0; i < got; i++ {
 		pk := q.scratch[i]
-		pk.SetOwner(q.owner)
 		q.bufs[t] = pk                                                // the buffer is the MAC's from the status write on
 		q.ring.set(t, wAddr, uint32(pk.BufIOVA())+uint32(q.headroom)) // the MAC writes after the pool's headroom
 		if q.enhanced {
@@ -368,8 +368,7 @@ func (q *rxQueue) refill() {
 	t = q.ntu
 	for i := 0; i < got; i++ {
 		q.ring.publish(t, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
-		q.scratch[i] = nil
-		t = q.next(t) // same slots, same order as above
+		t = q.next(t)                              // same slots, same order as above
 	}
 	q.ntu = t             // the next empty slot
 	q.posted += got       // these BDs are the MAC's now
