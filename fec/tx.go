@@ -40,6 +40,8 @@ type txQueue struct {
 	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
 	reach     uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
 	owners    []txOwner
+	lastPool  *pool.Pool // ownerIn's last look-up, and its answer
+	lastOwner uint16
 	gate      *gate.Gate
 	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
 	// for none), and the burst flag of the RX queue it refills, read on
@@ -183,13 +185,21 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		}
 		t := q.ntu
 		for s := pk; s != nil; s = s.Next() {
-			q.fixAlign(s)
+			if s.IOVA()&q.txAlign != 0 {
+				q.fixAlign(s)
+			}
 			// Non-coherent DMA: the bytes the CPU may have written (the
 			// frame, and any headroom it grew into) are cleaned out of the
 			// CPU cache before publish, with the burst's other frames: the
 			// span the free after the transmission would clean again but
 			// for MarkClean below.
-			q.syncForDevice(s)
+			r := s.Pool().Region()
+			if r != q.syncR || len(q.spans) == cap(q.spans) {
+				q.flushSync() // another region's spans go first
+				q.syncR = r
+			}
+			lo, dirty := s.DirtySpan()
+			q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: dirty}) // within cap: checked above
 			q.ring.set(t, wAddr, uint32(s.IOVA()))
 			if q.enhanced {
 				q.ring.set(t, wESC, q.esc)
@@ -221,19 +231,8 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	return n
 }
 
-// syncForDevice queues s's dirty span for the burst's clean, one call per
-// run of segments from one region (one pool's: the common case is one).
-func (q *txQueue) syncForDevice(s *pool.Packet) {
-	r := s.Pool().Region()
-	if r != q.syncR || len(q.spans) == cap(q.spans) {
-		q.flushSync()
-		q.syncR = r
-	}
-	lo, n := s.DirtySpan()
-	q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: n})
-}
-
-// flushSync cleans the queued spans.
+// flushSync cleans the queued spans: one call per run of segments from one
+// region (one pool's; the common case is one per burst).
 func (q *txQueue) flushSync() {
 	if len(q.spans) > 0 {
 		q.syncR.SyncSpansForDevice(q.spans)
@@ -300,6 +299,15 @@ func (q *txQueue) fixAlign(s *pool.Packet) {
 // ownerIn is this queue's leak-report id in pl (0, the pool itself, for
 // a pool of another port).
 func (q *txQueue) ownerIn(pl *pool.Pool) uint16 {
+	if pl == q.lastPool {
+		return q.lastOwner // the pool of the frame before: the common case
+	}
+	q.lastPool, q.lastOwner = pl, q.ownerScan(pl)
+	return q.lastOwner
+}
+
+// ownerScan is ownerIn's look-up.
+func (q *txQueue) ownerScan(pl *pool.Pool) uint16 {
 	for i := range q.owners {
 		if q.owners[i].pool == pl {
 			return q.owners[i].id
