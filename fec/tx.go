@@ -23,7 +23,6 @@ type txQueue struct {
 	pend      []uint32       // word 0 of each BD of the burst being built
 	syncR     *dma.Region    // the region of the spans below
 	spans     []dma.Span     // the burst's frame bytes, cleaned in one call before the R bits
-	free      []*pool.Packet // reclaim batch for pool.FreeBulk
 	ntu       int            // next to use: the next slot to fill
 	ntc       int            // next to clean: the oldest slot not yet reclaimed
 	inFlight  int            // BDs owned by the MAC or not yet reclaimed
@@ -64,7 +63,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 		port: p, id: id, ring: ring,
 		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
 		spans: make([]dma.Span, 0, ring.size),
-		free:  make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
+		tdar:  regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
 		reach: pool.ReachLow(dma.DomainID(p.dev.Mapper)), gate: &p.gate,
 	}
@@ -206,6 +205,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 				q.ring.set(t, wBDU, 0)
 			}
 			st := uint32(txbd_R | txbd_TC)
+			q.bufs[t] = nil // reclaim frees the frame at its last BD only
 			if s.Next() == nil {
 				st |= txbd_L
 				q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
@@ -356,37 +356,41 @@ func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
 // goroutine), and applies the ERR006358 workaround: BDs still pending while
 // TDAR reads idle get another TDAR write.
 func (q *txQueue) reclaimTo(own *pool.Pool) int {
-	nf, done := 0, 0
-	for q.inFlight > 0 {
-		st, _ := sc(q.ring.status(q.ntc))
+	// The completed BDs from ntc: one status load each, and the frames'
+	// esc words (their last BDs hold the packet).
+	start, k, done := q.ntc, 0, 0
+	for i := start; k < q.inFlight; k++ {
+		st, _ := sc(q.ring.status(i))
 		if st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
-		if pk := q.bufs[q.ntc]; pk != nil {
+		if q.bufs[i] != nil {
 			if q.enhanced {
 				dma.ReadBarrier() // R before the esc word the MAC wrote with it
-				if q.ring.word(q.ntc, wESC)&txbd_ESC_ERR_MASK != 0 {
+				if q.ring.word(i, wESC)&txbd_ESC_ERR_MASK != 0 {
 					q.stats.Drop(driver.CauseFrame, 1)
 				}
 			}
-			q.bufs[q.ntc] = nil
-			q.free[nf] = pk // the frame is ours again: back to its pool in bulk
-			nf++
 			done++
-			q.frames--
-			if nf == len(q.free) {
-				freeBulk(own, q.free[:nf])
-				clear(q.free[:nf])
-				nf = 0
-			}
 		}
-		q.ntc = q.next(q.ntc) // the MAC is done with this BD
-		q.inFlight--
+		i = q.next(i) // the MAC is done with this BD
 	}
-	if nf > 0 {
-		freeBulk(own, q.free[:nf])
-		clear(q.free[:nf])
+	// The frames are ours again: back to their pools in bulk, straight from
+	// the slots (one run to the ring's end, one after the wrap). The slots
+	// are not cleared: only in-flight ones are read, and TxBurst writes
+	// every slot it fills (nil for a frame's BDs before its last).
+	if end := start + k; end > q.ring.size {
+		pool.FreeSlots(own, q.bufs[start:])
+		pool.FreeSlots(own, q.bufs[:end-q.ring.size])
+	} else {
+		pool.FreeSlots(own, q.bufs[start:end])
 	}
+	q.ntc = start + k
+	if q.ntc >= q.ring.size {
+		q.ntc -= q.ring.size
+	}
+	q.inFlight -= k
+	q.frames -= done
 	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
 		// ERR006358: TDAR cleared although ready BDs remain.
 		q.regs.Write32(q.tdar, dar_ACTIVE)
@@ -394,16 +398,6 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 		q.doorbells.Add(1)
 	}
 	return done
-}
-
-// freeBulk frees pkts to their pools, own's (when not nil) straight into
-// its cache.
-func freeBulk(own *pool.Pool, pkts []*pool.Packet) {
-	if own != nil {
-		own.FreeBulkDirect(pkts)
-		return
-	}
-	pool.FreeBulk(pkts)
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher
