@@ -21,7 +21,7 @@ type rxQueue struct {
 	ring      bdRing
 	pool      *pool.Pool
 	bufRegion *dma.Region
-	bufs      []*pool.Packet // buffer posted at each slot, nil when empty
+	bufs      []*pool.Packet // buffer posted at each slot (an empty slot may still name the buffer it last held)
 	ntc       int            // next to clean: oldest posted slot, the next BD the MAC completes
 	ntu       int            // next to use: the next empty slot to refill
 	posted    int
@@ -136,10 +136,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	}
 	// Non-coherent DMA: drop stale cache lines over every frame received,
 	// in one call, before the caller reads them.
-	if len(q.spans) > 0 {
-		q.bufRegion.SyncSpansForCPU(q.spans)
-		q.spans = q.spans[:0]
-	}
+	q.flushSync()
 	q.refill() // also retries slots a short pool left empty
 	q.stats.Add(uint64(n), bytes)
 	q.burst.Leave()
@@ -148,8 +145,9 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 
 // take removes the buffer at ntc from the ring: it is the driver's now.
 func (q *rxQueue) take() *pool.Packet {
+	// The slot is not cleared: only posted slots are read, and refill
+	// writes every slot it posts.
 	pk := q.bufs[q.ntc]
-	q.bufs[q.ntc] = nil
 	q.ntc = q.next(q.ntc) // the MAC has moved past this BD
 	q.posted--
 	return pk
@@ -189,7 +187,10 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	}
 	// Non-coherent DMA: what the MAC wrote is invalidated before RxBurst
 	// returns, with the burst's other frames.
-	q.syncForCPU(bufOffset(q.bufRegion, pk)+q.headroom, length)
+	if len(q.spans) == cap(q.spans) {
+		q.flushSync() // never: a burst takes at most every BD once
+	}
+	q.spans = append(q.spans, dma.Span{Off: bufOffset(q.bufRegion, pk) + q.headroom, Len: length})
 	var f pool.Flags
 	if q.enhanced {
 		f = escFlags(esc)
@@ -216,10 +217,17 @@ func escFlags(esc uint32) pool.Flags {
 // (one span per BD: the ring's size bounds a burst's).
 func (q *rxQueue) syncForCPU(off, n int) {
 	if len(q.spans) == cap(q.spans) {
-		q.bufRegion.SyncSpansForCPU(q.spans) // never: a burst takes at most every BD once
-		q.spans = q.spans[:0]
+		q.flushSync() // never: a burst takes at most every BD once
 	}
 	q.spans = append(q.spans, dma.Span{Off: off, Len: n})
+}
+
+// flushSync invalidates the queued spans.
+func (q *rxQueue) flushSync() {
+	if len(q.spans) > 0 {
+		q.bufRegion.SyncSpansForCPU(q.spans)
+		q.spans = q.spans[:0]
+	}
 }
 
 // frameBDs counts the BDs of the frame starting at ntc: k > 0 when its
