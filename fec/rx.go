@@ -25,9 +25,8 @@ type rxQueue struct {
 	ntc       int            // next to clean: oldest posted slot, the next BD the MAC completes
 	ntu       int            // next to use: the next empty slot to refill
 	posted    int
-	short     int            // slots the last refill left empty for want of buffers
-	scratch   []*pool.Packet // one refill batch
-	spans     []dma.Span     // the burst's received bytes, invalidated in one call before RxBurst returns
+	short     int        // slots the last refill left empty for want of buffers
+	spans     []dma.Span // the burst's received bytes, invalidated in one call before RxBurst returns
 	rdar      uint32
 	regs      driver.Regs
 	enhanced  bool
@@ -46,7 +45,7 @@ type rxQueue struct {
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {
 	q := &rxQueue{
 		port: p, id: id, ring: ring, pool: pl, bufRegion: bufs,
-		bufs: make([]*pool.Packet, ring.size), scratch: make([]*pool.Packet, ring.size),
+		bufs:  make([]*pool.Packet, ring.size),
 		spans: make([]dma.Span, 0, ring.size),
 		rdar:  regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
 		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID, gate: &p.gate,
@@ -343,14 +342,23 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 	return head
 }
 
-// refill posts fresh buffers into every empty slot from ntu on, in one
-// bulk allocation, and writes RDAR once if it posted any.
+// refill posts fresh buffers into every empty slot from ntu on, taken in
+// bulk straight into the slots (one run to the ring's end, one after the
+// wrap), and writes RDAR once if it posted any.
 func (q *rxQueue) refill() {
 	need := q.ring.size - q.posted
 	if need == 0 {
 		return
 	}
-	got := q.pool.AllocBulkRaw(q.scratch[:need], q.owner) // RxBurst sets every field (SetRx, SetSegment)
+	got := 0
+	for t := q.ntu; got < need; t = 0 {
+		run := min(need-got, q.ring.size-t)
+		k := q.pool.AllocBulkRaw(q.bufs[t:t+run], q.owner) // RxBurst sets every field (SetRx, SetSegment)
+		got += k
+		if k < run {
+			break // the pool ran dry
+		}
+	}
 	if short := need - got; short > q.short {
 		q.stats.Drop(driver.CauseNoMem, uint64(short-q.short)) // count each slot left empty once
 		q.short = short
@@ -362,8 +370,7 @@ func (q *rxQueue) refill() {
 	}
 	t := q.ntu
 	for i := 0; i < got; i++ {
-		pk := q.scratch[i]
-		q.bufs[t] = pk                                                // the buffer is the MAC's from the status write on
+		pk := q.bufs[t]                                               // the buffer is the MAC's from the status write on
 		q.ring.set(t, wAddr, uint32(pk.BufIOVA())+uint32(q.headroom)) // the MAC writes after the pool's headroom
 		if q.enhanced {
 			q.ring.set(t, wESC, 0) // no per-BD interrupt: poll mode
