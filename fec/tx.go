@@ -156,6 +156,20 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	var sent, bytes uint64
 	n := 0
 	for ; n < len(pkts); n++ {
+		// Fast path: one-BD frames, in a loop that calls nothing.
+		if k, b := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
+			n += k
+			nbd += k
+			q.inFlight += k
+			q.frames += k
+			sent += uint64(k)
+			bytes += b
+			if n == len(pkts) {
+				break
+			}
+		}
+		// Anything else, or the first frame of a pool or region: the
+		// general path, one frame.
 		pk := pkts[n]
 		segs, total := 0, 0
 		miss := uint32(0) // non-zero when a segment's buffer is out of the device's reach
@@ -229,6 +243,50 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	q.stats.Add(sent, bytes)
 	q.burst.Leave()
 	return n
+}
+
+// singles writes one BD per one-segment frame of pkts from slot ntu, at
+// most free of them, and stops at the first packet that is anything else:
+// chained, shorter than a header or longer than the longest frame, out of
+// the device's reach, not at the TX start alignment, of another pool than
+// the frame before (whose leak-report id it takes) or of another region
+// than the burst's queued cleans, or with the clean queue full. It returns
+// the packets taken and their bytes, and advances ntu. It does what the
+// general path in TxBurst does for such a frame, with no call.
+func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
+	if len(pkts) > free {
+		pkts = pkts[:free]
+	}
+	maxLen := q.port.maxFL - fcsLen
+	t := q.ntu
+	var bytes uint64
+	for i, pk := range pkts {
+		ln := pk.Len()
+		pl := pk.Pool()
+		if pk.Next() != nil || ln > maxLen || ln < ethHdr || pk.Reach() != q.reach || pk.IOVA()&q.txAlign != 0 ||
+			pl != q.lastPool || pl.Region() != q.syncR || len(q.spans) == cap(q.spans) {
+			q.ntu = t
+			return i, bytes
+		}
+		// Non-coherent DMA: the dirty span is cleaned before publish, with
+		// the burst's other frames; the free after the transmission syncs
+		// nothing (MarkClean).
+		lo, dirty := pk.DirtySpan()
+		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.syncR, pk) + lo, Len: dirty})
+		q.ring.set(t, wAddr, uint32(pk.IOVA()))
+		if q.enhanced {
+			q.ring.set(t, wESC, q.esc)
+			q.ring.set(t, wBDU, 0)
+		}
+		q.bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
+		pk.SetOwner(q.lastOwner)
+		q.pend[t] = w0(txbd_R|txbd_TC|txbd_L|q.wrap(t), uint32(ln))
+		pk.MarkClean()
+		t = q.next(t)
+		bytes += uint64(ln)
+	}
+	q.ntu = t
+	return len(pkts), bytes
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one
