@@ -65,7 +65,9 @@ type Syncer interface {
 
 // SpanSyncer is a Syncer that also takes many ranges in one call
 // (Region.SyncSpansForDevice, SyncSpansForCPU); a Syncer without it gets
-// one call per range. Every span is inside mem (the Region checked).
+// one call per range. Every span is inside mem (the Region checked). A
+// mapper that embeds a SpanSyncer and changes SyncForDevice or SyncForCPU
+// must wrap these two as well: the Region prefers them.
 type SpanSyncer interface {
 	SyncSpansForDevice(mem []byte, m Mapping, spans []Span)
 	SyncSpansForCPU(mem []byte, m Mapping, spans []Span)
