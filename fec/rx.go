@@ -434,13 +434,16 @@ func (q *rxQueue) refill() {
 		return
 	}
 	t := q.ntu
+	stride, headroom := q.ring.stride, uint32(q.headroom)
 	for i := 0; i < got; i++ {
-		pk := q.bufs[t]                                               // the buffer is the MAC's from the status write on
-		q.ring.set(t, wAddr, uint32(pk.BufIOVA())+uint32(q.headroom)) // the MAC writes after the pool's headroom
+		pk := q.bufs[t] // the buffer is the MAC's from the status write on
+		bd := q.ring.w[t*stride : t*stride+stride]
+		atomic.StoreUint32(&bd[wAddr], uint32(pk.BufIOVA())+headroom) // the MAC writes after the pool's headroom
 		if q.enhanced {
-			q.ring.set(t, wESC, 0) // no per-BD interrupt: poll mode
-			q.ring.set(t, wProt, 0)
-			q.ring.set(t, wBDU, 0)
+			_ = bd[wBDU]                     // an enhanced BD has the words (one bounds check for the three)
+			atomic.StoreUint32(&bd[wESC], 0) // no per-BD interrupt: poll mode
+			atomic.StoreUint32(&bd[wProt], 0)
+			atomic.StoreUint32(&bd[wBDU], 0)
 		}
 		t = q.next(t) // empty slots run from ntu towards ntc
 	}
