@@ -13,13 +13,6 @@ package dma
 // On amd64 stores are not reordered with other stores nor loads with other
 // loads, and MMIO is uncached, so the functions only need to stop the compiler.
 
-// WriteBarrier orders earlier stores to DMA memory before later stores.
-func WriteBarrier() { writeBarrier() }
-
-// ReadBarrier orders an earlier load (a descriptor's status word) before later
-// loads (the descriptor's other fields and the frame data).
-func ReadBarrier() { readBarrier() }
-
 // DoorbellBarrier makes every earlier store visible to the device before the
 // next MMIO write: call it once per burst, before the producer-index write.
 func DoorbellBarrier() { doorbellBarrier() }

@@ -4,14 +4,19 @@ import "sync/atomic"
 
 // fence is never written: loading it is how the amd64 barriers stop the
 // compiler.
-var fence atomic.Uint32
+var fence uint32
 
 // On x86-64 stores are not reordered with other stores, nor loads with
 // other loads (TSO), so ordering DMA memory needs no instruction, only a
 // compiler barrier. An atomic load is one: the compiler moves no memory
 // access across it, yet it inlines to a single MOV, where a call into
-// assembly would force the caller to spill its registers.
+// assembly would force the caller to spill its registers. The load is
+// written in the exported functions themselves: one level of inlining, so
+// no position marker of a further level costs an instruction.
 
-func writeBarrier() { fence.Load() }
+// WriteBarrier orders earlier stores to DMA memory before later stores.
+func WriteBarrier() { atomic.LoadUint32(&fence) }
 
-func readBarrier() { fence.Load() }
+// ReadBarrier orders an earlier load (a descriptor's status word) before later
+// loads (the descriptor's other fields and the frame data).
+func ReadBarrier() { atomic.LoadUint32(&fence) }

@@ -49,3 +49,42 @@ inval:
 invalidated:
 	DSB	$0xf
 	RET
+
+// func cacheCleanLines(p, n uintptr): DC CVAC over every line of [p, p+n),
+// no DSB: the caller completes a batch of ranges with dsbSY.
+TEXT ·cacheCleanLines(SB), NOSPLIT, $0-16
+	MOVD	p+0(FP), R0
+	MOVD	n+8(FP), R1
+	ADD	R0, R1, R1
+	AND	$~63, R0, R0
+cleanl:
+	CMP	R1, R0
+	BHS	cleanldone
+	DC	CVAC, R0
+	ADD	$64, R0, R0
+	B	cleanl
+cleanldone:
+	RET
+
+// func cacheInvalidateLines(p, n uintptr): DC CIVAC over every line of
+// [p, p+n), no DSB: the caller completes a batch of ranges with dsbSY.
+TEXT ·cacheInvalidateLines(SB), NOSPLIT, $0-16
+	MOVD	p+0(FP), R0
+	MOVD	n+8(FP), R1
+	ADD	R0, R1, R1
+	AND	$~63, R0, R0
+invall:
+	CMP	R1, R0
+	BHS	invalldone
+	DC	CIVAC, R0
+	ADD	$64, R0, R0
+	B	invall
+invalldone:
+	RET
+
+// func dsbSY(): DSB SY, completing every earlier cache maintenance
+// instruction (the lines reach the point of coherency) before the next
+// instruction executes.
+TEXT ·dsbSY(SB), NOSPLIT|NOFRAME, $0-0
+	DSB	$0xf
+	RET

@@ -7,5 +7,7 @@ package dma
 // uncached, which CacheMaintenance == false tells the drivers.
 const cacheMaintenance = false
 
-func cacheClean([]byte)      {}
-func cacheInvalidate([]byte) {}
+func cacheClean([]byte)                   {}
+func cacheInvalidate([]byte)              {}
+func cacheCleanSpans([]byte, []Span)      {}
+func cacheInvalidateSpans([]byte, []Span) {}

@@ -63,6 +63,19 @@ type Syncer interface {
 	SyncForCPU(mem []byte, m Mapping, off, n int)
 }
 
+// SpanSyncer is a Syncer that also takes many ranges in one call
+// (Region.SyncSpansForDevice, SyncSpansForCPU); a Syncer without it gets
+// one call per range. Every span is inside mem (the Region checked). A
+// mapper that embeds a SpanSyncer and changes SyncForDevice or SyncForCPU
+// must wrap these two as well: the Region prefers them.
+type SpanSyncer interface {
+	SyncSpansForDevice(mem []byte, m Mapping, spans []Span)
+	SyncSpansForCPU(mem []byte, m Mapping, spans []Span)
+}
+
+// A Span is a byte range of a Region: Len bytes from offset Off.
+type Span struct{ Off, Len int }
+
 // ErrNotContiguous is returned when a region that must be one run of bus
 // addresses is not.
 var ErrNotContiguous = errors.New("memory is not physically contiguous")

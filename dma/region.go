@@ -39,6 +39,7 @@ type Region struct {
 	mapping    Mapping
 	mapper     Mapper
 	syncer     Syncer
+	spanSyncer SpanSyncer // syncer's batch form, or nil
 	name       string
 	huge       bool
 	noncoh     bool
@@ -133,6 +134,7 @@ func NewRegion(mem []byte, m Mapper, o Options, release func([]byte) error) (*Re
 		// the call on every free.
 		if nc, ok := m.(interface{ NonCoherent() bool }); !ok || nc.NonCoherent() {
 			r.syncer = s
+			r.spanSyncer, _ = s.(SpanSyncer)
 		}
 	}
 	return r, nil
@@ -216,6 +218,67 @@ func (r *Region) SyncForCPU(off, n int) {
 	if r.noncoh {
 		cacheInvalidate(r.mem[off : off+n])
 	}
+}
+
+// SyncSpansForDevice is SyncForDevice for many ranges at once, as a burst
+// has them: one check of the region, one call into the mapper, and on
+// arm64 one DSB after every line of every range is cleaned, where
+// SyncForDevice pays one per range. A range outside the region, or empty,
+// is skipped, as SyncForDevice skips it. Call it before the descriptors
+// that hand the bytes over are published.
+func (r *Region) SyncSpansForDevice(spans []Span) {
+	if !r.noncoh && r.syncer == nil {
+		return
+	}
+	spans = r.inside(spans)
+	if r.noncoh {
+		cacheCleanSpans(r.mem, spans)
+	}
+	switch {
+	case r.spanSyncer != nil:
+		r.spanSyncer.SyncSpansForDevice(r.mem, r.mapping, spans)
+	case r.syncer != nil:
+		for _, s := range spans {
+			r.syncer.SyncForDevice(r.mem, r.mapping, s.Off, s.Len)
+		}
+	}
+}
+
+// SyncSpansForCPU is SyncForCPU for many ranges at once (see
+// SyncSpansForDevice): call it before the CPU reads any of the bytes.
+func (r *Region) SyncSpansForCPU(spans []Span) {
+	if !r.noncoh && r.syncer == nil {
+		return
+	}
+	spans = r.inside(spans)
+	switch {
+	case r.spanSyncer != nil:
+		r.spanSyncer.SyncSpansForCPU(r.mem, r.mapping, spans)
+	case r.syncer != nil:
+		for _, s := range spans {
+			r.syncer.SyncForCPU(r.mem, r.mapping, s.Off, s.Len)
+		}
+	}
+	if r.noncoh {
+		cacheInvalidateSpans(r.mem, spans)
+	}
+}
+
+// inside drops the spans SyncForDevice would skip (outside the region, or
+// empty), in place; the common case, all inside, writes nothing.
+func (r *Region) inside(spans []Span) []Span {
+	for i, s := range spans {
+		if s.Off < 0 || s.Len <= 0 || s.Off+s.Len > len(r.mem) {
+			kept := spans[:i]
+			for _, s := range spans[i+1:] {
+				if s.Off >= 0 && s.Len > 0 && s.Off+s.Len <= len(r.mem) {
+					kept = append(kept, s)
+				}
+			}
+			return kept
+		}
+	}
+	return spans
 }
 
 // Close unmaps the region from its mapper and releases the memory. The

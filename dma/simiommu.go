@@ -358,6 +358,34 @@ func (s *SimIOMMU) SyncForCPU(mem []byte, m Mapping, off, n int) {
 	}
 }
 
+// SyncSpansForDevice implements SpanSyncer: SyncForDevice for every span,
+// with one look-up of the mapping.
+func (s *SimIOMMU) SyncSpansForDevice(mem []byte, m Mapping, spans []Span) {
+	if !s.noncoh || len(spans) == 0 {
+		return
+	}
+	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+		for _, sp := range spans {
+			lo, hi := lineSpan(sp.Off, sp.Len, len(e.cpu))
+			copy(e.dev[lo:hi], e.cpu[lo:hi])
+		}
+	}
+}
+
+// SyncSpansForCPU implements SpanSyncer: SyncForCPU for every span, with
+// one look-up of the mapping.
+func (s *SimIOMMU) SyncSpansForCPU(mem []byte, m Mapping, spans []Span) {
+	if !s.noncoh || len(spans) == 0 {
+		return
+	}
+	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+		for _, sp := range spans {
+			lo, hi := lineSpan(sp.Off, sp.Len, len(e.cpu))
+			copy(e.cpu[lo:hi], e.dev[lo:hi])
+		}
+	}
+}
+
 func (s *SimIOMMU) entry(iova uint64) (*simEntry, bool) {
 	for _, e := range *s.table.Load() {
 		if e.iova == iova {

@@ -46,10 +46,13 @@ type rxQueue struct {
 	rss      bool
 	ringOwn  uint16 // pool owner ids for leak reports
 	appOwn   uint16
-	maxSegs  uint32 // most BDs a valid frame can span
-	oneMax   uint32 // longest one-BD frame: min(bufLen, maxLen)
-	stuck    uint32 // looks that found BD ntc not ready but a later one ready
-	idle     uint32 // polls that found BD ntc not ready (paces the looks ahead)
+	maxSegs  uint32     // most BDs a valid frame can span
+	oneMax   uint32     // longest one-BD frame: min(bufLen, maxLen, the buffer less its headroom)
+	hashMask uint32     // all ones with RSS, else 0: the write-back's hash ANDed with it
+	rxFlags  pool.Flags // FlagRSSHash with RSS, else 0
+	rxOff    uint16     // the headroom as SetRx takes it
+	stuck    uint32     // looks that found BD ntc not ready but a later one ready
+	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
 
 	ctr driver.Counters
 
@@ -73,6 +76,10 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 		pool: pl, portID: p.cfg.PortID, qid: uint16(i), rss: p.cfg.RxQueues > 1,
 		port: p, idx: i, iova: iova, region: reg,
 	}
+	if q.rss {
+		q.hashMask, q.rxFlags = ^uint32(0), pool.FlagRSSHash
+	}
+	q.rxOff = uint16(q.headroom) // below the buffer size (pool.New), which setMaxLen caps by 0xFFFF
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
 	q.ringOwn = pl.Owner(p.name + " rx ring " + itoa(i))
 	q.appOwn = pl.Owner(p.name + " rx queue " + itoa(i) + " caller")
@@ -82,7 +89,8 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 // setMaxLen sets the longest frame accepted and the BDs it can span.
 func (q *rxQueue) setMaxLen(n uint32) {
 	q.maxLen = n
-	q.oneMax = min(n, q.bufLen)
+	// SetRx's window, headroom plus length, always fits the buffer.
+	q.oneMax = min(n, q.bufLen, uint32(max(0, min(q.pool.BufSize(), 0xFFFF)-q.headroom)))
 	q.maxSegs = (n + q.bufLen - 1) / q.bufLen
 	if q.maxSegs < 1 {
 		q.maxSegs = 1
@@ -143,35 +151,38 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	mask := q.mask
 	ntc := q.ntc
 	posted := (q.ntu - ntc) & mask // BDs the device may have written
-	// The queue's fields in locals: stores through a packet header could
-	// alias them as far as the compiler knows, and would force reloads.
 	bds := q.bds
 	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
-	oneMax := q.oneMax
-	headroom := q.headroom
 	for n < len(pkts) && posted > 0 {
+		// Fast path: good one-BD frames, in a loop that calls nothing.
+		got, b := q.singles(pkts[n:], ntc, posted)
+		n += got
+		posted -= uint32(got)
+		ntc = (ntc + uint32(got)) & mask // wraps by the power-of-two mask
+		bytes += b
+		if n == len(pkts) || posted == 0 {
+			break
+		}
+		if got > 0 && ntc == 0 {
+			continue // singles stopped at the ring's end: the run after the wrap
+		}
+		// BD ntc is anything else.
 		if int(ntc) >= len(bds) {
 			break // never: ntc stays below the ring size (the mask)
 		}
 		bd := &bds[ntc]
 		st := bd.loadStatus()
 		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) == rxbd_LSTATUS_R|rxbd_LSTATUS_F {
-			// Fast path: a good one-BD frame.
+			// A good one-BD status, written back since singles looked, or
+			// one that failed singles' checks: recycled and counted then.
 			dma.ReadBarrier() // the status load before the other fields
 			pk := bufs[ntc]
 			ln := uint32(bd.bufLen)
-			if ln-1 >= oneMax || pk == nil { // 0 wraps to the top: one compare for 1..oneMax
-				bufs[ntc] = nil // ownership moves from the ring to us
-				q.badWriteBack(pk, ln)
-			} else {
-				bufs[ntc] = nil // ownership moves from the ring to us
-				pk.SetData(headroom, int(ln))
-				pk.PktLen, pk.NSegs = int(ln), 1
-				q.meta(pk, st, bd.parseSummary(), bd.rssHash(), bd.vlanOpt)
-				pkts[n] = pk
-				n++
-				bytes += uint64(ln)
+			if ln-1 < q.oneMax && pk != nil && q.headroom+int(ln) <= pk.BufSize() {
+				continue // it passes singles' checks: singles takes it
 			}
+			bufs[ntc] = nil // ownership moves from the ring to us
+			q.badWriteBack(pk, ln)
 			ntc = (ntc + 1) & mask // ring index wraps by the power-of-two mask
 			posted--
 			continue
@@ -228,6 +239,53 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	}
 	q.burst.Leave()
 	return n
+}
+
+// singles takes good one-BD frames from BD ntc on into pkts, at most
+// posted of them and none past the ring's end (the caller comes back for
+// the BDs after the wrap), and stops at the first BD that is anything
+// else: not written back, not final, with an error, or a length outside
+// 1..oneMax. It returns the frames taken and their bytes. BDs, slots and
+// packets are one run indexed alike, so the loop has no bounds check and
+// no ring arithmetic, and it calls nothing on amd64 (where the read barrier
+// is compiler-only).
+func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64) {
+	if int(ntc) >= len(q.bds) {
+		return 0, 0 // never: ntc stays below the ring size (the mask)
+	}
+	bds := q.bds[ntc:]
+	if len(pkts) < len(bds) {
+		bds = bds[:len(pkts)]
+	}
+	if int(posted) < len(bds) {
+		bds = bds[:posted]
+	}
+	bufs := q.bufs[ntc:]
+	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
+	pkts = pkts[:len(bds)]
+	var bytes uint64
+	for i := range bds {
+		bd := &bds[i]
+		st := bd.loadStatus()
+		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) != rxbd_LSTATUS_R|rxbd_LSTATUS_F {
+			return i, bytes
+		}
+		dma.ReadBarrier() // the status load before the other fields
+		ln := uint32(bd.bufLen)
+		// ln 0 wraps to the top: one compare for 1..oneMax.
+		if ln-1 >= q.oneMax {
+			return i, bytes
+		}
+		// SetRx sets every field AllocBulkRaw left as it was; its window
+		// fits (oneMax). A posted slot always holds a buffer: refill
+		// posts only the BDs it has buffers for.
+		pk := bufs[i]
+		f, hash, vlan := q.rxMeta(st, bd)
+		pk.SetRx(q.rxOff, uint16(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash)
+		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
+		bytes += uint64(ln)
+	}
+	return len(bds), bytes
 }
 
 // lostBD is the stuck-BD recovery: BD j is not written back; it reports
@@ -313,45 +371,44 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 		q.dropBDs(ntc, k, cause)
 		return nil
 	}
+	if q.headroom+int(q.bufLen) > q.pool.BufSize() || q.headroom > 0xFFFF {
+		q.dropBDs(ntc, k, driver.CauseBadDescriptor) // never: RBBSR is the buffer less its headroom
+		return nil
+	}
 	head := q.bufs[ntc]
 	prev := (*pool.Packet)(nil)
 	s = ntc
 	for i := uint32(0); i < k; i++ {
 		pk := q.bufs[s]
-		q.bufs[s] = nil // ownership moves from the ring to the frame
-		pk.SetData(q.headroom, int(q.bds[s].bufLen))
+		q.bufs[s] = nil                                           // ownership moves from the ring to the frame
+		pk.SetSegment(q.headroom, int(q.bds[s].bufLen), q.appOwn) // fits: checked above
 		if prev != nil {
 			prev.SetNext(pk)
-			pk.SetOwner(q.appOwn)
 		}
 		prev = pk
 		s = (s + 1) & mask // next BD of the frame, wrapping
 	}
+	bd := &q.bds[ntc]
+	f, hash, vlan := q.rxMeta(st, bd)
+	head.SetRx(uint16(q.headroom), bd.bufLen, q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash) // fits: checked above
 	head.PktLen, head.NSegs = int(total), int32(k)
-	q.meta(head, st, q.bds[ntc].parseSummary(), q.bds[ntc].rssHash(), q.bds[ntc].vlanOpt)
 	return head
 }
 
-// meta fills the per-frame header fields from the write-back.
-func (q *rxQueue) meta(pk *pool.Packet, st uint32, parse uint16, hash uint32, vlan uint16) {
-	pk.Port, pk.Queue = q.portID, q.qid
-	pk.Ptype = parse
-	pk.Hash = 0
-	var f pool.Flags
-	if q.rss {
-		pk.Hash = hash
-		f |= pool.FlagRSSHash
-	}
-	if parse&rxbd_PARSE_ERROR != 0 {
+// rxMeta is what a write-back says of its frame beyond the length: the
+// flags, the RSS hash (0 without RSS) and the stripped VLAN TCI (0 when
+// none was stripped). Without branches: each bit the device reports is
+// moved into its flag by a multiply by the flag (a shift).
+func (q *rxQueue) rxMeta(st uint32, bd *rxBD) (f pool.Flags, hash uint32, vlan uint16) {
+	f = q.rxFlags
+	if bd.parseSummary()&rxbd_PARSE_ERROR != 0 {
 		f |= pool.FlagParseError
 	}
-	pk.VLAN = 0
 	if st&rxbd_FLAG_VLAN != 0 {
-		pk.VLAN = vlan
+		vlan = bd.vlanOpt
 		f |= pool.FlagVLANStripped
 	}
-	pk.Flags = f
-	pk.SetOwner(q.appOwn)
+	return f, bd.rssHash() & q.hashMask, vlan
 }
 
 // errCause maps the write-back error byte to a drop cause. The reference
@@ -404,16 +461,16 @@ func (q *rxQueue) refill() {
 		return
 	}
 	start := ntu
+	headroom := uint64(q.headroom)
 	for free > 0 {
 		run := min(free, uint32(len(q.bufs))-ntu) // up to the ring's end; the rest after the wrap
 		bufs := q.bufs[ntu : ntu+run]
-		got := q.pool.AllocBulk(bufs) // the ring owns them from here
+		got := q.pool.AllocBulkRaw(bufs, q.ringOwn) // the ring owns them from here
 		bufs = bufs[:got]
 		bds := q.bds[ntu:]
 		bds = bds[:len(bufs)] // one BD per buffer: no bounds check in the loop
 		for i, pk := range bufs {
-			pk.SetOwner(q.ringOwn) // the buffer now belongs to the ring
-			bds[i].post(pk.IOVA())
+			bds[i].post(pk.BufIOVA() + headroom) // where RxBurst's SetRx puts the data
 		}
 		ntu = (ntu + uint32(got)) & mask // wraps by the power-of-two mask
 		free -= uint32(got)
@@ -433,8 +490,10 @@ func (q *rxQueue) refill() {
 // drain takes every posted buffer back from a disabled ring. Control
 // goroutine, port stopped.
 func (q *rxQueue) drain() {
-	for i, pk := range q.bufs {
-		if pk != nil {
+	// Only the posted slots, [ntc, ntu), hold the ring's buffers: a slot
+	// outside them may still name a buffer handed on since.
+	for i := q.ntc; i != q.ntu; i = (i + 1) & q.mask { // wraps by the power-of-two mask
+		if pk := q.bufs[i]; pk != nil {
 			q.bufs[i] = nil // ownership moves from the ring back to the pool
 			q.pool.Recycle(pk)
 		}

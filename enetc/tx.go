@@ -10,10 +10,6 @@ import (
 	"github.com/gopmd/gopmd/pool"
 )
 
-// txFreeBatch is how many sent frames go back to their pools per
-// pool.FreeBulk call.
-const txFreeBatch = 64
-
 // txQueue is one TX BD ring. Everything but burst, ctr and the atomic
 // counters belongs to the queue's goroutine (and to the control goroutine
 // while the port is stopped).
@@ -32,7 +28,6 @@ type txQueue struct {
 	tbpir     uint32
 	tbcir     uint32
 	reach     uint32 // pool.ReachLow(the device's DMA domain): a buffer from another is refused
-	freeBuf   [txFreeBatch]*pool.Packet
 	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
 	// for none), and the burst flag of the RX queue it refills, read on
 	// every reclaim as the proof that no other goroutine runs that RX
@@ -147,26 +142,26 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		bytes     uint64
 	)
 	for n < len(pkts) && free > 0 {
+		// Fast path: one-segment frames, one BD each, in a loop that calls
+		// nothing.
+		k, b := q.singles(pkts[n:], ntu, free)
+		n += k
+		frames += k
+		free -= uint32(k)
+		ntu = (ntu + uint32(k)) & mask // wraps by the power-of-two mask
+		bytes += b
+		if n == len(pkts) || free == 0 {
+			break
+		}
+		if k > 0 && ntu == 0 {
+			continue // singles stopped at the ring's end: the run after the wrap
+		}
 		pk := pkts[n]
 		if pk.Next() == nil {
-			// Fast path: a one-segment frame, one BD.
-			ln := uint32(pk.Len())
-			if ln == 0 || ln > q.maxLen || pk.Reach()|1 != q.reach {
-				q.refuse(pk)
-				n++
-				continue
-			}
-			bd := &q.bds[ntu]
-			bd.addr = pk.IOVA()
-			bd.bufLen = uint16(ln)
-			bd.frmLen = uint16(ln)
-			bd.lstatus = txbdLstatusF
-			q.bufs[ntu] = pk       // the ring owns the buffer until TBCIR passes this slot
-			ntu = (ntu + 1) & mask // wraps by the power-of-two mask
-			free--
+			// One segment the device cannot take: too long, empty, or in
+			// another DMA domain.
+			q.refuse(pk)
 			n++
-			frames++
-			bytes += uint64(ln)
 			continue
 		}
 		// A chained frame: one BD per segment.
@@ -190,6 +185,44 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	q.ctr.Add(uint64(frames), bytes)
 	q.burst.Leave()
 	return n
+}
+
+// singles writes one BD per one-segment frame of pkts from slot ntu, at
+// most free of them and none past the ring's end (the caller comes back
+// for the slots after the wrap), and stops at the first packet that is
+// anything else: chained, empty, longer than the longest frame, or in
+// another DMA domain. It returns the packets taken and their bytes. BDs, slots and packets are one run indexed alike: no bounds check
+// and no ring arithmetic in the loop, which calls nothing.
+func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
+	if int(ntu) >= len(q.bds) {
+		return 0, 0 // never: ntu stays below the ring size (the mask)
+	}
+	bds := q.bds[ntu:]
+	if len(pkts) < len(bds) {
+		bds = bds[:len(pkts)]
+	}
+	if int(free) < len(bds) {
+		bds = bds[:free]
+	}
+	bufs := q.bufs[ntu:]
+	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
+	pkts = pkts[:len(bds)]
+	var bytes uint64
+	for i, pk := range pkts {
+		ln := uint32(pk.Len())
+		// ln 0 wraps to the top: one compare for 1..maxLen.
+		if pk.Next() != nil || ln-1 >= q.maxLen || pk.Reach()|1 != q.reach {
+			return i, bytes
+		}
+		bd := &bds[i]
+		bd.addr = pk.IOVA()
+		bd.bufLen = uint16(ln)
+		bd.frmLen = uint16(ln)
+		bd.lstatus = txbdLstatusF
+		bufs[i] = pk // the ring owns the buffer until TBCIR passes this slot
+		bytes += uint64(ln)
+	}
+	return len(bds), bytes
 }
 
 // chainLen counts a chained frame's segments and bytes; ok is false when
@@ -223,6 +256,7 @@ func (q *txQueue) putChain(pk *pool.Packet, ntu, total uint32) uint32 {
 			first = false
 		}
 		bd.lstatus = 0
+		q.bufs[ntu] = nil // reclaim skips the frame's other BDs
 		if s.Next() == nil {
 			bd.lstatus = txbdLstatusF
 			q.bufs[ntu] = pk // the head, at the last BD: freed once the whole frame left
@@ -319,39 +353,22 @@ func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
 // freeUpTo returns the buffers of the frames in slots [ntc, end) to their
 // pools, in bulk; those of own (nil for none: the caller must be own's
 // owner goroutine) straight into its cache.
+// The slots are freed in place, in one run up to the ring's end and a
+// second after the wrap; the buffers may belong to any port's pool. end
+// must lie in the ring. The slots are not cleared: only [ntc, ntu) is ever
+// read, and TxBurst writes every slot it puts there (a buffer, or nil for a
+// chained frame's other BDs).
 func (q *txQueue) freeUpTo(end uint32, own *pool.Pool) int {
-	nf, total := 0, 0
-	for i := q.ntc; i != end; i = (i + 1) & q.mask { // wraps by the power-of-two mask
-		pk := q.bufs[i]
-		if pk == nil {
-			continue // a non-final BD of a chained frame
-		}
-		q.bufs[i] = nil // ownership moves from the ring back to the pool
-		q.freeBuf[nf] = pk
-		nf++
-		if nf == len(q.freeBuf) {
-			freeBulk(own, q.freeBuf[:nf]) // the buffers may belong to any port's pool
-			total += nf
-			nf = 0
-		}
+	total := 0
+	ntc := q.ntc
+	if end < ntc {
+		total += pool.FreeSlots(own, q.bufs[ntc:])
+		ntc = 0
 	}
-	if nf > 0 {
-		freeBulk(own, q.freeBuf[:nf])
-		total += nf
-	}
+	total += pool.FreeSlots(own, q.bufs[ntc:end])
 	q.ntc = end
 	q.pending -= total
 	return total
-}
-
-// freeBulk frees pkts to their pools, own's (when not nil) straight into
-// its cache.
-func freeBulk(own *pool.Pool, pkts []*pool.Packet) {
-	if own != nil {
-		own.FreeBulkDirect(pkts)
-		return
-	}
-	pool.FreeBulk(pkts)
 }
 
 // drain, on a disabled ring, frees what the device consumed and then the

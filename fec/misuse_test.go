@@ -195,6 +195,18 @@ func (h highMapper) SyncForCPU(mem []byte, m dma.Mapping, off, n int) {
 	h.SimIOMMU.SyncForCPU(mem, m, off, n)
 }
 
+// The batched syncs too: the embedded ones would look the mapping up at
+// the shifted address.
+func (h highMapper) SyncSpansForDevice(mem []byte, m dma.Mapping, spans []dma.Span) {
+	m.IOVA -= above4G
+	h.SimIOMMU.SyncSpansForDevice(mem, m, spans)
+}
+
+func (h highMapper) SyncSpansForCPU(mem []byte, m dma.Mapping, spans []dma.Span) {
+	m.IOVA -= above4G
+	h.SimIOMMU.SyncSpansForCPU(mem, m, spans)
+}
+
 // TestTxBufferAbove4GRefused: a buffer the FEC's domain maps above 4 GiB
 // cannot be named by a 32-bit BD address: it is refused and counted as
 // unreachable instead of being sent from the truncated address.

@@ -21,12 +21,12 @@ type rxQueue struct {
 	ring      bdRing
 	pool      *pool.Pool
 	bufRegion *dma.Region
-	bufs      []*pool.Packet // buffer posted at each slot, nil when empty
+	bufs      []*pool.Packet // buffer posted at each slot (an empty slot may still name the buffer it last held)
 	ntc       int            // next to clean: oldest posted slot, the next BD the MAC completes
 	ntu       int            // next to use: the next empty slot to refill
 	posted    int
-	short     int            // slots the last refill left empty for want of buffers
-	scratch   []*pool.Packet // one refill batch
+	short     int        // slots the last refill left empty for want of buffers
+	spans     []dma.Span // the burst's received bytes, invalidated in one call before RxBurst returns
 	rdar      uint32
 	regs      driver.Regs
 	enhanced  bool
@@ -45,8 +45,9 @@ type rxQueue struct {
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {
 	q := &rxQueue{
 		port: p, id: id, ring: ring, pool: pl, bufRegion: bufs,
-		bufs: make([]*pool.Packet, ring.size), scratch: make([]*pool.Packet, ring.size),
-		rdar: regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
+		bufs:  make([]*pool.Packet, ring.size),
+		spans: make([]dma.Span, 0, ring.size),
+		rdar:  regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
 		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID, gate: &p.gate,
 	}
 	q.owner = pl.Owner(p.ownerID + " rx ring")
@@ -109,6 +110,15 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	n := 0
 	var bytes uint64
 	for n < len(pkts) && q.posted > 0 {
+		// Fast path: good one-BD frames, in a loop that calls nothing on
+		// amd64 (where the read barrier is compiler-only).
+		k, b := q.singles(pkts[n:])
+		n += k
+		bytes += b
+		if n == len(pkts) || q.posted == 0 {
+			break
+		}
+		// The BD at ntc is anything else: one frame through the general path.
 		st, length := sc(q.ring.status(q.ntc))
 		if st&rxbd_E != 0 {
 			break // the MAC still owns it: nothing more arrived
@@ -132,16 +142,76 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			}
 		}
 	}
+	// Non-coherent DMA: drop stale cache lines over every frame received,
+	// in one call, before the caller reads them.
+	q.flushSync()
 	q.refill() // also retries slots a short pool left empty
 	q.stats.Add(uint64(n), bytes)
 	q.burst.Leave()
 	return n
 }
 
+// rxErrBits are the status bits rxCause turns into a drop.
+const rxErrBits = rxbd_CR | rxbd_LG | rxbd_TR | rxbd_NO | rxbd_SH | rxbd_OV
+
+// singles takes good one-BD frames from ntc on into pkts, at most posted of
+// them, and stops at the first BD that is anything else: still the MAC's,
+// not the frame's last, with an error bit (status or esc), or a length
+// outside what single accepts. It does what single does for such a frame,
+// with no call, and returns the frames taken and their bytes.
+func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
+	if len(pkts) > q.posted {
+		pkts = pkts[:q.posted]
+	}
+	if room := cap(q.spans) - len(q.spans); len(pkts) > room {
+		pkts = pkts[:room] // never short: a burst takes at most every BD once
+	}
+	ntc := q.ntc
+	minLen, maxLen := q.shift+ethHdr+fcsLen, q.mrbr
+	off, n := uint16(q.headroom+q.shift), q.shift+fcsLen
+	var bytes uint64
+	i := 0
+	for ; i < len(pkts); i++ {
+		st, length := sc(q.ring.status(ntc))
+		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
+			break
+		}
+		dma.ReadBarrier() // the status word before the length, esc and data it guards
+		var esc uint32
+		if q.enhanced {
+			esc = q.ring.word(ntc, wESC)
+			if esc&rxbd_ESC_ERR_MASK != 0 {
+				break
+			}
+		}
+		ln := int(length)
+		pk := q.bufs[ntc]
+		// The length is device-written: it must cover the pad, a header
+		// and the FCS, and fit the buffer the MAC was given.
+		if ln < minLen || ln > maxLen || q.headroom+ln > pk.BufSize() {
+			break
+		}
+		// Non-coherent DMA: invalidated before RxBurst returns.
+		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.bufRegion, pk) + q.headroom, Len: ln})
+		var f pool.Flags
+		if q.enhanced {
+			f = escFlags(esc)
+		}
+		pk.SetRx(off, uint16(ln-n), q.appOwn, q.portID, uint16(q.id), 0, 0, f, 0) // fits: checked above
+		pkts[i] = pk
+		bytes += uint64(ln - n)
+		ntc = q.next(ntc) // the MAC has moved past this BD; the slot is rewritten before it is read again
+	}
+	q.ntc = ntc
+	q.posted -= i
+	return i, bytes
+}
+
 // take removes the buffer at ntc from the ring: it is the driver's now.
 func (q *rxQueue) take() *pool.Packet {
+	// The slot is not cleared: only posted slots are read, and refill
+	// writes every slot it posts.
 	pk := q.bufs[q.ntc]
-	q.bufs[q.ntc] = nil
 	q.ntc = q.next(q.ntc) // the MAC has moved past this BD
 	q.posted--
 	return pk
@@ -174,30 +244,53 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	}
 	// The length is device-written: it must cover the pad, a header and
 	// the FCS, and fit the buffer the MAC was given.
-	if length < q.shift+ethHdr+fcsLen || length > q.mrbr {
+	if length < q.shift+ethHdr+fcsLen || length > q.mrbr || q.headroom+length > pk.BufSize() {
 		q.stats.Drop(driver.CauseBadDescriptor, 1)
 		q.pool.Recycle(pk)
 		return nil
 	}
-	// Non-coherent DMA: drop stale cache lines before reading what the MAC wrote.
-	q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+q.headroom, length)
-	pk.SetData(q.headroom+q.shift, length-q.shift-fcsLen)
-	pk.PktLen = length - q.shift - fcsLen
-	pk.NSegs = 1
-	pk.Port, pk.Queue = q.portID, uint16(q.id)
-	pk.SetOwner(q.appOwn) // the application's now, for leak reports
-	if q.enhanced {
-		q.escFlags(pk, esc)
+	// Non-coherent DMA: what the MAC wrote is invalidated before RxBurst
+	// returns, with the burst's other frames.
+	if len(q.spans) == cap(q.spans) {
+		q.flushSync() // never: a burst takes at most every BD once
 	}
+	q.spans = append(q.spans, dma.Span{Off: bufOffset(q.bufRegion, pk) + q.headroom, Len: length})
+	var f pool.Flags
+	if q.enhanced {
+		f = escFlags(esc)
+	}
+	// Every field at once (refill left them as the last holder did); the
+	// window fits: checked above. The application's now, for leak reports.
+	pk.SetRx(uint16(q.headroom+q.shift), uint16(length-q.shift-fcsLen), q.appOwn, q.portID, uint16(q.id), 0, 0, f, 0)
 	return pk
 }
 
-func (q *rxQueue) escFlags(pk *pool.Packet, esc uint32) {
+// escFlags are the checksum flags of an enhanced BD's esc word.
+func escFlags(esc uint32) pool.Flags {
+	var f pool.Flags
 	if esc&rxbd_ICE != 0 {
-		pk.Flags |= pool.FlagL3CsumBad
+		f |= pool.FlagL3CsumBad
 	}
 	if esc&rxbd_PCR != 0 {
-		pk.Flags |= pool.FlagL4CsumBad
+		f |= pool.FlagL4CsumBad
+	}
+	return f
+}
+
+// syncForCPU queues bytes of the buffer region for the burst's invalidate
+// (one span per BD: the ring's size bounds a burst's).
+func (q *rxQueue) syncForCPU(off, n int) {
+	if len(q.spans) == cap(q.spans) {
+		q.flushSync() // never: a burst takes at most every BD once
+	}
+	q.spans = append(q.spans, dma.Span{Off: off, Len: n})
+}
+
+// flushSync invalidates the queued spans.
+func (q *rxQueue) flushSync() {
+	if len(q.spans) > 0 {
+		q.bufRegion.SyncSpansForCPU(q.spans)
+		q.spans = q.spans[:0]
 	}
 }
 
@@ -298,11 +391,10 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 			q.pool.Recycle(pk) // holds only FCS bytes
 			continue
 		}
-		// Non-coherent DMA: drop stale cache lines before reading the segment.
-		q.bufRegion.SyncForCPU(bufOffset(q.bufRegion, pk)+start, use)
-		pk.SetData(start, use)
+		// Non-coherent DMA: invalidated before RxBurst returns.
+		q.syncForCPU(bufOffset(q.bufRegion, pk)+start, use)
+		pk.SetSegment(start, use, q.appOwn) // every field reset (refill left them); fits: use <= MRBR, the buffer less its headroom
 		pk.Port, pk.Queue = q.portID, uint16(q.id)
-		pk.SetOwner(q.appOwn) // the application's now, for leak reports
 		if last != nil {
 			last.SetNext(pk)
 		}
@@ -315,14 +407,23 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 	return head
 }
 
-// refill posts fresh buffers into every empty slot from ntu on, in one
-// bulk allocation, and writes RDAR once if it posted any.
+// refill posts fresh buffers into every empty slot from ntu on, taken in
+// bulk straight into the slots (one run to the ring's end, one after the
+// wrap), and writes RDAR once if it posted any.
 func (q *rxQueue) refill() {
 	need := q.ring.size - q.posted
 	if need == 0 {
 		return
 	}
-	got := q.pool.AllocBulk(q.scratch[:need])
+	got := 0
+	for t := q.ntu; got < need; t = 0 {
+		run := min(need-got, q.ring.size-t)
+		k := q.pool.AllocBulkRaw(q.bufs[t:t+run], q.owner) // RxBurst sets every field (SetRx, SetSegment)
+		got += k
+		if k < run {
+			break // the pool ran dry
+		}
+	}
 	if short := need - got; short > q.short {
 		q.stats.Drop(driver.CauseNoMem, uint64(short-q.short)) // count each slot left empty once
 		q.short = short
@@ -333,15 +434,16 @@ func (q *rxQueue) refill() {
 		return
 	}
 	t := q.ntu
+	stride, headroom := q.ring.stride, uint32(q.headroom)
 	for i := 0; i < got; i++ {
-		pk := q.scratch[i]
-		pk.SetOwner(q.owner)
-		q.bufs[t] = pk                                                // the buffer is the MAC's from the status write on
-		q.ring.set(t, wAddr, uint32(pk.BufIOVA())+uint32(q.headroom)) // the MAC writes after the pool's headroom
+		pk := q.bufs[t] // the buffer is the MAC's from the status write on
+		bd := q.ring.w[t*stride : t*stride+stride]
+		atomic.StoreUint32(&bd[wAddr], uint32(pk.BufIOVA())+headroom) // the MAC writes after the pool's headroom
 		if q.enhanced {
-			q.ring.set(t, wESC, 0) // no per-BD interrupt: poll mode
-			q.ring.set(t, wProt, 0)
-			q.ring.set(t, wBDU, 0)
+			_ = bd[wBDU]                     // an enhanced BD has the words (one bounds check for the three)
+			atomic.StoreUint32(&bd[wESC], 0) // no per-BD interrupt: poll mode
+			atomic.StoreUint32(&bd[wProt], 0)
+			atomic.StoreUint32(&bd[wBDU], 0)
 		}
 		t = q.next(t) // empty slots run from ntu towards ntc
 	}
@@ -349,8 +451,7 @@ func (q *rxQueue) refill() {
 	t = q.ntu
 	for i := 0; i < got; i++ {
 		q.ring.publish(t, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
-		q.scratch[i] = nil
-		t = q.next(t) // same slots, same order as above
+		t = q.next(t)                              // same slots, same order as above
 	}
 	q.ntu = t             // the next empty slot
 	q.posted += got       // these BDs are the MAC's now

@@ -21,7 +21,8 @@ type txQueue struct {
 	ring      bdRing
 	bufs      []*pool.Packet // frame parked at its last BD's slot
 	pend      []uint32       // word 0 of each BD of the burst being built
-	free      []*pool.Packet // reclaim batch for pool.FreeBulk
+	syncR     *dma.Region    // the region of the spans below
+	spans     []dma.Span     // the burst's frame bytes, cleaned in one call before the R bits
 	ntu       int            // next to use: the next slot to fill
 	ntc       int            // next to clean: the oldest slot not yet reclaimed
 	inFlight  int            // BDs owned by the MAC or not yet reclaimed
@@ -38,6 +39,8 @@ type txQueue struct {
 	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
 	reach     uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
 	owners    []txOwner
+	lastPool  *pool.Pool // ownerIn's last look-up, and its answer
+	lastOwner uint16
 	gate      *gate.Gate
 	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
 	// for none), and the burst flag of the RX queue it refills, read on
@@ -59,7 +62,8 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	q := &txQueue{
 		port: p, id: id, ring: ring,
 		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
-		free: make([]*pool.Packet, 64), tdar: regTDARn[id], regs: p.regs,
+		spans: make([]dma.Span, 0, ring.size),
+		tdar:  regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
 		reach: pool.ReachLow(dma.DomainID(p.dev.Mapper)), gate: &p.gate,
 	}
@@ -152,6 +156,20 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	var sent, bytes uint64
 	n := 0
 	for ; n < len(pkts); n++ {
+		// Fast path: one-BD frames, in a loop that calls nothing.
+		if k, b := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
+			n += k
+			nbd += k
+			q.inFlight += k
+			q.frames += k
+			sent += uint64(k)
+			bytes += b
+			if n == len(pkts) {
+				break
+			}
+		}
+		// Anything else, or the first frame of a pool or region: the
+		// general path, one frame.
 		pk := pkts[n]
 		segs, total := 0, 0
 		miss := uint32(0) // non-zero when a segment's buffer is out of the device's reach
@@ -180,22 +198,35 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		}
 		t := q.ntu
 		for s := pk; s != nil; s = s.Next() {
-			q.fixAlign(s)
-			// Non-coherent DMA: clean the frame bytes out of the CPU cache.
+			if s.IOVA()&q.txAlign != 0 {
+				q.fixAlign(s)
+			}
+			// Non-coherent DMA: the bytes the CPU may have written (the
+			// frame, and any headroom it grew into) are cleaned out of the
+			// CPU cache before publish, with the burst's other frames: the
+			// span the free after the transmission would clean again but
+			// for MarkClean below.
 			r := s.Pool().Region()
-			r.SyncForDevice(bufOffset(r, s)+s.Offset(), s.Len())
+			if r != q.syncR || len(q.spans) == cap(q.spans) {
+				q.flushSync() // another region's spans go first
+				q.syncR = r
+			}
+			lo, dirty := s.DirtySpan()
+			q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: dirty}) // within cap: checked above
 			q.ring.set(t, wAddr, uint32(s.IOVA()))
 			if q.enhanced {
 				q.ring.set(t, wESC, q.esc)
 				q.ring.set(t, wBDU, 0)
 			}
 			st := uint32(txbd_R | txbd_TC)
+			q.bufs[t] = nil // reclaim frees the frame at its last BD only
 			if s.Next() == nil {
 				st |= txbd_L
 				q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
 				pk.SetOwner(q.ownerIn(pk.Pool()))
 			}
 			q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
+			s.MarkClean() // the BD holds address and length; the free syncs nothing
 			t = q.next(t) // a frame's BDs are consecutive
 			nbd++
 		}
@@ -205,12 +236,66 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		sent++
 		bytes += uint64(total)
 	}
+	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
 	if nbd > 0 {
 		q.publish(start, nbd)
 	}
 	q.stats.Add(sent, bytes)
 	q.burst.Leave()
 	return n
+}
+
+// singles writes one BD per one-segment frame of pkts from slot ntu, at
+// most free of them, and stops at the first packet that is anything else:
+// chained, shorter than a header or longer than the longest frame, out of
+// the device's reach, not at the TX start alignment, of another pool than
+// the frame before (whose leak-report id it takes) or of another region
+// than the burst's queued cleans, or with the clean queue full. It returns
+// the packets taken and their bytes, and advances ntu. It does what the
+// general path in TxBurst does for such a frame, with no call.
+func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
+	if len(pkts) > free {
+		pkts = pkts[:free]
+	}
+	maxLen := q.port.maxFL - fcsLen
+	t := q.ntu
+	var bytes uint64
+	for i, pk := range pkts {
+		ln := pk.Len()
+		pl := pk.Pool()
+		if pk.Next() != nil || ln > maxLen || ln < ethHdr || pk.Reach() != q.reach || pk.IOVA()&q.txAlign != 0 ||
+			pl != q.lastPool || pl.Region() != q.syncR || len(q.spans) == cap(q.spans) {
+			q.ntu = t
+			return i, bytes
+		}
+		// Non-coherent DMA: the dirty span is cleaned before publish, with
+		// the burst's other frames; the free after the transmission syncs
+		// nothing (MarkClean).
+		lo, dirty := pk.DirtySpan()
+		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.syncR, pk) + lo, Len: dirty})
+		q.ring.set(t, wAddr, uint32(pk.IOVA()))
+		if q.enhanced {
+			q.ring.set(t, wESC, q.esc)
+			q.ring.set(t, wBDU, 0)
+		}
+		q.bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
+		pk.SetOwner(q.lastOwner)
+		q.pend[t] = w0(txbd_R|txbd_TC|txbd_L|q.wrap(t), uint32(ln))
+		pk.MarkClean()
+		t = q.next(t)
+		bytes += uint64(ln)
+	}
+	q.ntu = t
+	return len(pkts), bytes
+}
+
+// flushSync cleans the queued spans: one call per run of segments from one
+// region (one pool's; the common case is one per burst).
+func (q *txQueue) flushSync() {
+	if len(q.spans) > 0 {
+		q.syncR.SyncSpansForDevice(q.spans)
+		q.spans = q.spans[:0]
+	}
 }
 
 // publish hands nbd BDs from start to the MAC and rings TDAR once.
@@ -272,6 +357,15 @@ func (q *txQueue) fixAlign(s *pool.Packet) {
 // ownerIn is this queue's leak-report id in pl (0, the pool itself, for
 // a pool of another port).
 func (q *txQueue) ownerIn(pl *pool.Pool) uint16 {
+	if pl == q.lastPool {
+		return q.lastOwner // the pool of the frame before: the common case
+	}
+	q.lastPool, q.lastOwner = pl, q.ownerScan(pl)
+	return q.lastOwner
+}
+
+// ownerScan is ownerIn's look-up.
+func (q *txQueue) ownerScan(pl *pool.Pool) uint16 {
 	for i := range q.owners {
 		if q.owners[i].pool == pl {
 			return q.owners[i].id
@@ -320,37 +414,41 @@ func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
 // goroutine), and applies the ERR006358 workaround: BDs still pending while
 // TDAR reads idle get another TDAR write.
 func (q *txQueue) reclaimTo(own *pool.Pool) int {
-	nf, done := 0, 0
-	for q.inFlight > 0 {
-		st, _ := sc(q.ring.status(q.ntc))
+	// The completed BDs from ntc: one status load each, and the frames'
+	// esc words (their last BDs hold the packet).
+	start, k, done := q.ntc, 0, 0
+	for i := start; k < q.inFlight; k++ {
+		st, _ := sc(q.ring.status(i))
 		if st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
-		if pk := q.bufs[q.ntc]; pk != nil {
+		if q.bufs[i] != nil {
 			if q.enhanced {
 				dma.ReadBarrier() // R before the esc word the MAC wrote with it
-				if q.ring.word(q.ntc, wESC)&txbd_ESC_ERR_MASK != 0 {
+				if q.ring.word(i, wESC)&txbd_ESC_ERR_MASK != 0 {
 					q.stats.Drop(driver.CauseFrame, 1)
 				}
 			}
-			q.bufs[q.ntc] = nil
-			q.free[nf] = pk // the frame is ours again: back to its pool in bulk
-			nf++
 			done++
-			q.frames--
-			if nf == len(q.free) {
-				freeBulk(own, q.free[:nf])
-				clear(q.free[:nf])
-				nf = 0
-			}
 		}
-		q.ntc = q.next(q.ntc) // the MAC is done with this BD
-		q.inFlight--
+		i = q.next(i) // the MAC is done with this BD
 	}
-	if nf > 0 {
-		freeBulk(own, q.free[:nf])
-		clear(q.free[:nf])
+	// The frames are ours again: back to their pools in bulk, straight from
+	// the slots (one run to the ring's end, one after the wrap). The slots
+	// are not cleared: only in-flight ones are read, and TxBurst writes
+	// every slot it fills (nil for a frame's BDs before its last).
+	if end := start + k; end > q.ring.size {
+		pool.FreeSlots(own, q.bufs[start:])
+		pool.FreeSlots(own, q.bufs[:end-q.ring.size])
+	} else {
+		pool.FreeSlots(own, q.bufs[start:end])
 	}
+	q.ntc = start + k
+	if q.ntc >= q.ring.size {
+		q.ntc -= q.ring.size
+	}
+	q.inFlight -= k
+	q.frames -= done
 	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
 		// ERR006358: TDAR cleared although ready BDs remain.
 		q.regs.Write32(q.tdar, dar_ACTIVE)
@@ -358,16 +456,6 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 		q.doorbells.Add(1)
 	}
 	return done
-}
-
-// freeBulk frees pkts to their pools, own's (when not nil) straight into
-// its cache.
-func freeBulk(own *pool.Pool, pkts []*pool.Packet) {
-	if own != nil {
-		own.FreeBulkDirect(pkts)
-		return
-	}
-	pool.FreeBulk(pkts)
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher

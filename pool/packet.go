@@ -132,6 +132,33 @@ func (p *Packet) SetData(off, n int) bool {
 	return true
 }
 
+// SetRx sets every metadata field of a received one-segment frame at once,
+// as a driver's receive path does for a buffer from AllocBulkRaw: the data
+// window buf[off:off+n], PktLen n, NSegs 1, the holder (as SetOwner) and the
+// fields the device reported. The window must fit in the buffer (a driver
+// checks the length the device wrote first): SetRx panics, as an index out
+// of range does, if it does not.
+func (p *Packet) SetRx(off, n uint16, owner, port, queue, ptype, vlan uint16, flags Flags, hash uint32) {
+	if int(off)+int(n) > len(p.buf) {
+		panic("pool: Packet.SetRx: the data window does not fit the buffer (check the received length first)")
+	}
+	p.off, p.len, p.owner = int32(off), int32(n), owner
+	p.Port, p.Queue, p.Ptype, p.VLAN = port, queue, ptype, vlan
+	p.Flags, p.Hash, p.NSegs, p.PktLen = flags, hash, 1, int(n)
+}
+
+// SetSegment resets the metadata of a buffer from AllocBulkRaw that becomes
+// a later segment of a received frame: data window buf[off:off+n], holder
+// owner, every other field as a fresh allocation has it. It reports false,
+// and changes nothing, if the window does not fit in the buffer.
+func (p *Packet) SetSegment(off, n int, owner uint16) bool {
+	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
+		return false
+	}
+	p.meta = meta{off: int32(off), len: int32(n), owner: owner, NSegs: 1}
+	return true
+}
+
 // SetLen sets the data length, keeping the start. False if it does not fit.
 func (p *Packet) SetLen(n int) bool { return p.SetData(int(p.off), n) }
 
@@ -155,6 +182,23 @@ func (p *Packet) Prepend(n int) []byte {
 	p.len += int32(n)
 	return p.buf[p.off : p.off+int32(n)]
 }
+
+// DirtySpan is the part of the buffer the CPU may have written, as offset
+// from the buffer's start and length: the data window, widened to the
+// headroom start when data was prepended. It is what a free syncs for the
+// device on non-coherent memory (so that no dirty cache line is evicted
+// over what the device writes next).
+func (p *Packet) DirtySpan() (off, n int) {
+	lo := min(int(p.off), p.pool.headroom)
+	return lo, int(p.off+p.len) - lo
+}
+
+// MarkClean records that DirtySpan has been synced for the device and the
+// CPU writes no more to the buffer (a TX path, after it cleaned the frame
+// and wrote the descriptor): the free that follows the transmission then
+// syncs nothing, where it would clean the same cache lines a second time.
+// It empties the data window; the buffer's holder calls it last.
+func (p *Packet) MarkClean() { p.off, p.len = 0, 0 }
 
 // Next is the next segment of a multi-buffer frame, or nil.
 func (p *Packet) Next() *Packet { return p.next }

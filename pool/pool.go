@@ -92,8 +92,10 @@ type Pool struct {
 	// The headers' address range: a pointer in it is one of this pool's
 	// headers (only this pool hands them out), so the fast paths prove
 	// ownership with one subtraction and compare. fastSpan is the span when
-	// the recycle fast path applies (simple), else 0.
-	hdrBase, hdrSpan, fastSpan uintptr
+	// the recycle fast path applies (simple), else 0; syncSpan the span when
+	// the bulk recycles' syncing fast path applies (whole buffers on
+	// non-coherent memory), else 0.
+	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
 
 	// Owner-only state: no atomics.
 	cache   []*Packet  // LIFO of free whole buffers (Alloc's fast path); empty for split pages
@@ -228,6 +230,9 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
 	if p.simple {
 		p.fastSpan = p.hdrSpan
+	}
+	if cfg.PerPage == 1 && p.needSync {
+		p.syncSpan = p.hdrSpan
 	}
 	mem := r.Bytes()
 	for i := range p.hdrs {
@@ -391,12 +396,17 @@ func (p *Pool) accept(e uint32) (*Packet, bool) {
 }
 
 // Alloc takes one buffer, or nil when the pool is empty. Owner only.
-func (p *Pool) Alloc() *Packet {
-	// The fast path: pop the owner's LIFO cache; no shared state touched.
-	// Split pages keep this cache empty and take the slow path.
+func (p *Pool) Alloc() *Packet { return p.pop((*Pool).allocSlow) }
+
+// pop is Alloc's fast path: pop the owner's LIFO cache; no shared state
+// touched. Split pages keep this cache empty and take the slow path. The
+// slow path comes in as a parameter because a call of a parameter is the
+// call Go's inliner charges least for: so Alloc inlines into its callers,
+// and there the call is a direct one again.
+func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	n := len(p.cache) - 1
 	if n < 0 {
-		return p.allocSlow()
+		return slow(p)
 	}
 	h := p.cache[n]
 	p.cache = p.cache[:n]
@@ -457,6 +467,49 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 	return n
 }
 
+// AllocBulkRaw is AllocBulk for a driver's RX refill, without the reset:
+// each buffer is marked out and given to owner (as SetOwner does), its data
+// window and metadata left as the last holder left them. The device is to
+// write at BufIOVA plus the headroom; the receive path must set every field
+// (SetRx, SetSegment) before a buffer leaves the ring, which makes the
+// reset AllocBulk does a second write of every field. Owner only.
+func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
+	if p.perPage > 1 {
+		for i := range out {
+			h := p.allocPiece()
+			if h == nil {
+				return i
+			}
+			h.owner = owner
+			out[i] = h
+		}
+		return len(out)
+	}
+	n := 0
+	for n < len(out) {
+		c := len(p.cache)
+		if c == 0 {
+			if p.refillCache() == 0 {
+				p.o[cAllocEmpty]++
+				break
+			}
+			p.o[cAllocSlow]++ // this refill served the allocation of one buffer slowly
+			c = len(p.cache)
+		}
+		k := min(c, len(out)-n)
+		src, dst := p.cache[c-k:c], out[n:n+k]
+		dst = dst[:len(src)]
+		for i, h := range src {
+			h.gen++
+			h.owner = owner
+			dst[i] = h
+		}
+		p.cache = p.cache[:c-k]
+		n += k
+	}
+	return n
+}
+
 func (p *Pool) allocPiece() *Packet {
 	if p.cur < 0 || p.curNext == p.perPage {
 		hu, ok := p.takeUnit()
@@ -503,21 +556,20 @@ func (p *Pool) syncDirty(h *Packet) {
 // are recycled too. A buffer of another pool is refused and counted
 // (RefusedForeign), a header of no pool too (ForgedFrees), a buffer already
 // free too (RefusedDouble).
-func (p *Pool) Recycle(pk *Packet) {
-	// The fast path: a single, out buffer whose header lies in this pool's
-	// header array (which proves it is this pool's), whole and on coherent
-	// memory (fastSpan is 0 otherwise), and room in the cache.
-	c := p.cache
-	n := len(c)
-	if uintptr(unsafe.Pointer(pk))-p.hdrBase >= p.fastSpan || n >= cap(c) || pk.next != nil || pk.gen&1 == 0 {
-		p.recycleSlow(pk)
+func (p *Pool) Recycle(pk *Packet) { p.push(pk, (*Pool).recycleSlow) }
+
+// push is Recycle's fast path: a single, out buffer whose header lies in
+// this pool's header array (which proves it is this pool's), whole and on
+// coherent memory (fastSpan is 0 otherwise), and room in the cache. The
+// slow path is a parameter for the inliner, as pop's.
+func (p *Pool) push(pk *Packet, slow func(*Pool, *Packet)) {
+	if c := p.cache; uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(c) < cap(c) && pk.next == nil && pk.gen&1 != 0 {
+		pk.gen++
+		p.cache = append(c, pk) // never grows: room was checked
+		p.o[cRecycleCached]++
 		return
 	}
-	pk.gen++
-	c = c[:n+1]
-	c[n] = pk
-	p.cache = c
-	p.o[cRecycleCached]++
+	slow(p, pk)
 }
 
 func (p *Pool) recycleSlow(pk *Packet) {
@@ -574,26 +626,46 @@ func (p *Pool) unitHome(hu *Packet) {
 
 // RecycleBulk is Recycle for many buffers. Owner only.
 func (p *Pool) RecycleBulk(pkts []*Packet) {
-	// The pool's fields live in locals: stores through a header could alias
-	// them as far as the compiler knows, and would force reloads.
-	base, span, cache := p.hdrBase, p.fastSpan, p.cache
-	cached := 0
-	for i, pk := range pkts {
-		n := len(cache)
-		if uintptr(unsafe.Pointer(pk))-base >= span || n >= cap(cache) || pk.next != nil || pk.gen&1 == 0 {
-			p.cache = cache
-			p.o[cRecycleCached] += uint64(cached)
-			p.recycleSlow(pk)
-			p.RecycleBulk(pkts[i+1:])
+	for len(pkts) > 0 {
+		k := p.recycleRun(pkts)
+		if k == len(pkts) {
 			return
 		}
-		pk.gen++
-		cache = cache[:n+1]
-		cache[n] = pk
-		cached++
+		p.recycleSlow(pkts[k]) // the one the fast path refused
+		pkts = pkts[k+1:]
 	}
-	p.cache = cache
-	p.o[cRecycleCached] += uint64(cached)
+}
+
+// recycleRun is the bulk fast path: it puts pkts into the cache, from the
+// first, while each is a single, out buffer of this pool, whole and on
+// coherent memory (as Recycle's fast path checks), and the cache has room.
+// It returns how many it took. The room is counted once, so the cache and
+// the packets are one run indexed alike; the pool's fields live in locals,
+// as stores through a header could alias them as far as the compiler knows.
+// Owner only.
+func (p *Pool) recycleRun(pkts []*Packet) int {
+	if p.syncSpan != 0 {
+		return p.recycleRunSync(pkts)
+	}
+	c := p.cache
+	n := len(c)
+	if room := cap(c) - n; len(pkts) > room {
+		pkts = pkts[:room]
+	}
+	dst := c[n : n+len(pkts)]
+	base, span := p.hdrBase, p.fastSpan
+	for i, pk := range pkts {
+		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
+			p.cache = c[:n+i]
+			p.o[cRecycleCached] += uint64(i)
+			return i
+		}
+		pk.gen++
+		dst[i] = pk
+	}
+	p.cache = c[:n+len(pkts)]
+	p.o[cRecycleCached] += uint64(len(pkts))
+	return len(pkts)
 }
 
 func (p *Pool) pushRing(u, gen uint32) {
@@ -641,27 +713,92 @@ func FreeBulk(pkts []*Packet) { freeBulk(nil, pkts) }
 // queue's pool (a forwarder worker serving both): call it only from p's
 // owner goroutine, never concurrently with p's Alloc or Recycle.
 func (p *Pool) FreeBulkDirect(pkts []*Packet) {
-	// The fast path, as RecycleBulk's, with the pool's fields in locals: a
-	// run of p's own single whole buffers on coherent memory. The first
-	// buffer that is not (another pool's, a chain, a double free, a full
-	// cache) sends the rest through the general path.
-	base, span, cache := p.hdrBase, p.fastSpan, p.cache
-	cached := 0
+	// The fast path, as RecycleBulk's: a run of p's own single whole
+	// buffers on coherent memory. The first buffer that is not (another
+	// pool's, a chain, a double free, a full cache) sends the rest through
+	// the general path.
+	if k := p.recycleRun(pkts); k < len(pkts) {
+		freeBulk(p, pkts[k:])
+	}
+}
+
+// recycleRunSync is recycleRun for whole buffers on non-coherent memory:
+// each buffer's dirty span is synced for the device first, as recycleOne
+// does, unless it is empty (MarkClean: the TX path synced it).
+func (p *Pool) recycleRunSync(pkts []*Packet) int {
+	c := p.cache
+	n := len(c)
+	if room := cap(c) - n; len(pkts) > room {
+		pkts = pkts[:room]
+	}
+	dst := c[n : n+len(pkts)]
+	base, span, headroom := p.hdrBase, p.syncSpan, int32(p.headroom)
 	for i, pk := range pkts {
-		n := len(cache)
-		if uintptr(unsafe.Pointer(pk))-base >= span || n >= cap(cache) || pk.next != nil || pk.gen&1 == 0 {
-			p.cache = cache
-			p.o[cRecycleCached] += uint64(cached)
-			freeBulk(p, pkts[i:])
-			return
+		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
+			p.cache = c[:n+i]
+			p.o[cRecycleCached] += uint64(i)
+			return i
+		}
+		if pk.len != 0 || pk.off > headroom { // syncDirty's span is not empty
+			p.syncDirty(pk)
 		}
 		pk.gen++
-		cache = cache[:n+1]
-		cache[n] = pk
-		cached++
+		dst[i] = pk
 	}
-	p.cache = cache
-	p.o[cRecycleCached] += uint64(cached)
+	p.cache = c[:n+len(pkts)]
+	p.o[cRecycleCached] += uint64(len(pkts))
+	return len(pkts)
+}
+
+// FreeSlots frees the buffers a TX ring's slots hold: every non-nil entry
+// (nil ones, a chained frame's other BDs, are skipped) goes back to its
+// pool. It returns how many buffers it freed. The slots are left as they
+// are, not cleared: the ring owns them again, and must write a slot (a
+// buffer, or nil) before it reads it again. Buffers of own go straight into own's cache, as FreeBulkDirect
+// does, and the same rule applies: own must be the calling goroutine's pool
+// (nil for none: every buffer goes through its pool's shared ring, as with
+// FreeBulk). Chains, and frees the pools refuse, take the general path.
+func FreeSlots(own *Pool, slots []*Packet) int {
+	if own == nil {
+		return freeSlotsSlow(nil, slots)
+	}
+	freed := 0
+	for len(slots) > 0 {
+		k := own.recycleRun(slots) // the fast path, in place; a nil slot stops it
+		freed += k
+		if k == len(slots) {
+			break
+		}
+		if slots[k] != nil {
+			freeBulk(own, slots[k:k+1]) // one the fast path refused: the general path
+			freed++
+		}
+		slots = slots[k+1:]
+	}
+	return freed
+}
+
+// freeSlotsSlow is FreeSlots through freeBulk, a batch at a time.
+func freeSlotsSlow(own *Pool, slots []*Packet) int {
+	var batch [freeBatch]*Packet
+	n, freed := 0, 0
+	for _, pk := range slots {
+		if pk == nil {
+			continue
+		}
+		batch[n] = pk
+		n++
+		if n == len(batch) {
+			freeBulk(own, batch[:n])
+			freed += n
+			n = 0
+		}
+	}
+	if n > 0 {
+		freeBulk(own, batch[:n])
+		freed += n
+	}
+	return freed
 }
 
 // freeBulk frees pkts; those of own (nil for none) go to its cache.

@@ -219,10 +219,12 @@ func parseCallgrind(r io.Reader) (*profile, error) {
 // and what they call (the copies, in the runtime's memmove) make the
 // "cache" column.
 var cacheSyncers = map[string]bool{
-	modulePrefix + "dma.(*SimIOMMU).SyncForDevice": true,
-	modulePrefix + "dma.(*SimIOMMU).SyncForCPU":    true,
-	modulePrefix + "dma.(*SimIOMMU).entry":         true,
-	modulePrefix + "dma.lineSpan":                  true,
+	modulePrefix + "dma.(*SimIOMMU).SyncForDevice":      true,
+	modulePrefix + "dma.(*SimIOMMU).SyncForCPU":         true,
+	modulePrefix + "dma.(*SimIOMMU).SyncSpansForDevice": true,
+	modulePrefix + "dma.(*SimIOMMU).SyncSpansForCPU":    true,
+	modulePrefix + "dma.(*SimIOMMU).entry":              true,
+	modulePrefix + "dma.lineSpan":                       true,
 }
 
 func simBusFile(file string) bool {
