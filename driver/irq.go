@@ -136,3 +136,7 @@ func (w *RxWaiter) Disarm() {
 		q.DisarmInterrupt()
 	}
 }
+
+// ErrStopped is wrapped, with the port's name, by calls that need a
+// started port (ArmInterrupt) on one that is stopped: Start it first.
+var ErrStopped = errors.New("port is stopped; Start it first")

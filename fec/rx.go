@@ -40,6 +40,11 @@ type rxQueue struct {
 	stats     driver.Counters
 	doorbells atomic.Uint64
 	burst     gate.Flag // raised while inside a burst (the stop handshake)
+	// Interrupt handle and counts (irq.go): the queue goroutine's, closed
+	// by Close.
+	line         driver.IRQ
+	pinned       bool
+	armed, fired uint64
 }
 
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {
@@ -339,7 +344,7 @@ func (q *rxQueue) refill() {
 		q.bufs[t] = pk                                                // the buffer is the MAC's from the status write on
 		q.ring.set(t, wAddr, uint32(pk.BufIOVA())+uint32(q.headroom)) // the MAC writes after the pool's headroom
 		if q.enhanced {
-			q.ring.set(t, wESC, 0) // no per-BD interrupt: poll mode
+			q.ring.set(t, wESC, rxbd_INT) // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
 			q.ring.set(t, wProt, 0)
 			q.ring.set(t, wBDU, 0)
 		}

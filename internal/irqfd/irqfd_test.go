@@ -43,10 +43,12 @@ func TestEventfdSignalAck(t *testing.T) {
 		t.Fatal("readable after Ack")
 	}
 	// A signal from another goroutine ends a wait.
-	go func() { time.Sleep(10 * time.Millisecond); e.Signal() }()
+	sig := make(chan struct{})
+	go func() { time.Sleep(10 * time.Millisecond); e.Signal(); close(sig) }()
 	if ok, _ := Poll(fds, 5000); !ok {
 		t.Fatal("wait not ended by a signal")
 	}
+	<-sig
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
