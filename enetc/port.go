@@ -138,6 +138,7 @@ type Port struct {
 
 	// gate is read once per burst by every queue (see the package doc).
 	gate gate.Gate
+	irq  irqState // RX interrupts (irq.go)
 
 	// ctl serialises control-path register access with MDIO (ERR050089).
 	ctl     sync.Mutex
@@ -233,6 +234,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p.link = l
 	p.linkValue.Store(&l)
 	p.gate.Init()
+	p.irq.stopping.Store(true) // until Start
 	p.register()
 	ok = true
 	return p, nil
@@ -564,6 +566,7 @@ func (p *Port) Start() error {
 	}
 	p.started = true
 	p.gate.Open(gate.Stopped | gate.LinkDown)
+	p.startIRQ()
 	p.pollLinkLocked()
 	if p.pf {
 		var linkEvery time.Duration
@@ -636,6 +639,7 @@ func (p *Port) stopLocked() error {
 		return nil
 	}
 	p.gate.Close(gate.Stopped)
+	p.stopIRQ()
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	p.waitQueuesIdle(deadline)
 	var errs []error
@@ -726,6 +730,7 @@ func (p *Port) Close() error {
 	p.shut.Store(true)
 	p.gate.Close(gate.Stopped) // no burst starts again: it would reach unmapped rings
 	defer p.unregister()       // its queues are never polled again
+	p.closeIRQ()
 	var errs []error
 	leaked := false
 	// Waiting for buffers touches no register, so it runs without the

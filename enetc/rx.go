@@ -62,6 +62,12 @@ type rxQueue struct {
 	region  *dma.Region
 	badBDs  atomic.Uint64 // write-backs refused by a check, for stats
 	skipped atomic.Uint64 // BDs given up as never written back
+
+	// Interrupt handle and counts (irq.go): the queue goroutine's, closed
+	// by Close.
+	line         driver.IRQ
+	pinned       bool
+	armed, fired uint64
 }
 
 func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma.Region) *rxQueue {

@@ -62,15 +62,6 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.MDIOWrite":  func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
 			"Port.PHYAddr":    func() error { p.PHYAddr(); return nil }, // the driver's memory only
 			"Port.UpdateLink": func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },
-			"RxQueue.ArmInterrupt": func() error {
-				return drvtest.IsClosed(rxq.(driver.RxInterrupter).ArmInterrupt())
-			},
-			"RxQueue.DisarmInterrupt": func() error { rxq.(driver.RxInterrupter).DisarmInterrupt(); return nil },
-			"RxQueue.InterruptFDs": func() error {
-				_, _, ok := rxq.(driver.RxInterrupter).InterruptFDs()
-				return wantNil(!ok, "InterruptFDs pinned descriptors of a closed port")
-			},
-			"RxQueue.ReleaseInterruptFDs": func() error { rxq.(driver.RxInterrupter).ReleaseInterruptFDs(); return nil },
 			"TxQueue.RecycleDirect": func() error {
 				return drvtest.IsClosed(txq.(driver.DirectRecycler).RecycleDirect(rxq))
 			},

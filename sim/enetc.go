@@ -74,6 +74,8 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		PHYAddr:  ENETCPHYAddr,
 		Chip:     enetcChip,
 	})
+	msi := newMSIIRQ(name)
+	dev.SetMSI(msi.send)
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
 	if err != nil {
@@ -98,6 +100,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		var err error
 		once.Do(func() {
 			dev.Stop()
+			dev.SetMSI(nil)
 			err = cleanup()
 			forget()
 			if e := dev.Err(); e != nil {
@@ -115,6 +118,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Regions:  []driver.Regs{dev},
 		Mapper:   iommu,
 		Reset:    dev.Reset,
+		OpenIRQ:  msi.open,
 		Release:  release,
 		Extra:    dev,
 	}, nil

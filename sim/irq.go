@@ -90,3 +90,65 @@ func (h *simIRQ) Close() error {
 	h.line.mu.Unlock()
 	return h.ev.Close()
 }
+
+// msiIRQ stands behind a model's MSI-X messages as VFIO does: each
+// message is an edge delivered to the eventfds of its table entry's open
+// handles; nothing holds it masked (Unmask does nothing).
+type msiIRQ struct {
+	name    string
+	mu      sync.Mutex
+	handles map[int]map[*msiHandle]struct{}
+}
+
+func newMSIIRQ(name string) *msiIRQ {
+	return &msiIRQ{name: name, handles: map[int]map[*msiHandle]struct{}{}}
+}
+
+// send is the model's message sink (Device.SetMSI).
+func (m *msiIRQ) send(vector int) {
+	m.mu.Lock()
+	for h := range m.handles[vector] {
+		_ = h.ev.Signal()
+	}
+	m.mu.Unlock()
+}
+
+// maxMSIX is the MSI-X table size the simulated function offers.
+const maxMSIX = 32
+
+// open is the backend's Device.OpenIRQ: MSI-X entry i.
+func (m *msiIRQ) open(i int) (driver.IRQ, error) {
+	if i < 0 || i >= maxMSIX {
+		return nil, fmt.Errorf("sim %s: no MSI-X entry %d (the function has %d)", m.name, i, maxMSIX)
+	}
+	ev, err := irqfd.NewEventfd()
+	if err != nil {
+		return nil, fmt.Errorf("sim %s: interrupt: %w", m.name, err)
+	}
+	h := &msiHandle{ev: ev, m: m, vector: i}
+	m.mu.Lock()
+	if m.handles[i] == nil {
+		m.handles[i] = map[*msiHandle]struct{}{}
+	}
+	m.handles[i][h] = struct{}{}
+	m.mu.Unlock()
+	return h, nil
+}
+
+// msiHandle is one open MSI-X entry.
+type msiHandle struct {
+	ev     *irqfd.Eventfd
+	m      *msiIRQ
+	vector int
+}
+
+func (h *msiHandle) FD() int              { return h.ev.FD() }
+func (h *msiHandle) Ack() (uint64, error) { return h.ev.Ack() }
+func (h *msiHandle) Unmask() error        { return nil }
+
+func (h *msiHandle) Close() error {
+	h.m.mu.Lock()
+	delete(h.m.handles[h.vector], h)
+	h.m.mu.Unlock()
+	return h.ev.Close()
+}

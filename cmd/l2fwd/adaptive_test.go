@@ -58,3 +58,35 @@ func TestHelpDocumentsRxMode(t *testing.T) {
 		}
 	}
 }
+
+// A port whose RX queues have no interrupt is refused in adaptive mode,
+// naming the port and queue, before any worker runs.
+func TestAdaptiveRefusesQueueWithoutInterrupt(t *testing.T) {
+	twoFakes(t, 1)
+	code, out, errOut := runUntil(t, []string{"--rx-mode", "adaptive", "--stats-interval", "0", "sim:fake0", "sim:fake1"}, nil)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != 2 || out != "" || len(lines) != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, errOut)
+	}
+	for _, w := range []string{"port 0 (sim:fake0)", "RX queue 0", "no RX interrupt", "--rx-mode poll"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr %q does not say %q", errOut, w)
+		}
+	}
+}
+
+// ENETC ports take adaptive mode too (MSI-X through the simulated
+// function), and forward every frame.
+func TestAdaptiveENETC(t *testing.T) {
+	const n = 300
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--rx-mode", "adaptive", "--duration", "300ms",
+		"sim:enetc60?mode=engine&gen=1&gen-count=300&" + simOpts, "sim:enetc61?mode=engine&sink=1&" + simOpts},
+		func() bool { return false })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s := parseSummary(t, out)
+	if k := s.Ports[1].Sink; k == nil || k.Frames != n || k.Lost != 0 || !s.Accounting.OK || s.Sleeps == 0 {
+		t.Fatalf("sink %+v, accounting %+v, sleeps %d", k, s.Accounting, s.Sleeps)
+	}
+}

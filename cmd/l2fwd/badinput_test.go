@@ -55,7 +55,6 @@ func TestBadInputTable(t *testing.T) {
 		{[]string{"--rx-mode", "adaptive", "--rx-idle", "lots"}, []string{"-rx-idle", "not a number"}},
 		{[]string{"--rx-mode", "adaptive", "--tap"}, []string{"--tap", "--rx-mode poll"}},
 		{[]string{"--rx-mode", "adaptive", "sim:fec40", "sim:fec41"}, []string{"port 0 (sim:fec40)", "synchronous", "mode=engine"}},
-		{[]string{"--rx-mode", "adaptive", e0 + "?mode=engine"}, []string{"port 0", "RX queue 0", "no RX interrupt", "--rx-mode poll"}},
 		// Malformed specs and hostile names.
 		{[]string{"bogus:thing"}, []string{`unknown scheme "bogus"`, "accepted forms"}},
 		{[]string{"eth0"}, []string{`"eth0"`, "no scheme", "accepted forms"}},

@@ -1,0 +1,190 @@
+package enetc
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/irqfd"
+)
+
+// RX interrupts (§2.1, §2.2, §4.6).
+//
+// The ENETC signals an RX ring's interrupt as an MSI-X message to the
+// table entry SIMSIRRV(n) names; the backend routes entry v to a
+// descriptor (VFIO_DEVICE_SET_IRQS with an eventfd; the simulated
+// function the same). Ring n uses entry n+1, leaving entry 0 to the SI's
+// own events, as Linux does. RBIER stays 0 while the ring is polled. To
+// sleep, a queue's goroutine arms: SIMSIRRV(n) = n+1, RBICR0 = ICEN with a
+// threshold of one frame (RBICR1 = 0: no timer), W1C the ring's bit in
+// SIRXIDR, consume what the descriptor holds, set RBIER.RXTIE. A frame
+// completed before the detect clear is in the ring, where the caller's
+// re-check finds it; one completed after it sets the detect bit, which
+// sends the message once RXTIE is set. Disarming clears RBIER. Register
+// accesses here take the ERR050089 read lock, as every control path does.
+
+// RX ring interrupt fields (§2.2).
+const (
+	rbier_RXTIE = 1 << 0
+	rbicr0_ICEN = 1 << 31
+	// regSIMSIRRV is SIMSIRRV(n) at +4n: the MSI-X entry of RX ring n (§2.1).
+	regSIMSIRRV = 0xB80
+	// msixRingBase is the MSI-X entry of RX ring 0; entry 0 is the SI's.
+	msixRingBase = 1
+)
+
+// irqState is the port's interrupt bookkeeping.
+type irqState struct {
+	mu       sync.Mutex
+	wake     *irqfd.Eventfd // signalled by Stop and Close
+	stopping atomic.Bool    // from New until Start and from Stop on
+	waiters  atomic.Int32
+	closed   bool
+}
+
+// startIRQ lets queues arm; Start calls it once the rings run.
+func (p *Port) startIRQ() {
+	p.irq.mu.Lock()
+	if p.irq.wake != nil {
+		_, _ = p.irq.wake.Ack() // a wake-up from the last Stop is old news
+	}
+	p.irq.stopping.Store(false)
+	p.irq.mu.Unlock()
+}
+
+// stopIRQ wakes sleeping workers; Stop calls it after closing the gate
+// (it clears RBIER itself).
+func (p *Port) stopIRQ() {
+	p.irq.mu.Lock()
+	p.irq.stopping.Store(true)
+	if p.irq.wake != nil {
+		_ = p.irq.wake.Signal()
+	}
+	p.irq.mu.Unlock()
+}
+
+// closeIRQ waits (up to StopTimeout) for workers in a wait to leave, then
+// closes every descriptor.
+func (p *Port) closeIRQ() {
+	p.irq.mu.Lock()
+	p.irq.closed = true
+	p.irq.stopping.Store(true)
+	if p.irq.wake != nil {
+		_ = p.irq.wake.Signal()
+	}
+	p.irq.mu.Unlock()
+	deadline := time.Now().Add(p.cfg.StopTimeout)
+	for p.irq.waiters.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	p.irq.mu.Lock()
+	defer p.irq.mu.Unlock()
+	if p.irq.waiters.Load() > 0 {
+		return // a waiter never left: leave its descriptors open
+	}
+	for _, q := range p.rx {
+		if q.line != nil {
+			_ = q.line.Close()
+			q.line = nil
+		}
+	}
+	if p.irq.wake != nil {
+		_ = p.irq.wake.Close()
+		p.irq.wake = nil
+	}
+}
+
+// ArmInterrupt clears the ring's interrupt detect and enables its
+// interrupt (driver.RxInterrupter). The first call opens the ring's MSI-X
+// entry through the backend.
+func (q *rxQueue) ArmInterrupt() error {
+	p := q.port
+	s := &p.irq
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return p.errClosed()
+	case s.stopping.Load():
+		return fmt.Errorf("enetc %s: rx%d: arm the interrupt: %w", p.name, q.idx, driver.ErrStopped)
+	}
+	vector := msixRingBase + q.idx
+	if q.line == nil {
+		if p.dev.OpenIRQ == nil {
+			return fmt.Errorf("enetc %s: rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", p.name, q.idx, p.dev.Backend, driver.ErrNoInterrupt)
+		}
+		if s.wake == nil {
+			w, err := irqfd.NewEventfd()
+			if err != nil {
+				return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)
+			}
+			s.wake = w
+		}
+		line, err := p.dev.OpenIRQ(vector)
+		if err != nil {
+			return fmt.Errorf("enetc %s: rx%d: open MSI-X entry %d: %w", p.name, q.idx, vector, err)
+		}
+		q.line = line
+	}
+	erratum.rw.RLock()
+	r := p.regs
+	r.Write32(regSIMSIRRV+4*uint32(q.idx), uint32(vector))
+	r.Write32(rxRingReg(q.idx, regRBICR0), rbicr0_ICEN|1) // one frame: no coalescing delay
+	r.Write32(rxRingReg(q.idx, regRBICR1), 0)
+	r.Write32(regSIRXIDR, 1<<q.idx) // W1C: only frames from now on count
+	erratum.rw.RUnlock()
+	if _, err := q.line.Ack(); err != nil {
+		return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)
+	}
+	erratum.rw.RLock()
+	r.Write32(rxRingReg(q.idx, regRBIER), rbier_RXTIE)
+	erratum.rw.RUnlock()
+	q.armed++
+	return nil
+}
+
+// DisarmInterrupt disables the ring's interrupt and consumes a pending one
+// (driver.RxInterrupter).
+func (q *rxQueue) DisarmInterrupt() {
+	p := q.port
+	s := &p.irq
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || q.line == nil {
+		return
+	}
+	if !s.stopping.Load() {
+		erratum.rw.RLock()
+		p.regs.Write32(rxRingReg(q.idx, regRBIER), 0)
+		erratum.rw.RUnlock()
+	}
+	if n, _ := q.line.Ack(); n > 0 {
+		q.fired += n
+	}
+}
+
+// InterruptFDs pins the queue's descriptors for one wait
+// (driver.RxInterrupter).
+func (q *rxQueue) InterruptFDs() (irq, wake int, ok bool) {
+	s := &q.port.irq
+	if q.pinned {
+		return -1, -1, false
+	}
+	s.waiters.Add(1)
+	if s.stopping.Load() || q.line == nil {
+		s.waiters.Add(-1)
+		return -1, -1, false
+	}
+	q.pinned = true
+	return q.line.FD(), s.wake.FD(), true
+}
+
+// ReleaseInterruptFDs ends the wait InterruptFDs began.
+func (q *rxQueue) ReleaseInterruptFDs() {
+	if q.pinned {
+		q.pinned = false
+		q.port.irq.waiters.Add(-1)
+	}
+}
