@@ -33,8 +33,9 @@ type IRQ interface {
 // offer one.
 var ErrNoInterrupt = errors.New("no RX interrupt")
 
-// RxInterrupter is an optional interface of an RxQueue (the FEC driver
-// implements it): the queue's receive interrupt, for a worker that polls
+// RxInterrupter is an optional interface of an RxQueue (both gopmd
+// drivers implement it: the FEC through its MAC's interrupt line, the
+// ENETC through MSI-X): the queue's receive interrupt, for a worker that polls
 // while busy and sleeps when idle (the kernel's NAPI, DPDK's Rx
 // interrupt mode). Use it through RxWaiter, which does the protocol:
 //

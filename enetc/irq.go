@@ -22,8 +22,8 @@ import (
 // SIRXIDR, consume what the descriptor holds, set RBIER.RXTIE. A frame
 // completed before the detect clear is in the ring, where the caller's
 // re-check finds it; one completed after it sets the detect bit, which
-// sends the message once RXTIE is set. Disarming clears RBIER. Register
-// accesses here take the ERR050089 read lock, as every control path does.
+// sends the message once RXTIE is set. Disarming clears RBIER. Arm and
+// disarm take the ERR050089 read lock, as every control path does.
 
 // RX ring interrupt fields (§2.2).
 const (
@@ -102,6 +102,11 @@ func (p *Port) closeIRQ() {
 func (q *rxQueue) ArmInterrupt() error {
 	p := q.port
 	s := &p.irq
+	// The ERR050089 read lock before s.mu, the order Stop takes them in
+	// (p.lock, then stopIRQ): a waiting MDIO writer blocks new readers,
+	// so the other order could deadlock against a Stop.
+	erratum.rw.RLock()
+	defer erratum.rw.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -128,19 +133,15 @@ func (q *rxQueue) ArmInterrupt() error {
 		}
 		q.line = line
 	}
-	erratum.rw.RLock()
 	r := p.regs
 	r.Write32(regSIMSIRRV+4*uint32(q.idx), uint32(vector))
 	r.Write32(rxRingReg(q.idx, regRBICR0), rbicr0_ICEN|1) // one frame: no coalescing delay
 	r.Write32(rxRingReg(q.idx, regRBICR1), 0)
 	r.Write32(regSIRXIDR, 1<<q.idx) // W1C: only frames from now on count
-	erratum.rw.RUnlock()
 	if _, err := q.line.Ack(); err != nil {
 		return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)
 	}
-	erratum.rw.RLock()
 	r.Write32(rxRingReg(q.idx, regRBIER), rbier_RXTIE)
-	erratum.rw.RUnlock()
 	q.armed++
 	return nil
 }
@@ -150,15 +151,15 @@ func (q *rxQueue) ArmInterrupt() error {
 func (q *rxQueue) DisarmInterrupt() {
 	p := q.port
 	s := &p.irq
+	erratum.rw.RLock() // before s.mu, as in ArmInterrupt
+	defer erratum.rw.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || q.line == nil {
 		return
 	}
 	if !s.stopping.Load() {
-		erratum.rw.RLock()
 		p.regs.Write32(rxRingReg(q.idx, regRBIER), 0)
-		erratum.rw.RUnlock()
 	}
 	if n, _ := q.line.Ack(); n > 0 {
 		q.fired += n
