@@ -2,6 +2,7 @@ package enetc
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,8 @@ import (
 // function the same). Ring n uses entry n+1, leaving entry 0 to the SI's
 // own events, as Linux does. RBIER stays 0 while the ring is polled. To
 // sleep, a queue's goroutine arms: SIMSIRRV(n) = n+1, RBICR0 = ICEN with a
-// threshold of one frame (RBICR1 = 0: no timer), W1C the ring's bit in
+// threshold of one frame and RBICR1 = 0 (no timer), or what the spec
+// options rx-coalesce-frames= and rx-coalesce-ticks= say, W1C the ring's bit in
 // SIRXIDR, consume what the descriptor holds, set RBIER.RXTIE. A frame
 // completed before the detect clear is in the ring, where the caller's
 // re-check finds it; one completed after it sets the detect bit, which
@@ -27,8 +29,10 @@ import (
 
 // RX ring interrupt fields (§2.2).
 const (
-	rbier_RXTIE = 1 << 0
-	rbicr0_ICEN = 1 << 31
+	rbier_RXTIE      = 1 << 0
+	rbicr0_ICEN      = 1 << 31
+	rbicr0_ICPT_MAX  = 0x1FF // ICPT[8:0]: packet threshold
+	rbicr1_TICKS_MAX = 1<<32 - 1
 	// regSIMSIRRV is SIMSIRRV(n) at +4n: the MSI-X entry of RX ring n (§2.1).
 	regSIMSIRRV = 0xB80
 	// msixRingBase is the MSI-X entry of RX ring 0; entry 0 is the SI's.
@@ -42,6 +46,33 @@ type irqState struct {
 	stopping atomic.Bool    // from New until Start and from Stop on
 	waiters  atomic.Int32
 	closed   bool
+	// Coalescing from the spec options: frames per interrupt (RBICR0.ICPT,
+	// default 1) and the timer in ENETC clock cycles (RBICR1, default 0:
+	// none).
+	coalFrames uint32
+	coalTicks  uint32
+}
+
+// parseIRQOptions reads rx-coalesce-frames= and rx-coalesce-ticks=.
+func (p *Port) parseIRQOptions(get func(string) string, has func(string) bool) error {
+	p.irq.coalFrames = 1
+	if has("rx-coalesce-frames") {
+		v := get("rx-coalesce-frames")
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || n < 1 || n > rbicr0_ICPT_MAX {
+			return driver.BadOption("rx-coalesce-frames", v, "not a frame threshold", "1 to 511 frames per RX interrupt (RBICR0.ICPT)")
+		}
+		p.irq.coalFrames = uint32(n)
+	}
+	if has("rx-coalesce-ticks") {
+		v := get("rx-coalesce-ticks")
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || n < 1 || n > rbicr1_TICKS_MAX {
+			return driver.BadOption("rx-coalesce-ticks", v, "not a timer threshold", "1 to 4294967295 ENETC clock cycles after the first frame (RBICR1; 400 per microsecond at the LS1028A's 400 MHz)")
+		}
+		p.irq.coalTicks = uint32(n)
+	}
+	return nil
 }
 
 // startIRQ lets queues arm; Start calls it once the rings run.
@@ -135,8 +166,8 @@ func (q *rxQueue) ArmInterrupt() error {
 	}
 	r := p.regs
 	r.Write32(regSIMSIRRV+4*uint32(q.idx), uint32(vector))
-	r.Write32(rxRingReg(q.idx, regRBICR0), rbicr0_ICEN|1) // one frame: no coalescing delay
-	r.Write32(rxRingReg(q.idx, regRBICR1), 0)
+	r.Write32(rxRingReg(q.idx, regRBICR0), rbicr0_ICEN|s.coalFrames) // default one frame: no delay
+	r.Write32(rxRingReg(q.idx, regRBICR1), s.coalTicks)
 	r.Write32(regSIRXIDR, 1<<q.idx) // W1C: only frames from now on count
 	if _, err := q.line.Ack(); err != nil {
 		return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)

@@ -93,3 +93,30 @@ func TestArmStoppedPort(t *testing.T) {
 		t.Fatalf("arm on a stopped port: %v, want ErrStopped", err)
 	}
 }
+
+// With rx-coalesce-frames=8 one MSI-X message covers eight frames.
+func TestCoalescingBundlesFrames(t *testing.T) {
+	p, name := openIRQPort(t, "mode=engine&link-poll=0&rx-coalesce-frames=8")
+	m := sim.ENETCModel(name)
+	w, err := driver.NewRxWaiter(p.RxQueue(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Arm(); err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, 60)
+	copy(frame, []byte{0x02, 0, 0, 0xe1, 1, 0x2d, 0x02, 0, 0, 0, 0, 1, 0x88, 0xB5})
+	msi0 := m.Stats().MSIs
+	for i := 0; i < 7; i++ {
+		m.Port().Receive(frame)
+	}
+	if n := m.Stats().MSIs - msi0; n != 0 {
+		t.Fatalf("%d messages after 7 frames with rx-coalesce-frames=8", n)
+	}
+	m.Port().Receive(frame)
+	if fired, err := w.Wait(0); !fired || err != nil || m.Stats().MSIs-msi0 != 1 {
+		t.Fatalf("8th frame: Wait %v, %v; %d messages; want one", fired, err, m.Stats().MSIs-msi0)
+	}
+	w.Disarm()
+}

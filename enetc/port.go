@@ -65,7 +65,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac"},
+		Options:     []string{"phy", "link-poll", "mac", "rx-coalesce-frames", "rx-coalesce-ticks"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -265,7 +265,8 @@ func (p *Port) bringUp() error {
 }
 
 // parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR,
-// mac=ADDR. A value it cannot take is a *driver.OptionError.
+// mac=ADDR, rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt
+// coalescing, irq.go). A value it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
 	o := p.dev.Spec.Options
 	if o == nil {
@@ -281,6 +282,9 @@ func (p *Port) parseOptions() error {
 			return driver.BadOption("link-poll", v, "polls the PHY too often: every poll holds every ENETC port's data path off for one MDIO transaction (ERR050089)", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
 		}
 		p.linkPoll = d
+	}
+	if err := p.parseIRQOptions(o.Get, o.Has); err != nil {
+		return err
 	}
 	if o.Has("mac") {
 		v := o.Get("mac")
