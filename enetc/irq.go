@@ -3,12 +3,9 @@ package enetc
 import (
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/internal/irqfd"
+	"github.com/gopmd/gopmd/internal/rxirq"
 )
 
 // RX interrupts (§2.1, §2.2, §4.6).
@@ -39,16 +36,12 @@ const (
 	msixRingBase = 1
 )
 
-// irqState is the port's interrupt bookkeeping.
+// irqState is the port's interrupt bookkeeping: the shared part
+// (internal/rxirq) and the coalescing the spec options ask for: frames per
+// interrupt (RBICR0.ICPT, default 1) and the timer in ENETC clock cycles
+// (RBICR1, default 0: none).
 type irqState struct {
-	mu       sync.Mutex
-	wake     *irqfd.Eventfd // signalled by Stop and Close
-	stopping atomic.Bool    // from New until Start and from Stop on
-	waiters  atomic.Int32
-	closed   bool
-	// Coalescing from the spec options: frames per interrupt (RBICR0.ICPT,
-	// default 1) and the timer in ENETC clock cycles (RBICR1, default 0:
-	// none).
+	rxirq.Port
 	coalFrames uint32
 	coalTicks  uint32
 }
@@ -76,55 +69,20 @@ func (p *Port) parseIRQOptions(get func(string) string, has func(string) bool) e
 }
 
 // startIRQ lets queues arm; Start calls it once the rings run.
-func (p *Port) startIRQ() {
-	p.irq.mu.Lock()
-	if p.irq.wake != nil {
-		_, _ = p.irq.wake.Ack() // a wake-up from the last Stop is old news
-	}
-	p.irq.stopping.Store(false)
-	p.irq.mu.Unlock()
-}
+func (p *Port) startIRQ() { p.irq.Start() }
 
 // stopIRQ wakes sleeping workers; Stop calls it after closing the gate
 // (it clears RBIER itself).
-func (p *Port) stopIRQ() {
-	p.irq.mu.Lock()
-	p.irq.stopping.Store(true)
-	if p.irq.wake != nil {
-		_ = p.irq.wake.Signal()
-	}
-	p.irq.mu.Unlock()
-}
+func (p *Port) stopIRQ() { p.irq.Stop(nil) }
 
 // closeIRQ waits (up to StopTimeout) for workers in a wait to leave, then
 // closes every descriptor.
 func (p *Port) closeIRQ() {
-	p.irq.mu.Lock()
-	p.irq.closed = true
-	p.irq.stopping.Store(true)
-	if p.irq.wake != nil {
-		_ = p.irq.wake.Signal()
+	qs := make([]*rxirq.Queue, len(p.rx))
+	for i, q := range p.rx {
+		qs[i] = &q.irq
 	}
-	p.irq.mu.Unlock()
-	deadline := time.Now().Add(p.cfg.StopTimeout)
-	for p.irq.waiters.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Microsecond)
-	}
-	p.irq.mu.Lock()
-	defer p.irq.mu.Unlock()
-	if p.irq.waiters.Load() > 0 {
-		return // a waiter never left: leave its descriptors open
-	}
-	for _, q := range p.rx {
-		if q.line != nil {
-			_ = q.line.Close()
-			q.line = nil
-		}
-	}
-	if p.irq.wake != nil {
-		_ = p.irq.wake.Close()
-		p.irq.wake = nil
-	}
+	p.irq.Close(p.cfg.StopTimeout, qs)
 }
 
 // ArmInterrupt clears the ring's interrupt detect and enables its
@@ -133,47 +91,35 @@ func (p *Port) closeIRQ() {
 func (q *rxQueue) ArmInterrupt() error {
 	p := q.port
 	s := &p.irq
-	// The ERR050089 read lock before s.mu, the order Stop takes them in
-	// (p.lock, then stopIRQ): a waiting MDIO writer blocks new readers,
-	// so the other order could deadlock against a Stop.
+	// The ERR050089 read lock before the interrupt lock, the order Stop
+	// takes them in (p.lock, then stopIRQ): a waiting MDIO writer blocks
+	// new readers, so the other order could deadlock against a Stop.
 	erratum.rw.RLock()
 	defer erratum.rw.RUnlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	switch {
-	case s.closed:
+	case s.Closed():
 		return p.errClosed()
-	case s.stopping.Load():
+	case s.Stopping():
 		return fmt.Errorf("enetc %s: rx%d: arm the interrupt: %w", p.name, q.idx, driver.ErrStopped)
+	case p.dev.OpenIRQ == nil:
+		return fmt.Errorf("enetc %s: rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", p.name, q.idx, p.dev.Backend, driver.ErrNoInterrupt)
 	}
 	vector := msixRingBase + q.idx
-	if q.line == nil {
-		if p.dev.OpenIRQ == nil {
-			return fmt.Errorf("enetc %s: rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", p.name, q.idx, p.dev.Backend, driver.ErrNoInterrupt)
-		}
-		if s.wake == nil {
-			w, err := irqfd.NewEventfd()
-			if err != nil {
-				return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)
-			}
-			s.wake = w
-		}
-		line, err := p.dev.OpenIRQ(vector)
-		if err != nil {
-			return fmt.Errorf("enetc %s: rx%d: open MSI-X entry %d: %w", p.name, q.idx, vector, err)
-		}
-		q.line = line
+	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(vector) }); err != nil {
+		return fmt.Errorf("enetc %s: rx%d: open MSI-X entry %d: %w", p.name, q.idx, vector, err)
 	}
 	r := p.regs
 	r.Write32(regSIMSIRRV+4*uint32(q.idx), uint32(vector))
 	r.Write32(rxRingReg(q.idx, regRBICR0), rbicr0_ICEN|s.coalFrames) // default one frame: no delay
 	r.Write32(rxRingReg(q.idx, regRBICR1), s.coalTicks)
 	r.Write32(regSIRXIDR, 1<<q.idx) // W1C: only frames from now on count
-	if _, err := q.line.Ack(); err != nil {
+	if err := q.irq.Drain(); err != nil {
 		return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)
 	}
 	r.Write32(rxRingReg(q.idx, regRBIER), rbier_RXTIE)
-	q.armed++
+	q.irq.Armed++
 	return nil
 }
 
@@ -182,41 +128,22 @@ func (q *rxQueue) ArmInterrupt() error {
 func (q *rxQueue) DisarmInterrupt() {
 	p := q.port
 	s := &p.irq
-	erratum.rw.RLock() // before s.mu, as in ArmInterrupt
+	erratum.rw.RLock() // before the interrupt lock, as in ArmInterrupt
 	defer erratum.rw.RUnlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || q.line == nil {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if s.Closed() || q.irq.Line == nil {
 		return
 	}
-	if !s.stopping.Load() {
+	if !s.Stopping() {
 		p.regs.Write32(rxRingReg(q.idx, regRBIER), 0)
 	}
-	if n, _ := q.line.Ack(); n > 0 {
-		q.fired += n
-	}
+	_ = q.irq.Ack()
 }
 
 // InterruptFDs pins the queue's descriptors for one wait
 // (driver.RxInterrupter).
-func (q *rxQueue) InterruptFDs() (irq, wake int, ok bool) {
-	s := &q.port.irq
-	if q.pinned {
-		return -1, -1, false
-	}
-	s.waiters.Add(1)
-	if s.stopping.Load() || q.line == nil {
-		s.waiters.Add(-1)
-		return -1, -1, false
-	}
-	q.pinned = true
-	return q.line.FD(), s.wake.FD(), true
-}
+func (q *rxQueue) InterruptFDs() (irq, wake int, ok bool) { return q.port.irq.Pin(&q.irq) }
 
 // ReleaseInterruptFDs ends the wait InterruptFDs began.
-func (q *rxQueue) ReleaseInterruptFDs() {
-	if q.pinned {
-		q.pinned = false
-		q.port.irq.waiters.Add(-1)
-	}
-}
+func (q *rxQueue) ReleaseInterruptFDs() { q.port.irq.Unpin(&q.irq) }

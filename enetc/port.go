@@ -234,7 +234,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p.link = l
 	p.linkValue.Store(&l)
 	p.gate.Init()
-	p.irq.stopping.Store(true) // until Start
+	p.irq.Init() // stopped until Start
 	p.register()
 	ok = true
 	return p, nil

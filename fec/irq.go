@@ -3,12 +3,9 @@ package fec
 import (
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/internal/irqfd"
+	"github.com/gopmd/gopmd/internal/rxirq"
 )
 
 // RX interrupts (§2.1, §2.11, §8.3).
@@ -24,7 +21,8 @@ import (
 // is in the ring, where the caller's re-check finds it; one completed
 // after it sets RXF, which fires through EIMR. Disarming clears the EIMR
 // bit. EIMR is shared by the rings: arm, disarm and Stop change it under
-// irqState.mu.
+// the port's interrupt lock (internal/rxirq: who may arm, the wake-up at
+// Stop, the descriptors' lifetime).
 //
 // Coalescing (RXICn: ICEN, ICCS = the ENET system clock, ICFT frames,
 // ICTT in units of 64 clock cycles) is programmed at Start from the spec
@@ -37,20 +35,21 @@ var (
 	eirRXBn = [3]uint32{eir_RXB, eir_RXB1, eir_RXB2}
 )
 
-// irqState is the port's interrupt bookkeeping.
+// irqState is the port's interrupt bookkeeping: the shared part
+// (internal/rxirq) and the coalescing the spec options ask for (frames 0:
+// off).
 type irqState struct {
-	mu sync.Mutex // EIMR's read-modify-write, opening lines, closed
-	// wake is signalled by Stop and Close: a sleeping worker returns.
-	wake     *irqfd.Eventfd
-	stopping atomic.Bool // from New until Start and from Stop on
-	waiters  atomic.Int32
-	closed   bool
-	// Coalescing from the spec options; frames 0: off.
+	rxirq.Port
 	coalFrames, coalTicks int
 }
 
 // parseIRQOptions reads rx-coalesce-frames= and rx-coalesce-ticks=.
 func (p *Port) parseIRQOptions(get func(string) (string, bool)) error {
+	for _, k := range []string{"rx-coalesce-frames", "rx-coalesce-ticks"} {
+		if v, ok := get(k); ok && !p.prof.has(qCoalesce) {
+			return driver.BadOption(k, v, p.prof.compatible+" has no interrupt coalescing registers (RXICn)", "leave it out on this part")
+		}
+	}
 	if v, ok := get("rx-coalesce-frames"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > ic_ICFT_MAX {
@@ -74,64 +73,29 @@ func (p *Port) parseIRQOptions(get func(string) (string, bool)) error {
 // startIRQ programs coalescing and lets queues arm; Start calls it with
 // ctl held, after the reset that cleared EIMR and RXICn.
 func (p *Port) startIRQ() {
-	if p.prof.has(qENETMAC) && p.irq.coalFrames > 0 {
+	if p.irq.coalFrames > 0 { // only on qCoalesce parts (parseIRQOptions)
 		ic := uint32(ic_ICEN|ic_ICCS) | uint32(p.irq.coalFrames)<<ic_ICFT_SHIFT | uint32(p.irq.coalTicks)
 		for i := range p.rx {
 			p.regs.Write32(regRXIC0+4*uint32(i), ic)
 		}
 	}
-	p.irq.mu.Lock()
-	if p.irq.wake != nil {
-		_, _ = p.irq.wake.Ack() // a wake-up from the last Stop is old news
-	}
-	p.irq.stopping.Store(false)
-	p.irq.mu.Unlock()
+	p.irq.Start()
 }
 
 // stopIRQ masks every RX interrupt and wakes sleeping workers; Stop calls
 // it right after closing the gate.
 func (p *Port) stopIRQ() {
-	p.irq.mu.Lock()
-	defer p.irq.mu.Unlock()
-	p.irq.stopping.Store(true)
-	if p.irq.closed {
-		return
-	}
-	p.regs.Write32(regEIMR, 0)
-	if p.irq.wake != nil {
-		_ = p.irq.wake.Signal()
-	}
+	p.irq.Stop(func() { p.regs.Write32(regEIMR, 0) })
 }
 
 // closeIRQ waits (up to StopTimeout) for the workers in a wait to leave,
 // then closes every descriptor; Close calls it before the device goes.
 func (p *Port) closeIRQ() {
-	p.irq.mu.Lock()
-	p.irq.closed = true
-	p.irq.stopping.Store(true)
-	if p.irq.wake != nil {
-		_ = p.irq.wake.Signal()
+	qs := make([]*rxirq.Queue, len(p.rx))
+	for i, q := range p.rx {
+		qs[i] = &q.irq
 	}
-	p.irq.mu.Unlock()
-	deadline := time.Now().Add(p.cfg.StopTimeout)
-	for p.irq.waiters.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Microsecond)
-	}
-	p.irq.mu.Lock()
-	defer p.irq.mu.Unlock()
-	if p.irq.waiters.Load() > 0 {
-		return // a waiter never left: leave its descriptors open rather than pull them from under it
-	}
-	for _, q := range p.rx {
-		if q.line != nil {
-			_ = q.line.Close()
-			q.line = nil
-		}
-	}
-	if p.irq.wake != nil {
-		_ = p.irq.wake.Close()
-		p.irq.wake = nil
-	}
+	p.irq.Close(p.cfg.StopTimeout, qs)
 }
 
 // ArmInterrupt clears the ring's pending receive events and enables its
@@ -140,41 +104,29 @@ func (p *Port) closeIRQ() {
 func (q *rxQueue) ArmInterrupt() error {
 	p := q.port
 	s := &p.irq
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	switch {
-	case s.closed:
+	case s.Closed():
 		return p.errClosed()
-	case s.stopping.Load():
+	case s.Stopping():
 		return fmt.Errorf("fec %s: rx%d: arm the interrupt: %w", p.name, q.id, driver.ErrStopped)
+	case p.dev.OpenIRQ == nil:
+		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w (use uio: or platform: with uio_pdrv_genirq, or sim:)", p.name, q.id, p.dev.Backend, driver.ErrNoInterrupt)
 	}
-	if q.line == nil {
-		if p.dev.OpenIRQ == nil {
-			return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w (use uio: or platform: with uio_pdrv_genirq, or sim:)", p.name, q.id, p.dev.Backend, driver.ErrNoInterrupt)
-		}
-		if s.wake == nil {
-			w, err := irqfd.NewEventfd()
-			if err != nil {
-				return fmt.Errorf("fec %s: rx%d: %w", p.name, q.id, err)
-			}
-			s.wake = w
-		}
-		line, err := p.dev.OpenIRQ(0)
-		if err != nil {
-			return fmt.Errorf("fec %s: rx%d: open the interrupt: %w", p.name, q.id, err)
-		}
-		q.line = line
+	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(0) }); err != nil {
+		return fmt.Errorf("fec %s: rx%d: open the interrupt: %w", p.name, q.id, err)
 	}
 	p.regs.Write32(regEIR, eirRXFn[q.id]|eirRXBn[q.id]) // W1C: only events from now on count
-	if _, err := q.line.Ack(); err != nil {
+	if err := q.irq.Drain(); err != nil {
 		return fmt.Errorf("fec %s: rx%d: %w", p.name, q.id, err)
 	}
 	p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)|eirRXFn[q.id])
-	if err := q.line.Unmask(); err != nil {
+	if err := q.irq.Line.Unmask(); err != nil {
 		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.id])
 		return fmt.Errorf("fec %s: rx%d: %w", p.name, q.id, err)
 	}
-	q.armed++
+	q.irq.Armed++
 	return nil
 }
 
@@ -183,47 +135,28 @@ func (q *rxQueue) ArmInterrupt() error {
 func (q *rxQueue) DisarmInterrupt() {
 	p := q.port
 	s := &p.irq
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || q.line == nil {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if s.Closed() || q.irq.Line == nil {
 		return
 	}
-	if !s.stopping.Load() {
+	if !s.Stopping() {
 		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.id])
 	}
-	if n, _ := q.line.Ack(); n > 0 {
-		q.fired += n
-	}
+	_ = q.irq.Ack()
 }
 
 // InterruptFDs pins the queue's descriptors for one wait
 // (driver.RxInterrupter).
-func (q *rxQueue) InterruptFDs() (irq, wake int, ok bool) {
-	s := &q.port.irq
-	if q.pinned {
-		return -1, -1, false // already pinned: one wait at a time
-	}
-	s.waiters.Add(1)
-	if s.stopping.Load() || q.line == nil {
-		s.waiters.Add(-1)
-		return -1, -1, false
-	}
-	q.pinned = true
-	return q.line.FD(), s.wake.FD(), true
-}
+func (q *rxQueue) InterruptFDs() (irq, wake int, ok bool) { return q.port.irq.Pin(&q.irq) }
 
 // ReleaseInterruptFDs ends the wait InterruptFDs began.
-func (q *rxQueue) ReleaseInterruptFDs() {
-	if q.pinned {
-		q.pinned = false
-		q.port.irq.waiters.Add(-1)
-	}
-}
+func (q *rxQueue) ReleaseInterruptFDs() { q.port.irq.Unpin(&q.irq) }
 
 // interruptStats are a queue's interrupt counts, for tests: how often it
 // armed and how many interrupts its handle saw.
 func (q *rxQueue) interruptStats() (armed, fired uint64) {
-	q.port.irq.mu.Lock()
-	defer q.port.irq.mu.Unlock()
-	return q.armed, q.fired
+	q.port.irq.Mu.Lock()
+	defer q.port.irq.Mu.Unlock()
+	return q.irq.Armed, q.irq.Fired
 }

@@ -69,6 +69,7 @@ func TestCoalescingOptions(t *testing.T) {
 		{"rx-coalesce-frames=x", "rx-coalesce-frames"},
 		{"rx-coalesce-ticks=10", "rx-coalesce-ticks"},
 		{"rx-coalesce-frames=4&rx-coalesce-ticks=65536", "rx-coalesce-ticks"},
+		{"soc=imx6q&rx-coalesce-frames=4", "rx-coalesce-frames"},
 	} {
 		_, err := driver.Open("sim:fec98?" + c.opts)
 		var oe *driver.OptionError

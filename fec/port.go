@@ -207,7 +207,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p := &Port{dev: d, regs: regs, prof: prof, cfg: cfg, name: d.Spec.Raw, phyAddr: -1,
 		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode, linkPoll: defaultLinkPoll}
 	p.gate.Init() // stopped until Start
-	p.irq.stopping.Store(true)
+	p.irq.Init()
 	if p.name == "" {
 		p.name = "fec"
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/rxirq"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -39,12 +40,8 @@ type rxQueue struct {
 	gate      *gate.Gate
 	stats     driver.Counters
 	doorbells atomic.Uint64
-	burst     gate.Flag // raised while inside a burst (the stop handshake)
-	// Interrupt handle and counts (irq.go): the queue goroutine's, closed
-	// by Close.
-	line         driver.IRQ
-	pinned       bool
-	armed, fired uint64
+	burst     gate.Flag   // raised while inside a burst (the stop handshake)
+	irq       rxirq.Queue // interrupt handle and counts (irq.go)
 }
 
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {
