@@ -214,6 +214,11 @@ type Device struct {
 	// Release gives the device back (unmaps windows, closes fds). Called
 	// by the driver's Close after its DMA memory is unmapped.
 	Release func() error
+	// OpenIRQ opens interrupt i of the device for one waiter (UIO: the
+	// device's one line, i = 0; VFIO: MSI-X vector i; sim: the model's
+	// line), or is nil where the backend delivers none. Each call returns
+	// its own handle; the driver closes it.
+	OpenIRQ func(i int) (IRQ, error)
 	// Extra carries backend-specific handles a driver may need (such as a
 	// simulated device's knobs); drivers must work when it is nil.
 	Extra any

@@ -19,7 +19,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -93,6 +93,7 @@ type Port struct {
 
 	// gate is read once per burst by every queue (see the package doc).
 	gate gate.Gate
+	irq  irqState // RX interrupts (irq.go)
 
 	// chip is the ERR050089 rule this port shares with every port of its
 	// chip (mdio.go), held from New to Close.
@@ -208,6 +209,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p.link = l
 	p.linkValue.Store(&l)
 	p.gate.Init()
+	p.irq.Init() // stopped until Start
 	p.register()
 	ok = true
 	return p, nil
@@ -241,8 +243,9 @@ func (p *Port) bringUp() error {
 }
 
 // parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR,
-// mac=ADDR (phy-mode= and in-band= are resolvePHYMode's, pcs.go). A value
-// it cannot take is a *driver.OptionError.
+// mac=ADDR, rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt
+// coalescing, irq.go); phy-mode= and in-band= are resolvePHYMode's
+// (pcs.go). A value it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
 	o := p.dev.Spec.Options
 	if o == nil {
@@ -258,6 +261,9 @@ func (p *Port) parseOptions() error {
 			return driver.BadOption("link-poll", v, "polls the PHY too often: every poll holds every ENETC port's data path off for one MDIO transaction (ERR050089)", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
 		}
 		p.linkPoll = d
+	}
+	if err := p.parseIRQOptions(o.Get, o.Has); err != nil {
+		return err
 	}
 	if o.Has("mac") {
 		v := o.Get("mac")
@@ -552,6 +558,7 @@ func (p *Port) Start() error {
 	}
 	p.started = true
 	p.gate.Open(gate.Stopped | gate.LinkDown)
+	p.startIRQ()
 	p.pollLinkLocked()
 	if p.pf {
 		var linkEvery time.Duration
@@ -627,6 +634,7 @@ func (p *Port) stopLocked() error {
 		return nil
 	}
 	p.gate.Close(gate.Stopped)
+	p.stopIRQ()
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	p.waitQueuesIdle(deadline)
 	var errs []error
@@ -717,6 +725,7 @@ func (p *Port) Close() error {
 	p.shut.Store(true)
 	p.gate.Close(gate.Stopped) // no burst starts again: it would reach unmapped rings
 	defer p.unregister()       // its queues are never polled again; the chip's rule lets go of it
+	p.closeIRQ()
 	var errs []error
 	leaked := false
 	// Waiting for buffers touches no register, so it runs without the

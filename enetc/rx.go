@@ -6,6 +6,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/rxirq"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -65,6 +66,8 @@ type rxQueue struct {
 	region  *dma.Region
 	badBDs  atomic.Uint64 // write-backs refused by a check, for stats
 	skipped atomic.Uint64 // BDs given up as never written back
+
+	irq rxirq.Queue // interrupt handle and counts (irq.go)
 }
 
 func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma.Region) *rxQueue {

@@ -166,6 +166,10 @@ func DecodeBD(rx bool, b []byte) driver.BD {
 	}
 	if len(b) >= bdEnhancedSize {
 		esc, bdu := le.Uint32(b[4*wESC:]), le.Uint32(b[4*wBDU:])
+		if rx && esc&rxbd_INT != 0 {
+			d.Flags = append(d.Flags, "INT") // RXF/RXB raised on completion (irq.go)
+			esc &^= rxbd_INT
+		}
 		if esc != 0 {
 			d.Flags = append(d.Flags, fmt.Sprintf("ESC=%#x", esc))
 		}

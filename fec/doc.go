@@ -28,7 +28,14 @@
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
 // default 1s, 0 only at Start, UpdateLink and Reclaim),
-// dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU).
+// dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU),
+// rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt coalescing,
+// RXICn: one interrupt per N frames, 1-255, or T units of 64 ENET clock
+// cycles after the first, 1-65535; default off).
+//
+// RX queues implement driver.RxInterrupter (irq.go) where the backend
+// delivers the MAC's interrupt (uio:, platform: through UIO, sim:): an
+// adaptive worker sleeps on it (driver.RxWaiter).
 //
 // shift16=0 is a workaround for QEMU only, never for silicon: QEMU 7.2's
 // ENET model ignores RACC.SHIFT16 when it receives into legacy (8-byte)

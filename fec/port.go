@@ -18,7 +18,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "phy-mode", "link-poll", "dma-coherent", "shift16"}
+var options = []string{"bd", "phy", "phy-mode", "link-poll", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -146,6 +146,8 @@ type Port struct {
 	watchStop chan struct{} // closed to end the watcher (link, ERR006358 stalls)
 	watchDone chan struct{} // closed by the watcher when it ends
 
+	irq irqState // RX interrupts (irq.go)
+
 	statsMu  sync.Mutex
 	mibLast  [len(mibNames)]uint32
 	mibSum   [len(mibNames)]uint64
@@ -176,6 +178,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p := &Port{dev: d, regs: regs, prof: prof, cfg: cfg, name: d.Spec.Raw, phyAddr: -1,
 		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode, linkPoll: defaultLinkPoll}
 	p.gate.Init() // stopped until Start
+	p.irq.Init()
 	if p.name == "" {
 		p.name = "fec"
 	}
@@ -294,6 +297,9 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		return v[0], true
 	}
 	p.enhanced = p.prof.has(qBufDescEx)
+	if err := p.parseIRQOptions(get); err != nil {
+		return err
+	}
 	if v, ok := get("shift16"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -630,6 +636,7 @@ func (p *Port) Start() error {
 	r.Write32(regTCR, p.tcr())
 	r.Write32(regOPD, 0xFFF0) // pause duration, should pause ever be enabled
 	r.Write32(regMIBC, 0)     // counters on
+	p.startIRQ()
 	r.Write32(regECR, p.ecr())
 	p.gate.Open(gate.Stopped) // bursts may run from here on
 	for _, q := range p.rx {
@@ -662,6 +669,7 @@ func (p *Port) Stop() error {
 		return nil
 	}
 	p.gate.Close(gate.Stopped) // bursts starting from now return 0
+	p.stopIRQ()
 	r := p.regs
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	var errs []error
@@ -738,6 +746,7 @@ func (p *Port) Close() error {
 	p.regs.Write32(regECR, 0)
 	p.closed = true
 	p.closeQueues()
+	p.closeIRQ()
 	p.statsMu.Lock()
 	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	p.shut.Store(true)

@@ -17,6 +17,7 @@ const (
 	qMultiQueues                      // reset with ECR=0 instead of ECR.RESET; 64-byte RX buffer alignment
 	qCoherent                         // DMA snoops the CPU caches (no i.MX part is known to)
 	qJumbo                            // takes frames past 1984 bytes, sent cut-through (Linux FEC_QUIRK_JUMBO_FRAME)
+	qCoalesce                         // TXICn/RXICn interrupt coalescing registers (HAS_COALESCE)
 )
 
 // profile is the quirk set of one compatible string.
@@ -67,7 +68,7 @@ func (p *profile) maxFrame() int {
 
 const (
 	qImx6 = qENETMAC | qGBIT | qBufDescEx | qRACC | qClearSetupMII
-	qImx8 = qImx6 | qAVB | qMultiQueues | qERR007885
+	qImx8 = qImx6 | qAVB | qMultiQueues | qERR007885 | qCoalesce
 )
 
 // profiles maps DT compatible strings to quirk sets (docs/hardware-fec.md §6, Linux's
@@ -79,7 +80,7 @@ var profiles = []profile{
 	{"fsl,imx28-fec", qENETMAC | qRACC | qSwapFrame | qClearSetupMII | qNoHardReset, "rmii"},
 	{"fsl,imx6q-fec", qImx6 | qERR006358, "rgmii"},
 	{"fsl,imx6sx-fec", qImx8, "rgmii"},
-	{"fsl,imx6ul-fec", qImx6 | qERR007885, "rmii"},
+	{"fsl,imx6ul-fec", qImx6 | qERR007885 | qCoalesce, "rmii"},
 	{"fsl,imx7d-fec", qImx8, "rgmii"},
 	{"fsl,imx8mq-fec", qImx8, "rgmii"},
 	{"fsl,imx8mm-fec", qImx8, "rgmii"},
@@ -87,7 +88,7 @@ var profiles = []profile{
 	{"fsl,imx8mp-fec", qImx8, "rgmii"},
 	{"fsl,imx93-fec", qImx8, "rgmii"},
 	{"fsl,imx8qm-fec", qImx8 | qJumbo, "rgmii"},
-	{"fsl,imx8ulp-fec", qImx6 | qERR007885, "rmii"},
+	{"fsl,imx8ulp-fec", qImx6 | qERR007885 | qCoalesce, "rmii"},
 	{"fsl,mvf600-fec", qENETMAC | qRACC, "rmii"},
 	{"fsl,s32v234-fec", qENETMAC | qGBIT | qBufDescEx | qAVB | qERR007885, "rgmii"},
 }

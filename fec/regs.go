@@ -104,6 +104,23 @@ const (
 	eir_RL    = 1 << 20
 	eir_UN    = 1 << 19
 	eir_PLR   = 1 << 18
+	eir_TXF2  = 1 << 7
+	eir_TXB2  = 1 << 6
+	eir_RXF2  = 1 << 5
+	eir_RXB2  = 1 << 4
+	eir_TXF1  = 1 << 3
+	eir_TXB1  = 1 << 2
+	eir_RXF1  = 1 << 1
+	eir_RXB1  = 1 << 0
+)
+
+// RXICn / TXICn interrupt coalescing fields (§2.11).
+const (
+	ic_ICEN       = 1 << 31
+	ic_ICCS       = 1 << 30 // the ENET system clock counts ICTT
+	ic_ICFT_SHIFT = 20      // ICFT[27:20]: frame threshold
+	ic_ICFT_MAX   = 0xFF
+	ic_ICTT_MAX   = 0xFFFF // ICTT[15:0]: timer threshold, units of 64 clock cycles
 )
 
 // ECR bits (§2.2).

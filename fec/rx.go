@@ -6,6 +6,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/rxirq"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -39,7 +40,8 @@ type rxQueue struct {
 	gate      *gate.Gate
 	stats     driver.Counters
 	doorbells atomic.Uint64
-	burst     gate.Flag // raised while inside a burst (the stop handshake)
+	burst     gate.Flag   // raised while inside a burst (the stop handshake)
+	irq       rxirq.Queue // interrupt handle and counts (irq.go)
 }
 
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {
@@ -440,8 +442,8 @@ func (q *rxQueue) refill() {
 		bd := q.ring.w[t*stride : t*stride+stride]
 		atomic.StoreUint32(&bd[wAddr], uint32(pk.BufIOVA())+headroom) // the MAC writes after the pool's headroom
 		if q.enhanced {
-			_ = bd[wBDU]                     // an enhanced BD has the words (one bounds check for the three)
-			atomic.StoreUint32(&bd[wESC], 0) // no per-BD interrupt: poll mode
+			_ = bd[wBDU]                            // an enhanced BD has the words (one bounds check for the three)
+			atomic.StoreUint32(&bd[wESC], rxbd_INT) // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
 			atomic.StoreUint32(&bd[wProt], 0)
 			atomic.StoreUint32(&bd[wBDU], 0)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/irqfd"
 )
 
 // The backends registered here make these spec schemes openable:
@@ -134,6 +135,17 @@ func (s Sys) openUIODevice(name string, spec driver.Spec, cfg driver.Config) (*d
 		return nil, err
 	}
 	d := &driver.Device{Backend: "uio", Bus: u.Info.ParentBus, Regions: windowsAsRegs(u.Windows), Mapper: m, Extra: u}
+	uioPath := s.Path(u.Info.Dev)
+	d.OpenIRQ = func(i int) (driver.IRQ, error) {
+		if i != 0 {
+			return nil, &DeviceError{Device: u.Info.Dev, Op: fmt.Sprintf("open interrupt %d", i), Err: errors.New("a UIO device has one interrupt, 0")}
+		}
+		h, err := irqfd.OpenUIO(uioPath)
+		if err != nil {
+			return nil, &DeviceError{Device: u.Info.Dev, Op: "open its interrupt", Err: err, Fix: "the UIO driver must have an interrupt (uio_pdrv_genirq with the node's interrupts property)"}
+		}
+		return h, nil
+	}
 	base := s.Path("/sys/class/uio/" + strings.TrimPrefix(u.Info.Dev, "/dev/") + "/device")
 	switch u.Info.ParentBus {
 	case "pci":

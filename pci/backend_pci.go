@@ -289,6 +289,7 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 	rel.add(closeVD)
 	dev.Backend = "vfio"
 	dev.Extra = vd
+	dev.OpenIRQ = vd.openIRQFunc()
 	for i := 0; i < 6 && i < int(vd.Info.NumRegions); i++ {
 		r, err := vd.Region(i)
 		if err != nil || r.Size == 0 || !r.Mappable() {

@@ -123,7 +123,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 			err = parent.AttachVF(dev, n)
 		}
 		if err != nil {
-			enetcModels.forget(name)
+			forget()
 			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", spec.Options.Get("pf"), "that PF has its two VFs already", "another PF, or close one of its VFs"))
 		}
 		// The PF's PSIPMAR0/1(n+1) holds the VF's MAC from now on, as the
@@ -132,6 +132,8 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		parent.Write32(off, dev.Read32(0x80))
 		parent.Write32(off+4, dev.Read32(0x84))
 	}
+	msi := newMSIIRQ(name)
+	dev.SetMSI(msi.send)
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
 	if err != nil {
@@ -159,6 +161,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 				parent.DetachVF(dev)
 			}
 			dev.Stop()
+			dev.SetMSI(nil)
 			err = cleanup()
 			forget()
 			if e := dev.Err(); e != nil {
@@ -177,6 +180,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Mapper:   iommu,
 		Chip:     "sim/chip=" + chipName,
 		Reset:    dev.Reset,
+		OpenIRQ:  msi.open,
 		Release:  release,
 		OFNode:   spec.Options.Get("of-node"),
 		Extra:    dev,

@@ -108,12 +108,15 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 			return nil, err
 		}
 	}
+	irq := newLevelIRQ(name)
+	dev.SetIRQ(irq.set)
 	fecModels.set(name, dev)
 	var once sync.Once
 	release := func() error {
 		var err error
 		once.Do(func() {
 			dev.Stop()
+			dev.SetIRQ(nil)
 			err = cleanup()
 			unreserve()
 		})
@@ -127,6 +130,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		Mapper:      iommu,
 		NonCoherent: prof.NonCoherent,
 		Reset:       dev.Reset,
+		OpenIRQ:     irq.open,
 		Release:     release,
 		Extra:       dev,
 	}, nil

@@ -43,6 +43,8 @@ type app struct {
 	end         time.Time
 	metricsAddr string // where --metrics listens, once it does
 	nWorkers    int    // set by workers()
+	ws          []*worker
+	processCPU  int64  // ns of CPU the process used while the workers ran
 	workerWhy   string // why that many
 	portsMu     sync.Mutex
 	bounces     []*bounceMem
@@ -115,7 +117,19 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		a.cap.start()
 	}
 
+	if err := a.checkAdaptive(); err != nil {
+		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
+		a.closeAll()
+		return 2
+	}
 	workers := a.workers()
+	if err := a.adaptive(workers); err != nil {
+		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
+		a.closeAll()
+		return 2
+	}
+	a.ws = workers
+	cpu0 := processCPU()
 	// A worker locked to its thread never gives its P back: keep one more
 	// for everything else (AF_PACKET readers, device engines, the capture
 	// writer, metrics, this goroutine), or those would only run when the
@@ -176,6 +190,7 @@ loop:
 		<-done
 	}
 	a.end = time.Now()
+	a.processCPU = processCPU() - cpu0
 	stopLinkLog()
 	var runErrs []error
 	if stalled != nil {

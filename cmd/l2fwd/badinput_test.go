@@ -49,6 +49,12 @@ func TestBadInputTable(t *testing.T) {
 		{[]string{"--metrics", "127.0.0.1:99999"}, []string{"--metrics", "0 to 65535"}},
 		{[]string{"--capture", old, "--mode", "pass"}, []string{"--capture", "--mode fwd or tx"}},
 		{[]string{"--until-done", e0 + "?gen=1"}, []string{"port 0", "gen-count="}},
+		{[]string{"--rx-mode", "napi"}, []string{`--rx-mode "napi"`, "poll", "adaptive"}},
+		{[]string{"--rx-idle", "8"}, []string{"--rx-idle 8", "add --rx-mode adaptive"}},
+		{[]string{"--rx-mode", "adaptive", "--rx-idle", "0"}, []string{"-rx-idle", "1 to 1000000"}},
+		{[]string{"--rx-mode", "adaptive", "--rx-idle", "lots"}, []string{"-rx-idle", "not a number"}},
+		{[]string{"--rx-mode", "adaptive", "--tap"}, []string{"--tap", "--rx-mode poll"}},
+		{[]string{"--rx-mode", "adaptive", "sim:fec40", "sim:fec41"}, []string{"port 0 (sim:fec40)", "synchronous", "mode=engine"}},
 		// Malformed specs and hostile names.
 		{[]string{"bogus:thing"}, []string{`unknown scheme "bogus"`, "accepted forms"}},
 		{[]string{"eth0"}, []string{`"eth0"`, "no scheme", "accepted forms"}},

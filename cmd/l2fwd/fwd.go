@@ -93,6 +93,15 @@ type lane struct {
 type worker struct {
 	lanes []*lane
 	burst int
+	// waiter, with --rx-mode adaptive, sleeps the worker on its lanes' RX
+	// interrupts after idle empty rounds of polls (adaptive.go).
+	waiter *driver.RxWaiter
+	idle   int
+	// Written by the worker, read by the stats: sleeps on the interrupt,
+	// arms that failed (a port stopping), and the worker thread's CPU time
+	// (getrusage RUSAGE_THREAD) when it ended.
+	sleeps, armFailed atomic.Uint64
+	cpu               atomic.Int64 // nanoseconds
 }
 
 // run is the forwarding loop: no allocation, no lock, no defer.
@@ -100,17 +109,32 @@ func (w *worker) run(stop *atomic.Bool, done chan<- struct{}) {
 	runtime.LockOSThread()
 	var pkts [maxBurst]*driver.Packet
 	burst := pkts[:w.burst]
+	empty := 0
 	for !stop.Load() {
+		got := 0
 		for _, l := range w.lanes {
-			l.poll(burst)
+			got += l.poll(burst)
+		}
+		if w.waiter == nil {
+			continue
+		}
+		if got > 0 {
+			empty = 0
+			continue
+		}
+		if empty++; empty >= w.idle {
+			empty = 0
+			w.sleep(burst)
 		}
 	}
+	w.cpu.Store(threadCPU())
 	runtime.UnlockOSThread()
 	done <- struct{}{}
 }
 
-// poll receives one burst and disposes of it by the lane's mode.
-func (l *lane) poll(pkts []*driver.Packet) {
+// poll receives one burst, disposes of it by the lane's mode and returns
+// how many frames it received.
+func (l *lane) poll(pkts []*driver.Packet) int {
 	if l.pump != nil {
 		l.pump()
 	}
@@ -119,12 +143,13 @@ func (l *lane) poll(pkts []*driver.Packet) {
 	}
 	n := l.rx.RxBurst(pkts)
 	if n == 0 {
-		return
+		return 0
 	}
+	got := n
 	b := pkts[:n]
 	if l.up != nil {
 		if b = b[:l.up.Up(b)]; len(b) == 0 {
-			return
+			return got
 		}
 		n = len(b)
 	}
@@ -183,6 +208,7 @@ func (l *lane) poll(pkts []*driver.Packet) {
 		l.ipv6.Add(v6)
 		l.arp.Add(arp)
 	}
+	return got
 }
 
 // send hands a burst to the lane's TX queue. A queue that takes nothing

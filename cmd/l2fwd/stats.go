@@ -208,10 +208,18 @@ type portJSON struct {
 
 // summaryJSON is the final summary (--json prints it as one object).
 type summaryJSON struct {
-	Mode        string     `json:"mode"`
-	Burst       int        `json:"burst"`
-	Queues      int        `json:"queues"`
-	Workers     int        `json:"workers"`
+	Mode    string `json:"mode"`
+	Burst   int    `json:"burst"`
+	Queues  int    `json:"queues"`
+	Workers int    `json:"workers"`
+	// RxMode is --rx-mode; Sleeps counts the adaptive workers' sleeps on
+	// an RX interrupt. WorkerCPU is the CPU time the worker threads used
+	// (getrusage RUSAGE_THREAD), ProcessCPU the whole process's over the
+	// same run (simulated devices' engines included), both in seconds.
+	RxMode      string     `json:"rx_mode"`
+	Sleeps      uint64     `json:"sleeps"`
+	WorkerCPU   float64    `json:"worker_cpu_seconds"`
+	ProcessCPU  float64    `json:"process_cpu_seconds"`
 	MACUpdating bool       `json:"mac_updating"`
 	Seconds     float64    `json:"seconds"`
 	Ports       []portJSON `json:"ports"`
@@ -241,7 +249,14 @@ type summaryJSON struct {
 func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSON {
 	s := summaryJSON{Mode: a.o.mode.String(), Burst: a.o.burst, Queues: a.o.queues,
 		Workers: a.nWorkers, MACUpdating: a.o.macUpdating && a.o.mode == modeFwd,
-		Seconds: a.end.Sub(a.start).Seconds(), Errors: []string{}}
+		Seconds: a.end.Sub(a.start).Seconds(), Errors: []string{}, RxMode: a.o.rxMode,
+		ProcessCPU: float64(a.processCPU) / 1e9}
+	for _, w := range a.ws {
+		s.Sleeps += w.sleeps.Load()
+		if c := w.cpu.Load(); c > 0 {
+			s.WorkerCPU += float64(c) / 1e9
+		}
+	}
 	txOf := map[int]int{}
 	for _, l := range a.lanes {
 		txOf[l.rxPort] = l.txPort
@@ -305,6 +320,10 @@ func (a *app) printJSON(s summaryJSON) {
 func (a *app) printSummary(s summaryJSON) {
 	w := a.stdout
 	fmt.Fprintf(w, "\nsummary: mode %s, burst %d, %.2f s, %d frames handled (%.3f Mpps), %d dropped\n", s.Mode, s.Burst, s.Seconds, s.Packets, s.Mpps, s.Dropped)
+	if s.RxMode == rxModeAdaptive && s.Seconds > 0 {
+		fmt.Fprintf(w, "rx-mode adaptive: %d sleeps on RX interrupts; workers used %.3f s of CPU (%.1f%% of a core), the process %.3f s\n",
+			s.Sleeps, s.WorkerCPU, 100*s.WorkerCPU/s.Seconds, s.ProcessCPU)
+	}
 	for _, p := range s.Ports {
 		fmt.Fprintf(w, "port %d %s\n", p.Port, p.Spec)
 		fmt.Fprintf(w, "  rx %d frames %d bytes, drops %s\n", p.Rx.Packets, p.Rx.Bytes, dropsText(p.Rx.Drops))

@@ -29,7 +29,7 @@ func TestRings(t *testing.T) {
 		t.Errorf("rx ring: %+v", rx)
 	}
 	out := mustRun(t, "rings", "sim:fec0", "--send", "2", "--at", "0", "--window", "3")
-	for _, want := range []string{"rx ring 0: 512 BDs", "E  (empty, owned by the MAC)", "tx ring 0", "len    64  L TC BDU", "2 doorbells"} {
+	for _, want := range []string{"rx ring 0: 512 BDs", "E INT  (empty, owned by the MAC)", "tx ring 0", "len    64  L TC BDU", "2 doorbells"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rings sim:fec0 lacks %q:\n%s", want, out)
 		}

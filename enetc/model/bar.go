@@ -375,6 +375,10 @@ func (d *Device) writeRing(off, v uint32) {
 		case regRBPIR:
 			r.pi.Store(v & 0xFFFF)
 			return
+		case regRBIER:
+			d.set(off, v)
+			d.rbierWritten(n, v)
+			return
 		case regRBBAR0, regRBBAR1, regRBLENR, regRBBSR, regRBMR:
 			r.reported.Store(0)
 		}

@@ -31,6 +31,9 @@ type Config struct {
 	// Engine selects engine mode (a DMA-engine goroutine, started by
 	// Start) instead of synchronous mode.
 	Engine bool
+	// ClockHz is the ENETC clock RBICR1's coalescing timer counts; 0
+	// means 400 MHz.
+	ClockHz int64
 	// MMIOCost is busy-waited on every register access (0 = none): a
 	// stand-in for posted-write and MMIO-read latency.
 	MMIOCost time.Duration
@@ -114,6 +117,7 @@ type Device struct {
 	si  [8]atomic.Uint64            // SIROCT..SITMCA
 	mac [nMACCounters]atomic.Uint64 // eMAC counters in macCounters order
 	st  counters                    // model counters (Stats)
+	msi msiState                    // MSI-X messages and RX coalescing (irq.go)
 
 	link      atomic.Bool
 	ifOK      atomic.Bool  // MAC interface programmed for the wiring (pcs.go)
@@ -247,6 +251,7 @@ func New(cfg Config) *Device {
 	if d.chip == nil {
 		d.chip = NewChip()
 	}
+	d.msi.clock = cfg.ClockHz
 	d.size = VFBAR0Size
 	if d.pf {
 		d.size = PFBAR0Size
@@ -295,6 +300,7 @@ func (d *Device) Reset() error {
 		d.rxMu.Unlock()
 		d.engMu.Unlock()
 	}
+	d.resetMSI()
 	d.st.resets.Add(1)
 	return nil
 }

@@ -676,10 +676,19 @@ func (d *Device) rxPublish(n int) {
 			}
 		}
 	}
+	frames := 0
+	for i := range o.wb[:o.n] {
+		if o.wb[i].lstatus&RxStatusF != 0 {
+			frames++
+		}
+	}
 	o.n = 0
 	o.open, o.ring = false, nil
 	d.rxOpenRings &^= 1 << n
 	d.rx[n].pi.Store(o.pi) // RBPIR: the device's progress
+	if frames > 0 {
+		d.rxFramesDone(n, frames) // after RBPIR: an interrupt finds the frames
+	}
 }
 
 // toRing writes a frame into RX ring n's posted buffers and queues the

@@ -115,6 +115,7 @@ type counters struct {
 	rxFiltered, rxFIFO, rxRunt, rxRingOff atomic.Uint64
 	txErrors, dmaFaults, faultsInjected   atomic.Uint64
 	resets, err050089                     atomic.Uint64
+	msis                                  atomic.Uint64 // MSI-X messages sent (irq.go)
 }
 
 // Stats are the model's counters, for tests and benchmarks.
@@ -153,6 +154,8 @@ type Stats struct {
 	// ERR050089 counts register accesses made while an MDIO transaction
 	// was running (also recorded as model errors).
 	ERR050089 uint64
+	// MSIs counts MSI-X messages sent (RX interrupts, irq.go).
+	MSIs uint64
 }
 
 // Stats returns a snapshot of the model's counters.
@@ -173,6 +176,7 @@ func (d *Device) Stats() Stats {
 	s.TxErrors, s.DMAFaults, s.FaultsInjected = c.txErrors.Load(), c.dmaFaults.Load(), c.faultsInjected.Load()
 	s.WireDiscards = d.discard.frames.Load()
 	s.Resets, s.ERR050089 = c.resets.Load(), c.err050089.Load()
+	s.MSIs = c.msis.Load()
 	return s
 }
 

@@ -39,6 +39,9 @@ type Config struct {
 	LinkSpeed int
 	// LinkDown starts with the link down.
 	LinkDown bool
+	// CoalesceClockHz is the clock RX interrupt coalescing's timer counts
+	// (RXICn.ICTT is in units of 64 of its cycles); 0 means 125 MHz.
+	CoalesceClockHz int64
 	// MDIOTime is how long a management frame takes (about 25 µs at the
 	// usual 2.5 MHz MDC); 0 completes it inside the MMFR write. A driver
 	// must then wait for EIR.MII before reading MMFR, as on silicon.
@@ -99,6 +102,7 @@ type Device struct {
 	unimpl  []Access
 
 	run runState
+	irq irqState
 }
 
 type wireHolder struct{ w wire.Wire }
@@ -167,6 +171,7 @@ func New(cfg Config) (*Device, error) {
 	d.resetRegs()
 	d.writeMAC(cfg.MAC)
 	d.run.init()
+	d.irq.clock = cfg.CoalesceClockHz
 	return d, nil
 }
 
@@ -259,8 +264,9 @@ func (d *Device) spend() {
 func (d *Device) reg(off uint32) uint32 { return d.regs[off/4].Load() }
 
 func (d *Device) setEIR(bits uint32) {
-	if bits != 0 {
+	if bits = d.coalesce(bits); bits != 0 {
 		d.regs[regEIR/4].Or(bits)
+		d.updateIRQ()
 	}
 }
 
@@ -322,6 +328,10 @@ func (d *Device) Write32(off uint32, v uint32) {
 	switch {
 	case off == regEIR || off == regTGSR:
 		w.And(^(v & def.mask))
+		d.updateIRQ()
+	case off == regEIMR:
+		w.Store(v & def.mask)
+		d.updateIRQ()
 	case off == regRDAR || off == regRDAR1 || off == regRDAR2:
 		d.rdarWrite(rdarRing(off))
 	case off == regTDAR || off == regTDAR1 || off == regTDAR2:
@@ -432,6 +442,7 @@ func (d *Device) Reset() error {
 	d.lockAll()
 	d.resetRegs()
 	d.unlockAll()
+	d.resetIRQ()
 	return nil
 }
 

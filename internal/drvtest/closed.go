@@ -115,6 +115,15 @@ func AfterClose(t *testing.T, c Closed) {
 		"TxQueue.Pending": func() error { return want(txq.Pending() == 0, "Pending is not 0") },
 		"TxQueue.Stats":   func() error { return want(txq.Stats().Packets == 1, "TX queue Stats lost its count") },
 	}
+	if ri, ok := rxq.(driver.RxInterrupter); ok {
+		cases["RxQueue.ArmInterrupt"] = func() error { return IsClosed(ri.ArmInterrupt()) }
+		cases["RxQueue.DisarmInterrupt"] = func() error { ri.DisarmInterrupt(); return nil }
+		cases["RxQueue.InterruptFDs"] = func() error {
+			_, _, ok := ri.InterruptFDs()
+			return want(!ok, "InterruptFDs pinned the descriptors of a closed port")
+		}
+		cases["RxQueue.ReleaseInterruptFDs"] = func() error { ri.ReleaseInterruptFDs(); return nil }
+	}
 	for k, f := range c.Extra {
 		cases[k] = f
 	}

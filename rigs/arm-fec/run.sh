@@ -209,6 +209,7 @@ CARVE=$CARVE_ARG
 ACCESS=$ACCESS
 BD=$BD
 FRAMES=$FRAMES
+IRQ=$([ "$ACCESS" = uio ] && echo -irq)
 EXTRA_ARGS="${RIG_EXTRA_ARGS:-}"
 CONF
 cat >"$ROOT/init" <<'INIT'
@@ -230,7 +231,8 @@ for d in ${DEVS//,/ }; do
 	echo "--- $d: driver=$(basename "$(readlink /sys/bus/platform/devices/$d/driver 2>/dev/null)" 2>/dev/null)"
 done
 echo "RIG-START uptime=$(cut -d' ' -f1 /proc/uptime)"
-/fecrig -devs "$DEVS" -carve "$CARVE" -n "$FRAMES" -bd "$BD" -backend "$ACCESS"
+# With uio each port first sleeps on its RX interrupt (-irq) until the host's frames wake it.
+/fecrig -devs "$DEVS" -carve "$CARVE" -n "$FRAMES" -bd "$BD" -backend "$ACCESS" $IRQ
 rc=$?
 if [ -x /extra ]; then
 	echo "RIG-EXTRA-BEGIN"
@@ -296,6 +298,9 @@ for d in ${DEVS//,/ }; do
 	check "guest $d: TxBurst frames sent" "grep -a -q '^PASS tx-$d' '$CONSOLE_LOG'"
 	check "guest $d: PHY renegotiated to 10 and back to 100 Mb/s, MAC restarted each time" "[ \$(grep -a -c '^PASS speed-$d' '$CONSOLE_LOG') = 2 ]"
 	check "guest $d: closed without leaks" "grep -a -q '^PASS close-$d' '$CONSOLE_LOG'"
+	if [ "$ACCESS" = uio ]; then
+		check "guest $d: the UIO interrupt woke the RX queue sleeping on it (arm, re-check, wait)" "grep -a -q '^PASS irq-$d' '$CONSOLE_LOG'"
+	fi
 done
 check "guest: no failures" "grep -a -q 'FECRIG RESULT: PASS' '$CONSOLE_LOG'"
 check "host port0 (ENET1): guest frames arrived intact" "grep -q '^PASS host-port0' '$HOST_LOG'"

@@ -33,6 +33,7 @@ var (
 	bd        = flag.String("bd", "enhanced", "descriptor format: legacy or enhanced")
 	timeout   = flag.Duration("timeout", 60*time.Second, "how long to wait for the host's frames")
 	backend   = flag.String("backend", "", "backend every port must be opened through (devmem or uio; empty: any)")
+	irq       = flag.Bool("irq", false, "sleep on the RX interrupt (driver.RxWaiter) until the host's first frames wake the port")
 )
 
 var (
@@ -181,10 +182,41 @@ func send(p driver.Port, data []byte) bool {
 
 func exchange(idx int, name string, p driver.Port) {
 	rxq, txq := p.RxQueue(0), p.TxQueue(0)
+	var waiter *driver.RxWaiter
+	if *irq {
+		// Arm before the hello: the host sends nothing until it sees it,
+		// so the ring is empty now and only the interrupt can end the wait.
+		var err error
+		if waiter, err = driver.NewRxWaiter(rxq); err == nil {
+			err = waiter.Arm()
+		}
+		if err != nil {
+			say("FAIL", "irq-"+name, "arm the RX interrupt: %v", err)
+			return
+		}
+		if n := rxq.RxBurst(make([]*driver.Packet, 8)); n != 0 {
+			say("FAIL", "irq-"+name, "%d frames in the ring before the hello", n)
+			return
+		}
+	}
 	// Hello: tells the host this port receives now.
 	if !send(p, frames.Frame(frames.Hello, idx, 0)) {
 		say("FAIL", "hello-"+name, "no buffer for the hello frame")
 		return
+	}
+	if waiter != nil {
+		ts := time.Now()
+		woke, err := waiter.Wait(*timeout)
+		waiter.Disarm()
+		switch {
+		case err != nil:
+			say("FAIL", "irq-"+name, "wait: %v", err)
+			return
+		case !woke:
+			say("FAIL", "irq-"+name, "no RX interrupt within %v of the hello", *timeout)
+			return
+		}
+		say("PASS", "irq-"+name, "slept on the UIO interrupt descriptor; the host's frames woke it after %v", time.Since(ts).Round(time.Millisecond))
 	}
 	t0 := time.Now()
 	got := 0

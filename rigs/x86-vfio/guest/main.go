@@ -32,6 +32,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/irqfd"
 	"github.com/gopmd/gopmd/pci"
 )
 
@@ -299,6 +300,32 @@ func vfioChecks(edu *pci.Device) {
 			fail("irq", "no MSI within 2 s (edu status %#x)", st)
 		}
 		vd.DisableIRQs(1)
+	}
+
+	// The same MSI through the path the drivers take: a driver.IRQ from
+	// the backend's OpenIRQ (one VFIO_DEVICE_SET_IRQS per vector), polled
+	// and acknowledged through its descriptor.
+	if irq, err := vd.OpenIRQ(1, 0); err != nil {
+		fail("irq-driver", "open MSI vector 0: %v", err)
+	} else {
+		var h driver.IRQ = irq
+		if n, _ := h.Ack(); n != 0 {
+			fail("irq-driver", "a fresh handle had %d interrupts pending", n)
+		}
+		clear(mem[4096 : 4096+xfer])
+		ok := runDMA(w, eduBuf, r.IOVA()+4096, cmdToRAM|cmdIRQ)
+		fired, _ := irqfd.Poll([]unix.PollFd{{Fd: int32(h.FD())}}, 2000)
+		n, _ := h.Ack()
+		st := w.Read32(eduIRQStat)
+		w.Write32(eduIRQAck, st)
+		if err := h.Close(); err != nil {
+			fail("irq-driver", "close: %v", err)
+		}
+		if ok && fired && n >= 1 {
+			pass("irq-driver", "MSI through OpenIRQ's eventfd: %d interrupt acked, edu status %#x; unrouted on Close", n, st)
+		} else {
+			fail("irq-driver", "DMA done %v, descriptor readable %v, acked %d (edu status %#x)", ok, fired, n, st)
+		}
 	}
 
 	iommuBlocks(w, r, p)

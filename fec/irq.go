@@ -1,0 +1,162 @@
+package fec
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/rxirq"
+)
+
+// RX interrupts (§2.1, §2.11, §8.3).
+//
+// The MAC raises its interrupt output while EIR & EIMR is not zero. Each
+// RX BD asks for RXF/RXB with the INT bit of its enhanced descriptor
+// (refill sets it; legacy BDs always raise them), and EIMR stays 0 while
+// the port is polled, so the events cost nothing. To sleep, a queue's
+// goroutine arms: W1C its ring's RXF and RXB in EIR, consume what its
+// descriptor holds, set its RXF bit in EIMR and unmask the line (under
+// uio_pdrv_genirq the kernel masks the line each time it fires; a write
+// of 1 to /dev/uioN unmasks it). A frame completed before the EIR clear
+// is in the ring, where the caller's re-check finds it; one completed
+// after it sets RXF, which fires through EIMR. Disarming clears the EIMR
+// bit. EIMR is shared by the rings: arm, disarm and Stop change it under
+// the port's interrupt lock (internal/rxirq: who may arm, the wake-up at
+// Stop, the descriptors' lifetime).
+//
+// Coalescing (RXICn: ICEN, ICCS = the ENET system clock, ICFT frames,
+// ICTT in units of 64 clock cycles) is programmed at Start from the spec
+// options rx-coalesce-frames= and rx-coalesce-ticks=; left out, it is
+// off and every frame raises RXF.
+
+// EIR/EIMR receive bits per ring (§2.1).
+var (
+	eirRXFn = [3]uint32{eir_RXF, eir_RXF1, eir_RXF2}
+	eirRXBn = [3]uint32{eir_RXB, eir_RXB1, eir_RXB2}
+)
+
+// irqState is the port's interrupt bookkeeping: the shared part
+// (internal/rxirq) and the coalescing the spec options ask for (frames 0:
+// off).
+type irqState struct {
+	rxirq.Port
+	coalFrames, coalTicks int
+}
+
+// parseIRQOptions reads rx-coalesce-frames= and rx-coalesce-ticks=.
+func (p *Port) parseIRQOptions(get func(string) (string, bool)) error {
+	for _, k := range []string{"rx-coalesce-frames", "rx-coalesce-ticks"} {
+		if v, ok := get(k); ok && !p.prof.has(qCoalesce) {
+			return driver.BadOption(k, v, p.prof.compatible+" has no interrupt coalescing registers (RXICn)", "leave it out on this part")
+		}
+	}
+	if v, ok := get("rx-coalesce-frames"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > ic_ICFT_MAX {
+			return driver.BadOption("rx-coalesce-frames", v, "not a frame threshold", "1 to 255 frames per RX interrupt (RXICn.ICFT)")
+		}
+		p.irq.coalFrames = n
+	}
+	if v, ok := get("rx-coalesce-ticks"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > ic_ICTT_MAX {
+			return driver.BadOption("rx-coalesce-ticks", v, "not a timer threshold", "1 to 65535 units of 64 ENET system clock cycles (RXICn.ICTT)")
+		}
+		if p.irq.coalFrames == 0 {
+			return driver.BadOption("rx-coalesce-ticks", v, "needs rx-coalesce-frames", "give rx-coalesce-frames=N (1-255) with it: the timer bounds how long N frames may take")
+		}
+		p.irq.coalTicks = n
+	}
+	return nil
+}
+
+// startIRQ programs coalescing and lets queues arm; Start calls it with
+// ctl held, after the reset that cleared EIMR and RXICn.
+func (p *Port) startIRQ() {
+	if p.irq.coalFrames > 0 { // only on qCoalesce parts (parseIRQOptions)
+		ic := uint32(ic_ICEN|ic_ICCS) | uint32(p.irq.coalFrames)<<ic_ICFT_SHIFT | uint32(p.irq.coalTicks)
+		for i := range p.rx {
+			p.regs.Write32(regRXIC0+4*uint32(i), ic)
+		}
+	}
+	p.irq.Start()
+}
+
+// stopIRQ masks every RX interrupt and wakes sleeping workers; Stop calls
+// it right after closing the gate.
+func (p *Port) stopIRQ() {
+	p.irq.Stop(func() { p.regs.Write32(regEIMR, 0) })
+}
+
+// closeIRQ waits (up to StopTimeout) for the workers in a wait to leave,
+// then closes every descriptor; Close calls it before the device goes.
+func (p *Port) closeIRQ() {
+	qs := make([]*rxirq.Queue, len(p.rx))
+	for i, q := range p.rx {
+		qs[i] = &q.irq
+	}
+	p.irq.Close(p.cfg.StopTimeout, qs)
+}
+
+// ArmInterrupt clears the ring's pending receive events and enables its
+// interrupt (driver.RxInterrupter). The first call opens the queue's
+// handle on the device's interrupt.
+func (q *rxQueue) ArmInterrupt() error {
+	p := q.port
+	s := &p.irq
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	switch {
+	case s.Closed():
+		return p.errClosed()
+	case s.Stopping():
+		return fmt.Errorf("fec %s: rx%d: arm the interrupt: %w", p.name, q.id, driver.ErrStopped)
+	case p.dev.OpenIRQ == nil:
+		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w (use uio: or platform: with uio_pdrv_genirq, or sim:)", p.name, q.id, p.dev.Backend, driver.ErrNoInterrupt)
+	}
+	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(0) }); err != nil {
+		return fmt.Errorf("fec %s: rx%d: open the interrupt: %w", p.name, q.id, err)
+	}
+	p.regs.Write32(regEIR, eirRXFn[q.id]|eirRXBn[q.id]) // W1C: only events from now on count
+	if err := q.irq.Drain(); err != nil {
+		return fmt.Errorf("fec %s: rx%d: %w", p.name, q.id, err)
+	}
+	p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)|eirRXFn[q.id])
+	if err := q.irq.Line.Unmask(); err != nil {
+		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.id])
+		return fmt.Errorf("fec %s: rx%d: %w", p.name, q.id, err)
+	}
+	q.irq.Armed++
+	return nil
+}
+
+// DisarmInterrupt masks the ring's interrupt and consumes a pending one
+// (driver.RxInterrupter).
+func (q *rxQueue) DisarmInterrupt() {
+	p := q.port
+	s := &p.irq
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if s.Closed() || q.irq.Line == nil {
+		return
+	}
+	if !s.Stopping() {
+		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.id])
+	}
+	_ = q.irq.Ack()
+}
+
+// InterruptFDs pins the queue's descriptors for one wait
+// (driver.RxInterrupter).
+func (q *rxQueue) InterruptFDs() (irq, wake int, ok bool) { return q.port.irq.Pin(&q.irq) }
+
+// ReleaseInterruptFDs ends the wait InterruptFDs began.
+func (q *rxQueue) ReleaseInterruptFDs() { q.port.irq.Unpin(&q.irq) }
+
+// interruptStats are a queue's interrupt counts, for tests: how often it
+// armed and how many interrupts its handle saw.
+func (q *rxQueue) interruptStats() (armed, fired uint64) {
+	q.port.irq.Mu.Lock()
+	defer q.port.irq.Mu.Unlock()
+	return q.irq.Armed, q.irq.Fired
+}
