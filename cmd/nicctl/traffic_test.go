@@ -160,8 +160,11 @@ func TestPktgen(t *testing.T) {
 
 func TestBench(t *testing.T) {
 	t.Parallel() // its own devices (see main_test.go)
+	// Each run busy-polls a core: long enough for the interval lines (five
+	// intervals, at least one line even if the run is held off for most
+	// of them), no longer.
 	for _, mode := range []string{"drop", "pass", "tx", "redirect"} {
-		out := mustRun(t, "bench", "sim:enetc500?chip=bench", mode, "--duration", "300ms", "--interval", "100ms")
+		out := mustRun(t, "bench", "sim:enetc500?chip=bench", mode, "--duration", "200ms", "--interval", "40ms")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if len(lines) < 3 || !strings.HasPrefix(lines[len(lines)-1], "Summary") {
 			t.Errorf("%s:\n%s", mode, out)
@@ -175,7 +178,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s summary %q: xmit/s column only for tx and redirect", mode, sum)
 		}
 		var r benchResult
-		if err := json.Unmarshal([]byte(mustRun(t, "bench", "sim:fec500", mode, "--duration", "200ms", "--interval", "100ms", "--json")), &r); err != nil {
+		if err := json.Unmarshal([]byte(mustRun(t, "bench", "sim:fec500", mode, "--duration", "100ms", "--interval", "50ms", "--json")), &r); err != nil {
 			t.Fatal(err)
 		}
 		if r.Rx == 0 || r.Summary.RxPPS == 0 || (mode == "tx" && r.Xmit == 0) {
@@ -208,7 +211,7 @@ func TestInterrupt(t *testing.T) {
 		var o, e bytes.Buffer
 		done := make(chan int)
 		go func() { done <- runEnv(&env{stdout: &o, stderr: &e, now: time.Now, interrupt: stop}, args) }()
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // running: past its first 20 ms interval
 		close(stop)
 		select {
 		case code := <-done:
