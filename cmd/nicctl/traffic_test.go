@@ -211,7 +211,7 @@ func TestInterrupt(t *testing.T) {
 		var o, e bytes.Buffer
 		done := make(chan int)
 		go func() { done <- runEnv(&env{stdout: &o, stderr: &e, now: time.Now, interrupt: stop}, args) }()
-		time.Sleep(50 * time.Millisecond) // running: past its first 20 ms interval
+		time.Sleep(150 * time.Millisecond)
 		close(stop)
 		select {
 		case code := <-done:
