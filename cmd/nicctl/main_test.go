@@ -19,10 +19,11 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // no device name (pktgen, bench, interrupt) run in parallel on devices of
 // their own (sim:enetc500 and up, fec500 and up), their ENETCs each on a
 // simulated chip of their own (chip=), so no other test's MDIO holds them
-// off. The bind, unbind, sriov and DMA-memory tests run in parallel too:
-// each reads a tree of its own under --root, opens no sim device, and
-// plays the kernel with a sysfs writer of its own (fakeKernel), which
-// nicctl() hands to the command it runs.
+// off. The bind, unbind, sriov, DMA-memory, list and raw-register tests
+// run in parallel too: each reads a tree of its own under --root (or the
+// testdata tree, read only), opens no sim device, and plays the kernel, if
+// at all, with a sysfs writer of its own (fakeKernel), which nicctl()
+// hands to the command it runs.
 
 // nicctl runs the command line and returns its exit status and output.
 func nicctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
