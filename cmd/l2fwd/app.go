@@ -591,11 +591,11 @@ const untilDoneCheck = 10 * time.Millisecond
 // balance (untilDoneQuiet: a frame dropped where no counter sees it would
 // otherwise keep it waiting), or one whose lossless input waits for
 // receive buffers the port never posts (untilDoneStall: a link that is
-// down, a stopped RX).
-const (
-	untilDoneQuiet = 250 * time.Millisecond
-	untilDoneStall = time.Second
-)
+// down, a stopped RX; a variable so that a test of the stall error need not
+// wait the whole second).
+const untilDoneQuiet = 250 * time.Millisecond
+
+var untilDoneStall = time.Second
 
 // untilDone is --until-done's view between two looks.
 type untilDone struct {

@@ -10,17 +10,18 @@ import (
 // TestDefaultRunNoDrops: housekeeping costs no frame. The README's main
 // job (two simulated ENETC ports fed by the generator, the ENETC link
 // watcher on) ends with zero drops of every cause, no TX refusal and no
-// frame lost at the sinks. Plain go test runs 2 s with the watcher at the
-// shortest period the driver takes (10 ms, 200 link polls, each an MDIO
-// transaction that holds the data path off); GOPMD_SOAK=1 runs the default
-// job itself, 10 s at the default period.
+// frame lost at the sinks. Plain go test runs 500 ms with the watcher at
+// the shortest period the driver takes (10 ms: some 50 link polls, each an
+// MDIO transaction that holds the data path off, while both workers
+// forward at full rate); GOPMD_SOAK=1 runs the default job itself, 10 s at
+// the default period.
 func TestDefaultRunNoDrops(t *testing.T) {
-	args := []string{"--json", "--stats-interval", "0", "--duration", "2s",
+	args := []string{"--json", "--stats-interval", "0", "--duration", "500ms",
 		"sim:enetc0?gen=1&sink=1&link-poll=10ms", "sim:enetc1?gen=1&sink=1&link-poll=10ms"}
 	if os.Getenv("GOPMD_SOAK") == "1" {
 		args = []string{"--json", "--stats-interval", "0", "--duration", "10s"}
 	} else {
-		testnote.Note(t, "ran l2fwd's default job for 2 s at link-poll=10ms; the 10 s default run: GOPMD_SOAK=1 go test ./cmd/l2fwd -run TestDefaultRunNoDrops")
+		testnote.Note(t, "ran l2fwd's default job for 500 ms at link-poll=10ms (some 50 link polls); the 10 s default run: GOPMD_SOAK=1 go test ./cmd/l2fwd -run TestDefaultRunNoDrops")
 	}
 	// --duration ends the run; runUntil only stops it if it hangs.
 	code, out, errOut := runUntil(t, args, func() bool { return false })

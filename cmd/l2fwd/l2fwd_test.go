@@ -30,7 +30,11 @@ import (
 // first one's link watchers and engines and the loss accounting several of
 // them check. (ERR050089 no longer ties them together: it is kept per
 // chip, and a test could give its ENETCs a chip of their own with chip=.)
-// The tests of pure functions (tables, addresses, pairing) run in parallel.
+// Bounded work would not change that: the fake-port tests end once their
+// frames are through (some 10 ms each, nothing to gain), and the long ones
+// (the no-drops run, the namespace tests) forward at full rate for as long
+// as they last. The tests of pure functions (tables, addresses, pairing)
+// run in parallel.
 
 // testFrames builds n generator frames of the given size.
 func testFrames(t *testing.T, n, size int) [][]byte { return testFramesTB(t, n, size) }

@@ -52,21 +52,24 @@ func TestLinkChangesLogged(t *testing.T) {
 			}
 		}
 	}
-	waitFor("port 1 opened", func() bool { return sim.FECModel("fec62") != nil })
+	// Port 1 has started once its model has receive buffers posted (the
+	// last port l2fwd starts).
+	waitFor("port 1 started", func() bool { m := sim.FECModel("fec62"); return m != nil && m.RxRoom() > 0 })
 	m := sim.FECModel("fec62")
-	// l2fwd listens once every port has started; a cable pulled before
-	// that is not logged, so pull it until the line shows.
+	// l2fwd listens right after every port has started; a cable pulled
+	// before that is not logged, so pull it until the line shows (ten link
+	// polls to show it, two with the cable back before the next pull).
 	down := "l2fwd: port 1 (" + specs[1] + "): link down (was up 1000 Mb/s full duplex)"
 	waitFor("the down line", func() bool {
 		m.SetLink(false)
-		for i := 0; i < 100; i++ {
+		for i := 0; i < 40; i++ {
 			if strings.Contains(stderr.String(), down) {
 				return true
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 		m.SetLink(true)
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(40 * time.Millisecond)
 		return false
 	})
 	m.SetLink(true)

@@ -95,13 +95,18 @@ func (r *bindResult) text(w io.Writer) {
 
 // sysWrite writes a sysfs attribute through s: the directory must lie
 // under /sys and the attribute is opened without following a link (see
-// pci.Sys.WriteAttr); in a dry run it is only recorded. Tests replace it
-// to play the kernel.
-var sysWrite = func(s pci.Sys, path, value string) error { return s.WriteAttr(path, value) }
+// pci.Sys.WriteAttr); in a dry run it is only recorded. It is what
+// env.sysWrite does when nil.
+func sysWrite(s pci.Sys, path, value string) error { return s.WriteAttr(path, value) }
 
-// writeAttr writes a sysfs attribute and names the fix in its error.
+// writeAttr writes a sysfs attribute (through e.sysWrite if set) and
+// names the fix in its error.
 func writeAttr(e *env, path, value, what string) error {
-	err := sysWrite(e.sys, path, value)
+	write := e.sysWrite
+	if write == nil {
+		write = sysWrite
+	}
+	err := write(e.sys, path, value)
 	switch {
 	case err == nil:
 		return nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -65,14 +66,34 @@ func relink(t *testing.T, root, link, target string) {
 	}
 }
 
+// writers holds each test's sysfs writer, by *testing.T: nicctl() runs
+// the command with the writer of the test that runs it, so tests that
+// play the kernel differently can run at the same time.
+var writers sync.Map
+
+type sysWriter = func(s pci.Sys, path, value string) error
+
+// writerOf is t's sysfs writer: the one setWriter gave it, or nicctl's own.
+func writerOf(t *testing.T) sysWriter {
+	if w, ok := writers.Load(t); ok {
+		return w.(sysWriter)
+	}
+	return sysWrite
+}
+
+// setWriter makes w the sysfs writer of the commands t runs, until t ends.
+func setWriter(t *testing.T, w sysWriter) {
+	writers.Store(t, w)
+	t.Cleanup(func() { writers.Delete(t) })
+}
+
 // fakeKernel makes nicctl's own sysfs writes behave as the kernel's do:
 // unbind removes the driver link, drivers_probe binds driver_override or
 // the device's kernel driver (home), an empty driver_override reads (null).
 func fakeKernel(t *testing.T, root, bus string, home map[string]string) {
 	t.Helper()
-	old := sysWrite
-	t.Cleanup(func() { sysWrite = old })
-	sysWrite = func(s pci.Sys, p, v string) error {
+	old := writerOf(t)
+	setWriter(t, func(s pci.Sys, p, v string) error {
 		if err := old(s, p, v); err != nil || s.Plan != nil {
 			return err // a dry run: the kernel saw nothing
 		}
@@ -96,7 +117,7 @@ func fakeKernel(t *testing.T, root, bus string, home map[string]string) {
 			return os.WriteFile(p, []byte("(null)\n"), 0o644)
 		}
 		return nil
-	}
+	})
 }
 
 func bindJSON(t *testing.T, args ...string) bindResult {
@@ -110,6 +131,7 @@ func bindJSON(t *testing.T, args ...string) bindResult {
 }
 
 func TestBindToVFIO(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := copyTree(t, "testdata/ls1028a")
 	// pci.Bind writes unbind and drivers_probe itself: two FIFOs let this
 	// goroutine play the kernel between the writes, in order.
@@ -139,6 +161,7 @@ func TestBindToVFIO(t *testing.T) {
 }
 
 func TestBindNoChange(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	out := mustRun(t, "--root", "testdata/ls1028a", "bind", "0000:00:00.0", "vfio-pci")
 	for _, want := range []string{"0000:00:00.0: bind to vfio-pci", "before: driver vfio-pci, IOMMU group 5", "after:  driver vfio-pci", "nothing changed"} {
 		if !strings.Contains(out, want) {
@@ -148,6 +171,7 @@ func TestBindNoChange(t *testing.T) {
 }
 
 func TestBindKernelAndUnbind(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := copyTree(t, "testdata/ls1028a")
 	fakeKernel(t, root, "pci", map[string]string{"0000:00:00.0": "fsl_enetc"})
 	os.WriteFile(filepath.Join(root, "sys/bus/pci/devices/0000:00:00.0/driver_override"), []byte("vfio-pci\n"), 0o644)
@@ -169,6 +193,7 @@ func TestBindKernelAndUnbind(t *testing.T) {
 }
 
 func TestBindErrors(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	ls := []string{"--root", copyTree(t, "testdata/ls1028a")}
 	for _, c := range []struct {
 		code  int
@@ -196,6 +221,7 @@ func TestBindErrors(t *testing.T) {
 }
 
 func TestBindPlatform(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := copyTree(t, "testdata/imx8mp")
 	fakeKernel(t, root, "platform", map[string]string{"30be0000.ethernet": "uio_pdrv_genirq"})
 	r := bindJSON(t, "--root", root, "unbind", "platform:30be0000.ethernet")
@@ -249,8 +275,10 @@ func bindingState(t *testing.T, root string) map[string]string {
 // device of each fake tree and finds no driver changed and nothing
 // written to a bind, unbind or probe file.
 func TestNothingRebound(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	for _, tree := range []string{"ls1028a", "imx8mp", "imx6ul"} {
 		t.Run(tree, func(t *testing.T) {
+			t.Parallel()
 			root := copyTree(t, "testdata/"+tree)
 			before := bindingState(t, root)
 			var specs []string
@@ -289,12 +317,11 @@ func TestNothingRebound(t *testing.T) {
 // TestBindWriteErrors: a sysfs write that fails names the file and the
 // fix: root for a permission error, the module for a missing file.
 func TestBindWriteErrors(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := copyTree(t, "testdata/ls1028a")
-	old := sysWrite
-	t.Cleanup(func() { sysWrite = old })
-	sysWrite = func(s pci.Sys, p, v string) error { return &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission} }
+	setWriter(t, func(s pci.Sys, p, v string) error { return &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission} })
 	wantError(t, exitFailed, []string{"--root", root, "unbind", "0000:00:00.0"}, "0000:00:00.0", "driver/unbind", "permission denied", "run nicctl as root")
-	sysWrite = old
+	setWriter(t, sysWrite)
 	if err := os.Remove(filepath.Join(root, "sys/bus/pci/drivers/vfio-pci/unbind")); err != nil {
 		t.Fatal(err)
 	}

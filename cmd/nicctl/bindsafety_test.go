@@ -26,6 +26,7 @@ const (
 // that touches a device no gopmd driver can drive, is refused with the
 // reasons and the way out, and writes nothing to sysfs.
 func TestBindRefusals(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	for _, c := range []struct {
 		name  string
 		tree  string
@@ -74,6 +75,7 @@ func TestBindRefusals(t *testing.T) {
 		}, []string{"unbind", "0000:00:00.0"}, []string{"refusing to write", "outside /sys"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			root := copyTree(t, "testdata/"+c.tree)
 			put(t, root, "victim", "precious")
 			os.MkdirAll(filepath.Join(root, "elsewhere"), 0o755)
@@ -106,6 +108,7 @@ func TestBindRefusals(t *testing.T) {
 
 // TestBindForce: --force goes ahead, and says what it overrode.
 func TestBindForce(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := copyTree(t, "testdata/ls1028a")
 	put(t, root, eno1Flags, "0x1003\n")
 	fakeKernel(t, root, "pci", nil)
@@ -125,18 +128,19 @@ func TestBindForce(t *testing.T) {
 // TestBindDryRun: --dry-run prints the sysfs writes, makes none of them,
 // and they are the writes the real command then makes.
 func TestBindDryRun(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := copyTree(t, "testdata/ls1028a")
 	fakeKernel(t, root, "pci", map[string]string{"0000:00:00.0": "fsl_enetc"})
 	put(t, root, "sys/bus/pci/devices/0000:00:00.0/driver_override", "vfio-pci\n")
 	var made []pci.Write
-	inner := sysWrite
-	sysWrite = func(s pci.Sys, p, v string) error {
+	inner := writerOf(t)
+	setWriter(t, func(s pci.Sys, p, v string) error {
 		if s.Plan == nil {
 			rel, _ := filepath.Rel(root, p)
 			made = append(made, pci.Write{Path: "/" + rel, Value: v})
 		}
 		return inner(s, p, v)
-	}
+	})
 	for _, args := range [][]string{{"unbind", "0000:00:00.0"}, {"bind", "0000:00:00.0", "kernel"}} {
 		before := bindingState(t, root)
 		r := bindJSON(t, append(append([]string{"--root", root}, args...), "--dry-run")...)

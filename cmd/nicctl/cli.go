@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gopmd/gopmd/internal/version"
@@ -44,6 +45,9 @@ type env struct {
 	// (stats --watch, bench, pktgen) to stop; nil never fires.
 	interrupt <-chan struct{}
 	now       func() time.Time
+	// sysWrite, if set, makes nicctl's own sysfs writes instead of
+	// sysWrite (tests play the kernel with it, each with its own).
+	sysWrite func(s pci.Sys, path, value string) error
 }
 
 // texter is a result that prints itself for people; --json prints the
@@ -71,6 +75,10 @@ type command struct {
 	// run does the work and returns what to print. A non-nil result is
 	// printed even when err is not nil (a self-test that failed).
 	run func(e *env, args []string) (any, error)
+	// mu: one run at a time, since flags binds the command's own flags to
+	// variables the command shares across runs (tests run commands
+	// concurrently; the program runs one).
+	mu sync.Mutex
 }
 
 // commands is the command table, in help order.
@@ -177,6 +185,8 @@ func runEnv(e *env, args []string) int {
 	if name == "help" {
 		if len(rest) > 1 {
 			if c := lookup(rest[1]); c != nil {
+				c.mu.Lock()
+				defer c.mu.Unlock()
 				commandUsage(e.stdout, c, nil)
 				return exitOK
 			}
@@ -189,6 +199,8 @@ func runEnv(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "nicctl: unknown command %q (commands: %s)\n", name, commandNames())
 		return exitUsage
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	fs, check := commandFlags(e, c, root)
 	pos, err := parseInterspersed(fs, rest[1:])
 	if err != nil {

@@ -51,6 +51,7 @@ const dtBase = "sys/firmware/devicetree/base/"
 // reserved-memory node with no-map, one without no-map, one above 4 GiB,
 // and RAM left out with mem=.
 func TestDMAMemoryCheck(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	const dev = "platform:30be0000.ethernet"
 	rsv := dtBase + "reserved-memory/"
 	for _, c := range []struct {
@@ -102,6 +103,7 @@ func TestDMAMemoryCheck(t *testing.T) {
 		}, []string{"missing: add a reserved-memory node", "0xbc000000"}, []string{"RAM past mem="}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			root := "testdata/imx8mp"
 			if c.edit != nil {
 				root = imx8mpTree(t, c.edit)

@@ -7,8 +7,10 @@ import (
 )
 
 func TestListGolden(t *testing.T) {
+	t.Parallel() // a tree of its own or read-only, no sim device (see main_test.go)
 	for _, tree := range []string{"ls1028a", "imx8mp", "imx6ul"} {
 		t.Run(tree, func(t *testing.T) {
+			t.Parallel()
 			root := "testdata/" + tree
 			golden(t, "list-"+tree+".txt", mustRun(t, "--root", root, "list"))
 			golden(t, "list-"+tree+".json", mustRun(t, "list", "--root", root, "--json"))
@@ -32,6 +34,7 @@ func listJSON(t *testing.T, args ...string) map[string]listEntry {
 }
 
 func TestListLS1028A(t *testing.T) {
+	t.Parallel() // a tree of its own or read-only, no sim device (see main_test.go)
 	m := listJSON(t, "--root", "testdata/ls1028a")
 	check := func(spec string, usable bool, why ...string) {
 		t.Helper()
@@ -78,6 +81,7 @@ func TestListLS1028A(t *testing.T) {
 }
 
 func TestListIMX(t *testing.T) {
+	t.Parallel() // a tree of its own or read-only, no sim device (see main_test.go)
 	m := listJSON(t, "--root", "testdata/imx8mp")
 	e := m["platform:30be0000.ethernet"]
 	if !e.Usable || e.Driver != "uio_pdrv_genirq" || len(e.UIO) != 1 || e.DMACoherent == nil || *e.DMACoherent || !strings.Contains(e.Why, "unsafe-noiommu") {
@@ -104,6 +108,7 @@ func TestListIMX(t *testing.T) {
 // TestListInUse: a port the host uses gets no bind suggestion, but the
 // reason nicctl bind would refuse it.
 func TestListInUse(t *testing.T) {
+	t.Parallel() // a tree of its own or read-only, no sim device (see main_test.go)
 	root := copyTree(t, "testdata/ls1028a")
 	put(t, root, eno1Flags, "0x1003\n")
 	e := listJSON(t, "--root", root)["0000:00:00.1"]

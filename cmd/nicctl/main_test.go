@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -14,17 +15,21 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // Most tests of this package run one at a time (no t.Parallel): they open
 // sim:enetc0, sim:fec0 and their siblings by those names through the
 // process-wide sim registry, as a user would, and the golden outputs show
-// those names and the MACs derived from them; the bind tests swap the
-// package's sysfs writer. The traffic tests that print no device name
-// (pktgen, bench, interrupt) run in parallel on devices of their own
-// (sim:enetc500 and up, fec500 and up), their ENETCs each on a simulated
-// chip of their own (chip=), so no other test's MDIO holds them off.
+// those names and the MACs derived from them. The traffic tests that print
+// no device name (pktgen, bench, interrupt) run in parallel on devices of
+// their own (sim:enetc500 and up, fec500 and up), their ENETCs each on a
+// simulated chip of their own (chip=), so no other test's MDIO holds them
+// off. The bind, unbind, sriov, DMA-memory, list and raw-register tests
+// run in parallel too: each reads a tree of its own under --root (or the
+// testdata tree, read only), opens no sim device, and plays the kernel, if
+// at all, with a sysfs writer of its own (fakeKernel), which nicctl()
+// hands to the command it runs.
 
 // nicctl runs the command line and returns its exit status and output.
 func nicctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = run(args, &o, &e)
+	code = runEnv(&env{stdout: &o, stderr: &e, now: time.Now, sysWrite: writerOf(t)}, args)
 	return code, o.String(), e.String()
 }
 

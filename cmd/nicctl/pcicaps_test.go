@@ -6,6 +6,7 @@ import (
 )
 
 func TestPCICaps(t *testing.T) {
+	t.Parallel() // a pure function
 	cfg := make([]byte, 0x200)
 	binary.LittleEndian.PutUint16(cfg[6:], 0x10)
 	cfg[0x34] = 0x40

@@ -162,6 +162,7 @@ func TestRegsENETC(t *testing.T) {
 }
 
 func TestRegsRaw(t *testing.T) {
+	t.Parallel() // a tree of its own or read-only, no sim device (see main_test.go)
 	m, _ := regsJSON(t, "--root", "testdata/imx8mp", "platform:30be0000.ethernet")
 	if r := m["ECR"]; r.Offset != 0x24 || r.Value != 0xf0000132 {
 		t.Errorf("ECR %+v: want 0xf0000132 at 0x24, as the fake /dev/uio0 holds", r)

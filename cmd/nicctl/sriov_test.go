@@ -44,6 +44,7 @@ func sriovJSON(t *testing.T, args ...string) sriovResult {
 
 // TestSRIOVKernelPF: on a PF the kernel drives, creating VFs is one write.
 func TestSRIOVKernelPF(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := sriovTree(t)
 	r := sriovJSON(t, "--root", root, "sriov", "0000:00:00.1", "2")
 	if r.Before != 0 || r.After != 2 || !r.Changed || r.Total != 2 || len(r.Forced) != 0 {
@@ -59,6 +60,7 @@ func TestSRIOVKernelPF(t *testing.T) {
 // it overrode. VFs of a PF on vfio-pci are created with a note on the VF
 // token they open with.
 func TestSRIOVRefusals(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
 	root := sriovTree(t)
 	// A PF on vfio-pci without enable_sriov: the kernel would refuse.
 	wantError(t, exitFailed, []string{"--root", root, "sriov", "0000:00:00.0", "2"},

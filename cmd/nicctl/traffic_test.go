@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/gopmd/gopmd/sim"
 )
 
 func TestRings(t *testing.T) {
@@ -160,8 +163,11 @@ func TestPktgen(t *testing.T) {
 
 func TestBench(t *testing.T) {
 	t.Parallel() // its own devices (see main_test.go)
+	// Each run busy-polls a core: long enough for the interval lines (five
+	// intervals, at least one line even if the run is held off for most
+	// of them), no longer.
 	for _, mode := range []string{"drop", "pass", "tx", "redirect"} {
-		out := mustRun(t, "bench", "sim:enetc500?chip=bench", mode, "--duration", "300ms", "--interval", "100ms")
+		out := mustRun(t, "bench", "sim:enetc500?chip=bench", mode, "--duration", "200ms", "--interval", "40ms")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if len(lines) < 3 || !strings.HasPrefix(lines[len(lines)-1], "Summary") {
 			t.Errorf("%s:\n%s", mode, out)
@@ -175,7 +181,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s summary %q: xmit/s column only for tx and redirect", mode, sum)
 		}
 		var r benchResult
-		if err := json.Unmarshal([]byte(mustRun(t, "bench", "sim:fec500", mode, "--duration", "200ms", "--interval", "100ms", "--json")), &r); err != nil {
+		if err := json.Unmarshal([]byte(mustRun(t, "bench", "sim:fec500", mode, "--duration", "100ms", "--interval", "50ms", "--json")), &r); err != nil {
 			t.Fatal(err)
 		}
 		if r.Rx == 0 || r.Summary.RxPPS == 0 || (mode == "tx" && r.Xmit == 0) {
@@ -196,33 +202,62 @@ func TestCommas(t *testing.T) {
 	}
 }
 
-// TestInterrupt stops commands that run until interrupted.
+// TestInterrupt stops commands that run until interrupted, once they
+// run: bench and stats --watch have printed, pktgen has sent a frame.
 func TestInterrupt(t *testing.T) {
 	t.Parallel() // its own devices (see main_test.go)
-	for _, args := range [][]string{
-		{"bench", "sim:enetc501?chip=interrupt", "drop", "--duration", "0", "--interval", "20ms"},
-		{"stats", "sim:enetc501?chip=interrupt", "--watch", "--interval", "20ms"},
-		{"pktgen", "sim:enetc501?chip=interrupt", "--count", "0", "--rate", "1k"},
+	sent := func() bool { m := sim.ENETCModel("enetc501"); return m != nil && m.Stats().TxFrames > 0 }
+	for _, c := range []struct {
+		args    []string
+		running func(o *lockedBuffer) bool
+	}{
+		{[]string{"bench", "sim:enetc501?chip=interrupt", "drop", "--duration", "0", "--interval", "20ms"}, (*lockedBuffer).printed},
+		{[]string{"stats", "sim:enetc501?chip=interrupt", "--watch", "--interval", "20ms"}, (*lockedBuffer).printed},
+		{[]string{"pktgen", "sim:enetc501?chip=interrupt", "--count", "0", "--rate", "1k"}, func(*lockedBuffer) bool { return sent() }},
 	} {
 		stop := make(chan struct{})
-		var o, e bytes.Buffer
+		var o, e lockedBuffer
 		done := make(chan int)
-		go func() { done <- runEnv(&env{stdout: &o, stderr: &e, now: time.Now, interrupt: stop}, args) }()
-		time.Sleep(150 * time.Millisecond)
+		go func() { done <- runEnv(&env{stdout: &o, stderr: &e, now: time.Now, interrupt: stop}, c.args) }()
+		// The deadlines only keep a broken build from hanging.
+		for deadline := time.Now().Add(5 * time.Second); !c.running(&o); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(stop)
+				t.Fatalf("%v did not get going in 5 s (exit %d, stderr %q)", c.args, <-done, e.String())
+			}
+		}
 		close(stop)
 		select {
 		case code := <-done:
 			if code != exitOK {
-				t.Errorf("%v: exit %d, stderr %q", args, code, e.String())
+				t.Errorf("%v: exit %d, stderr %q", c.args, code, e.String())
 			}
 			if o.Len() == 0 {
-				t.Errorf("%v printed nothing", args)
+				t.Errorf("%v printed nothing", c.args)
 			}
 		case <-time.After(5 * time.Second):
-			t.Fatalf("%v did not stop on interrupt", args)
+			t.Fatalf("%v did not stop on interrupt", c.args)
 		}
 	}
 }
+
+// lockedBuffer is a bytes.Buffer a command writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Len() int { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Len() }
+
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+func (l *lockedBuffer) printed() bool { return l.Len() > 0 }
 
 func TestRingsAt(t *testing.T) {
 	var r ringsResult
