@@ -655,19 +655,21 @@ func (a *app) progress() ([]uint64, bool) {
 	return sig, balanced
 }
 
-// Shutdown drain: how long the workers keep polling with the inputs held
-// (drainMax) and how long nothing must move for the ports to count as
-// drained (drainQuiet).
+// Shutdown drain: a drain ends once the ports' accounting balances and
+// nothing has moved for drainQuiet, or once nothing has moved for
+// drainStuck however it stands (a worker the scheduler keeps off its CPU
+// for a while does not end it early: what sits in an RX ring keeps the
+// accounting open).
 const (
-	drainMax   = time.Second
 	drainQuiet = 30 * time.Millisecond
+	drainStuck = time.Second
 )
 
-// drain holds every port's inputs and lets the workers poll on until
-// nothing moves, so the frames already produced are received and handled
-// (or counted) before the ports stop: none is left in an RX ring where no
-// counter sees it. A port l2fwd cannot see the inputs of (a real device)
-// is not waited for, as its wire never holds still.
+// drain holds every port's inputs and lets the workers poll on until every
+// frame already produced is received and handled (or counted), so none is
+// left in an RX ring where no counter sees it. A port l2fwd cannot see the
+// inputs of (a real device) is not waited for, as its wire never holds
+// still.
 func (a *app) drain() {
 	known := false
 	for _, s := range a.around {
@@ -678,17 +680,16 @@ func (a *app) drain() {
 	if !known {
 		return
 	}
-	deadline := time.Now().Add(drainMax)
 	prev, _ := a.progress()
 	still := time.Now()
-	for time.Now().Before(deadline) {
+	for {
 		time.Sleep(drainQuiet / 3)
-		cur, _ := a.progress()
+		cur, balanced := a.progress()
 		if !slices.Equal(cur, prev) {
 			prev, still = cur, time.Now()
 			continue
 		}
-		if time.Since(still) >= drainQuiet {
+		if quiet := time.Since(still); (balanced && quiet >= drainQuiet) || quiet >= drainStuck {
 			return
 		}
 	}

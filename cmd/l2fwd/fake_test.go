@@ -33,6 +33,9 @@ type fakeRx struct {
 	port   uint16
 	queue  uint16
 	ctr    driver.Counters
+	// pauseUntil (Unix ns) keeps RxBurst empty until then, as a worker the
+	// scheduler keeps off its CPU sees nothing.
+	pauseUntil atomic.Int64
 }
 
 // fakeRing is the ring size a fake port reports.
@@ -70,6 +73,9 @@ func newFakePort(name string, id uint16, queues int, mac net.HardwareAddr, m dma
 }
 
 func (r *fakeRx) RxBurst(pkts []*driver.Packet) int {
+	if u := r.pauseUntil.Load(); u != 0 && time.Now().UnixNano() < u {
+		return 0
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, bytes := 0, 0

@@ -49,8 +49,13 @@ type loss struct {
 	n    uint64
 }
 
-// surroundingsOf returns the surroundings of each open port, by its spec.
-func surroundingsOf(specs []string) []surround {
+// surroundingsOf returns the surroundings of each open port, by its spec
+// (a variable so tests can stand in surroundings of their own).
+var surroundingsOf = simSurroundings
+
+// simSurroundings is surroundingsOf: the simulator's view of each sim:
+// port, nothing for any other.
+func simSurroundings(specs []string) []surround {
 	s := make([]surround, len(specs))
 	for i, spec := range specs {
 		if v := sim.ViewOf(spec); v != nil {
