@@ -17,8 +17,10 @@ import (
 // The per-packet mapping baseline: what a driver pays that maps every
 // buffer when it hands it to the device and unmaps it when the device is
 // done (the kernel's way before page_pool), against the pool's recycle of
-// buffers mapped once. Both are timed in rounds, with one clock reading per
-// round; the figure is the median round. Between rounds, outside the timer,
+// buffers mapped once. Both are timed in rounds and the figure is the
+// median round; map and unmap are timed apart (two clock readings per
+// pair, a small share of a pair's cost), recycles with one clock reading
+// per round. Between rounds, outside the timer,
 // one map is checked with edu's DMA engine: the device reads and writes the
 // buffer at the IOVA the map returned, and after the unmap a write to that
 // IOVA no longer reaches the page.
@@ -58,7 +60,7 @@ func mapCostChecks(edu *pci.Device) {
 		return
 	}
 	defer unix.Munmap(page)
-	mapNs, mapAllocs, ok := timeMapUnmap(c, w, page)
+	ms, ok := timeMapUnmap(c, w, page)
 	if !ok {
 		return
 	}
@@ -74,47 +76,61 @@ func mapCostChecks(edu *pci.Device) {
 		fail("mapcost-recycle", "%v", err)
 		return
 	}
-	recNs, recAllocs, ok := timeRecycle(p, w)
+	rec, ok := timeRecycle(p, w)
 	if !ok {
 		return
 	}
-	info("mapcost", "map-unmap %.0f ns/pair (median of %d rounds of %d; %.1f allocs/pair), recycle %.1f ns/buf (median of %d rounds of %d; %.2f allocs/buf), ratio %.1f; TCG-emulated CPU and intel-iommu, not silicon",
-		mapNs, mapRounds, mapPerRound, mapAllocs, recNs, mapRounds, recyPerRound, recAllocs, mapNs/recNs)
+	info("mapcost", "map+unmap %.0f ns/pair (map %.0f, unmap %.0f; rounds %.0f..%.0f; median of %d rounds of %d; %.1f allocs/pair), recycle %.1f ns/buf (rounds %.1f..%.1f; median of %d rounds of %d; %.2f allocs/buf), ratio %.0f; TCG-emulated CPU and intel-iommu, not silicon",
+		ms.pair, ms.mapNs, ms.unmapNs, ms.lo, ms.hi, mapRounds, mapPerRound, ms.allocs, rec.med, rec.lo, rec.hi, mapRounds, recyPerRound, rec.allocs, ms.pair/rec.med)
 	// The form the host side parses.
-	info("mapcost-figures", "map_unmap_ns=%.0f recycle_ns=%.1f ratio=%.1f pairs=%d recycles=%d", mapNs, recNs, mapNs/recNs, mapRounds*mapPerRound, mapRounds*recyPerRound)
+	info("mapcost-figures", "map_unmap_ns=%.0f map_ns=%.0f unmap_ns=%.0f recycle_ns=%.1f ratio=%.1f pairs=%d recycles=%d",
+		ms.pair, ms.mapNs, ms.unmapNs, rec.med, ms.pair/rec.med, mapRounds*mapPerRound, mapRounds*recyPerRound)
+}
+
+// mapStats are the map + unmap figures: medians over the rounds of the
+// per-pair means, the fastest and slowest round, and heap allocations.
+type mapStats struct {
+	pair, lo, hi, mapNs, unmapNs, allocs float64
 }
 
 // timeMapUnmap times map + touch + unmap pairs of page's first 2 KiB
 // through c and checks a sampled map with edu between rounds.
-func timeMapUnmap(c *pci.Container, w *pci.Window, page []byte) (nsPerPair, allocsPerPair float64, ok bool) {
+func timeMapUnmap(c *pci.Container, w *pci.Window, page []byte) (mapStats, bool) {
 	attr := dma.Attr{Name: "per-packet-buffer"}
 	buf := page[:xfer]
 	iovas := make([]uint64, 0, mapRounds*mapPerRound)
-	rounds := make([]float64, 0, mapRounds)
+	var pairs, maps, unmaps []float64
 	var mallocs uint64
 	var ms runtime.MemStats
 	checked, blocked := 0, 0
 	for round := 0; round < mapRounds; round++ {
 		runtime.ReadMemStats(&ms)
 		m0 := ms.Mallocs
-		t0 := time.Now()
+		var inMap, inUnmap time.Duration
+		ta := time.Now()
 		for i := 0; i < mapPerRound; i++ {
 			m, err := c.Map(page, attr)
+			tb := time.Now()
 			if err != nil {
 				fail("mapcost-map", "map %d of round %d: %v", i, round, err)
-				return 0, 0, false
+				return mapStats{}, false
 			}
 			buf[pool.DefaultHeadroom], buf[pool.DefaultHeadroom+touch-1] = byte(i), byte(i)
 			iovas = append(iovas, m.IOVA)
 			if err := c.Unmap(page, m); err != nil {
 				fail("mapcost-map", "unmap %d of round %d (IOVA %#x): %v", i, round, m.IOVA, err)
-				return 0, 0, false
+				return mapStats{}, false
 			}
+			tc := time.Now()
+			inMap += tb.Sub(ta)
+			inUnmap += tc.Sub(tb)
+			ta = tc
 		}
-		el := time.Since(t0)
 		runtime.ReadMemStats(&ms)
 		mallocs += ms.Mallocs - m0
-		rounds = append(rounds, float64(el.Nanoseconds())/mapPerRound)
+		pairs = append(pairs, float64((inMap+inUnmap).Nanoseconds())/mapPerRound)
+		maps = append(maps, float64(inMap.Nanoseconds())/mapPerRound)
+		unmaps = append(unmaps, float64(inUnmap.Nanoseconds())/mapPerRound)
 
 		// The sample, untimed: the device reads and writes the buffer at
 		// the IOVA this map returned; after the unmap its write no longer
@@ -122,7 +138,7 @@ func timeMapUnmap(c *pci.Container, w *pci.Window, page []byte) (nsPerPair, allo
 		m, err := c.Map(page, attr)
 		if err != nil {
 			fail("mapcost-map", "sample map after round %d: %v", round, err)
-			return 0, 0, false
+			return mapStats{}, false
 		}
 		pat := pattern(byte(round))
 		copy(buf, pat)
@@ -132,12 +148,12 @@ func timeMapUnmap(c *pci.Container, w *pci.Window, page []byte) (nsPerPair, allo
 		if !ok1 || !ok2 || !bytes.Equal(buf, pat) {
 			fail("mapcost-map", "sample after round %d: edu DMA through IOVA %#x: done %v/%v, bytes back %q", round, m.IOVA, ok1, ok2, buf[:24])
 			c.Unmap(page, m)
-			return 0, 0, false
+			return mapStats{}, false
 		}
 		checked++
 		if err := c.Unmap(page, m); err != nil {
 			fail("mapcost-map", "sample unmap after round %d (IOVA %#x): %v", round, m.IOVA, err)
-			return 0, 0, false
+			return mapStats{}, false
 		}
 		for i := range buf {
 			buf[i] = 0x5a
@@ -145,7 +161,7 @@ func timeMapUnmap(c *pci.Container, w *pci.Window, page []byte) (nsPerPair, allo
 		runDMA(w, eduBuf, m.IOVA, cmdToRAM) // the engine finishes; the IOMMU drops the write
 		if bytes.Count(buf, []byte{0x5a}) != len(buf) {
 			fail("mapcost-map", "after the unmap of IOVA %#x (round %d) edu's write still reached the page: a stale translation", m.IOVA, round)
-			return 0, 0, false
+			return mapStats{}, false
 		}
 		blocked++
 	}
@@ -159,16 +175,24 @@ func timeMapUnmap(c *pci.Container, w *pci.Window, page []byte) (nsPerPair, allo
 	distinct := len(slices.Compact(iovas))
 	if len(bad) > 0 {
 		fail("mapcost-map", "%d of %d maps gave an IOVA outside [1 MiB, edu's 28-bit limit] or not page-aligned: %#x", len(bad), mapRounds*mapPerRound, bad[:min(len(bad), 4)])
-		return 0, 0, false
+		return mapStats{}, false
 	}
 	pass("mapcost-map", "%d map+unmap pairs through %s, every one succeeded with a page-aligned IOVA below edu's 28-bit limit (%d distinct, %#x..%#x); %d sampled maps carried edu's DMA both ways, and after each of their %d unmaps edu's write to the old IOVA left the page untouched",
 		mapRounds*mapPerRound, c.Name(), distinct, iovas[0], iovas[distinct-1], checked, blocked)
-	return median(rounds), float64(mallocs) / (mapRounds * mapPerRound), true
+	return mapStats{
+		pair: median(pairs), lo: slices.Min(pairs), hi: slices.Max(pairs),
+		mapNs: median(maps), unmapNs: median(unmaps),
+		allocs: float64(mallocs) / (mapRounds * mapPerRound),
+	}, true
 }
 
 // timeRecycle times Alloc + touch + Recycle through p, checks a sampled
 // buffer with edu between rounds and that every buffer is back at the end.
-func timeRecycle(p *pool.Pool, w *pci.Window) (nsPerBuf, allocsPerBuf float64, ok bool) {
+// recStats are the recycle figures: the median, fastest and slowest round
+// and heap allocations per buffer.
+type recStats struct{ med, lo, hi, allocs float64 }
+
+func timeRecycle(p *pool.Pool, w *pci.Window) (recStats, bool) {
 	rounds := make([]float64, 0, mapRounds)
 	var mallocs uint64
 	var ms runtime.MemStats
@@ -180,7 +204,7 @@ func timeRecycle(p *pool.Pool, w *pci.Window) (nsPerBuf, allocsPerBuf float64, o
 			pk := p.Alloc()
 			if pk == nil {
 				fail("mapcost-recycle", "pool empty at recycle %d of round %d", i, round)
-				return 0, 0, false
+				return recStats{}, false
 			}
 			d := pk.Append(touch)
 			d[0], d[touch-1] = byte(i), byte(i)
@@ -194,7 +218,7 @@ func timeRecycle(p *pool.Pool, w *pci.Window) (nsPerBuf, allocsPerBuf float64, o
 		pk := p.Alloc()
 		if pk == nil {
 			fail("mapcost-recycle", "pool empty after round %d", round)
-			return 0, 0, false
+			return recStats{}, false
 		}
 		b := pk.Buf()[:xfer]
 		pat := pattern(byte(0x80 + round))
@@ -205,16 +229,16 @@ func timeRecycle(p *pool.Pool, w *pci.Window) (nsPerBuf, allocsPerBuf float64, o
 		p.Recycle(pk)
 		if !ok1 || !ok2 || !bytes.Equal(b, pat) {
 			fail("mapcost-recycle", "sample after round %d: edu DMA through pool buffer IOVA %#x: done %v/%v, bytes back %q", round, pk.BufIOVA(), ok1, ok2, b[:24])
-			return 0, 0, false
+			return recStats{}, false
 		}
 	}
 	if err := p.Close(time.Second); err != nil {
 		fail("mapcost-recycle", "%v", err)
-		return 0, 0, false
+		return recStats{}, false
 	}
 	pass("mapcost-recycle", "%d Alloc+Recycle through pool %q (%d buffers on one region mapped once at IOVA %#x); %d sampled buffers carried edu's DMA both ways; every buffer back at Close",
 		mapRounds*recyPerRound, p.Name(), p.Count(), p.Region().IOVA(), mapRounds)
-	return median(rounds), float64(mallocs) / (mapRounds * recyPerRound), true
+	return recStats{med: median(rounds), lo: slices.Min(rounds), hi: slices.Max(rounds), allocs: float64(mallocs) / (mapRounds * recyPerRound)}, true
 }
 
 func median(v []float64) float64 {
