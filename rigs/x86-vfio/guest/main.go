@@ -10,6 +10,8 @@
 //     compares the bytes; aims one DMA at an IOVA nothing is mapped at and
 //     finds the IOMMU's fault for that address in the kernel log;
 //   - opens ivshmem-plain as a second device in the same container;
+//   - times a per-packet map + unmap of one buffer through the container
+//     against a recycle through a pool mapped once (mapcost.go);
 //   - moves edu to uio_pci_generic and repeats register access and a DMA
 //     with physical addresses from pagemap (unsafe-noiommu);
 //   - pairs QEMU's NVMe controller (SR-IOV, one VF) as a PF on vfio-pci
@@ -210,6 +212,7 @@ func main() {
 	pass("bind", "%s bound to %s through driver_override + drivers_probe (was %q)", edu.Address, b.Driver, b.Original)
 
 	vfioChecks(edu)
+	mapCostChecks(edu)
 
 	// Same device, no IOMMU: uio_pci_generic and pagemap.
 	if _, err := pci.Host.Bind(edu.Address, pci.DriverUIO); err != nil {
