@@ -116,7 +116,8 @@ func TestDataWindow(t *testing.T) {
 }
 
 func TestRefusedFrees(t *testing.T) {
-	t.Parallel()
+	// Serial: it asserts how much the process-wide ForgedFrees grew, which a
+	// parallel test's forged free would add to.
 	a := newPool(t, Config{Name: "a", Count: 8})
 	b := newPool(t, Config{Name: "b", Count: 8})
 
@@ -473,7 +474,8 @@ func TestConcurrentInterleavings(t *testing.T) {
 // cache (no ring), another pool's buffers to that pool's ring, and double,
 // forged and chained frees keep their guarantees.
 func TestFreeBulkDirect(t *testing.T) {
-	t.Parallel()
+	// Serial: it asserts how much the process-wide ForgedFrees grew, which a
+	// parallel test's forged free would add to.
 	a := newPool(t, Config{Name: "a", Count: 1024})
 	b := newPool(t, Config{Name: "b", Count: 8})
 
