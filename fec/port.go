@@ -495,9 +495,9 @@ func (p *Port) readMAC() net.HardwareAddr {
 // does not depend on the rings: §5.3 steps 2-4.
 func (p *Port) reset() error {
 	r := p.regs
-	// A RESET pulse zeroes the MIB counters and stops them (MIBC resets to
-	// MIB_DIS, §2.4, §10.1): keep what they counted and count from their
-	// values after it. Without the pulse they keep counting (frames the
+	// A RESET pulse may zero the MIB counters, and stops them (MIBC resets
+	// to MIB_DIS, §2.4, §10.1): keep what they counted and count from
+	// their values after it. Without the pulse they keep counting (frames the
 	// disabled MAC discards meanwhile are in RMON_R_DROP): the next read
 	// goes on from the last, so none is lost to a new base. The first
 	// reset takes the values a previous owner left as the base.
