@@ -495,20 +495,28 @@ func (p *Port) readMAC() net.HardwareAddr {
 // does not depend on the rings: §5.3 steps 2-4.
 func (p *Port) reset() error {
 	r := p.regs
-	// The reset may zero the MIB counters: keep what they counted, and
-	// count from their new values.
+	// A RESET pulse may zero the MIB counters, and stops them (MIBC resets
+	// to MIB_DIS, §2.4, §10.1): keep what they counted and count from
+	// their values after it. Without the pulse they keep counting (frames the
+	// disabled MAC discards meanwhile are in RMON_R_DROP): the next read
+	// goes on from the last, so none is lost to a new base. The first
+	// reset takes the values a previous owner left as the base.
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
 	if p.mibBased {
 		p.mibAccumulateLocked()
 	}
-	if p.prof.has(qMultiQueues) || p.prof.has(qNoHardReset) {
-		r.Write32(regECR, 0) // multi-queue parts: no RESET pulse (Linux fec_restart)
-	} else {
+	pulse := !p.prof.has(qMultiQueues) && !p.prof.has(qNoHardReset)
+	if pulse {
 		r.Write32(regECR, ecr_RESET)
+	} else {
+		r.Write32(regECR, 0) // multi-queue parts: no RESET pulse (Linux fec_restart)
 	}
 	time.Sleep(20 * time.Microsecond) // ≥10 µs for the self-clearing reset
-	r.Write32(regEIMR, 0)             // poll mode: no interrupts
+	if pulse || !p.mibBased {
+		p.mibRebaseLocked() // before MIBC = 0 below: stopped counters hold still
+	}
+	r.Write32(regEIMR, 0) // poll mode: no interrupts
 	r.Write32(regEIR, 0xFFFF_FFFF)
 	p.writeMAC()
 	r.Write32(regIAUR, 0)
@@ -518,7 +526,6 @@ func (p *Port) reset() error {
 	// MIB counters on from here (a reset stops them): frames the MAC
 	// discards before Start are counted too.
 	r.Write32(regMIBC, 0)
-	p.mibRebaseLocked()
 	p.mibBased = true
 	return r.Err()
 }

@@ -26,7 +26,9 @@
 // goroutine at a time, Receive and Pump from one goroutine at a time.
 //
 // Engine (Config.Engine true): Start launches one goroutine that polls the
-// TX doorbells, the control ring and the sources; Stop ends it. StartOn
+// TX doorbells, the control ring and the sources (these from the moment
+// the SI and its ring 0 are first enabled, so a rate-limited source never
+// sends into a port its driver has not started); Stop ends it. StartOn
 // runs the device on a shared Engine instead, one goroutine for several
 // devices (sim: every engine-mode sim:enetcN shares one). Receive from
 // other goroutines (a cable's peer) is serialised with the engine by a

@@ -86,11 +86,29 @@ func (d *Device) round() int {
 	if d.get(regSICBDRPIR) != d.get(regSICBDRCIR) {
 		work += d.processCBDR()
 	}
-	d.rxMu.Lock()
-	work += d.pump(engineRxBatch)
-	d.rxMu.Unlock()
+	if !d.srcLive {
+		d.srcLive = d.rxStarted()
+	}
+	if d.srcLive {
+		d.rxMu.Lock()
+		work += d.pump(engineRxBatch)
+		d.rxMu.Unlock()
+	}
 	d.engMu.Unlock()
 	return work
+}
+
+// rxStarted reports whether the receive side has been started: the SI
+// enabled (SIMR.EN) and its ring 0 (RBMR.EN), which a driver sets once the
+// ring's BDs are written (docs/hardware-enetc.md §4.3). The engine pulls no
+// source before then, as synchronous mode pulls them first at the enabling
+// writes: a lossless source would wait for room anyway; a rate-limited one,
+// a wire that runs on regardless, starts its clock then, so none of its
+// frames meets a port its driver has not started. From then on it runs
+// regardless (the MAC being off, the link down, a Stop): what the port
+// cannot take is discarded and counted (RDRP, RBDCR).
+func (d *Device) rxStarted() bool {
+	return d.get(regSIMR)&simr_EN != 0 && d.get(regRBMR)&rbmr_EN != 0
 }
 
 // run is the engine of one device: rounds until Stop, yielding between busy

@@ -177,6 +177,9 @@ type Device struct {
 	shared   atomic.Pointer[Engine] // the shared engine running this device, if any
 	wake     chan struct{}
 	done     chan struct{}
+	// srcLive: the receive side has run, so the engine pulls the sources
+	// (round, rxStarted; guarded by engMu).
+	srcLive bool
 }
 
 type wireBox struct{ w wire.Wire }

@@ -45,8 +45,11 @@
 // frames coming); everything runs in the caller's goroutine, so
 // one goroutine must drive the device. Engine (Config.Engine true): Start
 // runs one goroutine that processes TX rings when TDAR is active and pulls
-// sources; Receive may be called from any goroutine. Registers and
-// descriptor status words are accessed with atomics in both modes.
+// sources, from the first RDAR write that finds an empty buffer on (the
+// moment synchronous mode first pulls them), so a rate-limited source
+// never sends into a MAC its driver has not started; Receive may be called
+// from any goroutine. Registers and descriptor status words are accessed
+// with atomics in both modes.
 //
 // # Choices where the reference is silent
 //

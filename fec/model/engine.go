@@ -64,10 +64,20 @@ func (d *Device) Stop() {
 	d.run.running = false
 }
 
+// loop is the engine goroutine. It pulls no source before the receiver
+// first runs: ECR.ETHEREN set and an RDAR write on ring 0 that found an
+// empty BD (docs/hardware-fec.md §4.3), the moment synchronous mode pulls
+// them first. A lossless source would wait for room anyway; a rate-limited
+// one, a wire that runs on regardless, starts its clock then, so no frame
+// of it meets a MAC its driver has not started (before the driver's
+// counters are set up, where nothing could count it). From then on it runs
+// regardless: what arrives while the MAC is disabled again is discarded
+// and counted (RMON_R_DROP).
 func (d *Device) loop(stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
+	rxStarted := false
 	for {
 		busy := false
 		for i := 0; i < d.nrings; i++ {
@@ -82,7 +92,10 @@ func (d *Device) loop(stop, done chan struct{}) {
 			d.txMu.Unlock()
 		}
 		srcs := *d.sources.Load()
-		if len(srcs) > 0 && d.pull(srcs, 64) > 0 {
+		if !rxStarted && len(srcs) > 0 {
+			rxStarted = d.rx[0].req.Load() != 0
+		}
+		if rxStarted && len(srcs) > 0 && d.pull(srcs, 64) > 0 {
 			busy = true
 		}
 		if busy {
