@@ -169,17 +169,25 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	ntc := q.ntc
 	minLen, maxLen := q.shift+ethHdr+fcsLen, q.mrbr
 	off, n := uint16(q.headroom+q.shift), q.shift+fcsLen
+	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
 	var bytes uint64
 	i := 0
 	for ; i < len(pkts); i++ {
-		st, length := sc(q.ring.status(ntc))
+		var w, esc uint32
+		var bd *bdEnh
+		if enh != nil {
+			bd = &enh[ntc]
+			w = atomic.LoadUint32(&bd.sc)
+		} else {
+			w = atomic.LoadUint32(&leg[ntc].sc)
+		}
+		st, length := sc(w)
 		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
 			break
 		}
 		dma.ReadBarrier() // the status word before the length, esc and data it guards
-		var esc uint32
-		if q.enhanced {
-			esc = q.ring.word(ntc, wESC)
+		if bd != nil {
+			esc = bd.esc // written by the MAC before it cleared E
 			if esc&rxbd_ESC_ERR_MASK != 0 {
 				break
 			}
@@ -194,7 +202,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 		// Non-coherent DMA: invalidated before RxBurst returns.
 		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.bufRegion, pk) + q.headroom, Len: ln})
 		var f pool.Flags
-		if q.enhanced {
+		if bd != nil {
 			f = escFlags(esc)
 		}
 		pk.SetRx(off, uint16(ln-n), q.appOwn, q.portID, uint16(q.id), 0, 0, f, 0) // fits: checked above
@@ -433,25 +441,36 @@ func (q *rxQueue) refill() {
 	if got == 0 {
 		return
 	}
+	// The BDs' other words first, plain stores (the driver owns these BDs:
+	// see bdRing), then the barrier, then the E bits, atomic, in the same
+	// slots and order.
 	t := q.ntu
-	stride, headroom := q.ring.stride, uint32(q.headroom)
-	for i := 0; i < got; i++ {
-		pk := q.bufs[t] // the buffer is the MAC's from the status write on
-		bd := q.ring.w[t*stride : t*stride+stride]
-		atomic.StoreUint32(&bd[wAddr], uint32(pk.BufIOVA())+headroom) // the MAC writes after the pool's headroom
-		if q.enhanced {
-			_ = bd[wBDU]                     // an enhanced BD has the words (one bounds check for the three)
-			atomic.StoreUint32(&bd[wESC], 0) // no per-BD interrupt: poll mode
-			atomic.StoreUint32(&bd[wProt], 0)
-			atomic.StoreUint32(&bd[wBDU], 0)
+	headroom := uint32(q.headroom)
+	if enh := q.ring.enh; enh != nil {
+		for i := 0; i < got; i++ {
+			bd := &enh[t]
+			bd.addr = uint32(q.bufs[t].BufIOVA()) + headroom // the MAC writes after the pool's headroom
+			bd.esc, bd.prot, bd.bdu = 0, 0, 0                // no per-BD interrupt: poll mode
+			t = q.next(t)                                    // empty slots run from ntu towards ntc
 		}
-		t = q.next(t) // empty slots run from ntu towards ntc
-	}
-	dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-	t = q.ntu
-	for i := 0; i < got; i++ {
-		q.ring.publish(t, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
-		t = q.next(t)                              // same slots, same order as above
+		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
+		t = q.ntu
+		for i := 0; i < got; i++ {
+			atomic.StoreUint32(&enh[t].sc, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
+			t = q.next(t)
+		}
+	} else {
+		leg := q.ring.leg
+		for i := 0; i < got; i++ {
+			leg[t].addr = uint32(q.bufs[t].BufIOVA()) + headroom
+			t = q.next(t)
+		}
+		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
+		t = q.ntu
+		for i := 0; i < got; i++ {
+			atomic.StoreUint32(&leg[t].sc, w0(rxbd_E|q.wrap(t), 0))
+			t = q.next(t)
+		}
 	}
 	q.ntu = t             // the next empty slot
 	q.posted += got       // these BDs are the MAC's now

@@ -258,6 +258,7 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 		pkts = pkts[:free]
 	}
 	maxLen := q.port.maxFL - fcsLen
+	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
 	t := q.ntu
 	var bytes uint64
 	for i, pk := range pkts {
@@ -273,10 +274,13 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 		// nothing (MarkClean).
 		lo, dirty := pk.DirtySpan()
 		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.syncR, pk) + lo, Len: dirty})
-		q.ring.set(t, wAddr, uint32(pk.IOVA()))
-		if q.enhanced {
-			q.ring.set(t, wESC, q.esc)
-			q.ring.set(t, wBDU, 0)
+		// Plain stores: the BD is the driver's until publish's ownership
+		// store (see bdRing).
+		if enh != nil {
+			bd := &enh[t]
+			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), q.esc, 0
+		} else {
+			leg[t].addr = uint32(pk.IOVA())
 		}
 		q.bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
 		pk.SetOwner(q.lastOwner)
@@ -307,10 +311,21 @@ func (q *txQueue) publish(start, nbd int) {
 	if t >= q.ring.size {
 		t -= q.ring.size
 	}
-	for i := 0; i < nbd; i++ {
-		q.ring.publish(t, q.pend[t])
-		if t--; t < 0 { // walk back, wrapping below slot 0
-			t = q.ring.size - 1
+	pend := q.pend
+	if enh := q.ring.enh; enh != nil {
+		for i := 0; i < nbd; i++ {
+			atomic.StoreUint32(&enh[t].sc, pend[t])
+			if t--; t < 0 { // walk back, wrapping below slot 0
+				t = q.ring.size - 1
+			}
+		}
+	} else {
+		leg := q.ring.leg
+		for i := 0; i < nbd; i++ {
+			atomic.StoreUint32(&leg[t].sc, pend[t])
+			if t--; t < 0 {
+				t = q.ring.size - 1
+			}
 		}
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
@@ -417,15 +432,23 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The completed BDs from ntc: one status load each, and the frames'
 	// esc words (their last BDs hold the packet).
 	start, k, done := q.ntc, 0, 0
+	enh, leg, bufs := q.ring.enh, q.ring.leg, q.bufs
 	for i := start; k < q.inFlight; k++ {
-		st, _ := sc(q.ring.status(i))
-		if st&txbd_R != 0 {
+		var w uint32
+		var bd *bdEnh
+		if enh != nil {
+			bd = &enh[i]
+			w = atomic.LoadUint32(&bd.sc)
+		} else {
+			w = atomic.LoadUint32(&leg[i].sc)
+		}
+		if st, _ := sc(w); st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
-		if q.bufs[i] != nil {
-			if q.enhanced {
-				dma.ReadBarrier() // R before the esc word the MAC wrote with it
-				if q.ring.word(i, wESC)&txbd_ESC_ERR_MASK != 0 {
+		if bufs[i] != nil {
+			if bd != nil {
+				dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
+				if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
 					q.stats.Drop(driver.CauseFrame, 1)
 				}
 			}
