@@ -163,12 +163,21 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	if len(pkts) > q.posted {
 		pkts = pkts[:q.posted]
 	}
-	if room := cap(q.spans) - len(q.spans); len(pkts) > room {
-		pkts = pkts[:room] // never short: a burst takes at most every BD once
+	// The burst's invalidates go into the spans' free room, indexed as pkts
+	// (never short: a burst takes at most every BD once).
+	spans := q.spans[len(q.spans):cap(q.spans)]
+	if len(pkts) > len(spans) {
+		pkts = pkts[:len(spans)]
 	}
-	ntc := q.ntc
+	spans = spans[:len(pkts)]
+	// The queue's fields in locals: the stores through pk could alias them
+	// as far as the compiler knows, and it would load them again per frame.
+	ntc, size, bufs := q.ntc, q.ring.size, q.bufs
+	headroom := q.headroom
 	minLen, maxLen := q.shift+ethHdr+fcsLen, q.mrbr
-	off, n := uint16(q.headroom+q.shift), q.shift+fcsLen
+	off, n := uint16(headroom+q.shift), q.shift+fcsLen
+	appOwn, portID, qid := q.appOwn, q.portID, uint16(q.id)
+	region := q.bufRegion
 	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
 	var bytes uint64
 	i := 0
@@ -193,23 +202,28 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 			}
 		}
 		ln := int(length)
-		pk := q.bufs[ntc]
+		pk := bufs[ntc]
 		// The length is device-written: it must cover the pad, a header
 		// and the FCS, and fit the buffer the MAC was given.
-		if ln < minLen || ln > maxLen || q.headroom+ln > pk.BufSize() {
+		if ln < minLen || ln > maxLen || headroom+ln > pk.BufSize() {
 			break
 		}
 		// Non-coherent DMA: invalidated before RxBurst returns.
-		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.bufRegion, pk) + q.headroom, Len: ln})
+		spans[i] = dma.Span{Off: bufOffset(region, pk) + headroom, Len: ln}
 		var f pool.Flags
 		if bd != nil {
 			f = escFlags(esc)
 		}
-		pk.SetRx(off, uint16(ln-n), q.appOwn, q.portID, uint16(q.id), 0, 0, f, 0) // fits: checked above
+		pk.SetRx(off, uint16(ln-n), appOwn, portID, qid, 0, 0, f, 0) // fits: checked above
 		pkts[i] = pk
 		bytes += uint64(ln - n)
-		ntc = q.next(ntc) // the MAC has moved past this BD; the slot is rewritten before it is read again
+		// The MAC has moved past this BD; the slot is rewritten before it
+		// is read again.
+		if ntc++; ntc == size {
+			ntc = 0
+		}
 	}
+	q.spans = q.spans[:len(q.spans)+i]
 	q.ntc = ntc
 	q.posted -= i
 	return i, bytes

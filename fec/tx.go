@@ -257,40 +257,58 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 	if len(pkts) > free {
 		pkts = pkts[:free]
 	}
+	// The burst's cleans go into the spans' free room, indexed as pkts.
+	spans := q.spans[len(q.spans):cap(q.spans)]
+	if len(pkts) > len(spans) {
+		pkts = pkts[:len(spans)]
+	}
+	spans = spans[:len(pkts)]
+	// The queue's fields in locals: the stores through pk could alias them
+	// as far as the compiler knows, and it would load them again per frame.
 	maxLen := q.port.maxFL - fcsLen
+	t, size, bufs, pend := q.ntu, q.ring.size, q.bufs, q.pend
+	reach, align, esc := q.reach, q.txAlign, q.esc
+	lastPool, syncR, owner := q.lastPool, q.syncR, q.lastOwner
 	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
-	t := q.ntu
 	var bytes uint64
-	for i, pk := range pkts {
+	i := 0
+	for ; i < len(pkts); i++ {
+		pk := pkts[i]
 		ln := pk.Len()
 		pl := pk.Pool()
-		if pk.Next() != nil || ln > maxLen || ln < ethHdr || pk.Reach() != q.reach || pk.IOVA()&q.txAlign != 0 ||
-			pl != q.lastPool || pl.Region() != q.syncR || len(q.spans) == cap(q.spans) {
-			q.ntu = t
-			return i, bytes
+		if pk.Next() != nil || ln > maxLen || ln < ethHdr || pk.Reach() != reach || pk.IOVA()&align != 0 ||
+			pl != lastPool || pl.Region() != syncR {
+			break
 		}
 		// Non-coherent DMA: the dirty span is cleaned before publish, with
 		// the burst's other frames; the free after the transmission syncs
 		// nothing (MarkClean).
 		lo, dirty := pk.DirtySpan()
-		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.syncR, pk) + lo, Len: dirty})
+		spans[i] = dma.Span{Off: bufOffset(syncR, pk) + lo, Len: dirty}
 		// Plain stores: the BD is the driver's until publish's ownership
 		// store (see bdRing).
 		if enh != nil {
 			bd := &enh[t]
-			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), q.esc, 0
+			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), esc, 0
 		} else {
 			leg[t].addr = uint32(pk.IOVA())
 		}
-		q.bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
-		pk.SetOwner(q.lastOwner)
-		q.pend[t] = w0(txbd_R|txbd_TC|txbd_L|q.wrap(t), uint32(ln))
+		bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
+		pk.SetOwner(owner)
+		st := uint32(txbd_R | txbd_TC | txbd_L)
+		if t == size-1 {
+			st |= txbd_W
+		}
+		pend[t] = w0(st, uint32(ln))
 		pk.MarkClean()
-		t = q.next(t)
+		if t++; t == size {
+			t = 0
+		}
 		bytes += uint64(ln)
 	}
+	q.spans = q.spans[:len(q.spans)+i]
 	q.ntu = t
-	return len(pkts), bytes
+	return i, bytes
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one
