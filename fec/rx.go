@@ -174,7 +174,15 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	// as far as the compiler knows, and it would load them again per frame.
 	ntc, size, bufs := q.ntc, q.ring.size, q.bufs
 	headroom := q.headroom
-	minLen, maxLen := q.shift+ethHdr+fcsLen, q.mrbr
+	// The length is device-written: it must cover the pad, a header and
+	// the FCS, and fit both MRBR and the buffer the MAC was given (every
+	// buffer of the ring is the queue's pool's, of one size): one unsigned
+	// range check.
+	minLen, maxLen := q.shift+ethHdr+fcsLen, min(q.mrbr, q.pool.BufSize()-headroom)
+	if maxLen < minLen {
+		return 0, 0 // no length fits: single drops each frame, counted
+	}
+	span := uint(maxLen - minLen)
 	off, n := uint16(headroom+q.shift), q.shift+fcsLen
 	appOwn, portID, qid := q.appOwn, q.portID, uint16(q.id)
 	region := q.bufRegion
@@ -202,12 +210,10 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 			}
 		}
 		ln := int(length)
-		pk := bufs[ntc]
-		// The length is device-written: it must cover the pad, a header
-		// and the FCS, and fit the buffer the MAC was given.
-		if ln < minLen || ln > maxLen || headroom+ln > pk.BufSize() {
+		if uint(ln-minLen) > span {
 			break
 		}
+		pk := bufs[ntc]
 		// Non-coherent DMA: invalidated before RxBurst returns.
 		spans[i] = dma.Span{Off: bufOffset(region, pk) + headroom, Len: ln}
 		var f pool.Flags
@@ -287,17 +293,23 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	return pk
 }
 
-// escFlags are the checksum flags of an enhanced BD's esc word.
+// escFlags are the checksum flags of an enhanced BD's esc word: ICE and
+// PCR shifted to FlagL3CsumBad and FlagL4CsumBad, with no branch.
 func escFlags(esc uint32) pool.Flags {
-	var f pool.Flags
-	if esc&rxbd_ICE != 0 {
-		f |= pool.FlagL3CsumBad
-	}
-	if esc&rxbd_PCR != 0 {
-		f |= pool.FlagL4CsumBad
-	}
-	return f
+	return pool.Flags(esc&rxbd_ICE)>>escICEShift | pool.Flags(esc&rxbd_PCR)>>escPCRShift
 }
+
+// The shifts from the esc bits to the flags, checked at compile time: an
+// index other than 0 into a one-element array does not compile.
+const (
+	escICEShift = 3
+	escPCRShift = 1
+)
+
+var (
+	_ = [1]struct{}{}[rxbd_ICE>>escICEShift-pool.FlagL3CsumBad]
+	_ = [1]struct{}{}[rxbd_PCR>>escPCRShift-pool.FlagL4CsumBad]
+)
 
 // syncForCPU queues bytes of the buffer region for the burst's invalidate
 // (one span per BD: the ring's size bounds a burst's).

@@ -269,6 +269,9 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 	t, size, bufs, pend := q.ntu, q.ring.size, q.bufs, q.pend
 	reach, align, esc := q.reach, q.txAlign, q.esc
 	lastPool, syncR, owner := q.lastPool, q.syncR, q.lastOwner
+	if lastPool == nil || lastPool.Region() != syncR {
+		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
+	}
 	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
 	var bytes uint64
 	i := 0
@@ -276,8 +279,8 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 		pk := pkts[i]
 		ln := pk.Len()
 		pl := pk.Pool()
-		if pk.Next() != nil || ln > maxLen || ln < ethHdr || pk.Reach() != reach || pk.IOVA()&align != 0 ||
-			pl != lastPool || pl.Region() != syncR {
+		if pk.Next() != nil || uint(ln-ethHdr) > uint(maxLen-ethHdr) || pk.Reach() != reach || pk.IOVA()&align != 0 ||
+			pl != lastPool {
 			break
 		}
 		// Non-coherent DMA: the dirty span is cleaned before publish, with
