@@ -123,6 +123,11 @@ type profile struct {
 	total int64
 }
 
+// recursionSuffix is what callgrind appends to a function's name for a
+// deeper recursion level ("f'2"), which it also records when a stack
+// growth restarts a function: one function either way, for the columns.
+var recursionSuffix = regexp.MustCompile(`'[0-9]+$`)
+
 // parseCallgrind reads a callgrind output file (format: valgrind's
 // callgrind manual, "Callgrind Format Specification"): fn= names the
 // function that cost lines that follow belong to; a calls= line makes the
@@ -142,6 +147,9 @@ func parseCallgrind(r io.Reader) (*profile, error) {
 		}
 		id, name := v[:i+1], strings.TrimSpace(v[i+1:])
 		if name != "" {
+			if kind == "fn" {
+				name = recursionSuffix.ReplaceAllString(name, "")
+			}
 			names[kind][id] = name
 			return name
 		}
