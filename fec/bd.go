@@ -124,14 +124,20 @@ type bdLeg struct {
 
 // bdEnh is an enhanced BD (docs/hardware-fec.md §3), the words in order.
 type bdEnh struct {
-	sc   uint32 // wSC: atomic only
-	addr uint32 // wAddr
-	esc  uint32 // wESC
-	prot uint32 // wProt
-	bdu  uint32 // wBDU
-	ts   uint32 // wTS
-	_    [2]uint32
+	sc   uint32    // wSC: atomic only
+	addr uint32    // wAddr
+	esc  uint32    // wESC
+	prot uint32    // wProt
+	bdu  uint32    // wBDU
+	_    [3]uint32 // wTS (the 1588 timestamp, unused in poll mode) and two reserved words
 }
+
+// The views' BD sizes are the hardware's: an index other than 0 into a
+// one-element array does not compile.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(bdEnh{})-bdEnhancedSize]
+	_ = [1]struct{}{}[unsafe.Sizeof(bdLeg{})-bdLegacySize]
+)
 
 func newBDRing(mem []byte, iova uint64, size, bdSize int) bdRing {
 	words := size * bdSize / 4

@@ -86,7 +86,7 @@ type Pool struct {
 	// reach is the region's DMA domain (dma.DomainID) shifted left by one,
 	// with bit 0 set when every buffer lies below 4 GiB in bus addresses:
 	// what a TX queue compares with its device's, once per packet.
-	reach uint32
+	reach    uint32
 	freshOff int32 // a fresh header's data offset (the headroom): see fresh
 
 	// The headers' address range: a pointer in it is one of this pool's
