@@ -102,11 +102,12 @@ const (
 // orders the BD's other words before it. Those other words are plain
 // loads and stores: the driver writes them only while it owns the BD (its
 // status load saw the device's ownership bit clear) and before the
-// ownership store, after dma.WriteBarrier; the device reads them only
-// after its own load of word 0 saw the bit set, and writes them before it
-// clears the bit. The atomic pair on word 0 is the happens-before edge the
-// Go memory model (and the race detector) needs, the barrier the one the
-// CPU needs (docs/hardware-fec.md §3).
+// ownership store, with dma.WriteBarrier between; the device uses them
+// only when the word 0 it loaded has the bit set, and writes them before
+// it clears the bit (docs/hardware-fec.md §4.2; the models read them with
+// an atomic load after that of word 0). The atomic pair on word 0 is the
+// happens-before edge the Go memory model (and the race detector) needs,
+// the barrier the one the CPU and the device need.
 type bdRing struct {
 	w      []uint32 // all descriptors' words
 	stride int      // words per descriptor: 2 (legacy) or 8 (enhanced)
