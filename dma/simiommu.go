@@ -365,10 +365,7 @@ func (s *SimIOMMU) SyncSpansForDevice(mem []byte, m Mapping, spans []Span) {
 		return
 	}
 	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		for _, sp := range spans {
-			lo, hi := lineSpan(sp.Off, sp.Len, len(e.cpu))
-			copy(e.dev[lo:hi], e.cpu[lo:hi])
-		}
+		copySpans(e.dev, e.cpu, spans)
 	}
 }
 
@@ -379,10 +376,7 @@ func (s *SimIOMMU) SyncSpansForCPU(mem []byte, m Mapping, spans []Span) {
 		return
 	}
 	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		for _, sp := range spans {
-			lo, hi := lineSpan(sp.Off, sp.Len, len(e.cpu))
-			copy(e.cpu[lo:hi], e.dev[lo:hi])
-		}
+		copySpans(e.cpu, e.dev, spans)
 	}
 }
 
@@ -393,6 +387,22 @@ func (s *SimIOMMU) entry(iova uint64) (*simEntry, bool) {
 		}
 	}
 	return nil, false
+}
+
+// copySpans copies each span, widened to whole cache lines (as lineSpan
+// widens it, inside the mapping), from src to dst: a clean (CPU copy to
+// device copy) or an invalidate (device copy to CPU copy) of the span's
+// lines. The arithmetic is unsigned, with the mapping's size taken once
+// for the batch; a span starting before or past the mapping panics, as
+// lineSpan's slice expression does.
+func copySpans(dst, src []byte, spans []Span) {
+	size := uint(min(len(dst), len(src)))
+	dst, src = dst[:size], src[:size]
+	for _, sp := range spans {
+		lo := uint(sp.Off) &^ (CacheLine - 1)
+		hi := min((uint(sp.Off)+uint(sp.Len)+CacheLine-1)&^(CacheLine-1), size)
+		copy(dst[lo:hi], src[lo:hi]) // lo > hi (a negative offset, or past the end) panics
+	}
 }
 
 // lineSpan widens [off, off+n) to whole cache lines inside [0, size).

@@ -44,3 +44,28 @@ func TestSyncSpans(t *testing.T) {
 		}
 	}
 }
+
+// The simulated cache's copy moves each span's whole lines and nothing
+// else: a span across a line boundary takes both lines, one at a
+// mapping's end that is not a whole line takes what is there, and a
+// span starting before the mapping panics as a slice expression does.
+func TestCopySpansLines(t *testing.T) {
+	src := bytes.Repeat([]byte{0xAA}, 200) // 3 lines and 8 bytes
+	dst := make([]byte, 200)
+	copySpans(dst, src, []Span{{60, 8}, {193, 2}})
+	for i, b := range dst {
+		want := byte(0)
+		if i < 128 || i >= 192 {
+			want = 0xAA // lines 0 and 1 (the first span), the tail (the second)
+		}
+		if b != want {
+			t.Fatalf("byte %d is %#x after the copy, want %#x", i, b, want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a span at offset -64 was copied without a panic")
+		}
+	}()
+	copySpans(dst, src, []Span{{-64, 8}})
+}

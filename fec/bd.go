@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/driver"
 )
@@ -92,21 +93,77 @@ const (
 
 // bdRing is a descriptor ring seen as 32-bit words in DMA memory that the
 // CPU and the device see identically (uncached or coherent).
+//
+// The hot paths use the typed view of the ring's format instead (enh or
+// leg, the other nil): a BD is one struct, its words fields at constant
+// offsets, one bounds check per BD. Word 0 (status and length, the
+// ownership bit) is loaded and stored atomically, always: the device may
+// write it at any time, and the store that hands a BD over is the one that
+// orders the BD's other words before it. Those other words are plain
+// loads and stores: the driver writes them only while it owns the BD (its
+// status load saw the device's ownership bit clear) and before the
+// ownership store, with dma.WriteBarrier between; the device uses them
+// only when the word 0 it loaded has the bit set, and writes them before
+// it clears the bit (docs/hardware-fec.md §4.2; the models read them with
+// an atomic load after that of word 0). The atomic pair on word 0 is the
+// happens-before edge the Go memory model (and the race detector) needs,
+// the barrier the one the CPU and the device need.
 type bdRing struct {
 	w      []uint32 // all descriptors' words
 	stride int      // words per descriptor: 2 (legacy) or 8 (enhanced)
 	size   int      // descriptors
 	iova   uint64   // bus address of descriptor 0
+	enh    []bdEnh  // the ring as enhanced BDs (stride 8), or nil
+	leg    []bdLeg  // the ring as legacy BDs (stride 2), or nil
 }
+
+// bdLeg is a legacy BD (docs/hardware-fec.md §3): word 0 and the buffer address.
+type bdLeg struct {
+	sc   uint32 // wSC: atomic only
+	addr uint32 // wAddr
+}
+
+// bdEnh is an enhanced BD (docs/hardware-fec.md §3), the words in order.
+type bdEnh struct {
+	sc   uint32    // wSC: atomic only
+	addr uint32    // wAddr
+	esc  uint32    // wESC
+	prot uint32    // wProt
+	bdu  uint32    // wBDU
+	_    [3]uint32 // wTS (the 1588 timestamp, unused in poll mode) and two reserved words
+}
+
+// The views' BD sizes are the hardware's: an index other than 0 into a
+// one-element array does not compile.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(bdEnh{})-bdEnhancedSize]
+	_ = [1]struct{}{}[unsafe.Sizeof(bdLeg{})-bdLegacySize]
+)
 
 func newBDRing(mem []byte, iova uint64, size, bdSize int) bdRing {
 	words := size * bdSize / 4
-	return bdRing{
+	r := bdRing{
 		w:      words32(mem, words),
 		stride: bdSize / 4,
 		size:   size,
 		iova:   iova,
 	}
+	if bdSize == bdEnhancedSize {
+		r.enh = bdView[bdEnh](r.w, size)
+	} else {
+		r.leg = bdView[bdLeg](r.w, size)
+	}
+	return r
+}
+
+// bdView is the ring's words w seen as n BDs of type B (w holds exactly
+// n*sizeof(B)/4 words; B is a whole number of words, its alignment theirs).
+func bdView[B bdLeg | bdEnh](w []uint32, n int) []B {
+	var b B
+	if n == 0 || len(w) != n*int(unsafe.Sizeof(b))/4 {
+		panic("fec: BD view of " + itoa(len(w)) + " words as " + itoa(n) + " BDs")
+	}
+	return unsafe.Slice((*B)(unsafe.Pointer(&w[0])), n)
 }
 
 // status loads word 0 of descriptor i with one 32-bit read: the device

@@ -165,45 +165,73 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	if len(pkts) > q.posted {
 		pkts = pkts[:q.posted]
 	}
-	if room := cap(q.spans) - len(q.spans); len(pkts) > room {
-		pkts = pkts[:room] // never short: a burst takes at most every BD once
+	// The burst's invalidates go into the spans' free room, indexed as pkts
+	// (never short: a burst takes at most every BD once).
+	spans := q.spans[len(q.spans):cap(q.spans)]
+	if len(pkts) > len(spans) {
+		pkts = pkts[:len(spans)]
 	}
-	ntc := q.ntc
-	minLen, maxLen := q.shift+ethHdr+fcsLen, q.mrbr
-	off, n := uint16(q.headroom+q.shift), q.shift+fcsLen
+	spans = spans[:len(pkts)]
+	// The queue's fields in locals: the stores through pk could alias them
+	// as far as the compiler knows, and it would load them again per frame.
+	ntc, size, bufs := q.ntc, q.ring.size, q.bufs
+	headroom := q.headroom
+	// The length is device-written: it must cover the pad, a header and
+	// the FCS, and fit both MRBR and the buffer the MAC was given (every
+	// buffer of the ring is the queue's pool's, of one size): one unsigned
+	// range check.
+	minLen, maxLen := q.shift+ethHdr+fcsLen, min(q.mrbr, q.pool.BufSize()-headroom)
+	if maxLen < minLen {
+		return 0, 0 // no length fits: single drops each frame, counted
+	}
+	span := uint(maxLen - minLen)
+	off, n := uint16(headroom+q.shift), q.shift+fcsLen
+	appOwn, portID, qid := q.appOwn, q.portID, uint16(q.id)
+	region := q.bufRegion
+	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
 	var bytes uint64
 	i := 0
 	for ; i < len(pkts); i++ {
-		st, length := sc(q.ring.status(ntc))
+		var w, esc uint32
+		var bd *bdEnh
+		if enh != nil {
+			bd = &enh[ntc]
+			w = atomic.LoadUint32(&bd.sc)
+		} else {
+			w = atomic.LoadUint32(&leg[ntc].sc)
+		}
+		st, length := sc(w)
 		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
 			break
 		}
 		dma.ReadBarrier() // the status word before the length, esc and data it guards
-		var esc uint32
-		if q.enhanced {
-			esc = q.ring.word(ntc, wESC)
+		if bd != nil {
+			esc = bd.esc // written by the MAC before it cleared E
 			if esc&rxbd_ESC_ERR_MASK != 0 {
 				break
 			}
 		}
 		ln := int(length)
-		pk := q.bufs[ntc]
-		// The length is device-written: it must cover the pad, a header
-		// and the FCS, and fit the buffer the MAC was given.
-		if ln < minLen || ln > maxLen || q.headroom+ln > pk.BufSize() {
+		if uint(ln-minLen) > span {
 			break
 		}
+		pk := bufs[ntc]
 		// Non-coherent DMA: invalidated before RxBurst returns.
-		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.bufRegion, pk) + q.headroom, Len: ln})
+		spans[i] = dma.Span{Off: bufOffset(region, pk) + headroom, Len: ln}
 		var f pool.Flags
-		if q.enhanced {
+		if bd != nil {
 			f = escFlags(esc)
 		}
-		pk.SetRx(off, uint16(ln-n), q.appOwn, q.portID, uint16(q.id), 0, 0, f, 0) // fits: checked above
+		pk.SetRx(off, uint16(ln-n), appOwn, portID, qid, 0, 0, f, 0) // fits: checked above
 		pkts[i] = pk
 		bytes += uint64(ln - n)
-		ntc = q.next(ntc) // the MAC has moved past this BD; the slot is rewritten before it is read again
+		// The MAC has moved past this BD; the slot is rewritten before it
+		// is read again.
+		if ntc++; ntc == size {
+			ntc = 0
+		}
 	}
+	q.spans = q.spans[:len(q.spans)+i]
 	q.ntc = ntc
 	q.posted -= i
 	return i, bytes
@@ -267,17 +295,23 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	return pk
 }
 
-// escFlags are the checksum flags of an enhanced BD's esc word.
+// escFlags are the checksum flags of an enhanced BD's esc word: ICE and
+// PCR shifted to FlagL3CsumBad and FlagL4CsumBad, with no branch.
 func escFlags(esc uint32) pool.Flags {
-	var f pool.Flags
-	if esc&rxbd_ICE != 0 {
-		f |= pool.FlagL3CsumBad
-	}
-	if esc&rxbd_PCR != 0 {
-		f |= pool.FlagL4CsumBad
-	}
-	return f
+	return pool.Flags(esc&rxbd_ICE)>>escICEShift | pool.Flags(esc&rxbd_PCR)>>escPCRShift
 }
+
+// The shifts from the esc bits to the flags, checked at compile time: an
+// index other than 0 into a one-element array does not compile.
+const (
+	escICEShift = 3
+	escPCRShift = 1
+)
+
+var (
+	_ = [1]struct{}{}[rxbd_ICE>>escICEShift-pool.FlagL3CsumBad]
+	_ = [1]struct{}{}[rxbd_PCR>>escPCRShift-pool.FlagL4CsumBad]
+)
 
 // syncForCPU queues bytes of the buffer region for the burst's invalidate
 // (one span per BD: the ring's size bounds a burst's).
@@ -435,25 +469,36 @@ func (q *rxQueue) refill() {
 	if got == 0 {
 		return
 	}
+	// The BDs' other words first, plain stores (the driver owns these BDs:
+	// see bdRing), then the barrier, then the E bits, atomic, in the same
+	// slots and order.
 	t := q.ntu
-	stride, headroom := q.ring.stride, uint32(q.headroom)
-	for i := 0; i < got; i++ {
-		pk := q.bufs[t] // the buffer is the MAC's from the status write on
-		bd := q.ring.w[t*stride : t*stride+stride]
-		atomic.StoreUint32(&bd[wAddr], uint32(pk.BufIOVA())+headroom) // the MAC writes after the pool's headroom
-		if q.enhanced {
-			_ = bd[wBDU]                            // an enhanced BD has the words (one bounds check for the three)
-			atomic.StoreUint32(&bd[wESC], rxbd_INT) // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
-			atomic.StoreUint32(&bd[wProt], 0)
-			atomic.StoreUint32(&bd[wBDU], 0)
+	headroom := uint32(q.headroom)
+	if enh := q.ring.enh; enh != nil {
+		for i := 0; i < got; i++ {
+			bd := &enh[t]
+			bd.addr = uint32(q.bufs[t].BufIOVA()) + headroom // the MAC writes after the pool's headroom
+			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0         // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
+			t = q.next(t)                                    // empty slots run from ntu towards ntc
 		}
-		t = q.next(t) // empty slots run from ntu towards ntc
-	}
-	dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-	t = q.ntu
-	for i := 0; i < got; i++ {
-		q.ring.publish(t, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
-		t = q.next(t)                              // same slots, same order as above
+		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
+		t = q.ntu
+		for i := 0; i < got; i++ {
+			atomic.StoreUint32(&enh[t].sc, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
+			t = q.next(t)
+		}
+	} else {
+		leg := q.ring.leg
+		for i := 0; i < got; i++ {
+			leg[t].addr = uint32(q.bufs[t].BufIOVA()) + headroom
+			t = q.next(t)
+		}
+		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
+		t = q.ntu
+		for i := 0; i < got; i++ {
+			atomic.StoreUint32(&leg[t].sc, w0(rxbd_E|q.wrap(t), 0))
+			t = q.next(t)
+		}
 	}
 	q.ntu = t             // the next empty slot
 	q.posted += got       // these BDs are the MAC's now

@@ -257,36 +257,61 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 	if len(pkts) > free {
 		pkts = pkts[:free]
 	}
+	// The burst's cleans go into the spans' free room, indexed as pkts.
+	spans := q.spans[len(q.spans):cap(q.spans)]
+	if len(pkts) > len(spans) {
+		pkts = pkts[:len(spans)]
+	}
+	spans = spans[:len(pkts)]
+	// The queue's fields in locals: the stores through pk could alias them
+	// as far as the compiler knows, and it would load them again per frame.
 	maxLen := q.port.maxFL - fcsLen
-	t := q.ntu
+	t, size, bufs, pend := q.ntu, q.ring.size, q.bufs, q.pend
+	reach, align, esc := q.reach, q.txAlign, q.esc
+	lastPool, syncR, owner := q.lastPool, q.syncR, q.lastOwner
+	if lastPool == nil || lastPool.Region() != syncR {
+		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
+	}
+	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
 	var bytes uint64
-	for i, pk := range pkts {
+	i := 0
+	for ; i < len(pkts); i++ {
+		pk := pkts[i]
 		ln := pk.Len()
 		pl := pk.Pool()
-		if pk.Next() != nil || ln > maxLen || ln < ethHdr || pk.Reach() != q.reach || pk.IOVA()&q.txAlign != 0 ||
-			pl != q.lastPool || pl.Region() != q.syncR || len(q.spans) == cap(q.spans) {
-			q.ntu = t
-			return i, bytes
+		if pk.Next() != nil || uint(ln-ethHdr) > uint(maxLen-ethHdr) || pk.Reach() != reach || pk.IOVA()&align != 0 ||
+			pl != lastPool {
+			break
 		}
 		// Non-coherent DMA: the dirty span is cleaned before publish, with
 		// the burst's other frames; the free after the transmission syncs
 		// nothing (MarkClean).
 		lo, dirty := pk.DirtySpan()
-		q.spans = append(q.spans, dma.Span{Off: bufOffset(q.syncR, pk) + lo, Len: dirty})
-		q.ring.set(t, wAddr, uint32(pk.IOVA()))
-		if q.enhanced {
-			q.ring.set(t, wESC, q.esc)
-			q.ring.set(t, wBDU, 0)
+		spans[i] = dma.Span{Off: bufOffset(syncR, pk) + lo, Len: dirty}
+		// Plain stores: the BD is the driver's until publish's ownership
+		// store (see bdRing).
+		if enh != nil {
+			bd := &enh[t]
+			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), esc, 0
+		} else {
+			leg[t].addr = uint32(pk.IOVA())
 		}
-		q.bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
-		pk.SetOwner(q.lastOwner)
-		q.pend[t] = w0(txbd_R|txbd_TC|txbd_L|q.wrap(t), uint32(ln))
+		bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
+		pk.SetOwner(owner)
+		st := uint32(txbd_R | txbd_TC | txbd_L)
+		if t == size-1 {
+			st |= txbd_W
+		}
+		pend[t] = w0(st, uint32(ln))
 		pk.MarkClean()
-		t = q.next(t)
+		if t++; t == size {
+			t = 0
+		}
 		bytes += uint64(ln)
 	}
+	q.spans = q.spans[:len(q.spans)+i]
 	q.ntu = t
-	return len(pkts), bytes
+	return i, bytes
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one
@@ -307,10 +332,21 @@ func (q *txQueue) publish(start, nbd int) {
 	if t >= q.ring.size {
 		t -= q.ring.size
 	}
-	for i := 0; i < nbd; i++ {
-		q.ring.publish(t, q.pend[t])
-		if t--; t < 0 { // walk back, wrapping below slot 0
-			t = q.ring.size - 1
+	pend := q.pend
+	if enh := q.ring.enh; enh != nil {
+		for i := 0; i < nbd; i++ {
+			atomic.StoreUint32(&enh[t].sc, pend[t])
+			if t--; t < 0 { // walk back, wrapping below slot 0
+				t = q.ring.size - 1
+			}
+		}
+	} else {
+		leg := q.ring.leg
+		for i := 0; i < nbd; i++ {
+			atomic.StoreUint32(&leg[t].sc, pend[t])
+			if t--; t < 0 {
+				t = q.ring.size - 1
+			}
 		}
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
@@ -417,15 +453,23 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The completed BDs from ntc: one status load each, and the frames'
 	// esc words (their last BDs hold the packet).
 	start, k, done := q.ntc, 0, 0
+	enh, leg, bufs := q.ring.enh, q.ring.leg, q.bufs
 	for i := start; k < q.inFlight; k++ {
-		st, _ := sc(q.ring.status(i))
-		if st&txbd_R != 0 {
+		var w uint32
+		var bd *bdEnh
+		if enh != nil {
+			bd = &enh[i]
+			w = atomic.LoadUint32(&bd.sc)
+		} else {
+			w = atomic.LoadUint32(&leg[i].sc)
+		}
+		if st, _ := sc(w); st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
-		if q.bufs[i] != nil {
-			if q.enhanced {
-				dma.ReadBarrier() // R before the esc word the MAC wrote with it
-				if q.ring.word(i, wESC)&txbd_ESC_ERR_MASK != 0 {
+		if bufs[i] != nil {
+			if bd != nil {
+				dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
+				if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
 					q.stats.Drop(driver.CauseFrame, 1)
 				}
 			}

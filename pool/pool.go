@@ -86,8 +86,8 @@ type Pool struct {
 	// reach is the region's DMA domain (dma.DomainID) shifted left by one,
 	// with bit 0 set when every buffer lies below 4 GiB in bus addresses:
 	// what a TX queue compares with its device's, once per packet.
-	reach uint32
-	fresh meta // what a header's meta looks like when allocated
+	reach    uint32
+	freshOff int32 // a fresh header's data offset (the headroom): see fresh
 
 	// The headers' address range: a pointer in it is one of this pool's
 	// headers (only this pool hands them out), so the fast paths prove
@@ -224,7 +224,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		p.cache = make([]*Packet, 0, cfg.CacheSize)
 		p.uc = &p.cache
 	}
-	p.fresh = meta{off: int32(cfg.Headroom), NSegs: 1}
+	p.freshOff = int32(cfg.Headroom)
 	p.simple = cfg.PerPage == 1 && !p.needSync
 	p.hdrBase = uintptr(unsafe.Pointer(&p.hdrs[0]))
 	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
@@ -303,8 +303,14 @@ func (p *Pool) owns(pk *Packet) bool {
 	return uintptr(unsafe.Pointer(pk))-p.hdrBase < p.hdrSpan
 }
 
-// reset readies a header for a new holder: one block copy of the template.
-func (p *Pool) reset(h *Packet) { h.meta = p.fresh }
+// fresh is what a header's meta looks like when allocated: data at the
+// headroom, no bytes, one segment, every other field zero. Built in place,
+// it is a zeroing of the block and two stores, one instruction fewer than
+// a copy of a template.
+func fresh(off int32) meta { return meta{off: off, NSegs: 1} }
+
+// reset readies a header for a new holder.
+func (p *Pool) reset(h *Packet) { h.meta = fresh(p.freshOff) }
 
 // takeUnit pops a unit (its first header) from the unit cache, refilling
 // from the ring when empty. Owner only.
@@ -411,7 +417,7 @@ func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	h := p.cache[n]
 	p.cache = p.cache[:n]
 	h.gen++
-	h.meta = p.fresh
+	h.meta = fresh(p.freshOff)
 	return h
 }
 
@@ -455,10 +461,10 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 		}
 		k := min(c, len(out)-n)
 		src, dst := p.cache[c-k:c], out[n:n+k]
-		fresh := p.fresh
+		off := p.freshOff
 		for i, h := range src {
 			h.gen++
-			h.meta = fresh
+			h.meta = fresh(off)
 			dst[i] = h
 		}
 		p.cache = p.cache[:c-k]

@@ -130,3 +130,51 @@ func TestMetricPositive(t *testing.T) {
 		t.Error("a missing metric seen as positive")
 	}
 }
+
+// A function callgrind names again with a recursion level ("f'2", also
+// what a restart after stack growth looks like) is the same function: its
+// instructions, and the copies it calls, stay in its column; and an edge
+// from a cache syncer back to its caller, with the caller's inclusive
+// cost, moves nothing into cache.
+const sampleRecursion = `version: 1
+events: Ir
+fl=(1) dma/region.go
+fn=(1) github.com/gopmd/gopmd/dma.(*Region).SyncSpansForCPU
+10 15
+fl=(2) dma/simiommu.go
+fn=(2) github.com/gopmd/gopmd/dma.(*SimIOMMU).SyncSpansForCPU
+20 30
+cfl=(1)
+cfn=(1)
+calls=1 10
+21 500
+fn=(3) github.com/gopmd/gopmd/dma.(*SimIOMMU).SyncSpansForCPU'2
+22 10
+cfl=(4) /usr/local/go/src/runtime/memmove_amd64.s
+cfn=(4) runtime.memmove
+calls=1 1
+23 25
+fl=(4)
+fn=(4)
+1 40
+totals: 95
+`
+
+func TestRecursionLevelsAndCallerEdges(t *testing.T) {
+	p, err := parseCallgrind(strings.NewReader(sampleRecursion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byCategory(p)
+	want := map[string]int64{
+		"dma":     15, // Region's own, none of the bogus edge's 500
+		"cache":   65, // the syncer's 30 and 10 ('2 is the same function), the 25 of memmove it called
+		"runtime": 15, // memmove's 40 less the 25
+		"model":   0,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %d instructions, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
