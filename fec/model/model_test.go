@@ -1140,15 +1140,29 @@ func TestPHYResetAndDefaultWire(t *testing.T) {
 
 func TestMDIOTakesTime(t *testing.T) {
 	t.Parallel()
-	d, _ := New(Config{SoC: "imx8mp", MDIOTime: 500 * time.Microsecond})
+	// Long enough that no scheduler pause between the write and the first
+	// read (qemu-user on a loaded machine) makes the frame look done at once.
+	const mdio = 50 * time.Millisecond
+	d, _ := New(Config{SoC: "imx8mp", MDIOTime: mdio})
 	d.Write32(regMSCR, 0x1A)
 	d.Write32(regEIR, eir_MII)
+	start := time.Now()
 	d.Write32(regMMFR, 0x60020000|2<<18) // PHY 0, ID1
 	if d.Read32(regEIR)&eir_MII != 0 || d.Read32(regMMFR)&0xFFFF != 0 {
-		t.Fatal("MDIO frame done at once although it takes 500µs")
+		if time.Since(start) < mdio {
+			t.Fatalf("MDIO frame done at once although it takes %v", mdio)
+		}
 	}
-	time.Sleep(time.Millisecond)
-	if d.Read32(regEIR)&eir_MII == 0 || d.Read32(regMMFR)&0xFFFF != phyIDHigh {
-		t.Fatalf("after 1ms: EIR %#x MMFR %#x", d.Read32(regEIR), d.Read32(regMMFR))
+	for d.Read32(regEIR)&eir_MII == 0 {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("MDIO frame of %v not done after 5 s: EIR %#x", mdio, d.Read32(regEIR))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if took := time.Since(start); took < mdio {
+		t.Fatalf("MDIO frame done after %v, before the %v it takes", took, mdio)
+	}
+	if got := d.Read32(regMMFR) & 0xFFFF; got != phyIDHigh {
+		t.Fatalf("MMFR data %#x, want the PHY's ID1 %#x", got, phyIDHigh)
 	}
 }
