@@ -12,8 +12,9 @@ import (
 // restartMAC reprograms a running MAC for link l (a new speed or duplex)
 // or for a new TX FIFO mode, in the order the reference gives (§5.6):
 //
-//  1. keep bursts off the rings (the gate, as Stop does) and take back
-//     what the MAC already sent;
+//  1. keep bursts off the rings (the gate, as Stop does); what the MAC
+//     already sent is left for the queue's own Reclaim (the control path
+//     touches no queue counter a lock-free Pending reads);
 //  2. graceful transmit stop: TCR.GTS, wait for EIR.GRA (the frame on the
 //     wire is finished, the frames behind it stay queued);
 //  3. disable the MAC (ECR.ETHEREN = 0): receive stops, the DMA finishes
@@ -47,9 +48,6 @@ func (p *Port) restartMAC(l driver.Link) error {
 		if !gate.WaitIdle(p.bursts(), deadline) {
 			p.gate.Open(gate.Stopped)
 			return fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v; the MAC keeps its old speed and duplex until the next link poll", p.name, p.cfg.StopTimeout)
-		}
-		for _, q := range p.tx {
-			q.reclaim()
 		}
 		r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
 		// With the link down nothing is on the wire and GRA may never come
