@@ -172,7 +172,8 @@ func TestSpeedChangesUnderTraffic(t *testing.T) {
 	stop, done := make(chan struct{}), make(chan struct{})
 	var got, stranded atomic.Uint64
 	var pending atomic.Int64 // txq.Pending(), read on the queue's own goroutine
-	go func() { // the application: forward whatever arrives
+	// The application: forward whatever arrives.
+	go func() {
 		defer close(done)
 		pkts := make([]*driver.Packet, 32)
 		for {
