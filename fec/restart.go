@@ -49,6 +49,7 @@ func (p *Port) restartMAC(l driver.Link) error {
 			p.gate.Open(gate.Stopped)
 			return fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v; the MAC keeps its old speed and duplex until the next link poll", p.name, p.cfg.StopTimeout)
 		}
+		r.Write32(regEIR, eir_GRA) // a GRA left over from a try that gave up must not count for this one
 		r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
 		// With the link down nothing is on the wire and GRA may never come
 		// (Stop does the same); the MAC is then disabled at once.
