@@ -3,6 +3,7 @@ package fec
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,10 +42,14 @@ func (f *restartFaultRegs) Read32(off uint32) uint32 {
 // openRestartFaults starts a synchronous sim port (no link watcher ticks:
 // the test calls UpdateLink) whose control path reads through the faults,
 // with a short StopTimeout so a wait that runs out costs little.
-func openRestartFaults(t *testing.T) (*Port, *model.Device, *restartFaultRegs, *wireCapture) {
+func openRestartFaults(t *testing.T, soc ...string) (*Port, *model.Device, *restartFaultRegs, *wireCapture) {
 	t.Helper()
 	name := fmt.Sprintf("fec%d", 1000+internalSeq.Add(1))
-	dp, err := driver.Open("sim:" + name + "?soc=imx8mp&link-poll=0&rx-ring=16&tx-ring=16")
+	part := "imx8mp"
+	if len(soc) > 0 {
+		part = soc[0]
+	}
+	dp, err := driver.Open("sim:" + name + "?soc=" + part + "&link-poll=0&rx-ring=16&tx-ring=16")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +248,33 @@ func TestRestartBurstStays(t *testing.T) {
 	}
 	if l := p.UpdateLink(); l != (driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}) || p.MACRestarts() != 1 {
 		t.Fatalf("after the burst left: UpdateLink %v, %d restarts", l, p.MACRestarts())
+	}
+	checkScene(t, p, m, w, tx, rx)
+}
+
+// TestSetMTURestartDMANotIdle: an MTU that moves the i.MX8QM's TX FIFO to
+// cut-through restarts the MAC; with the DMA still active SetMTU fails
+// naming it, keeps the MTU the MAC's FIFO mode fits, holds the MAC
+// disabled (Link down) and counts the try; the next UpdateLink finishes
+// the restart in store-and-forward, nothing lost.
+func TestSetMTURestartDMANotIdle(t *testing.T) {
+	t.Parallel()
+	p, m, f, w := openRestartFaults(t, "imx8qm")
+	tx, rx := restartScene(t, p, m)
+	mtu := p.Info().MTU
+	f.dmaBusy.Store(true)
+	if err := p.SetMTU(9000); err == nil || !strings.Contains(err.Error(), "DMA still active") {
+		t.Fatalf("SetMTU(9000) with the DMA busy: %v, want the DMA named", err)
+	}
+	if p.Info().MTU != mtu || p.Link().Up || p.MACRestartFailures() != 1 || p.MACRestarts() != 0 {
+		t.Fatalf("after the failed SetMTU: MTU %d (was %d), Link %v, %d failures, %d restarts", p.Info().MTU, mtu, p.Link(), p.MACRestartFailures(), p.MACRestarts())
+	}
+	f.dmaBusy.Store(false)
+	if l := p.UpdateLink(); !l.Up || p.MACRestarts() != 1 {
+		t.Fatalf("UpdateLink %v, %d restarts once the DMA is idle", l, p.MACRestarts())
+	}
+	if v := m.Read32(regTFWR); v != tfwr_STRFWD {
+		t.Fatalf("TFWR %#x after the restart at MTU %d: want store-and-forward", v, mtu)
 	}
 	checkScene(t, p, m, w, tx, rx)
 }
