@@ -78,8 +78,13 @@ func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
 // as a fixed link (no PHY answered, phy=none, or a fixed-link node).
 func (p *Port) PHYAddr() int { return p.phyAddr }
 
-// Link is the last link state read from the PHY (UpdateLink reads it);
-// the zero Link (down) once the port is closed.
+// Link is the link frames pass on: the state the PHY last reported
+// (UpdateLink and the link watcher read it) once the MAC's speed and
+// duplex bits match it. A speed or duplex change restarts the MAC (§5.6);
+// until that restart succeeds Link reports down, as the gate treats the
+// port (TX counts frames as link_down), and MACRestartFailures counts
+// each try that ran out of time. The zero Link (down) once the port is
+// closed.
 func (p *Port) Link() driver.Link {
 	if p.shut.Load() {
 		return driver.Link{}
@@ -103,9 +108,10 @@ func (p *Port) OnLinkChange(fn func(driver.LinkEvent)) (cancel func()) {
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
 // is reported up at the part's top speed, full duplex (fixed link). On a
 // started port a change restarts the MAC gracefully (§5.6: bursts
-// return 0 meanwhile, no frame is dropped; if a burst does not leave
-// within Config.StopTimeout the MAC keeps its old bits and the next call
-// tries again; MACRestarts counts the restarts). The link watcher
+// return 0 meanwhile, no frame is dropped; MACRestarts counts the
+// restarts). A restart that cannot finish within Config.StopTimeout is
+// counted (MACRestartFailures) and tried again at the next call; until
+// one succeeds the link is reported down (see Link). The link watcher
 // (option link-poll=) calls it once a second; call it directly to see a
 // change sooner.
 func (p *Port) UpdateLink() driver.Link {
@@ -146,7 +152,7 @@ func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 		case <-tick:
 			p.ctl.Lock()
 			if p.started {
-				if p.phyAddr >= 0 {
+				if p.phyAddr >= 0 || p.macHeld {
 					p.updateLinkLocked()
 				}
 				if p.prof.has(qERR006358) {
@@ -174,7 +180,9 @@ func (p *Port) stopWatcher() {
 	}
 }
 
-// updateLinkLocked is UpdateLink with ctl held.
+// updateLinkLocked is UpdateLink with ctl held: it reads the PHY, brings
+// a started MAC in line with it (restartMAC; a failure is counted and the
+// next call tries again) and publishes the result (publishLinkLocked).
 func (p *Port) updateLinkLocked() driver.Link {
 	l := driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
 	if p.prof.has(qGBIT) {
@@ -182,6 +190,25 @@ func (p *Port) updateLinkLocked() driver.Link {
 	}
 	if p.phyAddr >= 0 {
 		l = p.readPHYLink()
+	}
+	p.phyLink = l
+	if p.started && (l != p.macLink || p.macHeld) {
+		if err := p.restartMAC(l); err != nil {
+			p.restartFails.Add(1)
+		}
+	}
+	return p.publishLinkLocked()
+}
+
+// publishLinkLocked sets what Link reports and what the gate lets through
+// (ctl held): the PHY's link, once a started MAC runs for it; down while
+// the MAC's speed and duplex bits differ from the PHY's (a restart that
+// failed: frames would not pass, so TX counts them as link_down) or a
+// restart holds the MAC disabled.
+func (p *Port) publishLinkLocked() driver.Link {
+	l := p.phyLink
+	if p.started && (l != p.macLink || p.macHeld) {
+		l = driver.Link{}
 	}
 	p.linkMu.Lock()
 	old := p.link
@@ -192,10 +219,6 @@ func (p *Port) updateLinkLocked() driver.Link {
 		p.gate.Open(gate.LinkDown)
 	} else {
 		p.gate.Close(gate.LinkDown)
-	}
-	if p.started && l != p.macLink {
-		// Not done (a burst would not leave): the next poll tries again.
-		_ = p.restartMAC(l)
 	}
 	return l
 }

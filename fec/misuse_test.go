@@ -56,14 +56,15 @@ func TestEveryMethodAfterClose(t *testing.T) {
 				p.DecodeBD(true, make([]byte, 32))
 				return nil
 			},
-			"Port.DumpRegs":    func() error { return wantNil(p.DumpRegs() == nil, "DumpRegs read registers") },
-			"Port.Registers":   func() error { return wantNil(p.Registers() == nil, "Registers read registers") },
-			"Port.Rings":       func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
-			"Port.MDIORead":    func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
-			"Port.MDIOWrite":   func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
-			"Port.PHYAddr":     func() error { p.PHYAddr(); return nil },     // the driver's memory only
-			"Port.MACRestarts": func() error { p.MACRestarts(); return nil }, // an atomic counter only
-			"Port.UpdateLink":  func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },
+			"Port.DumpRegs":           func() error { return wantNil(p.DumpRegs() == nil, "DumpRegs read registers") },
+			"Port.Registers":          func() error { return wantNil(p.Registers() == nil, "Registers read registers") },
+			"Port.Rings":              func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
+			"Port.MDIORead":           func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
+			"Port.MDIOWrite":          func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
+			"Port.PHYAddr":            func() error { p.PHYAddr(); return nil },            // the driver's memory only
+			"Port.MACRestarts":        func() error { p.MACRestarts(); return nil },        // an atomic counter only
+			"Port.MACRestartFailures": func() error { p.MACRestartFailures(); return nil }, // an atomic counter only
+			"Port.UpdateLink":         func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },
 			"TxQueue.RecycleDirect": func() error {
 				return drvtest.IsClosed(txq.(driver.DirectRecycler).RecycleDirect(rxq))
 			},

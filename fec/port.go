@@ -136,15 +136,22 @@ type Port struct {
 	phySet  bool // phy=N or phy=none was given
 	phyScan bool // phy=scan: the own bus's one PHY, the device tree ignored
 	linkMu  sync.Mutex
-	link    driver.Link
-	// macLink is the link the MAC's speed and duplex bits are programmed
-	// for (ctl held); restartMAC brings it in line with link.
-	macLink   driver.Link
-	restarts  atomic.Uint64     // restartMAC runs
-	linkEv    driver.LinkEvents // OnLinkChange's subscribers; flushed after ctl is released
-	linkPoll  time.Duration
-	watchStop chan struct{} // closed to end the watcher (link, ERR006358 stalls)
-	watchDone chan struct{} // closed by the watcher when it ends
+	link    driver.Link // what Link reports: phyLink once the MAC runs for it
+	// phyLink is what the PHY last reported (ctl held); macLink is the
+	// link the MAC's speed and duplex bits are programmed for (ctl held);
+	// restartMAC brings macLink in line with phyLink.
+	phyLink driver.Link
+	macLink driver.Link
+	// macHeld: a restart disabled the MAC and found the DMA still active;
+	// the MAC stays disabled and the gate closed until a later restartMAC
+	// sees the DMA idle (ctl held).
+	macHeld      bool
+	restarts     atomic.Uint64     // restartMAC runs that completed
+	restartFails atomic.Uint64     // restartMAC runs that ran out of time
+	linkEv       driver.LinkEvents // OnLinkChange's subscribers; flushed after ctl is released
+	linkPoll     time.Duration
+	watchStop    chan struct{} // closed to end the watcher (link, ERR006358 stalls)
+	watchDone    chan struct{} // closed by the watcher when it ends
 
 	irq irqState // RX interrupts (irq.go)
 
@@ -676,6 +683,7 @@ func (p *Port) Stop() error {
 		return nil
 	}
 	p.gate.Close(gate.Stopped) // bursts starting from now return 0
+	p.macHeld = false          // a held restart ends here: Stop disables the MAC and drains the rings
 	p.stopIRQ()
 	r := p.regs
 	deadline := time.Now().Add(p.cfg.StopTimeout)
@@ -692,7 +700,7 @@ func (p *Port) Stop() error {
 		}
 	}
 	r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
-	if p.Link().Up {
+	if p.phyLink.Up {
 		for r.Read32(regEIR)&eir_GRA == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Microsecond)
 		}
@@ -801,6 +809,13 @@ func (p *Port) Info() driver.PortInfo {
 // reprogrammed (a new link speed or duplex, a TX FIFO mode change).
 func (p *Port) MACRestarts() uint64 { return p.restarts.Load() }
 
+// MACRestartFailures counts the restarts of a running MAC that could not
+// finish within Config.StopTimeout (a burst that did not leave, a graceful
+// transmit stop that did not complete, a DMA that did not go idle); each
+// is tried again at the next link poll, UpdateLink or SetMTU, and Link
+// reports down until one succeeds (§5.6).
+func (p *Port) MACRestartFailures() uint64 { return p.restartFails.Load() }
+
 // MAC is the port's address; nil once the port is closed.
 func (p *Port) MAC() net.HardwareAddr {
 	if p.shut.Load() {
@@ -867,6 +882,7 @@ func (p *Port) setMTU(mtu int) error {
 // that moves the TX FIFO between store-and-forward and cut-through
 // restarts the MAC gracefully (restartMAC).
 func (p *Port) SetMTU(mtu int) error {
+	defer p.linkEv.Flush() // runs after ctl is released
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	if p.closed {
@@ -878,11 +894,13 @@ func (p *Port) SetMTU(mtu int) error {
 	}
 	if p.started && p.cutThrough() != was {
 		// TFWR changes only with the MAC disabled.
-		if err := p.restartMAC(p.macLink); err != nil {
-			_ = p.setMTU(oldMTU) // the MAC kept its FIFO mode: keep the MTU it fits
-			return err
+		err := p.restartMAC(p.macLink)
+		if err != nil {
+			p.restartFails.Add(1)
+			_ = p.setMTU(oldMTU) // the MAC keeps (or, held, gets) the old FIFO mode: keep the MTU it fits
 		}
-		return nil
+		p.publishLinkLocked() // down while a restart holds the MAC disabled
+		return err
 	}
 	if p.started {
 		p.regs.Write32(regRCR, p.rcr())

@@ -12,12 +12,14 @@ import (
 // restartMAC reprograms a running MAC for link l (a new speed or duplex)
 // or for a new TX FIFO mode, in the order the reference gives (§5.6):
 //
-//  1. keep bursts off the rings (the gate, as Stop does) and take back
-//     what the MAC already sent;
+//  1. keep bursts off the rings (the gate, as Stop does); what the MAC
+//     already sent is left for the queue's own Reclaim (the control path
+//     touches no queue counter a lock-free Pending reads);
 //  2. graceful transmit stop: TCR.GTS, wait for EIR.GRA (the frame on the
 //     wire is finished, the frames behind it stay queued);
-//  3. disable the MAC (ECR.ETHEREN = 0): receive stops, the DMA is idle
-//     and the descriptor pointers rewind to RDSR/TDSR;
+//  3. disable the MAC (ECR.ETHEREN = 0): receive stops, the DMA finishes
+//     the descriptor it is on and goes idle (RDAR/TDAR read 0), and the
+//     descriptor pointers rewind to RDSR/TDSR;
 //  4. turn each ring so that the BD the MAC would have used next becomes
 //     the ring's first: frames received and not yet polled stay for the
 //     application, frames queued and not yet sent go out after the
@@ -26,36 +28,47 @@ import (
 //     TFWR while the MAC is disabled, as the reference asks for TCR.FDEN;
 //  6. enable the MAC and ring RDAR and TDAR.
 //
-// ctl is held and the port is started. It fails, touching nothing, when a
-// burst does not leave within Config.StopTimeout; the caller retries.
+// ctl is held and the port is started. Each wait is bounded by
+// Config.StopTimeout, and a wait that runs out leaves the port consistent
+// for the next call to finish the job (the caller counts the failure):
+//
+//   - a burst does not leave (step 1), or the PHY's link is up and GRA
+//     does not come (step 2: a frame is still on the wire): GTS is
+//     cleared again and the MAC runs on with its old bits, rings untouched;
+//   - the DMA does not go idle (step 3): the rings are not turned, for the
+//     DMA may still write the descriptor it was on; the MAC stays
+//     disabled and the gate closed (macHeld) and the next call waits for
+//     idle again before it turns the rings and enables the MAC. Bursts
+//     return 0 meanwhile and take no frame: nothing is lost.
 func (p *Port) restartMAC(l driver.Link) error {
 	r := p.regs
 	deadline := time.Now().Add(p.cfg.StopTimeout)
-	p.gate.Close(gate.Stopped)
-	defer p.gate.Open(gate.Stopped)
-	if !gate.WaitIdle(p.bursts(), deadline) {
-		return fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v; the MAC keeps its old speed and duplex until the next link poll", p.name, p.cfg.StopTimeout)
-	}
-	for _, q := range p.tx {
-		q.reclaim()
-	}
-	r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
-	for r.Read32(regEIR)&eir_GRA == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Microsecond)
-	}
-	r.Write32(regEIR, eir_GRA)
-	r.Write32(regECR, p.ecr()&^ecr_ETHEREN)
-	for busy := true; busy && time.Now().Before(deadline); { // the DMA finishes what it started (as Stop waits)
-		busy = false
-		for i := range p.rx {
-			busy = busy || r.Read32(regRDARn[i])&dar_ACTIVE != 0
+	if !p.macHeld {
+		p.gate.Close(gate.Stopped)
+		if !gate.WaitIdle(p.bursts(), deadline) {
+			p.gate.Open(gate.Stopped)
+			return fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v; the MAC keeps its old speed and duplex until the next link poll", p.name, p.cfg.StopTimeout)
 		}
-		for i := range p.tx {
-			busy = busy || r.Read32(regTDARn[i])&dar_ACTIVE != 0
+		r.Write32(regEIR, eir_GRA) // a GRA left over from a try that gave up must not count for this one
+		r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
+		// With the link down nothing is on the wire and GRA may never come
+		// (Stop does the same); the MAC is then disabled at once.
+		if p.phyLink.Up {
+			for r.Read32(regEIR)&eir_GRA == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Microsecond)
+			}
+			if r.Read32(regEIR)&eir_GRA == 0 {
+				r.Write32(regTCR, p.tcr()) // GTS clear, the old duplex: TX goes on
+				p.gate.Open(gate.Stopped)
+				return fmt.Errorf("fec %s: graceful transmit stop (TCR.GTS) not complete (EIR.GRA) after %v; the MAC keeps its old speed and duplex until the next link poll", p.name, p.cfg.StopTimeout)
+			}
 		}
-		if busy {
-			time.Sleep(10 * time.Microsecond)
-		}
+		r.Write32(regEIR, eir_GRA)
+		r.Write32(regECR, p.ecr()&^ecr_ETHEREN)
+		p.macHeld = true
+	}
+	if !p.dmaIdle(deadline) {
+		return fmt.Errorf("fec %s: DMA still active (RDAR/TDAR) %v after ECR.ETHEREN was cleared; the MAC stays disabled, bursts return 0, and the next link poll waits again", p.name, p.cfg.StopTimeout)
 	}
 	for _, q := range p.rx {
 		rebaseRx(q)
@@ -81,7 +94,32 @@ func (p *Port) restartMAC(l driver.Link) error {
 			r.Write32(regTDARn[i], dar_ACTIVE)
 		}
 	}
+	p.macHeld = false
+	p.gate.Open(gate.Stopped)
 	return r.Err()
+}
+
+// dmaIdle waits until deadline for every ring's RDAR/TDAR to read 0
+// (§4.3), as Stop waits after it disables the MAC, and reports whether
+// they did.
+func (p *Port) dmaIdle(deadline time.Time) bool {
+	r := p.regs
+	for {
+		busy := false
+		for i := range p.rx {
+			busy = busy || r.Read32(regRDARn[i])&dar_ACTIVE != 0
+		}
+		for i := range p.tx {
+			busy = busy || r.Read32(regTDARn[i])&dar_ACTIVE != 0
+		}
+		if !busy {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
 }
 
 // rebaseRx turns a stopped RX ring so that the first BD the MAC still
