@@ -26,6 +26,9 @@ type Port interface {
 	// Reclaim returns 0 touching neither ring nor register (TxBurst leaves
 	// the frames with the caller); Stop waits for bursts already running
 	// to return. Every driver follows this one protocol (internal/gate).
+	// Frames the device had written into an RX ring that no RxBurst took
+	// are counted in their queue (CauseStopped, or the cause of the error
+	// they carry): poll the queues empty first to receive them instead.
 	Stop() error
 	// Close stops the port if needed, closes the pools, unmaps DMA memory
 	// and releases the device. Buffers still held are waited for up to

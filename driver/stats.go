@@ -46,11 +46,20 @@ const (
 	// filter and counted by it (ENETC UFDMF and MFDMF; the FEC has no
 	// filter counter, and its filter misses count as CauseMACDiscard).
 	CauseFiltered
+	// CauseStopped: received by the device and written into an RX ring,
+	// but still there, unread, when Stop disabled the port: Stop recycles
+	// its buffers and counts the frame here, once however many buffers it
+	// spans. A frame the device wrote with an error bit counts under that
+	// error's cause instead (as RxBurst would have counted it), and a frame
+	// the device had begun but not finished writing counts here too. Only
+	// a port stopped under traffic counts any: poll the queues empty
+	// before Stop to receive them instead.
+	CauseStopped
 	// NumCauses is the number of causes: the length of a Drops array.
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem", "unreachable", "undersize", "mac_discard", "filtered"}
+var causeNames = [NumCauses]string{"no_buffer", "crc", "oversize", "frame", "bad_descriptor", "dma_fault", "link_down", "too_big", "no_mem", "unreachable", "undersize", "mac_discard", "filtered", "stopped"}
 
 // String is the cause's name as counters print it ("no_buffer", "crc", ...).
 func (c Cause) String() string {

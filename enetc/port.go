@@ -606,7 +606,8 @@ func (p *Port) resetFunction() error {
 // Stop implements driver.Port, in the safe order: refuse new TX, wait for
 // queued TX to leave (bounded by Config.StopTimeout), disable the MAC,
 // disable the rings, wait for TBSR.BUSY to clear, and take back every buffer:
-// RX posted buffers are recycled, unsent TX frames freed and counted. The
+// RX posted buffers are recycled (each frame the device had written back
+// into them unread is counted: drain), unsent TX frames freed and counted. The
 // queue goroutines must have returned from their last burst.
 func (p *Port) Stop() error {
 	p.stopWatcher()

@@ -492,16 +492,50 @@ func (q *rxQueue) refill() {
 
 // drain takes every posted buffer back from a disabled ring. Control
 // goroutine, port stopped.
+//
+// Each frame the device had written back into the posted BDs that no
+// RxBurst took is counted, so nothing it received is lost uncounted: a
+// posted BD with R set was written back (refill zeroed lstatus on every
+// one); a frame's BDs are consecutive and its last has F. A frame with an
+// error byte on a BD counts under errCause, as RxBurst counts it, any other
+// as driver.CauseStopped; written-back BDs that end without F (cut off, or
+// followed by a BD not written back) count as one frame. Lengths are not
+// checked: the frame is dropped either way, and a bad one counts as
+// stopped.
 func (q *rxQueue) drain() {
+	open, errs := false, uint32(0) // inside a frame: written-back BDs seen, no F yet; their error bits
 	// Only the posted slots, [ntc, ntu), hold the ring's buffers: a slot
 	// outside them may still name a buffer handed on since.
 	for i := q.ntc; i != q.ntu; i = (i + 1) & q.mask { // wraps by the power-of-two mask
+		if st := q.bds[i].loadStatus(); st&rxbd_LSTATUS_R != 0 {
+			open = true
+			errs |= st & rxbd_LSTATUS_ERR_MASK
+			if st&rxbd_LSTATUS_F != 0 {
+				q.ctr.Drop(stopCause(errs), 1)
+				open, errs = false, 0
+			}
+		} else if open {
+			q.ctr.Drop(stopCause(errs), 1) // a frame without its final BD
+			open, errs = false, 0
+		}
 		if pk := q.bufs[i]; pk != nil {
 			q.bufs[i] = nil // ownership moves from the ring back to the pool
 			q.pool.Recycle(pk)
 		}
 	}
+	if open {
+		q.ctr.Drop(stopCause(errs), 1) // a frame without its final BD
+	}
 	q.ntc, q.ntu = 0, 0
+}
+
+// stopCause is the cause drain counts a frame under: its error's (errs:
+// the error bits of its BDs ORed), else driver.CauseStopped.
+func stopCause(errs uint32) driver.Cause {
+	if errs != 0 {
+		return errCause(errs)
+	}
+	return driver.CauseStopped
 }
 
 // itoa formats a small non-negative int.

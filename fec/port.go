@@ -669,7 +669,8 @@ func (p *Port) Start() error {
 // Stop quiesces the port in the safe order: refuse new TX, wait (bounded
 // by Config.StopTimeout) for queued frames to leave, graceful TX stop,
 // disable the MAC (which rewinds its ring pointers), wait for the DMA to go
-// idle, and take every buffer back from the rings. From its start every
+// idle, and take every buffer back from the rings (counting each frame the
+// MAC had written into an RX ring unread: drain). From its start every
 // burst returns 0 (internal/gate); it waits for bursts already running to
 // leave before it touches the rings.
 func (p *Port) Stop() error {

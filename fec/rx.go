@@ -507,10 +507,41 @@ func (q *rxQueue) refill() {
 	q.doorbells.Add(1)
 }
 
-// drain takes every posted buffer back after the MAC was disabled.
+// drain takes every posted buffer back after the MAC was disabled, and
+// counts each frame the MAC had written into them that no RxBurst took:
+// nothing the device received is lost uncounted. A posted BD with E clear
+// was written by the MAC (refill set E on every one); a frame's BDs are
+// consecutive and its last has L. A frame with an error bit on a BD counts
+// under the cause RxBurst gives it (rxCause), any other as
+// driver.CauseStopped; written BDs that end without L (cut off, or
+// followed by a BD still E) count as one frame. Lengths are not checked:
+// the frame is dropped either way, and a bad one is counted as stopped.
 func (q *rxQueue) drain() {
+	open, cause := false, driver.CauseStopped // inside a frame: written BDs seen, no L yet
 	for q.posted > 0 {
+		st, _ := sc(q.ring.status(q.ntc))
+		if st&rxbd_E == 0 {
+			dma.ReadBarrier() // the status word before the esc word it guards
+			var esc uint32
+			if q.enhanced {
+				esc = q.ring.word(q.ntc, wESC)
+			}
+			if c, bad := q.rxCause(st, esc); bad && cause == driver.CauseStopped {
+				cause = c // the first error names the frame's cause, as in gather
+			}
+			open = true
+			if st&rxbd_L != 0 {
+				q.stats.Drop(cause, 1)
+				open, cause = false, driver.CauseStopped
+			}
+		} else if open {
+			q.stats.Drop(cause, 1) // a frame without its last BD
+			open, cause = false, driver.CauseStopped
+		}
 		q.pool.Recycle(q.take()) // the disabled MAC no longer owns it: back to the cache
+	}
+	if open {
+		q.stats.Drop(cause, 1) // a frame without its last BD
 	}
 	q.ntc, q.ntu = 0, 0 // ETHEREN=0 rewound the MAC to RDSR: so do we
 }

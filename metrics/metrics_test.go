@@ -96,3 +96,34 @@ func TestServe(t *testing.T) {
 		t.Error("a second Serve on the same address succeeded")
 	}
 }
+
+// TestStoppedFramesShow: frames the device wrote into the RX ring and Stop
+// found there unread show in the scrape as cause="stopped", per port and
+// per queue.
+func TestStoppedFramesShow(t *testing.T) {
+	p := open(t, "fec86")
+	frame := make([]byte, 60)
+	copy(frame, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x00})
+	m := sim.FECModel("fec86")
+	for i := 0; i < 4; i++ {
+		if !m.Port().Receive(frame) {
+			t.Fatal("the model refused a frame")
+		}
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	out := scrape(t, metrics.Handler(p))
+	for _, want := range []string{
+		`gopmd_port_drops_total{cause="stopped",dir="rx",port="0"} 4`,
+		`gopmd_queue_drops_total{cause="stopped",dir="rx",port="0",queue="0"} 4`,
+		`gopmd_port_packets_total{dir="rx",port="0"} 0`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("scrape:\n%s", out)
+	}
+}
