@@ -3,19 +3,15 @@ package enetc_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/drvtest"
 	"github.com/gopmd/gopmd/sim"
 )
 
-// TestEngineRateLimitedGeneratorAccounting: an engine-mode sim:enetcN fed
-// by a rate-limited generator (a wire that runs on regardless), opened,
-// left unstarted for a while as an application sets up, then started and
-// polled. Every generated frame must be received or counted by cause,
-// exactly; and as the ring has a buffer for every one of them, none may be
-// dropped at all (no RDRP for frames that came before the port was
-// started). Run with -race.
+// TestEngineRateLimitedGeneratorAccounting runs
+// drvtest.GeneratorAccounting on an engine-mode sim:enetcN: every frame of
+// a rate-limited generator that ran before and after Start is received,
+// none dropped (no RDRP for frames that came before the port was started).
 func TestEngineRateLimitedGeneratorAccounting(t *testing.T) {
 	t.Parallel()
 	const count = 300 // fewer than the 512 RX buffers: all fit at once
@@ -24,71 +20,13 @@ func TestEngineRateLimitedGeneratorAccounting(t *testing.T) {
 	name := fmt.Sprintf("enetc%d", 100+simSeq.n)
 	simSeq.Unlock()
 	spec := fmt.Sprintf("sim:%s?mode=engine&gen=1&gen-rate=3000&gen-count=%d&link-poll=0&chip=%s", name, count, testChip(t))
-	p, err := driver.Open(spec)
-	if err != nil {
-		t.Fatalf("open %s: %v", spec, err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Errorf("close %s: %v", spec, err)
-		}
-	})
-	v := sim.ViewOf(spec)
-	if v == nil {
-		t.Fatalf("%s: no sim view", spec)
-	}
-	time.Sleep(20 * time.Millisecond) // an application setting up: 60 frames' time at 3 kpps
-	if err := p.Start(); err != nil {
-		t.Fatalf("start %s: %v", spec, err)
-	}
-	q := p.RxQueue(0)
-	pkts := make([]*driver.Packet, 32)
-	// Poll until the generator is done and every frame it produced is
-	// seen; a port that never balances gives up once nothing has moved
-	// for a second.
-	var st driver.PortStats
-	last, lastMove := uint64(0), time.Now()
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		n := q.RxBurst(pkts)
-		for _, pk := range pkts[:n] {
-			pk.Free()
-		}
-		st = p.Stats()
-		seen := st.Rx.Packets + st.Rx.TotalDrops()
-		done, _ := v.Done()
-		if done && seen >= v.Produced() {
-			break
-		}
-		if seen != last {
-			last, lastMove = seen, time.Now()
-		}
-		if done && time.Since(lastMove) > time.Second || time.Now().After(deadline) {
-			break
-		}
-		if n == 0 {
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
-	produced := v.Produced()
-	if done, _ := v.Done(); !done || produced != count || st.Rx.Packets+st.Rx.TotalDrops() != produced {
-		t.Fatalf("generator produced %d frames (want %d); the port received %d and counted %d dropped by cause (%v): %d unaccounted for",
-			produced, count, st.Rx.Packets, st.Rx.TotalDrops(), dropsByCause(st.Rx), int64(produced)-int64(st.Rx.Packets+st.Rx.TotalDrops()))
-	}
-	if st.Rx.Packets != count {
-		t.Fatalf("received %d of %d frames, dropped %v (mac_discard is RDRP): an idle port with a buffer for every frame must receive them all", st.Rx.Packets, count, dropsByCause(st.Rx))
-	}
+	drvtest.GeneratorAccounting(t, spec, count, simView, "RDRP")
 }
 
-// dropsByCause names the non-zero drop counters ("mac_discard=11").
-func dropsByCause(s driver.QueueStats) string {
-	out := ""
-	for c, n := range s.Drops {
-		if n != 0 {
-			out += fmt.Sprintf(" %s=%d", driver.Cause(c), n)
-		}
+// simView is the sim view of spec as a drvtest.GenView (nil for none).
+func simView(spec string) drvtest.GenView {
+	if v := sim.ViewOf(spec); v != nil {
+		return v
 	}
-	if out == "" {
-		return "none"
-	}
-	return out[1:]
+	return nil
 }
