@@ -77,13 +77,7 @@ func (p *Port) stopIRQ() { p.irq.Stop(nil) }
 
 // closeIRQ waits (up to StopTimeout) for workers in a wait to leave, then
 // closes every descriptor.
-func (p *Port) closeIRQ() {
-	qs := make([]*rxirq.Queue, len(p.rx))
-	for i, q := range p.rx {
-		qs[i] = &q.irq
-	}
-	p.irq.Close(p.cfg.StopTimeout, qs)
-}
+func (p *Port) closeIRQ() { p.irq.Close(p.cfg.StopTimeout) }
 
 // ArmInterrupt clears the ring's interrupt detect and enables its
 // interrupt (driver.RxInterrupter). The first call opens the ring's MSI-X

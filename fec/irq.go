@@ -90,13 +90,7 @@ func (p *Port) stopIRQ() {
 
 // closeIRQ waits (up to StopTimeout) for the workers in a wait to leave,
 // then closes every descriptor; Close calls it before the device goes.
-func (p *Port) closeIRQ() {
-	qs := make([]*rxirq.Queue, len(p.rx))
-	for i, q := range p.rx {
-		qs[i] = &q.irq
-	}
-	p.irq.Close(p.cfg.StopTimeout, qs)
-}
+func (p *Port) closeIRQ() { p.irq.Close(p.cfg.StopTimeout) }
 
 // ArmInterrupt clears the ring's pending receive events and enables its
 // interrupt (driver.RxInterrupter). The first call opens the queue's

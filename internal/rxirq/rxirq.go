@@ -28,6 +28,7 @@ type Port struct {
 	stopping atomic.Bool    // from Init until Start and from Stop on
 	waiters  atomic.Int32
 	closed   bool
+	opened   []*Queue // the queues Open gave a handle, for Close
 }
 
 // Queue is one RX queue's handle and counts; its goroutine's, closed by
@@ -70,9 +71,10 @@ func (p *Port) Stop(mask func()) {
 }
 
 // Close wakes sleeping workers, waits up to timeout for every wait to
-// leave, then closes qs' handles and the wake eventfd. A wait that never
-// leaves keeps them open (closing them under a poll would be worse).
-func (p *Port) Close(timeout time.Duration, qs []*Queue) {
+// leave, then closes the handles Open gave and the wake eventfd. A wait
+// that never leaves keeps them open (closing them under a poll would be
+// worse).
+func (p *Port) Close(timeout time.Duration) {
 	p.Mu.Lock()
 	p.closed = true
 	p.stopping.Store(true)
@@ -89,12 +91,13 @@ func (p *Port) Close(timeout time.Duration, qs []*Queue) {
 	if p.waiters.Load() > 0 {
 		return
 	}
-	for _, q := range qs {
+	for _, q := range p.opened {
 		if q.Line != nil {
 			_ = q.Line.Close()
 			q.Line = nil
 		}
 	}
+	p.opened = nil
 	if p.wake != nil {
 		_ = p.wake.Close()
 		p.wake = nil
@@ -124,6 +127,7 @@ func (p *Port) Open(q *Queue, open func() (driver.IRQ, error)) error {
 		return err
 	}
 	q.Line = line
+	p.opened = append(p.opened, q)
 	return nil
 }
 

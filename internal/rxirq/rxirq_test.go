@@ -45,7 +45,7 @@ func TestPinOnlyWhileStarted(t *testing.T) {
 	if _, _, ok := p.Pin(&q); ok {
 		t.Fatal("pinned on a stopping port")
 	}
-	p.Close(time.Second, []*Queue{&q})
+	p.Close(time.Second)
 	if q.Line != nil {
 		t.Fatal("Close left the handle open")
 	}
@@ -69,15 +69,54 @@ func TestCloseWaitsForPinnedWait(t *testing.T) {
 	if err != nil || !woke {
 		t.Fatalf("Stop did not wake the wait: %v %v", woke, err)
 	}
-	p.Close(10*time.Millisecond, []*Queue{&q}) // the wait still holds the pin
+	p.Close(10 * time.Millisecond) // the wait still holds the pin
 	if q.Line == nil {
 		t.Fatal("Close closed a handle a wait still holds")
 	}
 	p.Unpin(&q)
-	p.Close(time.Second, []*Queue{&q})
+	p.Close(time.Second)
 	if q.Line != nil {
 		t.Fatal("second Close after the wait left did not close the handle")
 	}
 }
 
 func pollFDs(fd int) []unix.PollFd { return []unix.PollFd{{Fd: int32(fd)}} }
+
+// closeCounter is a handle that counts its Close calls.
+type closeCounter struct {
+	eventIRQ
+	closes *int
+}
+
+func (c closeCounter) Close() error { *c.closes++; return c.eventIRQ.Close() }
+
+// Close closes the handle of every queue Open gave one, once, and leaves a
+// queue that never armed without one.
+func TestCloseClosesEveryOpenedQueue(t *testing.T) {
+	var p Port
+	qs := make([]Queue, 3)
+	closes := 0
+	open := func() (driver.IRQ, error) {
+		e, err := irqfd.NewEventfd()
+		return closeCounter{eventIRQ{e}, &closes}, err
+	}
+	p.Init()
+	p.Start()
+	p.Mu.Lock()
+	for _, i := range []int{0, 2, 0} { // queue 0 arms twice: one handle
+		if err := p.Open(&qs[i], open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Mu.Unlock()
+	p.Stop(nil)
+	p.Close(time.Second)
+	for i := range qs {
+		if qs[i].Line != nil {
+			t.Errorf("queue %d: Close left its handle open", i)
+		}
+	}
+	if closes != 2 {
+		t.Errorf("Close closed %d handles, want the 2 Open gave", closes)
+	}
+}
