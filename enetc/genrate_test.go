@@ -20,13 +20,5 @@ func TestEngineRateLimitedGeneratorAccounting(t *testing.T) {
 	name := fmt.Sprintf("enetc%d", 100+simSeq.n)
 	simSeq.Unlock()
 	spec := fmt.Sprintf("sim:%s?mode=engine&gen=1&gen-rate=3000&gen-count=%d&link-poll=0&chip=%s", name, count, testChip(t))
-	drvtest.GeneratorAccounting(t, spec, count, simView, "RDRP")
-}
-
-// simView is the sim view of spec as a drvtest.GenView (nil for none).
-func simView(spec string) drvtest.GenView {
-	if v := sim.ViewOf(spec); v != nil {
-		return v
-	}
-	return nil
+	drvtest.GeneratorAccounting(t, spec, count, sim.ViewOf, "RDRP")
 }

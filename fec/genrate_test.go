@@ -18,13 +18,5 @@ func TestEngineRateLimitedGeneratorAccounting(t *testing.T) {
 	const count = 300 // fewer than the 512 RX buffers: all fit at once
 	name := fmt.Sprintf("fec%d", 200+simSeq.Add(1))
 	spec := fmt.Sprintf("sim:%s?mode=engine&gen=1&gen-rate=3000&gen-count=%d", name, count)
-	drvtest.GeneratorAccounting(t, spec, count, simView, "RMON_R_DROP")
-}
-
-// simView is the sim view of spec as a drvtest.GenView (nil for none).
-func simView(spec string) drvtest.GenView {
-	if v := sim.ViewOf(spec); v != nil {
-		return v
-	}
-	return nil
+	drvtest.GeneratorAccounting(t, spec, count, sim.ViewOf, "RMON_R_DROP")
 }

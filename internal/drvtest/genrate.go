@@ -9,7 +9,8 @@ import (
 )
 
 // GenView is what GeneratorAccounting reads of a simulated port's sources
-// (a sim.PortView has it).
+// (a *sim.PortView has it; drvtest does not import sim, which imports the
+// device models).
 type GenView interface {
 	// Done reports whether every source with an end has ended.
 	Done() (done, waiting bool)
@@ -23,10 +24,14 @@ type GenView interface {
 // up, then starts and polls it. Every generated frame must be received or
 // counted by cause, exactly; and as count is fewer than the port's RX
 // buffers, none may be dropped at all (no mac_discard for frames that came
-// before the port was started). view returns the port's view once it is
-// open, or nil; discard names the device counter behind mac_discard
-// ("RDRP"), for the failure message. Run with -race.
-func GeneratorAccounting(t *testing.T, spec string, count uint64, view func(spec string) GenView, discard string) {
+// before the port was started). view (sim.ViewOf) returns the port's view
+// once it is open, or its zero value (nil) for none; discard names the
+// device counter behind mac_discard ("RDRP"), for the failure message. Run
+// with -race.
+func GeneratorAccounting[V interface {
+	comparable
+	GenView
+}](t *testing.T, spec string, count uint64, view func(spec string) V, discard string) {
 	t.Helper()
 	p, err := driver.Open(spec)
 	if err != nil {
@@ -38,7 +43,8 @@ func GeneratorAccounting(t *testing.T, spec string, count uint64, view func(spec
 		}
 	})
 	v := view(spec)
-	if v == nil {
+	var none V
+	if v == none {
 		t.Fatalf("%s: no sim view", spec)
 	}
 	time.Sleep(20 * time.Millisecond) // an application setting up: 60 frames' time at 3 kpps
