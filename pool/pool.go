@@ -569,9 +569,13 @@ func (p *Pool) Recycle(pk *Packet) { p.push(pk, (*Pool).recycleSlow) }
 // coherent memory (fastSpan is 0 otherwise), and room in the cache. The
 // slow path is a parameter for the inliner, as pop's.
 func (p *Pool) push(pk *Packet, slow func(*Pool, *Packet)) {
-	if c := p.cache; uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(c) < cap(c) && pk.next == nil && pk.gen&1 != 0 {
+	if uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(p.cache) < cap(p.cache) && pk.next == nil && pk.gen&1 != 0 {
+		// Appended in place (to p.cache itself, not a copy), the append
+		// stores the length alone, and before the store through pk, which
+		// could alias p's fields as far as the compiler knows. It never
+		// grows: room was checked.
+		p.cache = append(p.cache, pk)
 		pk.gen++
-		p.cache = append(c, pk) // never grows: room was checked
 		p.o[cRecycleCached]++
 		return
 	}
