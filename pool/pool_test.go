@@ -189,6 +189,43 @@ func TestRefusedFrees(t *testing.T) {
 	}
 }
 
+// Recycle's fast path (the cache has room) makes its own checks: a double
+// free, a chain and a header of another pool must be refused or recycled
+// whole there too, not only when a full cache sends them the slow way.
+func TestRecycleFastPathChecks(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "fast", Count: 16})
+	q := newPool(t, Config{Name: "other", Count: 16})
+	a, b := p.Alloc(), p.Alloc()
+	p.Recycle(a)
+	p.Recycle(a) // the cache has room: the generation must refuse it
+	if s := p.OwnerStats(); s.RefusedDouble != 1 || s.RecycleCached != 1 {
+		t.Fatalf("fast-path double free: RefusedDouble = %d, RecycleCached = %d, want 1 and 1", s.RefusedDouble, s.RecycleCached)
+	}
+	c := p.Alloc()
+	b.SetNext(c)
+	p.Recycle(b) // a chain: both segments go home
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("Recycle of a two-segment chain with room in the cache left %d out", n)
+	}
+	pq := q.Alloc()
+	p.Recycle(pq)
+	if s := p.OwnerStats(); s.RefusedForeign != 1 {
+		t.Fatalf("fast-path foreign free: RefusedForeign = %d", s.RefusedForeign)
+	}
+	q.Recycle(pq)
+	seen := map[*Packet]bool{}
+	for pk := p.Alloc(); pk != nil; pk = p.Alloc() {
+		if seen[pk] {
+			t.Fatalf("buffer %d handed out twice after a fast-path double free", pk.idx)
+		}
+		seen[pk] = true
+	}
+	if len(seen) != 16 {
+		t.Fatalf("pool yields %d buffers, want 16", len(seen))
+	}
+}
+
 func TestChainsFreeWhole(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, Config{Count: 16})
