@@ -254,8 +254,24 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 // the packets taken and their bytes, and advances ntu. It does what the
 // general path in TxBurst does for such a frame, with no call.
 func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
+	k, bytes := q.singlesRun(pkts, free)
+	if q.ntu == 0 && k > 0 && k < min(len(pkts), free) {
+		// The run ended at the ring's end: the rest from slot 0.
+		k2, b2 := q.singlesRun(pkts[k:], free-k)
+		k, bytes = k+k2, bytes+b2
+	}
+	return k, bytes
+}
+
+// singlesRun is singles up to the ring's end: the slots from ntu on are
+// one run, indexed as pkts with no wrap (W set once, on the ring's last
+// BD, if the run reaches it), and ntu becomes 0 when it does.
+func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 	if len(pkts) > free {
 		pkts = pkts[:free]
+	}
+	if room := q.ring.size - q.ntu; len(pkts) > room {
+		pkts = pkts[:room]
 	}
 	// The burst's cleans go into the spans' free room, indexed as pkts.
 	spans := q.spans[len(q.spans):cap(q.spans)]
@@ -272,7 +288,15 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 	if lastPool == nil || lastPool.Region() != syncR {
 		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
 	}
-	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
+	// The run's slots, indexed as pkts.
+	bufs, pend = bufs[t:t+len(pkts)], pend[t:t+len(pkts)]
+	var enh []bdEnh
+	var leg []bdLeg
+	if q.ring.enh != nil { // one of them: the ring's format
+		enh = q.ring.enh[t : t+len(pkts)]
+	} else {
+		leg = q.ring.leg[t : t+len(pkts)]
+	}
 	var bytes uint64
 	i := 0
 	for ; i < len(pkts); i++ {
@@ -291,25 +315,22 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 		// Plain stores: the BD is the driver's until publish's ownership
 		// store (see bdRing).
 		if enh != nil {
-			bd := &enh[t]
+			bd := &enh[i]
 			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), esc, 0
 		} else {
-			leg[t].addr = uint32(pk.IOVA())
+			leg[i].addr = uint32(pk.IOVA())
 		}
-		bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
+		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
 		pk.SetOwner(owner)
-		st := uint32(txbd_R | txbd_TC | txbd_L)
-		if t == size-1 {
-			st |= txbd_W
-		}
-		pend[t] = w0(st, uint32(ln))
+		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
 		pk.MarkClean()
-		if t++; t == size {
-			t = 0
-		}
 		bytes += uint64(ln)
 	}
 	q.spans = q.spans[:len(q.spans)+i]
+	if t += i; t == size {
+		pend[i-1] |= txbd_W << 16 // the ring's last BD: the MAC continues at TDSR
+		t = 0
+	}
 	q.ntu = t
 	return i, bytes
 }
