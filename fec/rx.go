@@ -162,8 +162,24 @@ const rxErrBits = rxbd_CR | rxbd_LG | rxbd_TR | rxbd_NO | rxbd_SH | rxbd_OV
 // outside what single accepts. It does what single does for such a frame,
 // with no call, and returns the frames taken and their bytes.
 func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
+	k, bytes := q.singlesRun(pkts)
+	if q.ntc == 0 && k > 0 && k < len(pkts) && q.posted > 0 {
+		// The run ended at the ring's end: the rest from slot 0.
+		k2, b2 := q.singlesRun(pkts[k:])
+		k, bytes = k+k2, bytes+b2
+	}
+	return k, bytes
+}
+
+// singlesRun is singles up to the ring's end: the slots from ntc on are
+// one run, indexed as pkts with no wrap, and ntc becomes 0 when the run
+// reaches the ring's end.
+func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	if len(pkts) > q.posted {
 		pkts = pkts[:q.posted]
+	}
+	if room := q.ring.size - q.ntc; len(pkts) > room {
+		pkts = pkts[:room]
 	}
 	// The burst's invalidates go into the spans' free room, indexed as pkts
 	// (never short: a burst takes at most every BD once).
@@ -188,17 +204,25 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	off, n := uint16(headroom+q.shift), q.shift+fcsLen
 	appOwn, portID, qid := q.appOwn, q.portID, uint16(q.id)
 	region := q.bufRegion
-	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
+	// The run's slots, indexed as pkts.
+	bufs = bufs[ntc : ntc+len(pkts)]
+	var enh []bdEnh
+	var leg []bdLeg
+	if q.ring.enh != nil { // one of them: the ring's format
+		enh = q.ring.enh[ntc : ntc+len(pkts)]
+	} else {
+		leg = q.ring.leg[ntc : ntc+len(pkts)]
+	}
 	var bytes uint64
 	i := 0
 	for ; i < len(pkts); i++ {
 		var w, esc uint32
 		var bd *bdEnh
 		if enh != nil {
-			bd = &enh[ntc]
+			bd = &enh[i]
 			w = atomic.LoadUint32(&bd.sc)
 		} else {
-			w = atomic.LoadUint32(&leg[ntc].sc)
+			w = atomic.LoadUint32(&leg[i].sc)
 		}
 		st, length := sc(w)
 		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
@@ -215,7 +239,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 		if uint(ln-minLen) > span {
 			break
 		}
-		pk := bufs[ntc]
+		pk := bufs[i]
 		// Non-coherent DMA: invalidated before RxBurst returns.
 		spans[i] = dma.Span{Off: bufOffset(region, pk) + headroom, Len: ln}
 		var f pool.Flags
@@ -225,11 +249,11 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 		pk.SetRx(off, uint16(ln-n), appOwn, portID, qid, 0, 0, f, 0) // fits: checked above
 		pkts[i] = pk
 		bytes += uint64(ln - n)
-		// The MAC has moved past this BD; the slot is rewritten before it
-		// is read again.
-		if ntc++; ntc == size {
-			ntc = 0
-		}
+	}
+	// The MAC has moved past these BDs; the slots are rewritten before
+	// they are read again.
+	if ntc += i; ntc == size {
+		ntc = 0
 	}
 	q.spans = q.spans[:len(q.spans)+i]
 	q.ntc = ntc
