@@ -495,34 +495,56 @@ func (q *rxQueue) refill() {
 	}
 	// The BDs' other words first, plain stores (the driver owns these BDs:
 	// see bdRing), then the barrier, then the E bits, atomic, in the same
-	// slots and order.
+	// slots and order. The slots are at most two runs: from ntu up to the
+	// ring's end, and the rest from slot 0; the ring's last BD, if the
+	// first run reaches it, takes W with its E bit, in one store.
 	t := q.ntu
 	headroom := uint32(q.headroom)
+	n1 := min(got, q.ring.size-t) // >= 1: got > 0, t < size
+	b1, b2 := q.bufs[t:t+n1], q.bufs[:got-n1]
+	last := w0(rxbd_E, 0) // clears L and stale error bits too
+	if t+n1 == q.ring.size {
+		last = w0(rxbd_E|rxbd_W, 0) // the MAC continues at RDSR after this BD
+	}
 	if enh := q.ring.enh; enh != nil {
-		for i := 0; i < got; i++ {
-			bd := &enh[t]
-			bd.addr = uint32(q.bufs[t].BufIOVA()) + headroom // the MAC writes after the pool's headroom
-			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0         // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
-			t = q.next(t)                                    // empty slots run from ntu towards ntc
+		e1, e2 := enh[t:t+n1], enh[:len(b2)]
+		for i, pk := range b1 {
+			bd := &e1[i]
+			bd.addr = uint32(pk.BufIOVA()) + headroom // the MAC writes after the pool's headroom
+			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0  // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
+		}
+		for i, pk := range b2 {
+			bd := &e2[i]
+			bd.addr = uint32(pk.BufIOVA()) + headroom
+			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0
 		}
 		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-		t = q.ntu
-		for i := 0; i < got; i++ {
-			atomic.StoreUint32(&enh[t].sc, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
-			t = q.next(t)
+		for i := range e1[:n1-1] {
+			atomic.StoreUint32(&e1[i].sc, w0(rxbd_E, 0))
+		}
+		atomic.StoreUint32(&e1[n1-1].sc, last)
+		for i := range e2 {
+			atomic.StoreUint32(&e2[i].sc, w0(rxbd_E, 0)) // never the ring's last BD: got <= size
 		}
 	} else {
-		leg := q.ring.leg
-		for i := 0; i < got; i++ {
-			leg[t].addr = uint32(q.bufs[t].BufIOVA()) + headroom
-			t = q.next(t)
+		l1, l2 := q.ring.leg[t:t+n1], q.ring.leg[:len(b2)]
+		for i, pk := range b1 {
+			l1[i].addr = uint32(pk.BufIOVA()) + headroom
+		}
+		for i, pk := range b2 {
+			l2[i].addr = uint32(pk.BufIOVA()) + headroom
 		}
 		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-		t = q.ntu
-		for i := 0; i < got; i++ {
-			atomic.StoreUint32(&leg[t].sc, w0(rxbd_E|q.wrap(t), 0))
-			t = q.next(t)
+		for i := range l1[:n1-1] {
+			atomic.StoreUint32(&l1[i].sc, w0(rxbd_E, 0))
 		}
+		atomic.StoreUint32(&l1[n1-1].sc, last)
+		for i := range l2 {
+			atomic.StoreUint32(&l2[i].sc, w0(rxbd_E, 0))
+		}
+	}
+	if t += got; t >= q.ring.size {
+		t -= q.ring.size
 	}
 	q.ntu = t             // the next empty slot
 	q.posted += got       // these BDs are the MAC's now
