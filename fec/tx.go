@@ -349,25 +349,25 @@ func (q *txQueue) publish(start, nbd int) {
 	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
 	// Last BD first: the MAC, which may still be running, stops at the
 	// first BD without R, so it never sees part of a frame or burst.
-	t := start + nbd - 1 // the burst's last BD, modulo the ring
-	if t >= q.ring.size {
-		t -= q.ring.size
-	}
-	pend := q.pend
+	// The burst is at most two runs: from start up to the ring's end, and
+	// the rest from slot 0; the second run's BDs come after the first's.
+	n1 := min(nbd, q.ring.size-start)
+	p1, p2 := q.pend[start:start+n1], q.pend[:nbd-n1]
 	if enh := q.ring.enh; enh != nil {
-		for i := 0; i < nbd; i++ {
-			atomic.StoreUint32(&enh[t].sc, pend[t])
-			if t--; t < 0 { // walk back, wrapping below slot 0
-				t = q.ring.size - 1
-			}
+		e1, e2 := enh[start:start+n1], enh[:len(p2)]
+		for i := len(e2) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&e2[i].sc, p2[i])
+		}
+		for i := len(e1) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&e1[i].sc, p1[i])
 		}
 	} else {
-		leg := q.ring.leg
-		for i := 0; i < nbd; i++ {
-			atomic.StoreUint32(&leg[t].sc, pend[t])
-			if t--; t < 0 {
-				t = q.ring.size - 1
-			}
+		l1, l2 := q.ring.leg[start:start+n1], q.ring.leg[:len(p2)]
+		for i := len(l2) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&l2[i].sc, p2[i])
+		}
+		for i := len(l1) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&l1[i].sc, p1[i])
 		}
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
@@ -473,30 +473,42 @@ func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
 func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The completed BDs from ntc: one status load each, and the frames'
 	// esc words (their last BDs hold the packet).
+	// At most two runs: from ntc up to the ring's end, then from slot 0.
 	start, k, done := q.ntc, 0, 0
-	enh, leg, bufs := q.ring.enh, q.ring.leg, q.bufs
-	for i := start; k < q.inFlight; k++ {
-		var w uint32
-		var bd *bdEnh
-		if enh != nil {
-			bd = &enh[i]
-			w = atomic.LoadUint32(&bd.sc)
-		} else {
-			w = atomic.LoadUint32(&leg[i].sc)
-		}
-		if st, _ := sc(w); st&txbd_R != 0 {
-			break // the MAC still owns it
-		}
-		if bufs[i] != nil {
-			if bd != nil {
-				dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
-				if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
-					q.stats.Drop(driver.CauseFrame, 1)
+	for i := start; k < q.inFlight; i = 0 {
+		run := min(q.inFlight-k, q.ring.size-i)
+		bufs := q.bufs[i : i+run]
+		n := 0
+		if enh := q.ring.enh; enh != nil {
+			e := enh[i : i+run]
+			for ; n < len(e); n++ {
+				bd := &e[n]
+				if st, _ := sc(atomic.LoadUint32(&bd.sc)); st&txbd_R != 0 {
+					break // the MAC still owns it
+				}
+				if bufs[n] != nil {
+					dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
+					if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
+						q.stats.Drop(driver.CauseFrame, 1)
+					}
+					done++
 				}
 			}
-			done++
+		} else {
+			l := q.ring.leg[i : i+run]
+			for ; n < len(l); n++ {
+				if st, _ := sc(atomic.LoadUint32(&l[n].sc)); st&txbd_R != 0 {
+					break
+				}
+				if bufs[n] != nil {
+					done++
+				}
+			}
 		}
-		i = q.next(i) // the MAC is done with this BD
+		k += n // the MAC is done with these BDs
+		if n < run {
+			break
+		}
 	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
