@@ -162,8 +162,24 @@ const rxErrBits = rxbd_CR | rxbd_LG | rxbd_TR | rxbd_NO | rxbd_SH | rxbd_OV
 // outside what single accepts. It does what single does for such a frame,
 // with no call, and returns the frames taken and their bytes.
 func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
+	k, bytes := q.singlesRun(pkts)
+	if q.ntc == 0 && k > 0 && k < len(pkts) && q.posted > 0 {
+		// The run ended at the ring's end: the rest from slot 0.
+		k2, b2 := q.singlesRun(pkts[k:])
+		k, bytes = k+k2, bytes+b2
+	}
+	return k, bytes
+}
+
+// singlesRun is singles up to the ring's end: the slots from ntc on are
+// one run, indexed as pkts with no wrap, and ntc becomes 0 when the run
+// reaches the ring's end.
+func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	if len(pkts) > q.posted {
 		pkts = pkts[:q.posted]
+	}
+	if room := q.ring.size - q.ntc; len(pkts) > room {
+		pkts = pkts[:room]
 	}
 	// The burst's invalidates go into the spans' free room, indexed as pkts
 	// (never short: a burst takes at most every BD once).
@@ -188,17 +204,25 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	off, n := uint16(headroom+q.shift), q.shift+fcsLen
 	appOwn, portID, qid := q.appOwn, q.portID, uint16(q.id)
 	region := q.bufRegion
-	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
+	// The run's slots, indexed as pkts.
+	bufs = bufs[ntc : ntc+len(pkts)]
+	var enh []bdEnh
+	var leg []bdLeg
+	if q.ring.enh != nil { // one of them: the ring's format
+		enh = q.ring.enh[ntc : ntc+len(pkts)]
+	} else {
+		leg = q.ring.leg[ntc : ntc+len(pkts)]
+	}
 	var bytes uint64
 	i := 0
 	for ; i < len(pkts); i++ {
 		var w, esc uint32
 		var bd *bdEnh
 		if enh != nil {
-			bd = &enh[ntc]
+			bd = &enh[i]
 			w = atomic.LoadUint32(&bd.sc)
 		} else {
-			w = atomic.LoadUint32(&leg[ntc].sc)
+			w = atomic.LoadUint32(&leg[i].sc)
 		}
 		st, length := sc(w)
 		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
@@ -215,7 +239,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 		if uint(ln-minLen) > span {
 			break
 		}
-		pk := bufs[ntc]
+		pk := bufs[i]
 		// Non-coherent DMA: invalidated before RxBurst returns.
 		spans[i] = dma.Span{Off: bufOffset(region, pk) + headroom, Len: ln}
 		var f pool.Flags
@@ -225,11 +249,11 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 		pk.SetRx(off, uint16(ln-n), appOwn, portID, qid, 0, 0, f, 0) // fits: checked above
 		pkts[i] = pk
 		bytes += uint64(ln - n)
-		// The MAC has moved past this BD; the slot is rewritten before it
-		// is read again.
-		if ntc++; ntc == size {
-			ntc = 0
-		}
+	}
+	// The MAC has moved past these BDs; the slots are rewritten before
+	// they are read again.
+	if ntc += i; ntc == size {
+		ntc = 0
 	}
 	q.spans = q.spans[:len(q.spans)+i]
 	q.ntc = ntc
@@ -471,34 +495,56 @@ func (q *rxQueue) refill() {
 	}
 	// The BDs' other words first, plain stores (the driver owns these BDs:
 	// see bdRing), then the barrier, then the E bits, atomic, in the same
-	// slots and order.
+	// slots and order. The slots are at most two runs: from ntu up to the
+	// ring's end, and the rest from slot 0; the ring's last BD, if the
+	// first run reaches it, takes W with its E bit, in one store.
 	t := q.ntu
 	headroom := uint32(q.headroom)
+	n1 := min(got, q.ring.size-t) // >= 1: got > 0, t < size
+	b1, b2 := q.bufs[t:t+n1], q.bufs[:got-n1]
+	last := w0(rxbd_E, 0) // clears L and stale error bits too
+	if t+n1 == q.ring.size {
+		last = w0(rxbd_E|rxbd_W, 0) // the MAC continues at RDSR after this BD
+	}
 	if enh := q.ring.enh; enh != nil {
-		for i := 0; i < got; i++ {
-			bd := &enh[t]
-			bd.addr = uint32(q.bufs[t].BufIOVA()) + headroom // the MAC writes after the pool's headroom
-			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0         // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
-			t = q.next(t)                                    // empty slots run from ntu towards ntc
+		e1, e2 := enh[t:t+n1], enh[:len(b2)]
+		for i, pk := range b1 {
+			bd := &e1[i]
+			bd.addr = uint32(pk.BufIOVA()) + headroom // the MAC writes after the pool's headroom
+			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0  // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
+		}
+		for i, pk := range b2 {
+			bd := &e2[i]
+			bd.addr = uint32(pk.BufIOVA()) + headroom
+			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0
 		}
 		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-		t = q.ntu
-		for i := 0; i < got; i++ {
-			atomic.StoreUint32(&enh[t].sc, w0(rxbd_E|q.wrap(t), 0)) // clears L and stale error bits too
-			t = q.next(t)
+		for i := range e1[:n1-1] {
+			atomic.StoreUint32(&e1[i].sc, w0(rxbd_E, 0))
+		}
+		atomic.StoreUint32(&e1[n1-1].sc, last)
+		for i := range e2 {
+			atomic.StoreUint32(&e2[i].sc, w0(rxbd_E, 0)) // never the ring's last BD: got <= size
 		}
 	} else {
-		leg := q.ring.leg
-		for i := 0; i < got; i++ {
-			leg[t].addr = uint32(q.bufs[t].BufIOVA()) + headroom
-			t = q.next(t)
+		l1, l2 := q.ring.leg[t:t+n1], q.ring.leg[:len(b2)]
+		for i, pk := range b1 {
+			l1[i].addr = uint32(pk.BufIOVA()) + headroom
+		}
+		for i, pk := range b2 {
+			l2[i].addr = uint32(pk.BufIOVA()) + headroom
 		}
 		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-		t = q.ntu
-		for i := 0; i < got; i++ {
-			atomic.StoreUint32(&leg[t].sc, w0(rxbd_E|q.wrap(t), 0))
-			t = q.next(t)
+		for i := range l1[:n1-1] {
+			atomic.StoreUint32(&l1[i].sc, w0(rxbd_E, 0))
 		}
+		atomic.StoreUint32(&l1[n1-1].sc, last)
+		for i := range l2 {
+			atomic.StoreUint32(&l2[i].sc, w0(rxbd_E, 0))
+		}
+	}
+	if t += got; t >= q.ring.size {
+		t -= q.ring.size
 	}
 	q.ntu = t             // the next empty slot
 	q.posted += got       // these BDs are the MAC's now

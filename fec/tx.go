@@ -254,8 +254,24 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 // the packets taken and their bytes, and advances ntu. It does what the
 // general path in TxBurst does for such a frame, with no call.
 func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
+	k, bytes := q.singlesRun(pkts, free)
+	if q.ntu == 0 && k > 0 && k < min(len(pkts), free) {
+		// The run ended at the ring's end: the rest from slot 0.
+		k2, b2 := q.singlesRun(pkts[k:], free-k)
+		k, bytes = k+k2, bytes+b2
+	}
+	return k, bytes
+}
+
+// singlesRun is singles up to the ring's end: the slots from ntu on are
+// one run, indexed as pkts with no wrap (W set once, on the ring's last
+// BD, if the run reaches it), and ntu becomes 0 when it does.
+func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 	if len(pkts) > free {
 		pkts = pkts[:free]
+	}
+	if room := q.ring.size - q.ntu; len(pkts) > room {
+		pkts = pkts[:room]
 	}
 	// The burst's cleans go into the spans' free room, indexed as pkts.
 	spans := q.spans[len(q.spans):cap(q.spans)]
@@ -272,7 +288,15 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 	if lastPool == nil || lastPool.Region() != syncR {
 		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
 	}
-	enh, leg := q.ring.enh, q.ring.leg // one of them: the ring's format
+	// The run's slots, indexed as pkts.
+	bufs, pend = bufs[t:t+len(pkts)], pend[t:t+len(pkts)]
+	var enh []bdEnh
+	var leg []bdLeg
+	if q.ring.enh != nil { // one of them: the ring's format
+		enh = q.ring.enh[t : t+len(pkts)]
+	} else {
+		leg = q.ring.leg[t : t+len(pkts)]
+	}
 	var bytes uint64
 	i := 0
 	for ; i < len(pkts); i++ {
@@ -291,25 +315,22 @@ func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
 		// Plain stores: the BD is the driver's until publish's ownership
 		// store (see bdRing).
 		if enh != nil {
-			bd := &enh[t]
+			bd := &enh[i]
 			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), esc, 0
 		} else {
-			leg[t].addr = uint32(pk.IOVA())
+			leg[i].addr = uint32(pk.IOVA())
 		}
-		bufs[t] = pk // the frame is the MAC's until R clears on its (only) BD
+		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
 		pk.SetOwner(owner)
-		st := uint32(txbd_R | txbd_TC | txbd_L)
-		if t == size-1 {
-			st |= txbd_W
-		}
-		pend[t] = w0(st, uint32(ln))
+		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
 		pk.MarkClean()
-		if t++; t == size {
-			t = 0
-		}
 		bytes += uint64(ln)
 	}
 	q.spans = q.spans[:len(q.spans)+i]
+	if t += i; t == size {
+		pend[i-1] |= txbd_W << 16 // the ring's last BD: the MAC continues at TDSR
+		t = 0
+	}
 	q.ntu = t
 	return i, bytes
 }
@@ -328,25 +349,25 @@ func (q *txQueue) publish(start, nbd int) {
 	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
 	// Last BD first: the MAC, which may still be running, stops at the
 	// first BD without R, so it never sees part of a frame or burst.
-	t := start + nbd - 1 // the burst's last BD, modulo the ring
-	if t >= q.ring.size {
-		t -= q.ring.size
-	}
-	pend := q.pend
+	// The burst is at most two runs: from start up to the ring's end, and
+	// the rest from slot 0; the second run's BDs come after the first's.
+	n1 := min(nbd, q.ring.size-start)
+	p1, p2 := q.pend[start:start+n1], q.pend[:nbd-n1]
 	if enh := q.ring.enh; enh != nil {
-		for i := 0; i < nbd; i++ {
-			atomic.StoreUint32(&enh[t].sc, pend[t])
-			if t--; t < 0 { // walk back, wrapping below slot 0
-				t = q.ring.size - 1
-			}
+		e1, e2 := enh[start:start+n1], enh[:len(p2)]
+		for i := len(e2) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&e2[i].sc, p2[i])
+		}
+		for i := len(e1) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&e1[i].sc, p1[i])
 		}
 	} else {
-		leg := q.ring.leg
-		for i := 0; i < nbd; i++ {
-			atomic.StoreUint32(&leg[t].sc, pend[t])
-			if t--; t < 0 {
-				t = q.ring.size - 1
-			}
+		l1, l2 := q.ring.leg[start:start+n1], q.ring.leg[:len(p2)]
+		for i := len(l2) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&l2[i].sc, p2[i])
+		}
+		for i := len(l1) - 1; i >= 0; i-- {
+			atomic.StoreUint32(&l1[i].sc, p1[i])
 		}
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
@@ -452,30 +473,42 @@ func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
 func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The completed BDs from ntc: one status load each, and the frames'
 	// esc words (their last BDs hold the packet).
+	// At most two runs: from ntc up to the ring's end, then from slot 0.
 	start, k, done := q.ntc, 0, 0
-	enh, leg, bufs := q.ring.enh, q.ring.leg, q.bufs
-	for i := start; k < q.inFlight; k++ {
-		var w uint32
-		var bd *bdEnh
-		if enh != nil {
-			bd = &enh[i]
-			w = atomic.LoadUint32(&bd.sc)
-		} else {
-			w = atomic.LoadUint32(&leg[i].sc)
-		}
-		if st, _ := sc(w); st&txbd_R != 0 {
-			break // the MAC still owns it
-		}
-		if bufs[i] != nil {
-			if bd != nil {
-				dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
-				if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
-					q.stats.Drop(driver.CauseFrame, 1)
+	for i := start; k < q.inFlight; i = 0 {
+		run := min(q.inFlight-k, q.ring.size-i)
+		bufs := q.bufs[i : i+run]
+		n := 0
+		if enh := q.ring.enh; enh != nil {
+			e := enh[i : i+run]
+			for ; n < len(e); n++ {
+				bd := &e[n]
+				if st, _ := sc(atomic.LoadUint32(&bd.sc)); st&txbd_R != 0 {
+					break // the MAC still owns it
+				}
+				if bufs[n] != nil {
+					dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
+					if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
+						q.stats.Drop(driver.CauseFrame, 1)
+					}
+					done++
 				}
 			}
-			done++
+		} else {
+			l := q.ring.leg[i : i+run]
+			for ; n < len(l); n++ {
+				if st, _ := sc(atomic.LoadUint32(&l[n].sc)); st&txbd_R != 0 {
+					break
+				}
+				if bufs[n] != nil {
+					done++
+				}
+			}
 		}
-		i = q.next(i) // the MAC is done with this BD
+		k += n // the MAC is done with these BDs
+		if n < run {
+			break
+		}
 	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
