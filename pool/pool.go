@@ -450,27 +450,41 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 	}
 	n := 0
 	for n < len(out) {
-		c := len(p.cache)
-		if c == 0 {
-			if p.refillCache() == 0 {
-				p.o[cAllocEmpty]++
-				break
-			}
-			p.o[cAllocSlow]++ // this refill served the allocation of one buffer slowly
-			c = len(p.cache)
+		src := p.takeRun(len(out) - n)
+		if src == nil {
+			break
 		}
-		k := min(c, len(out)-n)
-		src, dst := p.cache[c-k:c], out[n:n+k]
+		dst := out[n : n+len(src)]
 		off := p.freshOff
 		for i, h := range src {
 			h.gen++
 			h.meta = fresh(off)
 			dst[i] = h
 		}
-		p.cache = p.cache[:c-k]
-		n += k
+		n += len(src)
 	}
 	return n
+}
+
+// takeRun takes up to want buffers off the top of the owner's cache,
+// refilling it from the shared ring when it is empty, and returns them
+// (still marked home: the caller marks them out), or nil when the pool has
+// none. The returned slice aliases the cache's backing array past its new
+// length, so the caller copies it out before the cache grows again.
+func (p *Pool) takeRun(want int) []*Packet {
+	c := len(p.cache)
+	if c == 0 {
+		if p.refillCache() == 0 {
+			p.o[cAllocEmpty]++
+			return nil
+		}
+		p.o[cAllocSlow]++ // this refill served the allocation of one buffer slowly
+		c = len(p.cache)
+	}
+	k := min(c, want)
+	src := p.cache[c-k : c]
+	p.cache = p.cache[:c-k]
+	return src
 }
 
 // AllocBulkRaw is AllocBulk for a driver's RX refill, without the reset:
@@ -493,25 +507,17 @@ func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
 	}
 	n := 0
 	for n < len(out) {
-		c := len(p.cache)
-		if c == 0 {
-			if p.refillCache() == 0 {
-				p.o[cAllocEmpty]++
-				break
-			}
-			p.o[cAllocSlow]++ // this refill served the allocation of one buffer slowly
-			c = len(p.cache)
+		src := p.takeRun(len(out) - n)
+		if src == nil {
+			break
 		}
-		k := min(c, len(out)-n)
-		src, dst := p.cache[c-k:c], out[n:n+k]
-		dst = dst[:len(src)]
+		dst := out[n : n+len(src)]
 		for i, h := range src {
 			h.gen++
 			h.owner = owner
 			dst[i] = h
 		}
-		p.cache = p.cache[:c-k]
-		n += k
+		n += len(src)
 	}
 	return n
 }
