@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -149,7 +150,7 @@ func (f *fwdPair) check() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("forward of %d frames: %v", f.injected, errs)
+	return fmt.Errorf("forward of %d frames: %w", f.injected, errors.Join(errs...))
 }
 
 // perPacket is what each forwarded packet pays on top of the forward in
