@@ -195,7 +195,7 @@ func rigConf() map[string]string {
 func hostRig(t *testing.T) {
 	if os.Getenv("GOPMD_RIGS") != "1" {
 		testnote.Skip(t, "the forward with per-packet VFIO mapping in the x86-vfio kernel rig",
-			"GOPMD_RIGS=1 go test -count=1 -run '^"+t.Name()+"$' -v ./bench/ (root, QEMU, Debian apt sources; a few minutes under TCG)")
+			"GOPMD_RIGS=1 go test -count=1 -run '^"+t.Name()+"$' -v ./bench/ (root, QEMU, Debian apt sources; ~20 s warm under TCG)")
 	}
 	script, err := filepath.Abs(filepath.Join("..", "rigs", "x86-vfio", "run.sh"))
 	if err != nil {
