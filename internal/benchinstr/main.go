@@ -55,6 +55,15 @@ var measurements = []measurement{
 		"ENETC forward, driver + pool, 4096-byte buffers, stand-in device", "doorbells/pkt"},
 	{"fec-fwd-bulk", "./bench", "^BenchmarkFECForward$", []string{"fec", "pool", "dma", "driver", "cache"},
 		"FEC forward, driver + pool + cache maintenance, bulk doorbells, no MMIO cost, i.MX8MP model (non-coherent)", "tx-doorbells/pkt"},
+	// The seed's whole-path form (informational, no budget): the ENETC
+	// forward with its model, recycling, against the same forward plus a
+	// fresh Go buffer and a map/unmap per packet on a non-coherent
+	// simulated IOMMU. Callgrind counts user-space instructions only: the
+	// mmap/munmap system calls of that map are not in the figure.
+	{"enetc-fwd-model-recycle", "./bench", "^BenchmarkENETCForwardMapping$/^recycle$", columns,
+		"for comparison: ENETC forward with the model, whole path, recycling (the seed's form)", "Mpps"},
+	{"enetc-fwd-model-map", "./bench", "^BenchmarkENETCForwardMapping$/^map-per-packet$", columns,
+		"for comparison: the same plus a fresh Go buffer and a non-coherent sim map/unmap per packet (system calls not counted)", "Mpps"},
 }
 
 // columns is the table's column order; every category a symbol can fall in.
