@@ -406,20 +406,24 @@ type cacheLine struct{ w [CacheLine / 8]uint64 }
 // starting before or past the mapping panics, as lineSpan's slice
 // expression does.
 //
-// The common case (the span inside, every line of it whole: the mapping's
-// size is whole lines, or the span ends before the last partial one) costs
-// one unsigned test of its end and one of its start, and a 64-byte move
-// per line, with no call into memmove; the rest take the general loop.
+// The common case, a span inside the mapping whose lines are all whole
+// (the mapping's size is whole lines, or the span ends before its last,
+// partial one), costs two unsigned tests of the span's start and end and
+// a 64-byte move per line, with no call into memmove; the first span not
+// of that kind and those after it take the general loop.
 func copySpans(dst, src []byte, spans []Span, drop bool) {
 	size := uint(min(len(dst), len(src)))
 	whole := size &^ (CacheLine - 1) // bytes of the mapping in whole lines
 	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
-	// The spans are walked by byte offset into their array: no scaling of
-	// an index per span.
+	// The spans are walked by byte offset into their array (no scaling of
+	// an index per span), testing for the end after each.
 	p := unsafe.Pointer(unsafe.SliceData(spans))
 	n := uintptr(len(spans)) * unsafe.Sizeof(Span{})
 	at := uintptr(0)
-	for ; at < n; at += unsafe.Sizeof(Span{}) {
+	if n == 0 {
+		return
+	}
+	for {
 		sp := (*Span)(unsafe.Add(p, at))
 		off := uint(sp.Off)
 		end := off + uint(sp.Len)
@@ -427,23 +431,31 @@ func copySpans(dst, src []byte, spans []Span, drop bool) {
 		// 0 < Len and Off+Len <= whole: a negative Off is a huge off, and
 		// a negative Len, or one that wraps, makes end <= off.
 		if off >= end || end > whole {
-			break // the general loop below takes it and the rest
+			break // the general loop takes it and the rest
 		}
-		// A frame's span is one or two lines: those without a loop.
+		// rem counts the bytes from the line being copied to the span's
+		// end: the next line's address is formed only when rem says it
+		// is the span's, so inside the mapping. A frame's span is one or
+		// two lines: the first is copied without a test.
 		off &^= CacheLine - 1
+		rem := end - off
 		dl, sl := unsafe.Add(d, off), unsafe.Add(s, off)
 		*(*cacheLine)(dl) = *(*cacheLine)(sl)
-		if off += CacheLine; off < end {
-			*(*cacheLine)(unsafe.Add(dl, CacheLine)) = *(*cacheLine)(unsafe.Add(sl, CacheLine))
-			for off += CacheLine; off < end; off += CacheLine {
-				*(*cacheLine)(unsafe.Add(d, off)) = *(*cacheLine)(unsafe.Add(s, off))
+		if rem > CacheLine {
+			for {
+				dl, sl = unsafe.Add(dl, CacheLine), unsafe.Add(sl, CacheLine)
+				*(*cacheLine)(dl) = *(*cacheLine)(sl)
+				if rem <= 2*CacheLine {
+					break
+				}
+				rem -= CacheLine
 			}
 		}
+		if at += unsafe.Sizeof(Span{}); at == n {
+			return
+		}
 	}
-	if at == n {
-		return
-	}
-	// The general loop: the span the fast loop stopped at and the rest.
+	// The general loop, from the span the first one stopped at.
 	dst, src = unsafe.Slice((*byte)(d), size), unsafe.Slice((*byte)(s), size)
 	for ; at < n; at += unsafe.Sizeof(Span{}) {
 		sp := *(*Span)(unsafe.Add(p, at))
