@@ -200,3 +200,41 @@ func TestSyncSpansPartialLine(t *testing.T) {
 		t.Fatal("a line no span touched was invalidated")
 	}
 }
+
+// A closed region's batched syncs do nothing: its mapping is gone (and its
+// device-side copy unmapped), and a region mapped since at the same IOVA
+// keeps its own bytes on both sides.
+func TestSyncSpansAfterClose(t *testing.T) {
+	s := NewSimIOMMU(true)
+	old, err := Alloc(s, 4096, Options{Attr: Attr{Name: "old"}, Hugepages: HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iova := old.IOVA()
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Alloc(s, 4096, Options{Attr: Attr{Name: "new"}, Hugepages: HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.IOVA() != iova {
+		t.Fatalf("the new region is at IOVA %#x, not the closed one's %#x: the test needs the IOVA reused", r.IOVA(), iova)
+	}
+	copy(r.Bytes()[0:], "cpu")
+	s.Write(iova+64, []byte("dev"))
+	old.SyncSpansForDevice([]Span{{0, 128}})
+	old.SyncSpansForCPU([]Span{{0, 128}})
+	if d := s.Slice(iova, 3, false); bytes.Equal(d, []byte("cpu")) {
+		t.Fatal("a closed region's clean reached the region mapped at its IOVA since")
+	}
+	if bytes.Equal(r.Bytes()[64:67], []byte("dev")) {
+		t.Fatal("a closed region's invalidate reached the region mapped at its IOVA since")
+	}
+	r.SyncSpansForDevice([]Span{{0, 3}})
+	r.SyncSpansForCPU([]Span{{64, 3}})
+	if d := s.Slice(iova, 3, false); !bytes.Equal(d, []byte("cpu")) || !bytes.Equal(r.Bytes()[64:67], []byte("dev")) {
+		t.Fatalf("the new region's own syncs: device %q, CPU %q, want %q and %q", d, r.Bytes()[64:67], "cpu", "dev")
+	}
+}
