@@ -415,16 +415,13 @@ func copySpans(dst, src []byte, spans []Span, drop bool) {
 	size := uint(min(len(dst), len(src)))
 	whole := size &^ (CacheLine - 1) // bytes of the mapping in whole lines
 	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
-	// The spans are walked by byte offset into their array (no scaling of
-	// an index per span), testing for the end after each.
-	p := unsafe.Pointer(unsafe.SliceData(spans))
-	n := uintptr(len(spans)) * unsafe.Sizeof(Span{})
-	at := uintptr(0)
-	if n == 0 {
+	if len(spans) == 0 {
 		return
 	}
+	// The spans are walked by pointer, up to the last and never past it:
+	// no index to scale per span.
+	sp, last := &spans[0], &spans[len(spans)-1]
 	for {
-		sp := (*Span)(unsafe.Add(p, at))
 		off := uint(sp.Off)
 		end := off + uint(sp.Len)
 		// off < end <= whole (unsigned) holds exactly when 0 <= Off,
@@ -451,11 +448,15 @@ func copySpans(dst, src []byte, spans []Span, drop bool) {
 				rem -= CacheLine
 			}
 		}
-		if at += unsafe.Sizeof(Span{}); at == n {
+		if sp == last {
 			return
 		}
+		sp = (*Span)(unsafe.Add(unsafe.Pointer(sp), unsafe.Sizeof(Span{})))
 	}
 	// The general loop, from the span the first one stopped at.
+	p := unsafe.Pointer(unsafe.SliceData(spans))
+	n := uintptr(len(spans)) * unsafe.Sizeof(Span{})
+	at := uintptr(unsafe.Pointer(sp)) - uintptr(p)
 	dst, src = unsafe.Slice((*byte)(d), size), unsafe.Slice((*byte)(s), size)
 	for ; at < n; at += unsafe.Sizeof(Span{}) {
 		sp := *(*Span)(unsafe.Add(p, at))
