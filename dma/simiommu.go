@@ -365,7 +365,7 @@ func (s *SimIOMMU) SyncSpansForDevice(mem []byte, m Mapping, spans []Span) {
 		return
 	}
 	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		copySpans(e.dev, e.cpu, spans)
+		copySpans(e.dev, e.cpu, spans, false)
 	}
 }
 
@@ -376,7 +376,7 @@ func (s *SimIOMMU) SyncSpansForCPU(mem []byte, m Mapping, spans []Span) {
 		return
 	}
 	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		copySpans(e.cpu, e.dev, spans)
+		copySpans(e.cpu, e.dev, spans, false)
 	}
 }
 
@@ -389,33 +389,89 @@ func (s *SimIOMMU) entry(iova uint64) (*simEntry, bool) {
 	return nil, false
 }
 
+// cacheLine is one cache line as a value: a copy of one is a few wide
+// loads and stores inline (on amd64 four 16-byte pairs, on arm64 pairs of
+// registers), where a copy of a [CacheLine]byte array may call memmove, as
+// the compiler cannot rule out that the two overlap.
+type cacheLine struct{ w [CacheLine / 8]uint64 }
+
 // copySpans copies each span, widened to whole cache lines (as lineSpan
 // widens it, inside the mapping), from src to dst: a clean (CPU copy to
 // device copy) or an invalidate (device copy to CPU copy) of the span's
-// lines. The arithmetic is unsigned, with the mapping's size taken once
-// for the batch; a span starting before or past the mapping panics, as
-// lineSpan's slice expression does. Whole lines are copied as words inline,
-// line by line as a cache walks them: a frame's one or two lines cost no
-// call into memmove.
-func copySpans(dst, src []byte, spans []Span) {
+// lines, every byte of each, line by line as a cache walks them.
+//
+// A span not inside the mapping (a negative offset, an empty or negative
+// length, bytes past the end) is dropped when drop is set, as a Region
+// drops it; without drop it is widened as lineSpan widens it, and one
+// starting before or past the mapping panics, as lineSpan's slice
+// expression does.
+//
+// The common case, a span inside the mapping whose lines are all whole
+// (the mapping's size is whole lines, or the span ends before its last,
+// partial one), costs two unsigned tests of the span's start and end and
+// a 64-byte move per line, with no call into memmove; the first span not
+// of that kind and those after it take the general loop.
+func copySpans(dst, src []byte, spans []Span, drop bool) {
 	size := uint(min(len(dst), len(src)))
-	dst, src = dst[:size], src[:size]
+	whole := size &^ (CacheLine - 1) // bytes of the mapping in whole lines
 	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
-	for _, sp := range spans {
-		lo := uint(sp.Off) &^ (CacheLine - 1)
-		hi := min((uint(sp.Off)+uint(sp.Len)+CacheLine-1)&^(CacheLine-1), size)
+	if len(spans) == 0 {
+		return
+	}
+	// The spans are walked by pointer, up to the last and never past it:
+	// no index to scale per span.
+	sp, last := &spans[0], &spans[len(spans)-1]
+	for {
+		off := uint(sp.Off)
+		end := off + uint(sp.Len)
+		// off < end <= whole (unsigned) holds exactly when 0 <= Off,
+		// 0 < Len and Off+Len <= whole: a negative Off is a huge off, and
+		// a negative Len, or one that wraps, makes end <= off.
+		if off >= end || end > whole {
+			break // the general loop takes it and the rest
+		}
+		// rem counts the bytes from the line being copied to the span's
+		// end: the next line's address is formed only when rem says it
+		// is the span's, so inside the mapping. A frame's span is one or
+		// two lines: the first is copied without a test.
+		off &^= CacheLine - 1
+		rem := end - off
+		dl, sl := unsafe.Add(d, off), unsafe.Add(s, off)
+		*(*cacheLine)(dl) = *(*cacheLine)(sl)
+		if rem > CacheLine {
+			for {
+				dl, sl = unsafe.Add(dl, CacheLine), unsafe.Add(sl, CacheLine)
+				*(*cacheLine)(dl) = *(*cacheLine)(sl)
+				if rem <= 2*CacheLine {
+					break
+				}
+				rem -= CacheLine
+			}
+		}
+		if sp == last {
+			return
+		}
+		sp = (*Span)(unsafe.Add(unsafe.Pointer(sp), unsafe.Sizeof(Span{})))
+	}
+	// The general loop, from the span the first one stopped at.
+	p := unsafe.Pointer(unsafe.SliceData(spans))
+	n := uintptr(len(spans)) * unsafe.Sizeof(Span{})
+	at := uintptr(unsafe.Pointer(sp)) - uintptr(p)
+	dst, src = unsafe.Slice((*byte)(d), size), unsafe.Slice((*byte)(s), size)
+	for ; at < n; at += unsafe.Sizeof(Span{}) {
+		sp := *(*Span)(unsafe.Add(p, at))
+		off, end := uint(sp.Off), uint(sp.Off)+uint(sp.Len)
+		if drop && (off >= end || end > size) {
+			continue // not inside the mapping: a Region drops it
+		}
+		lo := off &^ (CacheLine - 1)
+		hi := min((end+CacheLine-1)&^(CacheLine-1), size)
 		if lo > hi {
 			copy(dst[lo:hi], src[lo:hi]) // a negative offset, or past the end: panics
 		}
 		// lo <= hi <= size: every whole line below hi is inside both.
 		for ; lo+CacheLine <= hi; lo += CacheLine {
-			// One line as eight words, all loaded before any is stored
-			// (a copy of the array would call memmove, as dst and src
-			// might overlap as far as the compiler knows).
-			sw := (*[CacheLine / 8]uint64)(unsafe.Add(s, lo))
-			dw := (*[CacheLine / 8]uint64)(unsafe.Add(d, lo))
-			s0, s1, s2, s3, s4, s5, s6, s7 := sw[0], sw[1], sw[2], sw[3], sw[4], sw[5], sw[6], sw[7]
-			dw[0], dw[1], dw[2], dw[3], dw[4], dw[5], dw[6], dw[7] = s0, s1, s2, s3, s4, s5, s6, s7
+			*(*cacheLine)(unsafe.Add(d, lo)) = *(*cacheLine)(unsafe.Add(s, lo))
 		}
 		if lo != hi {
 			copy(dst[lo:hi], src[lo:hi]) // the mapping's last, partial line

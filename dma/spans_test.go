@@ -52,7 +52,7 @@ func TestSyncSpans(t *testing.T) {
 func TestCopySpansLines(t *testing.T) {
 	src := bytes.Repeat([]byte{0xAA}, 200) // 3 lines and 8 bytes
 	dst := make([]byte, 200)
-	copySpans(dst, src, []Span{{60, 8}, {193, 2}})
+	copySpans(dst, src, []Span{{60, 8}, {193, 2}}, false)
 	for i, b := range dst {
 		want := byte(0)
 		if i < 128 || i >= 192 {
@@ -67,5 +67,174 @@ func TestCopySpansLines(t *testing.T) {
 			t.Fatal("a span at offset -64 was copied without a panic")
 		}
 	}()
-	copySpans(dst, src, []Span{{-64, 8}})
+	copySpans(dst, src, []Span{{-64, 8}}, false)
+}
+
+// copySpans against a byte-by-byte model of a cache: every byte of every
+// line a span touches moves from src to dst (up to the mapping's end when
+// its last line is partial), no other byte does, and a span not inside
+// the mapping moves nothing when it is dropped. The shapes cover the fast
+// case's one-line and two-line spans and longer ones, unaligned starts and
+// ends, spans ending exactly on a line, the mapping's first and last lines,
+// a last partial line, and spans outside the mapping mixed in before,
+// between and after the others.
+func TestCopySpansModel(t *testing.T) {
+	type tc struct {
+		size  int
+		spans []Span
+	}
+	cases := []tc{
+		{4096, []Span{{0, 1}}},                         // first line, one byte
+		{4096, []Span{{63, 1}}},                        // first line, last byte
+		{4096, []Span{{64, 64}}},                       // one whole line
+		{4096, []Span{{62, 4}}},                        // two lines, two bytes each
+		{4096, []Span{{2, 64}}},                        // two lines, a frame after 2 bytes of headroom
+		{4096, []Span{{128, 128}}},                     // two whole lines
+		{4096, []Span{{130, 190}}},                     // four lines, unaligned
+		{4096, []Span{{4032, 64}}},                     // the last line
+		{4096, []Span{{4000, 96}}},                     // the last two lines
+		{4096, []Span{{0, 4096}}},                      // everything
+		{4096, []Span{{100, 0}, {-1, 8}, {4090, 7}}},   // empty, before, past the end
+		{4096, []Span{{64, 3}, {-64, 70}, {256, 3}}},   // one outside between two inside
+		{4096, []Span{{64, 3}, {300, 2}, {4096, 1}}},   // outside after two inside
+		{4096, []Span{{8, -8}, {64, 1}}},               // a negative length first
+		{200, []Span{{60, 8}, {193, 2}}},               // a last partial line
+		{200, []Span{{190, 10}}},                       // a span across into the partial line
+		{200, []Span{{0, 200}}},                        // a partial mapping, everything
+		{200, []Span{{10, 20}, {192, 8}, {70, 60}}},    // partial line between fast ones
+		{200, []Span{{150, 51}, {64, 1}}},              // one byte past a partial mapping
+		{64, []Span{{0, 64}, {1, 63}, {63, 1}}},        // a one-line mapping
+		{1 << 16, []Span{{1 << 15, 1 << 14}, {5, 70}}}, // a long span, then a short one
+	}
+	rng := uint64(0x9e3779b97f4a7c15)
+	next := func(n int) int {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return int(rng % uint64(n))
+	}
+	for range 200 {
+		size := []int{4096, 4096 + 40, 640, 100}[next(4)]
+		spans := make([]Span, 1+next(20))
+		for i := range spans {
+			spans[i] = Span{next(size+80) - 40, next(200) - 10}
+		}
+		cases = append(cases, tc{size, spans})
+	}
+	for _, c := range cases {
+		for _, drop := range []bool{true, false} {
+			if !drop && !spansInside(c.size, c.spans) {
+				continue // without drop, copySpans widens or panics as lineSpan does
+			}
+			src, dst := make([]byte, c.size), make([]byte, c.size)
+			for i := range src {
+				src[i], dst[i] = byte(i*7+1), byte(i*7+2) // every byte differs
+			}
+			moved := make([]bool, c.size)
+			for _, s := range c.spans {
+				if s.Off < 0 || s.Len <= 0 || s.Off+s.Len > c.size {
+					continue
+				}
+				for i := s.Off &^ (CacheLine - 1); i < min(roundUp(s.Off+s.Len, CacheLine), c.size); i++ {
+					moved[i] = true
+				}
+			}
+			copySpans(dst, src, c.spans, drop)
+			for i := range dst {
+				want := byte(i*7 + 2)
+				if moved[i] {
+					want = byte(i*7 + 1)
+				}
+				if dst[i] != want {
+					t.Fatalf("size %d, spans %v, drop %v: byte %d is %#x, want %#x (moved %v)", c.size, c.spans, drop, i, dst[i], want, moved[i])
+				}
+			}
+			for i := range src {
+				if src[i] != byte(i*7+1) {
+					t.Fatalf("size %d, spans %v: the copy changed its source at byte %d", c.size, c.spans, i)
+				}
+			}
+		}
+	}
+}
+
+func spansInside(size int, spans []Span) bool {
+	for _, s := range spans {
+		if s.Off < 0 || s.Len <= 0 || s.Off+s.Len > size {
+			return false
+		}
+	}
+	return true
+}
+
+// A region whose mapping ends in a partial line (memory mapped through the
+// simulated IOMMU directly, not by Alloc): the batched syncs move the
+// partial line's bytes that are there, drop the spans past the end, and a
+// missing sync still leaves the other side stale.
+func TestSyncSpansPartialLine(t *testing.T) {
+	s := NewSimIOMMU(true)
+	mem := make([]byte, 200)
+	r, err := NewRegion(mem, s, Options{Attr: Attr{Name: "partial"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dev := func(off, n int) []byte { return s.Slice(r.IOVA()+uint64(off), n, false) }
+	copy(mem[10:], "head")
+	copy(mem[195:], "tail")
+	copy(mem[130:], "mid")
+	r.SyncSpansForDevice([]Span{{195, 4}, {198, 10}, {10, 4}})
+	if !bytes.Equal(dev(195, 4), []byte("tail")) || !bytes.Equal(dev(10, 4), []byte("head")) {
+		t.Fatalf("the device sees %q and %q, want the cleaned %q and %q", dev(195, 4), dev(10, 4), "tail", "head")
+	}
+	if bytes.Equal(dev(130, 3), []byte("mid")) {
+		t.Fatal("a line no span touched was cleaned")
+	}
+	s.Write(r.IOVA()+192, []byte("rx-tail!"))
+	s.Write(r.IOVA()+64, []byte("rx-line"))
+	r.SyncSpansForCPU([]Span{{199, 1}, {199, 2}})
+	if !bytes.Equal(mem[192:200], []byte("rx-tail!")) {
+		t.Fatalf("the CPU sees %q in the partial line, want %q", mem[192:200], "rx-tail!")
+	}
+	if bytes.Equal(mem[64:71], []byte("rx-line")) {
+		t.Fatal("a line no span touched was invalidated")
+	}
+}
+
+// A closed region's batched syncs do nothing: its mapping is gone (and its
+// device-side copy unmapped), and a region mapped since at the same IOVA
+// keeps its own bytes on both sides.
+func TestSyncSpansAfterClose(t *testing.T) {
+	s := NewSimIOMMU(true)
+	old, err := Alloc(s, 4096, Options{Attr: Attr{Name: "old"}, Hugepages: HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iova := old.IOVA()
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Alloc(s, 4096, Options{Attr: Attr{Name: "new"}, Hugepages: HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.IOVA() != iova {
+		t.Fatalf("the new region is at IOVA %#x, not the closed one's %#x: the test needs the IOVA reused", r.IOVA(), iova)
+	}
+	copy(r.Bytes()[0:], "cpu")
+	s.Write(iova+64, []byte("dev"))
+	old.SyncSpansForDevice([]Span{{0, 128}})
+	old.SyncSpansForCPU([]Span{{0, 128}})
+	if d := s.Slice(iova, 3, false); bytes.Equal(d, []byte("cpu")) {
+		t.Fatal("a closed region's clean reached the region mapped at its IOVA since")
+	}
+	if bytes.Equal(r.Bytes()[64:67], []byte("dev")) {
+		t.Fatal("a closed region's invalidate reached the region mapped at its IOVA since")
+	}
+	r.SyncSpansForDevice([]Span{{0, 3}})
+	r.SyncSpansForCPU([]Span{{64, 3}})
+	if d := s.Slice(iova, 3, false); !bytes.Equal(d, []byte("cpu")) || !bytes.Equal(r.Bytes()[64:67], []byte("dev")) {
+		t.Fatalf("the new region's own syncs: device %q, CPU %q, want %q and %q", d, r.Bytes()[64:67], "cpu", "dev")
+	}
 }
