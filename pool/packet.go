@@ -1,6 +1,11 @@
 package pool
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // Packet is the header of one buffer: an mbuf-like record that lives in its
 // pool's header array for the pool's whole life (nothing is allocated per
@@ -16,11 +21,15 @@ type Packet struct {
 	pool *Pool
 	idx  uint32 // index in pool.hdrs: the signature check is &pool.hdrs[idx] == p
 
-	// Owned by the pool's owner goroutine: bumped on every allocation and
-	// every return, so it is odd exactly while the buffer is out of the pool
-	// (for split pages: while the unit is), and a stale duplicate free
-	// carries an old value.
-	gen uint32
+	// state is the header's state word: stHome while the buffer is in its
+	// pool (for split pages: while the unit is), stChained while next is
+	// set, and above them the generation, bumped on every allocation and
+	// every return, so a stale duplicate free carries an old value. The
+	// pool's owner writes stHome and the generation, with the buffer in
+	// hand (home, or being returned by the owner); SetNext, the holder's,
+	// writes stChained. Its low byte is zero exactly for a buffer that is
+	// out and single: the one test the free fast paths make.
+	state uint32
 
 	// Split-page pieces only: stateFree/stateOut, changed with CAS because
 	// pieces return from any goroutine.
@@ -80,9 +89,42 @@ const (
 	stateOut
 )
 
+// The state word's flags and generation (see Packet.state).
+const (
+	stHome    = 1 << 0
+	stChained = 1 << 1
+	stFlags   = 1<<genShift - 1
+	genShift  = 8
+	// toOut and toHome are what an allocation and a return add to the
+	// state word of a single buffer (its low byte stHome, then 0): the flag
+	// flips and the generation steps, in one addition.
+	toOut  = 1<<genShift - stHome
+	toHome = 1<<genShift + stHome
+)
+
 // out reports whether the buffer (the unit, for split pages) is out of the
 // pool. Owner only.
-func (p *Packet) out() bool { return p.gen&1 != 0 }
+func (p *Packet) out() bool { return p.state&stHome == 0 }
+
+// single reports whether the buffer is out and has no next segment: the
+// free fast paths' test. It reads the state word's low byte alone, which
+// is one compare with memory where uint8(p.state) is a load and a test.
+func (p *Packet) single() bool {
+	if cpu.IsBigEndian {
+		return *(*uint8)(unsafe.Add(unsafe.Pointer(&p.state), 3)) == 0
+	}
+	return *(*uint8)(unsafe.Pointer(&p.state)) == 0
+}
+
+// entry is the ring entry of unit u whose first header's state word is st:
+// the index and the generation's low bits.
+func entry(u, st uint32) uint32 { return u | (st>>genShift&genMask)<<idxBits }
+
+// unchain ends the chain at p: next and stChained cleared together.
+func (p *Packet) unchain() {
+	p.next = nil
+	p.state &^= stChained
+}
 
 // Data is the frame bytes of this segment.
 func (p *Packet) Data() []byte { return p.buf[p.off : p.off+p.len] }
@@ -204,7 +246,14 @@ func (p *Packet) MarkClean() { p.off, p.len = 0, 0 }
 func (p *Packet) Next() *Packet { return p.next }
 
 // SetNext chains q after p (q may be nil to end the chain).
-func (p *Packet) SetNext(q *Packet) { p.next = q }
+func (p *Packet) SetNext(q *Packet) {
+	p.next = q
+	if q != nil {
+		p.state |= stChained
+	} else {
+		p.state &^= stChained
+	}
+}
 
 // Pool is the pool the buffer belongs to.
 func (p *Packet) Pool() *Pool { return p.pool }
@@ -220,7 +269,9 @@ func (p *Packet) SetOwner(id uint16) { p.owner = id }
 func (p *Packet) Free() {
 	for p != nil {
 		next := p.next
-		p.next = nil
+		if next != nil { // a buffer already free has none: nothing is written to it
+			p.unchain()
+		}
 		if p.pool == nil || !p.pool.owns(p) {
 			forgedFrees.Add(1)
 			return

@@ -249,7 +249,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		h.pool = p
 		h.idx = uint32(i)
 		h.off = int32(cfg.Headroom)
-		h.gen = 1 // every unit starts in the ring: "out, returning"
+		h.state = 1 << genShift // every unit starts in the ring: "out, returning", generation 1
 	}
 	for i := range p.hdrs {
 		p.hdrs[i].reach = p.reach
@@ -367,8 +367,8 @@ func (p *Pool) refillCache() int {
 	for _, e := range entries {
 		if u := e & idxMask; int(u) < len(hdrs) {
 			h := &hdrs[u]
-			if g := h.gen; g&1 != 0 && g&genMask == e>>idxBits {
-				h.gen = g + 1
+			if g := h.state; uint8(g) == 0 && g>>genShift&genMask == e>>idxBits {
+				h.state = g + toHome
 				cache = append(cache, h) // never grows: room was counted
 				continue
 			}
@@ -393,11 +393,11 @@ func (p *Pool) accept(e uint32) (*Packet, bool) {
 		return nil, false
 	}
 	h := &p.hdrs[int(u)*p.perPage]
-	if !h.out() || h.gen&genMask != e>>idxBits {
+	if !h.single() || h.state>>genShift&genMask != e>>idxBits {
 		p.o[cRefusedDouble]++
 		return nil, false
 	}
-	h.gen++
+	h.state += toHome
 	return h, true
 }
 
@@ -416,7 +416,7 @@ func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	}
 	h := p.cache[n]
 	p.cache = p.cache[:n]
-	h.gen++
+	h.state += toOut
 	h.meta = fresh(p.freshOff)
 	return h
 }
@@ -429,7 +429,7 @@ func (p *Pool) allocSlow() *Packet {
 	if !ok {
 		return nil
 	}
-	h.gen++
+	h.state += toOut
 	p.reset(h)
 	return h
 }
@@ -457,7 +457,7 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 		dst := out[n : n+len(src)]
 		off := p.freshOff
 		for i, h := range src {
-			h.gen++
+			h.state += toOut
 			h.meta = fresh(off)
 			dst[i] = h
 		}
@@ -513,7 +513,7 @@ func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
 		}
 		dst := out[n : n+len(src)]
 		for i, h := range src {
-			h.gen++
+			h.state += toOut
 			h.owner = owner
 			dst[i] = h
 		}
@@ -528,7 +528,7 @@ func (p *Pool) allocPiece() *Packet {
 		if !ok {
 			return nil
 		}
-		hu.gen++
+		hu.state += toOut
 		u := hu.idx / uint32(p.perPage)
 		// The count is set once for the whole unit (one atomic per unit,
 		// not per piece); pieces never handed out are subtracted at Close.
@@ -575,13 +575,13 @@ func (p *Pool) Recycle(pk *Packet) { p.push(pk, (*Pool).recycleSlow) }
 // coherent memory (fastSpan is 0 otherwise), and room in the cache. The
 // slow path is a parameter for the inliner, as pop's.
 func (p *Pool) push(pk *Packet, slow func(*Pool, *Packet)) {
-	if uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(p.cache) < cap(p.cache) && pk.next == nil && pk.gen&1 != 0 {
+	if uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(p.cache) < cap(p.cache) && pk.single() {
 		// Appended in place (to p.cache itself, not a copy), the append
 		// stores the length alone, and before the store through pk, which
 		// could alias p's fields as far as the compiler knows. It never
 		// grows: room was checked.
 		p.cache = append(p.cache, pk)
-		pk.gen++
+		pk.state += toHome
 		p.o[cRecycleCached]++
 		return
 	}
@@ -599,7 +599,7 @@ func (p *Pool) recycleSlow(pk *Packet) {
 			}
 			return
 		}
-		pk.next = nil
+		pk.unchain()
 		p.recycleOne(pk)
 		pk = next
 	}
@@ -631,13 +631,13 @@ func (p *Pool) recycleOne(h *Packet) {
 func (p *Pool) unitHome(hu *Packet) {
 	c := p.uc
 	if len(*c) < cap(*c) {
-		hu.gen++
+		hu.state += toHome
 		*c = append(*c, hu)
 		p.o[cRecycleCached]++
 		return
 	}
 	p.o[cRecycleCacheFull]++
-	p.pushRing(hu.idx/uint32(p.perPage), hu.gen)
+	p.pushRing(hu.idx/uint32(p.perPage), hu.state)
 }
 
 // RecycleBulk is Recycle for many buffers. Owner only.
@@ -671,12 +671,12 @@ func (p *Pool) recycleRun(pkts []*Packet) int {
 	dst := c[n : n+len(pkts)]
 	base, span := p.hdrBase, p.fastSpan
 	for i, pk := range pkts {
-		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
+		if uintptr(unsafe.Pointer(pk))-base >= span || !pk.single() {
 			p.cache = c[:n+i]
 			p.o[cRecycleCached] += uint64(i)
 			return i
 		}
-		pk.gen++
+		pk.state += toHome
 		dst[i] = pk
 	}
 	p.cache = c[:n+len(pkts)]
@@ -684,8 +684,12 @@ func (p *Pool) recycleRun(pkts []*Packet) int {
 	return len(pkts)
 }
 
-func (p *Pool) pushRing(u, gen uint32) {
-	e := [1]uint32{u | (gen&genMask)<<idxBits}
+// pushRing puts unit u, whose first header's state word is st, into the
+// ring.
+func (p *Pool) pushRing(u, st uint32) { p.pushEntry(entry(u, st)) }
+
+func (p *Pool) pushEntry(e0 uint32) {
+	e := [1]uint32{e0}
 	if p.ring.push(e[:]) {
 		p.sharedRing.Add(1)
 	} else {
@@ -703,12 +707,12 @@ func (p *Pool) freeShared(h *Packet) {
 		p.dirtySync(h)
 		u := h.idx / uint32(p.perPage)
 		if p.refs[u].Add(-1) == 0 {
-			p.pushRing(u, p.hdrs[int(u)*p.perPage].gen)
+			p.pushRing(u, p.hdrs[int(u)*p.perPage].state)
 		}
 		return
 	}
 	p.dirtySync(h)
-	p.pushRing(h.idx, h.gen)
+	p.pushRing(h.idx, h.state)
 }
 
 // freeBatch is how many ring entries FreeBulk gathers per pool before one
@@ -750,7 +754,7 @@ func (p *Pool) recycleRunSync(pkts []*Packet) int {
 	dst := c[n : n+len(pkts)]
 	base, span, headroom := p.hdrBase, p.syncSpan, int32(p.headroom)
 	for i, pk := range pkts {
-		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
+		if uintptr(unsafe.Pointer(pk))-base >= span || !pk.single() {
 			p.cache = c[:n+i]
 			p.o[cRecycleCached] += uint64(i)
 			return i
@@ -758,7 +762,7 @@ func (p *Pool) recycleRunSync(pkts []*Packet) int {
 		if pk.len != 0 || pk.off > headroom { // syncDirty's span is not empty
 			p.syncDirty(pk)
 		}
-		pk.gen++
+		pk.state += toHome
 		dst[i] = pk
 	}
 	p.cache = c[:n+len(pkts)]
@@ -829,8 +833,8 @@ func freeBulk(own *Pool, pkts []*Packet) {
 			// The owner's fast path, as in Recycle.
 			cache := own.cache
 			c := len(cache)
-			if uintptr(unsafe.Pointer(pk))-own.hdrBase < own.fastSpan && c < cap(cache) && pk.next == nil && pk.gen&1 != 0 {
-				pk.gen++
+			if uintptr(unsafe.Pointer(pk))-own.hdrBase < own.fastSpan && c < cap(cache) && pk.single() {
+				pk.state += toHome
 				cache = cache[:c+1]
 				cache[c] = pk
 				own.cache = cache
@@ -841,14 +845,14 @@ func freeBulk(own *Pool, pkts []*Packet) {
 		// The common shared case: a single whole buffer of the pool of the
 		// batch being gathered, on coherent memory.
 		if cur != nil && n < freeBatch && pk != nil && pk.next == nil && uintptr(unsafe.Pointer(pk))-cur.hdrBase < cur.fastSpan {
-			batch[n] = pk.idx | (pk.gen&genMask)<<idxBits
+			batch[n] = entry(pk.idx, pk.state)
 			n++
 			continue
 		}
 		for pk != nil {
 			next := pk.next
 			if own != nil && own.owns(pk) {
-				pk.next = nil
+				pk.unchain()
 				own.recycleOne(pk)
 				pk = next
 				continue
@@ -858,7 +862,9 @@ func freeBulk(own *Pool, pkts []*Packet) {
 				forgedFrees.Add(1)
 				break
 			}
-			pk.next = nil
+			if next != nil { // a buffer already free has none: nothing is written to it
+				pk.unchain()
+			}
 			if pl.perPage > 1 {
 				pl.freeShared(pk)
 			} else {
@@ -869,7 +875,7 @@ func freeBulk(own *Pool, pkts []*Packet) {
 					n, cur = 0, pl
 				}
 				pl.dirtySync(pk)
-				batch[n] = pk.idx | (pk.gen&genMask)<<idxBits
+				batch[n] = entry(pk.idx, pk.state)
 				n++
 			}
 			pk = next
@@ -888,7 +894,7 @@ func (p *Pool) pushBatch(entries []uint32) {
 		return
 	}
 	for _, e := range entries {
-		p.pushRing(e&idxMask, e>>idxBits)
+		p.pushEntry(e)
 	}
 }
 
@@ -943,11 +949,21 @@ func (p *Pool) InFlight() int {
 // buffers that are out, by last owner.
 func (p *Pool) outstanding() (int, map[uint16]int) {
 	p.drainAll()
+	// After the drain every unit at home is in the cache or the spare list:
+	// the units out are the others, found without reading the state word of
+	// a header that is out (its holder may be chaining it as this runs).
+	home := make([]bool, p.units)
+	for _, h := range *p.uc {
+		home[h.idx/uint32(p.perPage)] = true
+	}
+	for _, u := range p.spare {
+		home[u] = true
+	}
 	by := map[uint16]int{}
 	n := 0
 	for u := 0; u < p.units; u++ {
 		hu := &p.hdrs[u*p.perPage]
-		if !hu.out() {
+		if home[u] {
 			continue
 		}
 		if p.perPage == 1 {

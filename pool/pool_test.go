@@ -226,6 +226,79 @@ func TestRecycleFastPathChecks(t *testing.T) {
 	}
 }
 
+// The free fast paths tell a chain from a single buffer by the flag SetNext
+// keeps in the state word: every way of linking and unlinking a segment must
+// keep it, or a fast path would take a chain's head alone and its tail
+// would never come back.
+func TestChainFlagFollowsSetNext(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "flag", Count: 8})
+	own := p.Owner("tx ring")
+	a, b, c := p.Alloc(), p.Alloc(), p.Alloc()
+	a.SetNext(b)
+	a.SetNext(nil) // single again: Recycle takes a alone, b stays out
+	p.Recycle(a)
+	if n := p.InFlight(); n != 2 {
+		t.Fatalf("after unlinking and recycling the head, %d out, want 2", n)
+	}
+	b.SetNext(c)
+	b.SetNext(c) // linked twice: still one chain
+	p.Recycle(b)
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("Recycle of a relinked chain left %d out", n)
+	}
+
+	// A chain through each bulk fast run, then through the shared ring from
+	// another goroutine: home whole every time.
+	for _, free := range []struct {
+		name string
+		fn   func(pk *Packet)
+	}{
+		{"RecycleBulk", func(pk *Packet) { p.RecycleBulk([]*Packet{pk}) }},
+		{"FreeBulkDirect", func(pk *Packet) { p.FreeBulkDirect([]*Packet{pk}) }},
+		{"FreeSlots", func(pk *Packet) {
+			if n := FreeSlots(p, []*Packet{pk, nil}); n != 1 {
+				t.Fatalf("FreeSlots freed %d frames, want 1", n)
+			}
+		}},
+		{"Free from another goroutine", func(pk *Packet) {
+			done := make(chan struct{})
+			go func() { pk.Free(); close(done) }()
+			<-done
+		}},
+	} {
+		head, mid, tail := p.Alloc(), p.Alloc(), p.Alloc()
+		head.SetNext(mid)
+		mid.SetNext(tail)
+		head.SetOwner(own)
+		free.fn(head)
+		if n := p.InFlight(); n != 0 {
+			t.Fatalf("%s of a three-segment chain left %d out", free.name, n)
+		}
+	}
+
+	// What came back through the ring was unlinked on the way: all eight
+	// buffers are single now, and every one comes back alone.
+	var all []*Packet
+	for pk := p.Alloc(); pk != nil; pk = p.Alloc() {
+		if pk.Next() != nil {
+			t.Fatalf("buffer %d allocated with a next segment", pk.idx)
+		}
+		all = append(all, pk)
+	}
+	if len(all) != 8 {
+		t.Fatalf("pool yields %d buffers, want 8", len(all))
+	}
+	for _, pk := range all[:4] {
+		p.Recycle(pk)
+		p.Recycle(pk) // and a second time: refused
+	}
+	p.RecycleBulk(all[4:])
+	if s := p.OwnerStats(); s.RefusedDouble != 4 || p.InFlight() != 0 {
+		t.Fatalf("RefusedDouble = %d, %d out; want 4 and 0", s.RefusedDouble, p.InFlight())
+	}
+}
+
 func TestChainsFreeWhole(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, Config{Count: 16})
