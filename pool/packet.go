@@ -15,6 +15,10 @@ import (
 // A Packet belongs to exactly one of: its pool (cache or ring), a device ring
 // (posted for RX or queued for TX), or the application. Free hands it back.
 type Packet struct {
+	// meta is reset on every allocation. First in the header, it is zeroed
+	// at the header's own address, with no address to compute.
+	meta
+
 	// Fixed at pool creation.
 	buf  []byte // the whole buffer in the CPU's view of the DMA region
 	iova uint64 // bus address of buf[0]
@@ -41,9 +45,6 @@ type Packet struct {
 
 	// next is the next segment; always nil while the buffer is in the pool.
 	next *Packet
-
-	// meta is reset from the pool's template on every allocation.
-	meta
 }
 
 // meta is the per-holder part of a header: one block copy resets it.
