@@ -98,10 +98,14 @@ type Pool struct {
 	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
 
 	// Owner-only state: no atomics.
-	cache   []*Packet  // LIFO of free whole buffers (Alloc's fast path); empty for split pages
-	ucache  []*Packet  // split pages: LIFO of free units (their first piece)
-	uc      *[]*Packet // the unit cache: &cache, or &ucache for split pages
-	spare   []uint32   // free units drained past the cache's size (InFlight, Close)
+	// cache is the LIFO of free whole buffers (Alloc's fast path; empty for
+	// split pages), each as its header's byte offset from hdr0: what the
+	// ownership proof's subtraction yields, stored with no pointer (so no
+	// write barrier) and turned back into the header with one addition.
+	cache   []uint32
+	hdr0    unsafe.Pointer // &hdrs[0]
+	ucache  []*Packet      // split pages: LIFO of free units (their first piece)
+	spare   []uint32       // free units drained past the cache's size (InFlight, Close)
 	scratch []uint32
 	cur     int32 // split pages: unit being carved, or -1
 	curNext int   // split pages: next piece of cur
@@ -219,14 +223,13 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	if cfg.PerPage > 1 {
 		p.refs = make([]atomic.Int32, units)
 		p.ucache = make([]*Packet, 0, cfg.CacheSize)
-		p.uc = &p.ucache
 	} else {
-		p.cache = make([]*Packet, 0, cfg.CacheSize)
-		p.uc = &p.cache
+		p.cache = make([]uint32, 0, cfg.CacheSize)
 	}
 	p.freshOff = int32(cfg.Headroom)
 	p.simple = cfg.PerPage == 1 && !p.needSync
-	p.hdrBase = uintptr(unsafe.Pointer(&p.hdrs[0]))
+	p.hdr0 = unsafe.Pointer(&p.hdrs[0])
+	p.hdrBase = uintptr(p.hdr0)
 	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
 	if p.simple {
 		p.fastSpan = p.hdrSpan
@@ -312,13 +315,43 @@ func fresh(off int32) meta { return meta{off: off, NSegs: 1} }
 // reset readies a header for a new holder.
 func (p *Pool) reset(h *Packet) { h.meta = fresh(p.freshOff) }
 
-// takeUnit pops a unit (its first header) from the unit cache, refilling
-// from the ring when empty. Owner only.
+// The cache's entries are header offsets below 4 GiB: a whole-buffer pool
+// has at most MaxUnits headers.
+const _ = uint32(MaxUnits * unsafe.Sizeof(Packet{}))
+
+// hdrAt is the header at byte offset off from hdr0 (a cache entry).
+func (p *Pool) hdrAt(off uint32) *Packet { return (*Packet)(unsafe.Add(p.hdr0, off)) }
+
+// offOf is h's cache entry: its byte offset from hdr0.
+func (p *Pool) offOf(h *Packet) uint32 { return uint32(uintptr(unsafe.Pointer(h)) - p.hdrBase) }
+
+// cached is how many free units the owner's cache holds (cache or ucache).
+func (p *Pool) cached() int { return len(p.cache) + len(p.ucache) }
+
+// cacheRoom is how many more units the owner's cache takes.
+func (p *Pool) cacheRoom() int {
+	if p.perPage > 1 {
+		return cap(p.ucache) - len(p.ucache)
+	}
+	return cap(p.cache) - len(p.cache)
+}
+
+// cacheUnit puts hu, a free unit's first header, into the owner's cache,
+// which has room. Owner only.
+func (p *Pool) cacheUnit(hu *Packet) {
+	if p.perPage > 1 {
+		p.ucache = append(p.ucache, hu)
+		return
+	}
+	p.cache = append(p.cache, p.offOf(hu))
+}
+
+// takeUnit pops a unit (its first header) from the split pages' unit cache,
+// refilling from the ring when empty. Owner only.
 func (p *Pool) takeUnit() (*Packet, bool) {
-	c := p.uc
-	if n := len(*c); n > 0 {
-		h := (*c)[n-1]
-		*c = (*c)[:n-1]
+	if n := len(p.ucache); n > 0 {
+		h := p.ucache[n-1]
+		p.ucache = p.ucache[:n-1]
 		return h, true // a fast pop: counted by derivation in publish
 	}
 	if p.refillCache() == 0 {
@@ -326,9 +359,9 @@ func (p *Pool) takeUnit() (*Packet, bool) {
 		return nil, false
 	}
 	p.o[cAllocSlow]++
-	n := len(*c)
-	h := (*c)[n-1]
-	*c = (*c)[:n-1]
+	n := len(p.ucache)
+	h := p.ucache[n-1]
+	p.ucache = p.ucache[:n-1]
 	return h, true
 }
 
@@ -336,50 +369,49 @@ func (p *Pool) takeUnit() (*Packet, bool) {
 // ring into the unit cache, refusing stale duplicates (double frees). Owner
 // only.
 func (p *Pool) refillCache() int {
-	c := p.uc
-	room := min(cap(*c)-len(*c), p.refill)
+	room := min(p.cacheRoom(), p.refill)
 	p.o[cAllocRefill]++
 	if n := len(p.spare); n > 0 {
 		k := min(n, room)
 		p.o[cRefillIn] += uint64(k)
 		for _, u := range p.spare[n-k:] {
-			*c = append(*c, &p.hdrs[int(u)*p.perPage])
+			p.cacheUnit(&p.hdrs[int(u)*p.perPage])
 		}
 		p.spare = p.spare[:n-k]
 		p.publish()
-		return len(*c)
+		return p.cached()
 	}
 	got := p.ring.pop(p.scratch[:room])
 	entries := p.scratch[:got]
 	if p.perPage > 1 {
 		for _, e := range entries {
 			if h, ok := p.accept(e); ok {
-				*c = append(*c, h)
+				p.ucache = append(p.ucache, h)
 				p.o[cRefillIn]++
 			}
 		}
 		p.publish()
-		return len(*c)
+		return len(p.ucache)
 	}
 	// accept, for whole buffers, with the pool's fields in locals.
-	cache, hdrs := *c, p.hdrs
+	cache, hdrs := p.cache, p.hdrs
 	refused := 0
 	for _, e := range entries {
 		if u := e & idxMask; int(u) < len(hdrs) {
 			h := &hdrs[u]
 			if g := h.state; uint8(g) == 0 && g>>genShift&genMask == e>>idxBits {
 				h.state = g + toHome
-				cache = append(cache, h) // never grows: room was counted
+				cache = append(cache, u*uint32(unsafe.Sizeof(*h))) // never grows: room was counted
 				continue
 			}
 		}
 		refused++ // a double free, or an entry no push makes
 	}
 	p.o[cRefusedDouble] += uint64(refused)
-	p.o[cRefillIn] += uint64(len(cache) - len(*c))
-	*c = cache
+	p.o[cRefillIn] += uint64(len(cache) - len(p.cache))
+	p.cache = cache
 	p.publish()
-	return len(*c)
+	return len(p.cache)
 }
 
 // accept checks a ring entry against its unit's generation: a unit that is
@@ -414,7 +446,7 @@ func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	if n < 0 {
 		return slow(p)
 	}
-	h := p.cache[n]
+	h := p.hdrAt(p.cache[n])
 	p.cache = p.cache[:n]
 	h.state += toOut
 	h.meta = fresh(p.freshOff)
@@ -425,10 +457,15 @@ func (p *Pool) allocSlow() *Packet {
 	if p.perPage > 1 {
 		return p.allocPiece()
 	}
-	h, ok := p.takeUnit()
-	if !ok {
+	// The cache is empty (pop's fast path takes any it holds).
+	if p.refillCache() == 0 {
+		p.o[cAllocEmpty]++
 		return nil
 	}
+	p.o[cAllocSlow]++
+	n := len(p.cache) - 1
+	h := p.hdrAt(p.cache[n])
+	p.cache = p.cache[:n]
 	h.state += toOut
 	p.reset(h)
 	return h
@@ -455,8 +492,9 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 			break
 		}
 		dst := out[n : n+len(src)]
-		off := p.freshOff
-		for i, h := range src {
+		off, base := p.freshOff, p.hdr0
+		for i, o := range src {
+			h := (*Packet)(unsafe.Add(base, o))
 			h.state += toOut
 			h.meta = fresh(off)
 			dst[i] = h
@@ -471,7 +509,7 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 // (still marked home: the caller marks them out), or nil when the pool has
 // none. The returned slice aliases the cache's backing array past its new
 // length, so the caller copies it out before the cache grows again.
-func (p *Pool) takeRun(want int) []*Packet {
+func (p *Pool) takeRun(want int) []uint32 {
 	c := len(p.cache)
 	if c == 0 {
 		if p.refillCache() == 0 {
@@ -512,7 +550,9 @@ func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
 			break
 		}
 		dst := out[n : n+len(src)]
-		for i, h := range src {
+		base := p.hdr0
+		for i, o := range src {
+			h := (*Packet)(unsafe.Add(base, o))
 			h.state += toOut
 			h.owner = owner
 			dst[i] = h
@@ -575,12 +615,12 @@ func (p *Pool) Recycle(pk *Packet) { p.push(pk, (*Pool).recycleSlow) }
 // coherent memory (fastSpan is 0 otherwise), and room in the cache. The
 // slow path is a parameter for the inliner, as pop's.
 func (p *Pool) push(pk *Packet, slow func(*Pool, *Packet)) {
-	if uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(p.cache) < cap(p.cache) && pk.single() {
+	if d := uintptr(unsafe.Pointer(pk)) - p.hdrBase; d < p.fastSpan && len(p.cache) < cap(p.cache) && pk.single() {
 		// Appended in place (to p.cache itself, not a copy), the append
 		// stores the length alone, and before the store through pk, which
 		// could alias p's fields as far as the compiler knows. It never
 		// grows: room was checked.
-		p.cache = append(p.cache, pk)
+		p.cache = append(p.cache, uint32(d))
 		pk.state += toHome
 		p.o[cRecycleCached]++
 		return
@@ -629,10 +669,9 @@ func (p *Pool) recycleOne(h *Packet) {
 // unitHome puts a unit whose buffers are all back (hu, its first header)
 // into the unit cache, or into the ring when the cache is full. Owner only.
 func (p *Pool) unitHome(hu *Packet) {
-	c := p.uc
-	if len(*c) < cap(*c) {
+	if p.cacheRoom() > 0 {
 		hu.state += toHome
-		*c = append(*c, hu)
+		p.cacheUnit(hu)
 		p.o[cRecycleCached]++
 		return
 	}
@@ -671,13 +710,14 @@ func (p *Pool) recycleRun(pkts []*Packet) int {
 	dst := c[n : n+len(pkts)]
 	base, span := p.hdrBase, p.fastSpan
 	for i, pk := range pkts {
-		if uintptr(unsafe.Pointer(pk))-base >= span || !pk.single() {
+		d := uintptr(unsafe.Pointer(pk)) - base
+		if d >= span || !pk.single() {
 			p.cache = c[:n+i]
 			p.o[cRecycleCached] += uint64(i)
 			return i
 		}
 		pk.state += toHome
-		dst[i] = pk
+		dst[i] = uint32(d)
 	}
 	p.cache = c[:n+len(pkts)]
 	p.o[cRecycleCached] += uint64(len(pkts))
@@ -754,7 +794,8 @@ func (p *Pool) recycleRunSync(pkts []*Packet) int {
 	dst := c[n : n+len(pkts)]
 	base, span, headroom := p.hdrBase, p.syncSpan, int32(p.headroom)
 	for i, pk := range pkts {
-		if uintptr(unsafe.Pointer(pk))-base >= span || !pk.single() {
+		d := uintptr(unsafe.Pointer(pk)) - base
+		if d >= span || !pk.single() {
 			p.cache = c[:n+i]
 			p.o[cRecycleCached] += uint64(i)
 			return i
@@ -763,7 +804,7 @@ func (p *Pool) recycleRunSync(pkts []*Packet) int {
 			p.syncDirty(pk)
 		}
 		pk.state += toHome
-		dst[i] = pk
+		dst[i] = uint32(d)
 	}
 	p.cache = c[:n+len(pkts)]
 	p.o[cRecycleCached] += uint64(len(pkts))
@@ -833,10 +874,10 @@ func freeBulk(own *Pool, pkts []*Packet) {
 			// The owner's fast path, as in Recycle.
 			cache := own.cache
 			c := len(cache)
-			if uintptr(unsafe.Pointer(pk))-own.hdrBase < own.fastSpan && c < cap(cache) && pk.single() {
+			if d := uintptr(unsafe.Pointer(pk)) - own.hdrBase; d < own.fastSpan && c < cap(cache) && pk.single() {
 				pk.state += toHome
 				cache = cache[:c+1]
-				cache[c] = pk
+				cache[c] = uint32(d)
 				own.cache = cache
 				own.o[cRecycleCached]++
 				continue
@@ -902,7 +943,7 @@ func (p *Pool) pushBatch(entries []uint32) {
 func (p *Pool) publish() {
 	// Every unit that entered the cache either is still there or left it
 	// through an allocation; those that left right after a refill were slow.
-	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(len(*p.uc)) - p.o[cAllocSlow]
+	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(p.cached()) - p.o[cAllocSlow]
 	for i := range p.o {
 		p.pub[i].Store(p.o[i])
 	}
@@ -935,7 +976,7 @@ func (p *Pool) OwnerStats() Stats { p.publish(); return p.Stats() }
 // Available is how many buffers the owner could allocate now without
 // waiting (cache plus ring). Owner only.
 func (p *Pool) Available() int {
-	return (len(*p.uc) + len(p.spare) + p.ring.len()) * p.perPage
+	return (p.cached() + len(p.spare) + p.ring.len()) * p.perPage
 }
 
 // InFlight drains returned buffers and counts the ones still held outside
@@ -953,7 +994,10 @@ func (p *Pool) outstanding() (int, map[uint16]int) {
 	// the units out are the others, found without reading the state word of
 	// a header that is out (its holder may be chaining it as this runs).
 	home := make([]bool, p.units)
-	for _, h := range *p.uc {
+	for _, off := range p.cache {
+		home[p.hdrAt(off).idx] = true
+	}
+	for _, h := range p.ucache {
 		home[h.idx/uint32(p.perPage)] = true
 	}
 	for _, u := range p.spare {
@@ -999,14 +1043,13 @@ func (p *Pool) drainAll() {
 		if got == 0 {
 			break
 		}
-		c := p.uc
 		for _, e := range p.scratch[:got] {
 			h, ok := p.accept(e)
 			if !ok {
 				continue
 			}
-			if len(*c) < cap(*c) {
-				*c = append(*c, h)
+			if p.cacheRoom() > 0 {
+				p.cacheUnit(h)
 				p.o[cRefillIn]++
 			} else {
 				p.spare = append(p.spare, h.idx/uint32(p.perPage))
