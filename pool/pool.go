@@ -72,6 +72,28 @@ type Config struct {
 
 // Pool is a page pool. See the package documentation.
 type Pool struct {
+	// The fast paths' fields come first, where an instruction reaches them
+	// with a one-byte displacement.
+
+	// cache is the LIFO of free whole buffers (Alloc's fast path; empty for
+	// split pages), each as its header's byte offset from hdr0: what the
+	// ownership proof's subtraction yields, stored with no pointer (so no
+	// write barrier) and turned back into the header with one addition.
+	// Owner only.
+	cache []uint32
+	hdr0  unsafe.Pointer // &hdrs[0]
+
+	// The headers' address range: a pointer in it is one of this pool's
+	// headers (only this pool hands them out), so the fast paths prove
+	// ownership with one subtraction and compare. fastSpan is the span when
+	// the recycle fast path applies (simple), else 0; syncSpan the span when
+	// the bulk recycles' syncing fast path applies (whole buffers on
+	// non-coherent memory), else 0.
+	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
+
+	freshOff int32    // a fresh header's data offset (the headroom): see fresh
+	o        counters // the owner's counters: no atomics
+
 	name     string
 	region   *dma.Region
 	hdrs     []Packet
@@ -86,30 +108,14 @@ type Pool struct {
 	// reach is the region's DMA domain (dma.DomainID) shifted left by one,
 	// with bit 0 set when every buffer lies below 4 GiB in bus addresses:
 	// what a TX queue compares with its device's, once per packet.
-	reach    uint32
-	freshOff int32 // a fresh header's data offset (the headroom): see fresh
-
-	// The headers' address range: a pointer in it is one of this pool's
-	// headers (only this pool hands them out), so the fast paths prove
-	// ownership with one subtraction and compare. fastSpan is the span when
-	// the recycle fast path applies (simple), else 0; syncSpan the span when
-	// the bulk recycles' syncing fast path applies (whole buffers on
-	// non-coherent memory), else 0.
-	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
+	reach uint32
 
 	// Owner-only state: no atomics.
-	// cache is the LIFO of free whole buffers (Alloc's fast path; empty for
-	// split pages), each as its header's byte offset from hdr0: what the
-	// ownership proof's subtraction yields, stored with no pointer (so no
-	// write barrier) and turned back into the header with one addition.
-	cache   []uint32
-	hdr0    unsafe.Pointer // &hdrs[0]
-	ucache  []*Packet      // split pages: LIFO of free units (their first piece)
-	spare   []uint32       // free units drained past the cache's size (InFlight, Close)
+	ucache  []*Packet // split pages: LIFO of free units (their first piece)
+	spare   []uint32  // free units drained past the cache's size (InFlight, Close)
 	scratch []uint32
 	cur     int32 // split pages: unit being carved, or -1
 	curNext int   // split pages: next piece of cur
-	o       counters
 	closed  bool
 
 	refs []atomic.Int32 // split pages: pieces of each unit still out
