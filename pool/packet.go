@@ -15,8 +15,9 @@ import (
 // A Packet belongs to exactly one of: its pool (cache or ring), a device ring
 // (posted for RX or queued for TX), or the application. Free hands it back.
 type Packet struct {
-	// meta is reset on every allocation. First in the header, it is zeroed
-	// at the header's own address, with no address to compute.
+	// meta is reset on every allocation. First in the header (and its
+	// zeroed part first in it), it is zeroed at the header's own address,
+	// with no address to compute.
 	meta
 
 	// Fixed at pool creation.
@@ -47,9 +48,18 @@ type Packet struct {
 	next *Packet
 }
 
-// meta is the per-holder part of a header: one block copy resets it.
+// meta is the per-holder part of a header. An allocation rewrites it
+// whole (resetMeta): the tail zeroed, then the head, the two fields a fresh
+// header has non-zero, as one word (the pool's freshHead).
 type meta struct {
-	off   int32  // start of data in buf
+	metaTail
+	metaHead
+}
+
+// metaTail is the part of meta a fresh allocation zeroes. First in the
+// header, it is zeroed at the header's own address, with no address to
+// compute.
+type metaTail struct {
 	len   int32  // bytes of data in this segment
 	owner uint16 // who holds it now, for leak reports
 
@@ -63,10 +73,26 @@ type meta struct {
 	Flags Flags
 	// Hash is the RSS hash the device computed (FlagRSSHash set).
 	Hash uint32
-	// NSegs is the number of segments (head only); 1 for a single buffer.
-	NSegs int32
 	// PktLen is the total frame length over all segments (head only).
 	PktLen int
+}
+
+// metaHead is the part of meta a fresh allocation sets to non-zero values.
+type metaHead struct {
+	off int32 // start of data in buf
+	// NSegs is the number of segments (head only); 1 for a single buffer.
+	NSegs int32
+}
+
+// headWord is a metaHead as the one word an allocation stores.
+func headWord(h metaHead) uint64 { return *(*uint64)(unsafe.Pointer(&h)) }
+
+// resetMeta gives p a fresh holder's metadata, head being the headWord of
+// its metaHead: the tail zeroed and one word stored, two instructions fewer
+// than a zeroing of the whole and two field stores.
+func (p *Packet) resetMeta(head uint64) {
+	p.metaTail = metaTail{}
+	*(*uint64)(unsafe.Pointer(&p.metaHead)) = head
 }
 
 // Flags describe a received or queued frame.
@@ -198,7 +224,7 @@ func (p *Packet) SetSegment(off, n int, owner uint16) bool {
 	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
 		return false
 	}
-	p.meta = meta{off: int32(off), len: int32(n), owner: owner, NSegs: 1}
+	p.meta = meta{metaTail{len: int32(n), owner: owner}, metaHead{off: int32(off), NSegs: 1}}
 	return true
 }
 

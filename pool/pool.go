@@ -91,8 +91,8 @@ type Pool struct {
 	// non-coherent memory), else 0.
 	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
 
-	freshOff int32    // a fresh header's data offset (the headroom): see fresh
-	o        counters // the owner's counters: no atomics
+	freshHead uint64   // a fresh header's metaHead (data at the headroom, one segment) as a word: see reset
+	o         counters // the owner's counters: no atomics
 
 	name     string
 	region   *dma.Region
@@ -232,7 +232,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	} else {
 		p.cache = make([]uint32, 0, cfg.CacheSize)
 	}
-	p.freshOff = int32(cfg.Headroom)
+	p.freshHead = headWord(metaHead{off: int32(cfg.Headroom), NSegs: 1})
 	p.simple = cfg.PerPage == 1 && !p.needSync
 	p.hdr0 = unsafe.Pointer(&p.hdrs[0])
 	p.hdrBase = uintptr(p.hdr0)
@@ -312,14 +312,9 @@ func (p *Pool) owns(pk *Packet) bool {
 	return uintptr(unsafe.Pointer(pk))-p.hdrBase < p.hdrSpan
 }
 
-// fresh is what a header's meta looks like when allocated: data at the
-// headroom, no bytes, one segment, every other field zero. Built in place,
-// it is a zeroing of the block and two stores, one instruction fewer than
-// a copy of a template.
-func fresh(off int32) meta { return meta{off: off, NSegs: 1} }
-
-// reset readies a header for a new holder.
-func (p *Pool) reset(h *Packet) { h.meta = fresh(p.freshOff) }
+// reset readies a header for a new holder: data at the headroom, no bytes,
+// one segment, every other field zero.
+func (p *Pool) reset(h *Packet) { h.resetMeta(p.freshHead) }
 
 // The cache's entries are header offsets below 4 GiB: a whole-buffer pool
 // has at most MaxUnits headers.
@@ -452,10 +447,12 @@ func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	if n < 0 {
 		return slow(p)
 	}
-	h := p.hdrAt(p.cache[n])
+	// hdrAt spelled out: a call of it costs the inliner more than Alloc's
+	// budget has left.
+	h := (*Packet)(unsafe.Add(p.hdr0, p.cache[n]))
 	p.cache = p.cache[:n]
 	h.state += toOut
-	h.meta = fresh(p.freshOff)
+	h.resetMeta(p.freshHead)
 	return h
 }
 
@@ -498,11 +495,11 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 			break
 		}
 		dst := out[n : n+len(src)]
-		off, base := p.freshOff, p.hdr0
+		head, base := p.freshHead, p.hdr0
 		for i, o := range src {
 			h := (*Packet)(unsafe.Add(base, o))
 			h.state += toOut
-			h.meta = fresh(off)
+			h.resetMeta(head)
 			dst[i] = h
 		}
 		n += len(src)

@@ -299,6 +299,71 @@ func TestChainFlagFollowsSetNext(t *testing.T) {
 	}
 }
 
+// Every allocation hands out fresh metadata, whatever the last holder left:
+// data at the headroom, no bytes, one segment, every other field zero. The
+// fast pop, the bulk take, the slow path after a refill from the ring and a
+// split page's piece each write it their way.
+func TestAllocResetsMetadata(t *testing.T) {
+	t.Parallel()
+	dirty := func(pk *Packet) {
+		pk.SetData(10, 20)
+		pk.SetOwner(3)
+		pk.Port, pk.Queue, pk.Ptype, pk.VLAN = 1, 2, 3, 4
+		pk.Flags, pk.Hash, pk.NSegs, pk.PktLen = FlagRSSHash|FlagParseError, 5, 6, 7
+	}
+	check := func(how string, pk *Packet) {
+		t.Helper()
+		if pk == nil {
+			t.Fatalf("%s: no buffer", how)
+		}
+		want := meta{metaTail{}, metaHead{off: DefaultHeadroom, NSegs: 1}}
+		if pk.meta != want || pk.Headroom() != DefaultHeadroom || pk.Len() != 0 || len(pk.Data()) != 0 {
+			t.Fatalf("%s: metadata %+v, want %+v", how, pk.meta, want)
+		}
+	}
+	p := newPool(t, Config{Name: "meta", Count: 4, CacheSize: 2, Refill: 1})
+	a := p.Alloc()
+	dirty(a)
+	p.Recycle(a)
+	check("Alloc from the cache", p.Alloc())
+
+	var burst [2]*Packet
+	n := p.AllocBulk(burst[:])
+	for _, pk := range burst[:n] {
+		dirty(pk)
+	}
+	p.RecycleBulk(burst[:n])
+	if p.AllocBulk(burst[:]) != n {
+		t.Fatal("AllocBulk did not take back what RecycleBulk returned")
+	}
+	for _, pk := range burst[:n] {
+		check("AllocBulk", pk)
+	}
+
+	// A buffer back through the shared ring comes out of the slow path.
+	for p.Alloc() != nil {
+	}
+	b := burst[0]
+	dirty(b)
+	done := make(chan struct{})
+	go func() { b.Free(); close(done) }()
+	<-done
+	check("Alloc after a refill from the ring", p.Alloc())
+
+	sp := newPool(t, Config{Name: "meta-split", Count: 4, PerPage: 2})
+	var pieces []*Packet
+	for pk := sp.Alloc(); pk != nil; pk = sp.Alloc() {
+		dirty(pk)
+		pieces = append(pieces, pk)
+	}
+	for _, pk := range pieces {
+		sp.Recycle(pk)
+	}
+	for range pieces {
+		check("a split page's piece", sp.Alloc())
+	}
+}
+
 func TestChainsFreeWhole(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, Config{Count: 16})
