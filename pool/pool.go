@@ -715,14 +715,14 @@ func (p *Pool) recycleRun(pkts []*Packet) int {
 	for i, pk := range pkts {
 		d := uintptr(unsafe.Pointer(pk)) - base
 		if d >= span || !pk.single() {
-			p.cache = c[:n+i]
+			p.cache = p.cache[:n+i] // the length alone
 			p.o[cRecycleCached] += uint64(i)
 			return i
 		}
 		pk.state += toHome
 		dst[i] = uint32(d)
 	}
-	p.cache = c[:n+len(pkts)]
+	p.cache = p.cache[:n+len(pkts)]
 	p.o[cRecycleCached] += uint64(len(pkts))
 	return len(pkts)
 }
@@ -787,8 +787,35 @@ func (p *Pool) FreeBulkDirect(pkts []*Packet) {
 
 // recycleRunSync is recycleRun for whole buffers on non-coherent memory:
 // each buffer's dirty span is synced for the device first, as recycleOne
-// does, unless it is empty (MarkClean: the TX path synced it).
+// does, unless it is empty (MarkClean: the TX path synced it). The runs of
+// clean buffers go through cleanRun, whose loop makes no call (a call in
+// it made the compiler keep the loop's values on the stack); a dirty
+// buffer is synced and taken here, between two runs.
 func (p *Pool) recycleRunSync(pkts []*Packet) int {
+	n := 0
+	for {
+		n += p.cleanRun(pkts[n:])
+		if n == len(pkts) {
+			return n
+		}
+		// cleanRun stopped at pk: one the fast path does not take (another
+		// pool's, a chain, a double free), a full cache, or a dirty span.
+		pk := pkts[n]
+		d := uintptr(unsafe.Pointer(pk)) - p.hdrBase
+		if d >= p.syncSpan || !pk.single() || len(p.cache) == cap(p.cache) {
+			return n
+		}
+		p.syncDirty(pk)
+		pk.state += toHome
+		p.cache = append(p.cache, uint32(d))
+		p.o[cRecycleCached]++
+		n++
+	}
+}
+
+// cleanRun is recycleRun for whole buffers on non-coherent memory whose
+// dirty span is empty: it stops at the first buffer with bytes to sync.
+func (p *Pool) cleanRun(pkts []*Packet) int {
 	c := p.cache
 	n := len(c)
 	if room := cap(c) - n; len(pkts) > room {
@@ -798,18 +825,17 @@ func (p *Pool) recycleRunSync(pkts []*Packet) int {
 	base, span, headroom := p.hdrBase, p.syncSpan, int32(p.headroom)
 	for i, pk := range pkts {
 		d := uintptr(unsafe.Pointer(pk)) - base
-		if d >= span || !pk.single() {
-			p.cache = c[:n+i]
+		// The dirty span (see syncDirty) is empty when no byte is in the
+		// data window and the window does not start past the headroom.
+		if d >= span || !pk.single() || pk.len != 0 || pk.off > headroom {
+			p.cache = p.cache[:n+i] // the length alone: the loop keeps no slice pointer
 			p.o[cRecycleCached] += uint64(i)
 			return i
-		}
-		if pk.len != 0 || pk.off > headroom { // syncDirty's span is not empty
-			p.syncDirty(pk)
 		}
 		pk.state += toHome
 		dst[i] = uint32(d)
 	}
-	p.cache = c[:n+len(pkts)]
+	p.cache = p.cache[:n+len(pkts)]
 	p.o[cRecycleCached] += uint64(len(pkts))
 	return len(pkts)
 }
