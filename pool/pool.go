@@ -499,7 +499,10 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 		for i, o := range src {
 			h := (*Packet)(unsafe.Add(base, o))
 			h.state += toOut
-			h.resetMeta(head)
+			// resetMeta, written out: a call here leaves a position
+			// marker (a NOP) in the loop.
+			h.metaTail = metaTail{}
+			*(*uint64)(unsafe.Pointer(&h.metaHead)) = head
 			dst[i] = h
 		}
 		n += len(src)
