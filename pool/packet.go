@@ -144,8 +144,13 @@ func (p *Packet) single() bool {
 }
 
 // entry is the ring entry of unit u whose first header's state word is st:
-// the index and the generation's low bits.
-func entry(u, st uint32) uint32 { return u | (st>>genShift&genMask)<<idxBits }
+// the index and the generation's low bits, shifted from their place in the
+// state word to theirs in the entry in one shift.
+func entry(u, st uint32) uint32 { return u | st<<(idxBits-genShift)&(genMask<<idxBits) }
+
+// sameGen reports whether ring entry e carries the low bits of the
+// generation in state word st.
+func sameGen(e, st uint32) bool { return (st<<(idxBits-genShift)^e)&(genMask<<idxBits) == 0 }
 
 // unchain ends the chain at p: next and stChained cleared together.
 func (p *Packet) unchain() {

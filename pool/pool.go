@@ -400,7 +400,7 @@ func (p *Pool) refillCache() int {
 	for _, e := range entries {
 		if u := e & idxMask; int(u) < len(hdrs) {
 			h := &hdrs[u]
-			if g := h.state; uint8(g) == 0 && g>>genShift&genMask == e>>idxBits {
+			if g := h.state; uint8(g) == 0 && sameGen(e, g) {
 				h.state = g + toHome
 				cache = append(cache, u*uint32(unsafe.Sizeof(*h))) // never grows: room was counted
 				continue
@@ -426,7 +426,7 @@ func (p *Pool) accept(e uint32) (*Packet, bool) {
 		return nil, false
 	}
 	h := &p.hdrs[int(u)*p.perPage]
-	if !h.single() || h.state>>genShift&genMask != e>>idxBits {
+	if !h.single() || !sameGen(e, h.state) {
 		p.o[cRefusedDouble]++
 		return nil, false
 	}

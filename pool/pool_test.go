@@ -192,6 +192,34 @@ func TestRefusedFrees(t *testing.T) {
 // Recycle's fast path (the cache has room) makes its own checks: a double
 // free, a chain and a header of another pool must be refused or recycled
 // whole there too, not only when a full cache sends them the slow way.
+// A stale duplicate: a buffer freed twice through the shared ring, whose
+// first entry brought it home and out again before the second one arrived.
+// The buffer is out then, so only the generation the entry carries tells
+// the duplicate from a real return: it must be refused, never handed out a
+// second time to a new holder.
+func TestStaleDuplicateRefused(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "stale", Count: 1}) // cache and refill of 1: one entry per refill
+	a := p.Alloc()
+	a.Free()
+	a.Free() // the duplicate, queued behind the real return
+	// The refill takes the first entry: a comes home and goes out again.
+	if pk := p.Alloc(); pk != a {
+		t.Fatalf("the pool's one buffer did not come back: got %v", pk)
+	}
+	// The stale entry is next in the ring: refused, and the pool is empty.
+	if pk := p.Alloc(); pk != nil {
+		t.Fatalf("buffer %d handed out while its holder has it: a stale duplicate was accepted", pk.idx)
+	}
+	if s := p.OwnerStats(); s.RefusedDouble != 1 {
+		t.Fatalf("RefusedDouble = %d, want 1", s.RefusedDouble)
+	}
+	p.Recycle(a)
+	if n := p.InFlight(); n != 0 || p.Available() != 1 {
+		t.Fatalf("%d out, %d available after the holder returned it; want 0 and 1", n, p.Available())
+	}
+}
+
 func TestRecycleFastPathChecks(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, Config{Name: "fast", Count: 16})
