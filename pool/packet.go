@@ -120,11 +120,11 @@ const (
 const (
 	stHome    = 1 << 0
 	stChained = 1 << 1
-	stFlags   = 1<<genShift - 1
 	genShift  = 8
-	// toOut and toHome are what an allocation and a return add to the
-	// state word of a single buffer (its low byte stHome, then 0): the flag
-	// flips and the generation steps, in one addition.
+	// toOut is what an allocation adds to the state word of a buffer at
+	// home (low byte stHome), toHome what a return adds to that of a
+	// single buffer out (low byte 0): the flag flips and the generation
+	// steps, in one addition.
 	toOut  = 1<<genShift - stHome
 	toHome = 1<<genShift + stHome
 )
