@@ -1,6 +1,11 @@
 package pool
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // Packet is the header of one buffer: an mbuf-like record that lives in its
 // pool's header array for the pool's whole life (nothing is allocated per
@@ -10,17 +15,26 @@ import "sync/atomic"
 // A Packet belongs to exactly one of: its pool (cache or ring), a device ring
 // (posted for RX or queued for TX), or the application. Free hands it back.
 type Packet struct {
+	// meta is reset on every allocation. First in the header (and its
+	// zeroed part first in it), it is zeroed at the header's own address,
+	// with no address to compute.
+	meta
+
 	// Fixed at pool creation.
 	buf  []byte // the whole buffer in the CPU's view of the DMA region
 	iova uint64 // bus address of buf[0]
 	pool *Pool
 	idx  uint32 // index in pool.hdrs: the signature check is &pool.hdrs[idx] == p
 
-	// Owned by the pool's owner goroutine: bumped on every allocation and
-	// every return, so it is odd exactly while the buffer is out of the pool
-	// (for split pages: while the unit is), and a stale duplicate free
-	// carries an old value.
-	gen uint32
+	// state is the header's state word: stHome while the buffer is in its
+	// pool (for split pages: while the unit is), stChained while next is
+	// set, and above them the generation, bumped on every allocation and
+	// every return, so a stale duplicate free carries an old value. The
+	// pool's owner writes stHome and the generation, with the buffer in
+	// hand (home, or being returned by the owner); SetNext, the holder's,
+	// writes stChained. Its low byte is zero exactly for a buffer that is
+	// out and single: the one test the free fast paths make.
+	state uint32
 
 	// Split-page pieces only: stateFree/stateOut, changed with CAS because
 	// pieces return from any goroutine.
@@ -32,14 +46,20 @@ type Packet struct {
 
 	// next is the next segment; always nil while the buffer is in the pool.
 	next *Packet
-
-	// meta is reset from the pool's template on every allocation.
-	meta
 }
 
-// meta is the per-holder part of a header: one block copy resets it.
+// meta is the per-holder part of a header. An allocation rewrites it
+// whole (resetMeta): the tail zeroed, then the head, the two fields a fresh
+// header has non-zero, as one word (the pool's freshHead).
 type meta struct {
-	off   int32  // start of data in buf
+	metaTail
+	metaHead
+}
+
+// metaTail is the part of meta a fresh allocation zeroes. First in the
+// header, it is zeroed at the header's own address, with no address to
+// compute.
+type metaTail struct {
 	len   int32  // bytes of data in this segment
 	owner uint16 // who holds it now, for leak reports
 
@@ -53,10 +73,26 @@ type meta struct {
 	Flags Flags
 	// Hash is the RSS hash the device computed (FlagRSSHash set).
 	Hash uint32
-	// NSegs is the number of segments (head only); 1 for a single buffer.
-	NSegs int32
 	// PktLen is the total frame length over all segments (head only).
 	PktLen int
+}
+
+// metaHead is the part of meta a fresh allocation sets to non-zero values.
+type metaHead struct {
+	off int32 // start of data in buf
+	// NSegs is the number of segments (head only); 1 for a single buffer.
+	NSegs int32
+}
+
+// headWord is a metaHead as the one word an allocation stores.
+func headWord(h metaHead) uint64 { return *(*uint64)(unsafe.Pointer(&h)) }
+
+// resetMeta gives p a fresh holder's metadata, head being the headWord of
+// its metaHead: the tail zeroed and one word stored, two instructions fewer
+// than a zeroing of the whole and two field stores.
+func (p *Packet) resetMeta(head uint64) {
+	p.metaTail = metaTail{}
+	*(*uint64)(unsafe.Pointer(&p.metaHead)) = head
 }
 
 // Flags describe a received or queued frame.
@@ -80,9 +116,47 @@ const (
 	stateOut
 )
 
+// The state word's flags and generation (see Packet.state).
+const (
+	stHome    = 1 << 0
+	stChained = 1 << 1
+	genShift  = 8
+	// toOut is what an allocation adds to the state word of a buffer at
+	// home (low byte stHome), toHome what a return adds to that of a
+	// single buffer out (low byte 0): the flag flips and the generation
+	// steps, in one addition.
+	toOut  = 1<<genShift - stHome
+	toHome = 1<<genShift + stHome
+)
+
 // out reports whether the buffer (the unit, for split pages) is out of the
 // pool. Owner only.
-func (p *Packet) out() bool { return p.gen&1 != 0 }
+func (p *Packet) out() bool { return p.state&stHome == 0 }
+
+// single reports whether the buffer is out and has no next segment: the
+// free fast paths' test. It reads the state word's low byte alone, which
+// is one compare with memory where uint8(p.state) is a load and a test.
+func (p *Packet) single() bool {
+	if cpu.IsBigEndian {
+		return *(*uint8)(unsafe.Add(unsafe.Pointer(&p.state), 3)) == 0
+	}
+	return *(*uint8)(unsafe.Pointer(&p.state)) == 0
+}
+
+// entry is the ring entry of unit u whose first header's state word is st:
+// the index and the generation's low bits, shifted from their place in the
+// state word to theirs in the entry in one shift.
+func entry(u, st uint32) uint32 { return u | st<<(idxBits-genShift)&(genMask<<idxBits) }
+
+// sameGen reports whether ring entry e carries the low bits of the
+// generation in state word st.
+func sameGen(e, st uint32) bool { return (st<<(idxBits-genShift)^e)&(genMask<<idxBits) == 0 }
+
+// unchain ends the chain at p: next and stChained cleared together.
+func (p *Packet) unchain() {
+	p.next = nil
+	p.state &^= stChained
+}
 
 // Data is the frame bytes of this segment.
 func (p *Packet) Data() []byte { return p.buf[p.off : p.off+p.len] }
@@ -155,7 +229,7 @@ func (p *Packet) SetSegment(off, n int, owner uint16) bool {
 	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
 		return false
 	}
-	p.meta = meta{off: int32(off), len: int32(n), owner: owner, NSegs: 1}
+	p.meta = meta{metaTail{len: int32(n), owner: owner}, metaHead{off: int32(off), NSegs: 1}}
 	return true
 }
 
@@ -204,7 +278,14 @@ func (p *Packet) MarkClean() { p.off, p.len = 0, 0 }
 func (p *Packet) Next() *Packet { return p.next }
 
 // SetNext chains q after p (q may be nil to end the chain).
-func (p *Packet) SetNext(q *Packet) { p.next = q }
+func (p *Packet) SetNext(q *Packet) {
+	p.next = q
+	if q != nil {
+		p.state |= stChained
+	} else {
+		p.state &^= stChained
+	}
+}
 
 // Pool is the pool the buffer belongs to.
 func (p *Packet) Pool() *Pool { return p.pool }
@@ -220,7 +301,9 @@ func (p *Packet) SetOwner(id uint16) { p.owner = id }
 func (p *Packet) Free() {
 	for p != nil {
 		next := p.next
-		p.next = nil
+		if next != nil { // a buffer already free has none: nothing is written to it
+			p.unchain()
+		}
 		if p.pool == nil || !p.pool.owns(p) {
 			forgedFrees.Add(1)
 			return

@@ -72,6 +72,28 @@ type Config struct {
 
 // Pool is a page pool. See the package documentation.
 type Pool struct {
+	// The fast paths' fields come first, where an instruction reaches them
+	// with a one-byte displacement.
+
+	// cache is the LIFO of free whole buffers (Alloc's fast path; empty for
+	// split pages), each as its header's byte offset from hdr0: what the
+	// ownership proof's subtraction yields, stored with no pointer (so no
+	// write barrier) and turned back into the header with one addition.
+	// Owner only.
+	cache []uint32
+	hdr0  unsafe.Pointer // &hdrs[0]
+
+	// The headers' address range: a pointer in it is one of this pool's
+	// headers (only this pool hands them out), so the fast paths prove
+	// ownership with one subtraction and compare. fastSpan is the span when
+	// the recycle fast path applies (simple), else 0; syncSpan the span when
+	// the bulk recycles' syncing fast path applies (whole buffers on
+	// non-coherent memory), else 0.
+	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
+
+	freshHead uint64   // a fresh header's metaHead (data at the headroom, one segment) as a word: see reset
+	o         counters // the owner's counters: no atomics
+
 	name     string
 	region   *dma.Region
 	hdrs     []Packet
@@ -86,26 +108,14 @@ type Pool struct {
 	// reach is the region's DMA domain (dma.DomainID) shifted left by one,
 	// with bit 0 set when every buffer lies below 4 GiB in bus addresses:
 	// what a TX queue compares with its device's, once per packet.
-	reach    uint32
-	freshOff int32 // a fresh header's data offset (the headroom): see fresh
-
-	// The headers' address range: a pointer in it is one of this pool's
-	// headers (only this pool hands them out), so the fast paths prove
-	// ownership with one subtraction and compare. fastSpan is the span when
-	// the recycle fast path applies (simple), else 0; syncSpan the span when
-	// the bulk recycles' syncing fast path applies (whole buffers on
-	// non-coherent memory), else 0.
-	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
+	reach uint32
 
 	// Owner-only state: no atomics.
-	cache   []*Packet  // LIFO of free whole buffers (Alloc's fast path); empty for split pages
-	ucache  []*Packet  // split pages: LIFO of free units (their first piece)
-	uc      *[]*Packet // the unit cache: &cache, or &ucache for split pages
-	spare   []uint32   // free units drained past the cache's size (InFlight, Close)
+	ucache  []*Packet // split pages: LIFO of free units (their first piece)
+	spare   []uint32  // free units drained past the cache's size (InFlight, Close)
 	scratch []uint32
 	cur     int32 // split pages: unit being carved, or -1
 	curNext int   // split pages: next piece of cur
-	o       counters
 	closed  bool
 
 	refs []atomic.Int32 // split pages: pieces of each unit still out
@@ -219,14 +229,13 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	if cfg.PerPage > 1 {
 		p.refs = make([]atomic.Int32, units)
 		p.ucache = make([]*Packet, 0, cfg.CacheSize)
-		p.uc = &p.ucache
 	} else {
-		p.cache = make([]*Packet, 0, cfg.CacheSize)
-		p.uc = &p.cache
+		p.cache = make([]uint32, 0, cfg.CacheSize)
 	}
-	p.freshOff = int32(cfg.Headroom)
+	p.freshHead = headWord(metaHead{off: int32(cfg.Headroom), NSegs: 1})
 	p.simple = cfg.PerPage == 1 && !p.needSync
-	p.hdrBase = uintptr(unsafe.Pointer(&p.hdrs[0]))
+	p.hdr0 = unsafe.Pointer(&p.hdrs[0])
+	p.hdrBase = uintptr(p.hdr0)
 	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
 	if p.simple {
 		p.fastSpan = p.hdrSpan
@@ -249,7 +258,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		h.pool = p
 		h.idx = uint32(i)
 		h.off = int32(cfg.Headroom)
-		h.gen = 1 // every unit starts in the ring: "out, returning"
+		h.state = 1 << genShift // every unit starts in the ring: "out, returning", generation 1
 	}
 	for i := range p.hdrs {
 		p.hdrs[i].reach = p.reach
@@ -303,22 +312,47 @@ func (p *Pool) owns(pk *Packet) bool {
 	return uintptr(unsafe.Pointer(pk))-p.hdrBase < p.hdrSpan
 }
 
-// fresh is what a header's meta looks like when allocated: data at the
-// headroom, no bytes, one segment, every other field zero. Built in place,
-// it is a zeroing of the block and two stores, one instruction fewer than
-// a copy of a template.
-func fresh(off int32) meta { return meta{off: off, NSegs: 1} }
+// reset readies a header for a new holder: data at the headroom, no bytes,
+// one segment, every other field zero.
+func (p *Pool) reset(h *Packet) { h.resetMeta(p.freshHead) }
 
-// reset readies a header for a new holder.
-func (p *Pool) reset(h *Packet) { h.meta = fresh(p.freshOff) }
+// The cache's entries are header offsets below 4 GiB: a whole-buffer pool
+// has at most MaxUnits headers.
+const _ = uint32(MaxUnits * unsafe.Sizeof(Packet{}))
 
-// takeUnit pops a unit (its first header) from the unit cache, refilling
-// from the ring when empty. Owner only.
+// hdrAt is the header at byte offset off from hdr0 (a cache entry).
+func (p *Pool) hdrAt(off uint32) *Packet { return (*Packet)(unsafe.Add(p.hdr0, off)) }
+
+// offOf is h's cache entry: its byte offset from hdr0.
+func (p *Pool) offOf(h *Packet) uint32 { return uint32(uintptr(unsafe.Pointer(h)) - p.hdrBase) }
+
+// cached is how many free units the owner's cache holds (cache or ucache).
+func (p *Pool) cached() int { return len(p.cache) + len(p.ucache) }
+
+// cacheRoom is how many more units the owner's cache takes.
+func (p *Pool) cacheRoom() int {
+	if p.perPage > 1 {
+		return cap(p.ucache) - len(p.ucache)
+	}
+	return cap(p.cache) - len(p.cache)
+}
+
+// cacheUnit puts hu, a free unit's first header, into the owner's cache,
+// which has room. Owner only.
+func (p *Pool) cacheUnit(hu *Packet) {
+	if p.perPage > 1 {
+		p.ucache = append(p.ucache, hu)
+		return
+	}
+	p.cache = append(p.cache, p.offOf(hu))
+}
+
+// takeUnit pops a unit (its first header) from the split pages' unit cache,
+// refilling from the ring when empty. Owner only.
 func (p *Pool) takeUnit() (*Packet, bool) {
-	c := p.uc
-	if n := len(*c); n > 0 {
-		h := (*c)[n-1]
-		*c = (*c)[:n-1]
+	if n := len(p.ucache); n > 0 {
+		h := p.ucache[n-1]
+		p.ucache = p.ucache[:n-1]
 		return h, true // a fast pop: counted by derivation in publish
 	}
 	if p.refillCache() == 0 {
@@ -326,9 +360,9 @@ func (p *Pool) takeUnit() (*Packet, bool) {
 		return nil, false
 	}
 	p.o[cAllocSlow]++
-	n := len(*c)
-	h := (*c)[n-1]
-	*c = (*c)[:n-1]
+	n := len(p.ucache)
+	h := p.ucache[n-1]
+	p.ucache = p.ucache[:n-1]
 	return h, true
 }
 
@@ -336,50 +370,49 @@ func (p *Pool) takeUnit() (*Packet, bool) {
 // ring into the unit cache, refusing stale duplicates (double frees). Owner
 // only.
 func (p *Pool) refillCache() int {
-	c := p.uc
-	room := min(cap(*c)-len(*c), p.refill)
+	room := min(p.cacheRoom(), p.refill)
 	p.o[cAllocRefill]++
 	if n := len(p.spare); n > 0 {
 		k := min(n, room)
 		p.o[cRefillIn] += uint64(k)
 		for _, u := range p.spare[n-k:] {
-			*c = append(*c, &p.hdrs[int(u)*p.perPage])
+			p.cacheUnit(&p.hdrs[int(u)*p.perPage])
 		}
 		p.spare = p.spare[:n-k]
 		p.publish()
-		return len(*c)
+		return p.cached()
 	}
 	got := p.ring.pop(p.scratch[:room])
 	entries := p.scratch[:got]
 	if p.perPage > 1 {
 		for _, e := range entries {
 			if h, ok := p.accept(e); ok {
-				*c = append(*c, h)
+				p.ucache = append(p.ucache, h)
 				p.o[cRefillIn]++
 			}
 		}
 		p.publish()
-		return len(*c)
+		return len(p.ucache)
 	}
 	// accept, for whole buffers, with the pool's fields in locals.
-	cache, hdrs := *c, p.hdrs
+	cache, hdrs := p.cache, p.hdrs
 	refused := 0
 	for _, e := range entries {
 		if u := e & idxMask; int(u) < len(hdrs) {
 			h := &hdrs[u]
-			if g := h.gen; g&1 != 0 && g&genMask == e>>idxBits {
-				h.gen = g + 1
-				cache = append(cache, h) // never grows: room was counted
+			if g := h.state; uint8(g) == 0 && sameGen(e, g) {
+				h.state = g + toHome
+				cache = append(cache, u*uint32(unsafe.Sizeof(*h))) // never grows: room was counted
 				continue
 			}
 		}
 		refused++ // a double free, or an entry no push makes
 	}
 	p.o[cRefusedDouble] += uint64(refused)
-	p.o[cRefillIn] += uint64(len(cache) - len(*c))
-	*c = cache
+	p.o[cRefillIn] += uint64(len(cache) - len(p.cache))
+	p.cache = cache
 	p.publish()
-	return len(*c)
+	return len(p.cache)
 }
 
 // accept checks a ring entry against its unit's generation: a unit that is
@@ -393,11 +426,11 @@ func (p *Pool) accept(e uint32) (*Packet, bool) {
 		return nil, false
 	}
 	h := &p.hdrs[int(u)*p.perPage]
-	if !h.out() || h.gen&genMask != e>>idxBits {
+	if !h.single() || !sameGen(e, h.state) {
 		p.o[cRefusedDouble]++
 		return nil, false
 	}
-	h.gen++
+	h.state += toHome
 	return h, true
 }
 
@@ -414,10 +447,12 @@ func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	if n < 0 {
 		return slow(p)
 	}
-	h := p.cache[n]
+	// hdrAt spelled out: a call of it costs the inliner more than Alloc's
+	// budget has left.
+	h := (*Packet)(unsafe.Add(p.hdr0, p.cache[n]))
 	p.cache = p.cache[:n]
-	h.gen++
-	h.meta = fresh(p.freshOff)
+	h.state += toOut
+	h.resetMeta(p.freshHead)
 	return h
 }
 
@@ -425,11 +460,16 @@ func (p *Pool) allocSlow() *Packet {
 	if p.perPage > 1 {
 		return p.allocPiece()
 	}
-	h, ok := p.takeUnit()
-	if !ok {
+	// The cache is empty (pop's fast path takes any it holds).
+	if p.refillCache() == 0 {
+		p.o[cAllocEmpty]++
 		return nil
 	}
-	h.gen++
+	p.o[cAllocSlow]++
+	n := len(p.cache) - 1
+	h := p.hdrAt(p.cache[n])
+	p.cache = p.cache[:n]
+	h.state += toOut
 	p.reset(h)
 	return h
 }
@@ -455,10 +495,14 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 			break
 		}
 		dst := out[n : n+len(src)]
-		off := p.freshOff
-		for i, h := range src {
-			h.gen++
-			h.meta = fresh(off)
+		head, base := p.freshHead, p.hdr0
+		for i, o := range src {
+			h := (*Packet)(unsafe.Add(base, o))
+			h.state += toOut
+			// resetMeta, written out: a call here leaves a position
+			// marker (a NOP) in the loop.
+			h.metaTail = metaTail{}
+			*(*uint64)(unsafe.Pointer(&h.metaHead)) = head
 			dst[i] = h
 		}
 		n += len(src)
@@ -471,7 +515,7 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 // (still marked home: the caller marks them out), or nil when the pool has
 // none. The returned slice aliases the cache's backing array past its new
 // length, so the caller copies it out before the cache grows again.
-func (p *Pool) takeRun(want int) []*Packet {
+func (p *Pool) takeRun(want int) []uint32 {
 	c := len(p.cache)
 	if c == 0 {
 		if p.refillCache() == 0 {
@@ -512,8 +556,10 @@ func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
 			break
 		}
 		dst := out[n : n+len(src)]
-		for i, h := range src {
-			h.gen++
+		base := p.hdr0
+		for i, o := range src {
+			h := (*Packet)(unsafe.Add(base, o))
+			h.state += toOut
 			h.owner = owner
 			dst[i] = h
 		}
@@ -528,7 +574,7 @@ func (p *Pool) allocPiece() *Packet {
 		if !ok {
 			return nil
 		}
-		hu.gen++
+		hu.state += toOut
 		u := hu.idx / uint32(p.perPage)
 		// The count is set once for the whole unit (one atomic per unit,
 		// not per piece); pieces never handed out are subtracted at Close.
@@ -575,13 +621,13 @@ func (p *Pool) Recycle(pk *Packet) { p.push(pk, (*Pool).recycleSlow) }
 // coherent memory (fastSpan is 0 otherwise), and room in the cache. The
 // slow path is a parameter for the inliner, as pop's.
 func (p *Pool) push(pk *Packet, slow func(*Pool, *Packet)) {
-	if uintptr(unsafe.Pointer(pk))-p.hdrBase < p.fastSpan && len(p.cache) < cap(p.cache) && pk.next == nil && pk.gen&1 != 0 {
+	if d := uintptr(unsafe.Pointer(pk)) - p.hdrBase; d < p.fastSpan && len(p.cache) < cap(p.cache) && pk.single() {
 		// Appended in place (to p.cache itself, not a copy), the append
 		// stores the length alone, and before the store through pk, which
 		// could alias p's fields as far as the compiler knows. It never
 		// grows: room was checked.
-		p.cache = append(p.cache, pk)
-		pk.gen++
+		p.cache = append(p.cache, uint32(d))
+		pk.state += toHome
 		p.o[cRecycleCached]++
 		return
 	}
@@ -599,7 +645,7 @@ func (p *Pool) recycleSlow(pk *Packet) {
 			}
 			return
 		}
-		pk.next = nil
+		pk.unchain()
 		p.recycleOne(pk)
 		pk = next
 	}
@@ -629,15 +675,14 @@ func (p *Pool) recycleOne(h *Packet) {
 // unitHome puts a unit whose buffers are all back (hu, its first header)
 // into the unit cache, or into the ring when the cache is full. Owner only.
 func (p *Pool) unitHome(hu *Packet) {
-	c := p.uc
-	if len(*c) < cap(*c) {
-		hu.gen++
-		*c = append(*c, hu)
+	if p.cacheRoom() > 0 {
+		hu.state += toHome
+		p.cacheUnit(hu)
 		p.o[cRecycleCached]++
 		return
 	}
 	p.o[cRecycleCacheFull]++
-	p.pushRing(hu.idx/uint32(p.perPage), hu.gen)
+	p.pushRing(hu.idx/uint32(p.perPage), hu.state)
 }
 
 // RecycleBulk is Recycle for many buffers. Owner only.
@@ -671,21 +716,26 @@ func (p *Pool) recycleRun(pkts []*Packet) int {
 	dst := c[n : n+len(pkts)]
 	base, span := p.hdrBase, p.fastSpan
 	for i, pk := range pkts {
-		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
-			p.cache = c[:n+i]
+		d := uintptr(unsafe.Pointer(pk)) - base
+		if d >= span || !pk.single() {
+			p.cache = p.cache[:n+i] // the length alone
 			p.o[cRecycleCached] += uint64(i)
 			return i
 		}
-		pk.gen++
-		dst[i] = pk
+		pk.state += toHome
+		dst[i] = uint32(d)
 	}
-	p.cache = c[:n+len(pkts)]
+	p.cache = p.cache[:n+len(pkts)]
 	p.o[cRecycleCached] += uint64(len(pkts))
 	return len(pkts)
 }
 
-func (p *Pool) pushRing(u, gen uint32) {
-	e := [1]uint32{u | (gen&genMask)<<idxBits}
+// pushRing puts unit u, whose first header's state word is st, into the
+// ring.
+func (p *Pool) pushRing(u, st uint32) { p.pushEntry(entry(u, st)) }
+
+func (p *Pool) pushEntry(e0 uint32) {
+	e := [1]uint32{e0}
 	if p.ring.push(e[:]) {
 		p.sharedRing.Add(1)
 	} else {
@@ -703,12 +753,12 @@ func (p *Pool) freeShared(h *Packet) {
 		p.dirtySync(h)
 		u := h.idx / uint32(p.perPage)
 		if p.refs[u].Add(-1) == 0 {
-			p.pushRing(u, p.hdrs[int(u)*p.perPage].gen)
+			p.pushRing(u, p.hdrs[int(u)*p.perPage].state)
 		}
 		return
 	}
 	p.dirtySync(h)
-	p.pushRing(h.idx, h.gen)
+	p.pushRing(h.idx, h.state)
 }
 
 // freeBatch is how many ring entries FreeBulk gathers per pool before one
@@ -740,8 +790,35 @@ func (p *Pool) FreeBulkDirect(pkts []*Packet) {
 
 // recycleRunSync is recycleRun for whole buffers on non-coherent memory:
 // each buffer's dirty span is synced for the device first, as recycleOne
-// does, unless it is empty (MarkClean: the TX path synced it).
+// does, unless it is empty (MarkClean: the TX path synced it). The runs of
+// clean buffers go through cleanRun, whose loop makes no call (a call in
+// it made the compiler keep the loop's values on the stack); a dirty
+// buffer is synced and taken here, between two runs.
 func (p *Pool) recycleRunSync(pkts []*Packet) int {
+	n := 0
+	for {
+		n += p.cleanRun(pkts[n:])
+		if n == len(pkts) {
+			return n
+		}
+		// cleanRun stopped at pk: one the fast path does not take (another
+		// pool's, a chain, a double free), a full cache, or a dirty span.
+		pk := pkts[n]
+		d := uintptr(unsafe.Pointer(pk)) - p.hdrBase
+		if d >= p.syncSpan || !pk.single() || len(p.cache) == cap(p.cache) {
+			return n
+		}
+		p.syncDirty(pk)
+		pk.state += toHome
+		p.cache = append(p.cache, uint32(d))
+		p.o[cRecycleCached]++
+		n++
+	}
+}
+
+// cleanRun is recycleRun for whole buffers on non-coherent memory whose
+// dirty span is empty: it stops at the first buffer with bytes to sync.
+func (p *Pool) cleanRun(pkts []*Packet) int {
 	c := p.cache
 	n := len(c)
 	if room := cap(c) - n; len(pkts) > room {
@@ -750,18 +827,18 @@ func (p *Pool) recycleRunSync(pkts []*Packet) int {
 	dst := c[n : n+len(pkts)]
 	base, span, headroom := p.hdrBase, p.syncSpan, int32(p.headroom)
 	for i, pk := range pkts {
-		if uintptr(unsafe.Pointer(pk))-base >= span || pk.next != nil || pk.gen&1 == 0 {
-			p.cache = c[:n+i]
+		d := uintptr(unsafe.Pointer(pk)) - base
+		// The dirty span (see syncDirty) is empty when no byte is in the
+		// data window and the window does not start past the headroom.
+		if d >= span || !pk.single() || pk.len != 0 || pk.off > headroom {
+			p.cache = p.cache[:n+i] // the length alone: the loop keeps no slice pointer
 			p.o[cRecycleCached] += uint64(i)
 			return i
 		}
-		if pk.len != 0 || pk.off > headroom { // syncDirty's span is not empty
-			p.syncDirty(pk)
-		}
-		pk.gen++
-		dst[i] = pk
+		pk.state += toHome
+		dst[i] = uint32(d)
 	}
-	p.cache = c[:n+len(pkts)]
+	p.cache = p.cache[:n+len(pkts)]
 	p.o[cRecycleCached] += uint64(len(pkts))
 	return len(pkts)
 }
@@ -829,10 +906,10 @@ func freeBulk(own *Pool, pkts []*Packet) {
 			// The owner's fast path, as in Recycle.
 			cache := own.cache
 			c := len(cache)
-			if uintptr(unsafe.Pointer(pk))-own.hdrBase < own.fastSpan && c < cap(cache) && pk.next == nil && pk.gen&1 != 0 {
-				pk.gen++
+			if d := uintptr(unsafe.Pointer(pk)) - own.hdrBase; d < own.fastSpan && c < cap(cache) && pk.single() {
+				pk.state += toHome
 				cache = cache[:c+1]
-				cache[c] = pk
+				cache[c] = uint32(d)
 				own.cache = cache
 				own.o[cRecycleCached]++
 				continue
@@ -841,14 +918,14 @@ func freeBulk(own *Pool, pkts []*Packet) {
 		// The common shared case: a single whole buffer of the pool of the
 		// batch being gathered, on coherent memory.
 		if cur != nil && n < freeBatch && pk != nil && pk.next == nil && uintptr(unsafe.Pointer(pk))-cur.hdrBase < cur.fastSpan {
-			batch[n] = pk.idx | (pk.gen&genMask)<<idxBits
+			batch[n] = entry(pk.idx, pk.state)
 			n++
 			continue
 		}
 		for pk != nil {
 			next := pk.next
 			if own != nil && own.owns(pk) {
-				pk.next = nil
+				pk.unchain()
 				own.recycleOne(pk)
 				pk = next
 				continue
@@ -858,7 +935,9 @@ func freeBulk(own *Pool, pkts []*Packet) {
 				forgedFrees.Add(1)
 				break
 			}
-			pk.next = nil
+			if next != nil { // a buffer already free has none: nothing is written to it
+				pk.unchain()
+			}
 			if pl.perPage > 1 {
 				pl.freeShared(pk)
 			} else {
@@ -869,7 +948,7 @@ func freeBulk(own *Pool, pkts []*Packet) {
 					n, cur = 0, pl
 				}
 				pl.dirtySync(pk)
-				batch[n] = pk.idx | (pk.gen&genMask)<<idxBits
+				batch[n] = entry(pk.idx, pk.state)
 				n++
 			}
 			pk = next
@@ -888,7 +967,7 @@ func (p *Pool) pushBatch(entries []uint32) {
 		return
 	}
 	for _, e := range entries {
-		p.pushRing(e&idxMask, e>>idxBits)
+		p.pushEntry(e)
 	}
 }
 
@@ -896,7 +975,7 @@ func (p *Pool) pushBatch(entries []uint32) {
 func (p *Pool) publish() {
 	// Every unit that entered the cache either is still there or left it
 	// through an allocation; those that left right after a refill were slow.
-	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(len(*p.uc)) - p.o[cAllocSlow]
+	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(p.cached()) - p.o[cAllocSlow]
 	for i := range p.o {
 		p.pub[i].Store(p.o[i])
 	}
@@ -929,7 +1008,7 @@ func (p *Pool) OwnerStats() Stats { p.publish(); return p.Stats() }
 // Available is how many buffers the owner could allocate now without
 // waiting (cache plus ring). Owner only.
 func (p *Pool) Available() int {
-	return (len(*p.uc) + len(p.spare) + p.ring.len()) * p.perPage
+	return (p.cached() + len(p.spare) + p.ring.len()) * p.perPage
 }
 
 // InFlight drains returned buffers and counts the ones still held outside
@@ -943,11 +1022,24 @@ func (p *Pool) InFlight() int {
 // buffers that are out, by last owner.
 func (p *Pool) outstanding() (int, map[uint16]int) {
 	p.drainAll()
+	// After the drain every unit at home is in the cache or the spare list:
+	// the units out are the others, found without reading the state word of
+	// a header that is out (its holder may be chaining it as this runs).
+	home := make([]bool, p.units)
+	for _, off := range p.cache {
+		home[p.hdrAt(off).idx] = true
+	}
+	for _, h := range p.ucache {
+		home[h.idx/uint32(p.perPage)] = true
+	}
+	for _, u := range p.spare {
+		home[u] = true
+	}
 	by := map[uint16]int{}
 	n := 0
 	for u := 0; u < p.units; u++ {
 		hu := &p.hdrs[u*p.perPage]
-		if !hu.out() {
+		if home[u] {
 			continue
 		}
 		if p.perPage == 1 {
@@ -983,14 +1075,13 @@ func (p *Pool) drainAll() {
 		if got == 0 {
 			break
 		}
-		c := p.uc
 		for _, e := range p.scratch[:got] {
 			h, ok := p.accept(e)
 			if !ok {
 				continue
 			}
-			if len(*c) < cap(*c) {
-				*c = append(*c, h)
+			if p.cacheRoom() > 0 {
+				p.cacheUnit(h)
 				p.o[cRefillIn]++
 			} else {
 				p.spare = append(p.spare, h.idx/uint32(p.perPage))

@@ -192,6 +192,34 @@ func TestRefusedFrees(t *testing.T) {
 // Recycle's fast path (the cache has room) makes its own checks: a double
 // free, a chain and a header of another pool must be refused or recycled
 // whole there too, not only when a full cache sends them the slow way.
+// A stale duplicate: a buffer freed twice through the shared ring, whose
+// first entry brought it home and out again before the second one arrived.
+// The buffer is out then, so only the generation the entry carries tells
+// the duplicate from a real return: it must be refused, never handed out a
+// second time to a new holder.
+func TestStaleDuplicateRefused(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "stale", Count: 1}) // cache and refill of 1: one entry per refill
+	a := p.Alloc()
+	a.Free()
+	a.Free() // the duplicate, queued behind the real return
+	// The refill takes the first entry: a comes home and goes out again.
+	if pk := p.Alloc(); pk != a {
+		t.Fatalf("the pool's one buffer did not come back: got %v", pk)
+	}
+	// The stale entry is next in the ring: refused, and the pool is empty.
+	if pk := p.Alloc(); pk != nil {
+		t.Fatalf("buffer %d handed out while its holder has it: a stale duplicate was accepted", pk.idx)
+	}
+	if s := p.OwnerStats(); s.RefusedDouble != 1 {
+		t.Fatalf("RefusedDouble = %d, want 1", s.RefusedDouble)
+	}
+	p.Recycle(a)
+	if n := p.InFlight(); n != 0 || p.Available() != 1 {
+		t.Fatalf("%d out, %d available after the holder returned it; want 0 and 1", n, p.Available())
+	}
+}
+
 func TestRecycleFastPathChecks(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, Config{Name: "fast", Count: 16})
@@ -223,6 +251,144 @@ func TestRecycleFastPathChecks(t *testing.T) {
 	}
 	if len(seen) != 16 {
 		t.Fatalf("pool yields %d buffers, want 16", len(seen))
+	}
+}
+
+// The free fast paths tell a chain from a single buffer by the flag SetNext
+// keeps in the state word: every way of linking and unlinking a segment must
+// keep it, or a fast path would take a chain's head alone and its tail
+// would never come back.
+func TestChainFlagFollowsSetNext(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "flag", Count: 8})
+	own := p.Owner("tx ring")
+	a, b, c := p.Alloc(), p.Alloc(), p.Alloc()
+	a.SetNext(b)
+	a.SetNext(nil) // single again: Recycle takes a alone, b stays out
+	p.Recycle(a)
+	if n := p.InFlight(); n != 2 {
+		t.Fatalf("after unlinking and recycling the head, %d out, want 2", n)
+	}
+	b.SetNext(c)
+	b.SetNext(c) // linked twice: still one chain
+	p.Recycle(b)
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("Recycle of a relinked chain left %d out", n)
+	}
+
+	// A chain through each bulk fast run, then through the shared ring from
+	// another goroutine: home whole every time.
+	for _, free := range []struct {
+		name string
+		fn   func(pk *Packet)
+	}{
+		{"RecycleBulk", func(pk *Packet) { p.RecycleBulk([]*Packet{pk}) }},
+		{"FreeBulkDirect", func(pk *Packet) { p.FreeBulkDirect([]*Packet{pk}) }},
+		{"FreeSlots", func(pk *Packet) {
+			if n := FreeSlots(p, []*Packet{pk, nil}); n != 1 {
+				t.Fatalf("FreeSlots freed %d frames, want 1", n)
+			}
+		}},
+		{"Free from another goroutine", func(pk *Packet) {
+			done := make(chan struct{})
+			go func() { pk.Free(); close(done) }()
+			<-done
+		}},
+	} {
+		head, mid, tail := p.Alloc(), p.Alloc(), p.Alloc()
+		head.SetNext(mid)
+		mid.SetNext(tail)
+		head.SetOwner(own)
+		free.fn(head)
+		if n := p.InFlight(); n != 0 {
+			t.Fatalf("%s of a three-segment chain left %d out", free.name, n)
+		}
+	}
+
+	// What came back through the ring was unlinked on the way: all eight
+	// buffers are single now, and every one comes back alone.
+	var all []*Packet
+	for pk := p.Alloc(); pk != nil; pk = p.Alloc() {
+		if pk.Next() != nil {
+			t.Fatalf("buffer %d allocated with a next segment", pk.idx)
+		}
+		all = append(all, pk)
+	}
+	if len(all) != 8 {
+		t.Fatalf("pool yields %d buffers, want 8", len(all))
+	}
+	for _, pk := range all[:4] {
+		p.Recycle(pk)
+		p.Recycle(pk) // and a second time: refused
+	}
+	p.RecycleBulk(all[4:])
+	if s := p.OwnerStats(); s.RefusedDouble != 4 || p.InFlight() != 0 {
+		t.Fatalf("RefusedDouble = %d, %d out; want 4 and 0", s.RefusedDouble, p.InFlight())
+	}
+}
+
+// Every allocation hands out fresh metadata, whatever the last holder left:
+// data at the headroom, no bytes, one segment, every other field zero. The
+// fast pop, the bulk take, the slow path after a refill from the ring and a
+// split page's piece each write it their way.
+func TestAllocResetsMetadata(t *testing.T) {
+	t.Parallel()
+	dirty := func(pk *Packet) {
+		pk.SetData(10, 20)
+		pk.SetOwner(3)
+		pk.Port, pk.Queue, pk.Ptype, pk.VLAN = 1, 2, 3, 4
+		pk.Flags, pk.Hash, pk.NSegs, pk.PktLen = FlagRSSHash|FlagParseError, 5, 6, 7
+	}
+	check := func(how string, pk *Packet) {
+		t.Helper()
+		if pk == nil {
+			t.Fatalf("%s: no buffer", how)
+		}
+		want := meta{metaTail{}, metaHead{off: DefaultHeadroom, NSegs: 1}}
+		if pk.meta != want || pk.Headroom() != DefaultHeadroom || pk.Len() != 0 || len(pk.Data()) != 0 {
+			t.Fatalf("%s: metadata %+v, want %+v", how, pk.meta, want)
+		}
+	}
+	p := newPool(t, Config{Name: "meta", Count: 4, CacheSize: 2, Refill: 1})
+	a := p.Alloc()
+	dirty(a)
+	p.Recycle(a)
+	check("Alloc from the cache", p.Alloc())
+
+	var burst [2]*Packet
+	n := p.AllocBulk(burst[:])
+	for _, pk := range burst[:n] {
+		dirty(pk)
+	}
+	p.RecycleBulk(burst[:n])
+	if p.AllocBulk(burst[:]) != n {
+		t.Fatal("AllocBulk did not take back what RecycleBulk returned")
+	}
+	for _, pk := range burst[:n] {
+		check("AllocBulk", pk)
+	}
+
+	// A buffer back through the shared ring comes out of the slow path.
+	for p.Alloc() != nil {
+	}
+	b := burst[0]
+	dirty(b)
+	done := make(chan struct{})
+	go func() { b.Free(); close(done) }()
+	<-done
+	check("Alloc after a refill from the ring", p.Alloc())
+
+	sp := newPool(t, Config{Name: "meta-split", Count: 4, PerPage: 2})
+	var pieces []*Packet
+	for pk := sp.Alloc(); pk != nil; pk = sp.Alloc() {
+		dirty(pk)
+		pieces = append(pieces, pk)
+	}
+	for _, pk := range pieces {
+		sp.Recycle(pk)
+	}
+	for range pieces {
+		check("a split page's piece", sp.Alloc())
 	}
 }
 
