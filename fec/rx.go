@@ -188,67 +188,26 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 		pkts = pkts[:len(spans)]
 	}
 	spans = spans[:len(pkts)]
-	// The queue's fields in locals: the stores through pk could alias them
-	// as far as the compiler knows, and it would load them again per frame.
-	ntc, size, bufs := q.ntc, q.ring.size, q.bufs
-	headroom := q.headroom
-	// The length is device-written: it must cover the pad, a header and
-	// the FCS, and fit both MRBR and the buffer the MAC was given (every
-	// buffer of the ring is the queue's pool's, of one size): one unsigned
-	// range check.
+	ntc, size, headroom := q.ntc, q.ring.size, q.headroom
+	// The lengths a BD may hold (rxSingles checks each).
 	minLen, maxLen := q.shift+ethHdr+fcsLen, min(q.mrbr, q.pool.BufSize()-headroom)
 	if maxLen < minLen {
 		return 0, 0 // no length fits: single drops each frame, counted
 	}
-	span := uint(maxLen - minLen)
-	off, n := uint16(headroom+q.shift), q.shift+fcsLen
-	appOwn, portID, qid := q.appOwn, q.portID, uint16(q.id)
-	region := q.bufRegion
-	// The run's slots, indexed as pkts.
-	bufs = bufs[ntc : ntc+len(pkts)]
-	var enh []bdEnh
-	var leg []bdLeg
-	if q.ring.enh != nil { // one of them: the ring's format
-		enh = q.ring.enh[ntc : ntc+len(pkts)]
-	} else {
-		leg = q.ring.leg[ntc : ntc+len(pkts)]
+	c := rxRun{
+		base: regionBase(q.bufRegion) - uintptr(headroom),
+		span: uint(maxLen - minLen),
+		off:  uint16(headroom + q.shift), n: q.shift + fcsLen,
+		appOwn: q.appOwn, portID: q.portID, qid: uint16(q.id),
 	}
+	// The run's slots and BDs, indexed as pkts, in the ring's one format.
+	bufs := q.bufs[ntc : ntc+len(pkts)]
+	var i int
 	var bytes uint64
-	i := 0
-	for ; i < len(pkts); i++ {
-		var w, esc uint32
-		var bd *bdEnh
-		if enh != nil {
-			bd = &enh[i]
-			w = atomic.LoadUint32(&bd.sc)
-		} else {
-			w = atomic.LoadUint32(&leg[i].sc)
-		}
-		st, length := sc(w)
-		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
-			break
-		}
-		dma.ReadBarrier() // the status word before the length, esc and data it guards
-		if bd != nil {
-			esc = bd.esc // written by the MAC before it cleared E
-			if esc&rxbd_ESC_ERR_MASK != 0 {
-				break
-			}
-		}
-		ln := int(length)
-		if uint(ln-minLen) > span {
-			break
-		}
-		pk := bufs[i]
-		// Non-coherent DMA: invalidated before RxBurst returns.
-		spans[i] = dma.Span{Off: bufOffset(region, pk) + headroom, Len: ln}
-		var f pool.Flags
-		if bd != nil {
-			f = escFlags(esc)
-		}
-		pk.SetRx(off, uint16(ln-n), appOwn, portID, qid, 0, 0, f, 0) // fits: checked above
-		pkts[i] = pk
-		bytes += uint64(ln - n)
+	if enh := q.ring.enh; enh != nil {
+		i, bytes = rxSingles(enh[ntc:ntc+len(pkts)], bufs, pkts, spans, c)
+	} else {
+		i, bytes = rxSingles(q.ring.leg[ntc:ntc+len(pkts)], bufs, pkts, spans, c)
 	}
 	// The MAC has moved past these BDs; the slots are rewritten before
 	// they are read again.
@@ -259,6 +218,59 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	q.ntc = ntc
 	q.posted -= i
 	return i, bytes
+}
+
+// rxRun is what the RX one-BD loop needs of its queue, copied once per run.
+type rxRun struct {
+	base   uintptr // the buffer region's first byte less the headroom: a buffer's address minus base is its frame's offset
+	span   uint    // the longest frame taken less the shortest (a header)
+	off    uint16  // where the frame starts in its buffer: headroom and pad
+	n      int     // the bytes of a BD's length that are not the frame's: pad and FCS
+	appOwn uint16
+	portID uint16
+	qid    uint16
+}
+
+// rxSingles is singlesRun's loop over BDs of one format B (bufs, pkts and
+// spans at least as long as bds): it calls nothing on amd64, and only the
+// read barrier on ARM. The format is the type: a legacy BD has no esc word
+// (rxESC is the constant 0 there, and its checks vanish), so no BD tests
+// it.
+func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, spans []dma.Span, c rxRun) (int, uint64) {
+	bufs, pkts, spans = bufs[:len(bds)], pkts[:len(bds)], spans[:len(bds)]
+	// In locals: the stores through pk could alias c as far as the
+	// compiler knows.
+	base, span, off, n := c.base, c.span, c.off, c.n
+	appOwn, portID, qid := c.appOwn, c.portID, c.qid
+	var bytes uint64
+	for i := range bds {
+		bd := &bds[i]
+		st, length := sc(atomic.LoadUint32(bdWord0(bd)))
+		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
+			return i, bytes
+		}
+		dma.ReadBarrier() // the status word before the length, esc and data it guards
+		esc := rxESC(bd)  // written by the MAC before it cleared E
+		if esc&rxbd_ESC_ERR_MASK != 0 {
+			return i, bytes
+		}
+		// The length is device-written: it must cover the pad, a header
+		// and the FCS, and fit both MRBR and the buffer the MAC was given
+		// (every buffer of the ring is the queue's pool's, of one size):
+		// one unsigned range check of the frame without pad and FCS.
+		ln := int(length)
+		fl := ln - n
+		if uint(fl-ethHdr) > span {
+			return i, bytes
+		}
+		pk := bufs[i]
+		// Non-coherent DMA: invalidated before RxBurst returns.
+		spans[i] = dma.Span{Off: int(bufAddr(pk) - base), Len: ln}
+		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlags(esc), 0) // fits: checked above
+		pkts[i] = pk
+		bytes += uint64(fl)
+	}
+	return len(bds), bytes
 }
 
 // take removes the buffer at ntc from the ring: it is the driver's now.

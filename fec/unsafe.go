@@ -22,3 +22,35 @@ func bufOffset(r *dma.Region, pkt *pool.Packet) int {
 	b := r.Bytes()
 	return int(uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf()))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
 }
+
+// regionBase is the address of region r's first byte in the CPU's view:
+// with bufAddr, a buffer's offset in r is one subtraction.
+func regionBase(r *dma.Region) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(r.Bytes())))
+}
+
+// bufAddr is the address of pkt's buffer's first byte in the CPU's view.
+func bufAddr(pkt *pool.Packet) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf())))
+}
+
+// bdWord0 is BD b's word 0 (status and length), the first word of either
+// format.
+func bdWord0[B bdLeg | bdEnh](b *B) *uint32 { return (*uint32)(unsafe.Pointer(b)) }
+
+// rxESC is BD b's esc word, written by the MAC with the status, or 0 for a
+// legacy BD, which has none. The size of B is a constant in each of the
+// two instances of a generic loop, so the test costs nothing at run time.
+func rxESC[B bdLeg | bdEnh](b *B) uint32 {
+	if unsafe.Sizeof(*b) == bdEnhancedSize {
+		return (*bdEnh)(unsafe.Pointer(b)).esc // plain: see bdRing
+	}
+	return 0
+}
+
+// Word 0 leads both formats (bdWord0): an index other than 0 into a
+// one-element array does not compile.
+var (
+	_ = [1]struct{}{}[unsafe.Offsetof(bdEnh{}.sc)]
+	_ = [1]struct{}{}[unsafe.Offsetof(bdLeg{}.sc)]
+)
