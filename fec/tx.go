@@ -279,52 +279,23 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 		pkts = pkts[:len(spans)]
 	}
 	spans = spans[:len(pkts)]
-	// The queue's fields in locals: the stores through pk could alias them
-	// as far as the compiler knows, and it would load them again per frame.
-	maxLen := q.port.maxFL - fcsLen
-	t, size, bufs, pend := q.ntu, q.ring.size, q.bufs, q.pend
-	reach, align, esc := q.reach, q.txAlign, q.esc
-	lastPool, syncR, owner := q.lastPool, q.syncR, q.lastOwner
+	t, size := q.ntu, q.ring.size
+	lastPool, syncR := q.lastPool, q.syncR
 	if lastPool == nil || lastPool.Region() != syncR {
 		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
 	}
-	// The run's slots, indexed as pkts.
-	bufs, pend = bufs[t:t+len(pkts)], pend[t:t+len(pkts)]
-	var enh []bdEnh
-	var leg []bdLeg
-	if q.ring.enh != nil { // one of them: the ring's format
-		enh = q.ring.enh[t : t+len(pkts)]
-	} else {
-		leg = q.ring.leg[t : t+len(pkts)]
+	c := txRun{
+		pool: lastPool, base: regionBase(syncR), maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
+		align: q.txAlign, reach: q.reach, esc: q.esc, owner: q.lastOwner,
 	}
+	// The run's slots and BDs, indexed as pkts, in the ring's one format.
+	bufs, pend := q.bufs[t:t+len(pkts)], q.pend[t:t+len(pkts)]
+	var i int
 	var bytes uint64
-	i := 0
-	for ; i < len(pkts); i++ {
-		pk := pkts[i]
-		ln := pk.Len()
-		pl := pk.Pool()
-		if pk.Next() != nil || uint(ln-ethHdr) > uint(maxLen-ethHdr) || pk.Reach() != reach || pk.IOVA()&align != 0 ||
-			pl != lastPool {
-			break
-		}
-		// Non-coherent DMA: the dirty span is cleaned before publish, with
-		// the burst's other frames; the free after the transmission syncs
-		// nothing (MarkClean).
-		lo, dirty := pk.DirtySpan()
-		spans[i] = dma.Span{Off: bufOffset(syncR, pk) + lo, Len: dirty}
-		// Plain stores: the BD is the driver's until publish's ownership
-		// store (see bdRing).
-		if enh != nil {
-			bd := &enh[i]
-			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), esc, 0
-		} else {
-			leg[i].addr = uint32(pk.IOVA())
-		}
-		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
-		pk.SetOwner(owner)
-		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
-		pk.MarkClean()
-		bytes += uint64(ln)
+	if enh := q.ring.enh; enh != nil {
+		i, bytes = txSingles(enh[t:t+len(pkts)], pkts, bufs, pend, spans, c)
+	} else {
+		i, bytes = txSingles(q.ring.leg[t:t+len(pkts)], pkts, bufs, pend, spans, c)
 	}
 	q.spans = q.spans[:len(q.spans)+i]
 	if t += i; t == size {
@@ -333,6 +304,49 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 	}
 	q.ntu = t
 	return i, bytes
+}
+
+// txRun is what the TX one-BD loop needs of its queue, copied once per run.
+type txRun struct {
+	pool   *pool.Pool // the pool of every frame taken (the one whose leak-report id is owner)
+	base   uintptr    // the first byte of the pool's region (regionBase)
+	maxLen uint       // the longest frame less the shortest (a header)
+	align  uint64     // the TX start alignment mask
+	reach  uint32     // what a buffer's Reach must be
+	esc    uint32     // an enhanced BD's esc word
+	owner  uint16     // the queue's leak-report id in pool
+}
+
+// txSingles is singlesRun's loop over BDs of one format B (pkts, bufs,
+// pend and spans at least as long as bds): it calls nothing. The format
+// is the type: txSetBD writes a legacy BD's address alone, with no test.
+func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, pend []uint32, spans []dma.Span, c txRun) (int, uint64) {
+	pkts, bufs, pend, spans = pkts[:len(bds)], bufs[:len(bds)], pend[:len(bds)], spans[:len(bds)]
+	// In locals: the stores through pk could alias c as far as the
+	// compiler knows.
+	pl, base, maxLen, align, reach, esc, owner := c.pool, c.base, c.maxLen, c.align, c.reach, c.esc, c.owner
+	var bytes uint64
+	for i := range bds {
+		pk := pkts[i]
+		ln, iova := pk.Len(), pk.IOVA()
+		if pk.Next() != nil || uint(ln-ethHdr) > maxLen || pk.Reach() != reach || iova&align != 0 || pk.Pool() != pl {
+			return i, bytes
+		}
+		// Non-coherent DMA: the dirty span is cleaned before publish, with
+		// the burst's other frames; the free after the transmission syncs
+		// nothing (MarkClean).
+		lo, dirty := pk.DirtySpan()
+		spans[i] = dma.Span{Off: int(bufAddr(pk)-base) + lo, Len: dirty}
+		// Plain stores: the BD is the driver's until publish's ownership
+		// store (see bdRing).
+		txSetBD(&bds[i], uint32(iova), esc)
+		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
+		pk.SetOwner(owner)
+		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
+		pk.MarkClean()
+		bytes += uint64(ln)
+	}
+	return len(bds), bytes
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one

@@ -48,6 +48,17 @@ func rxESC[B bdLeg | bdEnh](b *B) uint32 {
 	return 0
 }
 
+// txSetBD writes a TX BD's words other than word 0: the buffer address,
+// and on an enhanced BD esc and a clear BDU.
+func txSetBD[B bdLeg | bdEnh](b *B, addr, esc uint32) {
+	if unsafe.Sizeof(*b) == bdEnhancedSize {
+		e := (*bdEnh)(unsafe.Pointer(b))
+		e.addr, e.esc, e.bdu = addr, esc, 0
+		return
+	}
+	(*bdLeg)(unsafe.Pointer(b)).addr = addr
+}
+
 // Word 0 leads both formats (bdWord0): an index other than 0 into a
 // one-element array does not compile.
 var (
