@@ -194,20 +194,30 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	if maxLen < minLen {
 		return 0, 0 // no length fits: single drops each frame, counted
 	}
+	n := q.shift + fcsLen
 	c := rxRun{
-		base: regionBase(q.bufRegion) - uintptr(headroom),
-		span: uint(maxLen - minLen),
-		off:  uint16(headroom + q.shift), n: q.shift + fcsLen,
+		span: uint(maxLen - minLen), off: uint16(headroom + q.shift), n: n,
 		appOwn: q.appOwn, portID: q.portID, qid: uint16(q.id),
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
 	bufs := q.bufs[ntc : ntc+len(pkts)]
 	var i int
-	var bytes uint64
 	if enh := q.ring.enh; enh != nil {
-		i, bytes = rxSingles(enh[ntc:ntc+len(pkts)], bufs, pkts, spans, c)
+		i = rxSingles(enh[ntc:ntc+len(pkts)], bufs, pkts, c)
 	} else {
-		i, bytes = rxSingles(q.ring.leg[ntc:ntc+len(pkts)], bufs, pkts, spans, c)
+		i = rxSingles(q.ring.leg[ntc:ntc+len(pkts)], bufs, pkts, c)
+	}
+	// Non-coherent DMA: what the MAC wrote (pad, frame and FCS) is
+	// invalidated before RxBurst returns. A second pass over the frames
+	// taken, with the bytes: fewer values live in each loop than in one.
+	base := regionBase(q.bufRegion) - uintptr(headroom) // a buffer's address less base: its frame's offset
+	var bytes uint64
+	got := pkts[:i]
+	spans = spans[:len(got)]
+	for j, pk := range got {
+		fl := pk.Len()
+		spans[j] = dma.Span{Off: int(bufAddr(pk) - base), Len: fl + n}
+		bytes += uint64(fl)
 	}
 	// The MAC has moved past these BDs; the slots are rewritten before
 	// they are read again.
@@ -222,55 +232,50 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 
 // rxRun is what the RX one-BD loop needs of its queue, copied once per run.
 type rxRun struct {
-	base   uintptr // the buffer region's first byte less the headroom: a buffer's address minus base is its frame's offset
-	span   uint    // the longest frame taken less the shortest (a header)
-	off    uint16  // where the frame starts in its buffer: headroom and pad
-	n      int     // the bytes of a BD's length that are not the frame's: pad and FCS
+	span   uint   // the longest frame taken less the shortest (a header)
+	off    uint16 // where the frame starts in its buffer: headroom and pad
+	n      int    // the bytes of a BD's length that are not the frame's: pad and FCS
 	appOwn uint16
 	portID uint16
 	qid    uint16
 }
 
-// rxSingles is singlesRun's loop over BDs of one format B (bufs, pkts and
-// spans at least as long as bds): it calls nothing on amd64, and only the
-// read barrier on ARM. The format is the type: a legacy BD has no esc word
-// (rxESC is the constant 0 there, and its checks vanish), so no BD tests
-// it.
-func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, spans []dma.Span, c rxRun) (int, uint64) {
-	bufs, pkts, spans = bufs[:len(bds)], pkts[:len(bds)], spans[:len(bds)]
+// rxSingles is singlesRun's loop over BDs of one format B (bufs and pkts
+// at least as long as bds): it takes the good one-BD frames into pkts,
+// every field set, and returns how many. It calls nothing on amd64, and
+// only the read barrier on ARM. The format is the type: a legacy BD has
+// no esc word (rxESC is the constant 0 there, and its checks vanish), so
+// no BD tests it.
+func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int {
+	bufs, pkts = bufs[:len(bds)], pkts[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
 	// compiler knows.
-	base, span, off, n := c.base, c.span, c.off, c.n
+	span, off, n := c.span, c.off, c.n
 	appOwn, portID, qid := c.appOwn, c.portID, c.qid
-	var bytes uint64
 	for i := range bds {
 		bd := &bds[i]
 		st, length := sc(atomic.LoadUint32(bdWord0(bd)))
 		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
-			return i, bytes
+			return i
 		}
 		dma.ReadBarrier() // the status word before the length, esc and data it guards
 		esc := rxESC(bd)  // written by the MAC before it cleared E
 		if esc&rxbd_ESC_ERR_MASK != 0 {
-			return i, bytes
+			return i
 		}
 		// The length is device-written: it must cover the pad, a header
 		// and the FCS, and fit both MRBR and the buffer the MAC was given
 		// (every buffer of the ring is the queue's pool's, of one size):
 		// one unsigned range check of the frame without pad and FCS.
-		ln := int(length)
-		fl := ln - n
+		fl := int(length) - n
 		if uint(fl-ethHdr) > span {
-			return i, bytes
+			return i
 		}
 		pk := bufs[i]
-		// Non-coherent DMA: invalidated before RxBurst returns.
-		spans[i] = dma.Span{Off: int(bufAddr(pk) - base), Len: ln}
 		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlags(esc), 0) // fits: checked above
 		pkts[i] = pk
-		bytes += uint64(fl)
 	}
-	return len(bds), bytes
+	return len(bds)
 }
 
 // take removes the buffer at ntc from the ring: it is the driver's now.
