@@ -285,17 +285,34 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
 	}
 	c := txRun{
-		pool: lastPool, base: regionBase(syncR), maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
-		align: q.txAlign, reach: q.reach, esc: q.esc, owner: q.lastOwner,
+		pool: lastPool, maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
+		align: q.txAlign, reach: q.reach, esc: q.esc,
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
-	bufs, pend := q.bufs[t:t+len(pkts)], q.pend[t:t+len(pkts)]
+	bufs := q.bufs[t : t+len(pkts)]
 	var i int
-	var bytes uint64
 	if enh := q.ring.enh; enh != nil {
-		i, bytes = txSingles(enh[t:t+len(pkts)], pkts, bufs, pend, spans, c)
+		i = txSingles(enh[t:t+len(pkts)], pkts, bufs, c)
 	} else {
-		i, bytes = txSingles(q.ring.leg[t:t+len(pkts)], pkts, bufs, pend, spans, c)
+		i = txSingles(q.ring.leg[t:t+len(pkts)], pkts, bufs, c)
+	}
+	// A second pass over the frames taken (fewer values live in each loop
+	// than in one): the words 0 publish stores, the holder, and the
+	// non-coherent DMA's clean of each dirty span before publish, with
+	// the burst's other frames; the free after the transmission then
+	// syncs nothing (MarkClean).
+	base, owner := regionBase(syncR), q.lastOwner
+	var bytes uint64
+	got := pkts[:i]
+	spans, pend := spans[:len(got)], q.pend[t:t+len(got)]
+	for j, pk := range got {
+		ln := pk.Len()
+		lo, dirty := pk.DirtySpan()
+		spans[j] = dma.Span{Off: int(bufAddr(pk)-base) + lo, Len: dirty}
+		pend[j] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
+		pk.SetOwner(owner)
+		pk.MarkClean()
+		bytes += uint64(ln)
 	}
 	q.spans = q.spans[:len(q.spans)+i]
 	if t += i; t == size {
@@ -308,45 +325,35 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 
 // txRun is what the TX one-BD loop needs of its queue, copied once per run.
 type txRun struct {
-	pool   *pool.Pool // the pool of every frame taken (the one whose leak-report id is owner)
-	base   uintptr    // the first byte of the pool's region (regionBase)
+	pool   *pool.Pool // the pool of every frame taken
 	maxLen uint       // the longest frame less the shortest (a header)
 	align  uint64     // the TX start alignment mask
 	reach  uint32     // what a buffer's Reach must be
 	esc    uint32     // an enhanced BD's esc word
-	owner  uint16     // the queue's leak-report id in pool
 }
 
-// txSingles is singlesRun's loop over BDs of one format B (pkts, bufs,
-// pend and spans at least as long as bds): it calls nothing. The format
-// is the type: txSetBD writes a legacy BD's address alone, with no test.
-func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, pend []uint32, spans []dma.Span, c txRun) (int, uint64) {
-	pkts, bufs, pend, spans = pkts[:len(bds)], bufs[:len(bds)], pend[:len(bds)], spans[:len(bds)]
+// txSingles is singlesRun's loop over BDs of one format B (pkts and bufs
+// at least as long as bds): it writes a BD for each one-segment frame the
+// device can send as it is, parks the frame at its slot, and returns how
+// many it took. It calls nothing. The format is the type: txSetBD writes a
+// legacy BD's address alone, with no test.
+func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int {
+	pkts, bufs = pkts[:len(bds)], bufs[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
 	// compiler knows.
-	pl, base, maxLen, align, reach, esc, owner := c.pool, c.base, c.maxLen, c.align, c.reach, c.esc, c.owner
-	var bytes uint64
+	pl, maxLen, align, reach, esc := c.pool, c.maxLen, c.align, c.reach, c.esc
 	for i := range bds {
 		pk := pkts[i]
 		ln, iova := pk.Len(), pk.IOVA()
 		if pk.Next() != nil || uint(ln-ethHdr) > maxLen || pk.Reach() != reach || iova&align != 0 || pk.Pool() != pl {
-			return i, bytes
+			return i
 		}
-		// Non-coherent DMA: the dirty span is cleaned before publish, with
-		// the burst's other frames; the free after the transmission syncs
-		// nothing (MarkClean).
-		lo, dirty := pk.DirtySpan()
-		spans[i] = dma.Span{Off: int(bufAddr(pk)-base) + lo, Len: dirty}
 		// Plain stores: the BD is the driver's until publish's ownership
 		// store (see bdRing).
 		txSetBD(&bds[i], uint32(iova), esc)
 		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
-		pk.SetOwner(owner)
-		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
-		pk.MarkClean()
-		bytes += uint64(ln)
 	}
-	return len(bds), bytes
+	return len(bds)
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one
