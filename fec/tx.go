@@ -495,41 +495,25 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The completed BDs from ntc: one status load each, and the frames'
 	// esc words (their last BDs hold the packet).
 	// At most two runs: from ntc up to the ring's end, then from slot 0.
-	start, k, done := q.ntc, 0, 0
+	start, k, done, errs := q.ntc, 0, 0, 0
 	for i := start; k < q.inFlight; i = 0 {
 		run := min(q.inFlight-k, q.ring.size-i)
 		bufs := q.bufs[i : i+run]
-		n := 0
+		var n, f, e int
 		if enh := q.ring.enh; enh != nil {
-			e := enh[i : i+run]
-			for ; n < len(e); n++ {
-				bd := &e[n]
-				if st, _ := sc(atomic.LoadUint32(&bd.sc)); st&txbd_R != 0 {
-					break // the MAC still owns it
-				}
-				if bufs[n] != nil {
-					dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
-					if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
-						q.stats.Drop(driver.CauseFrame, 1)
-					}
-					done++
-				}
-			}
+			n, f, e = txDone(enh[i:i+run], bufs)
 		} else {
-			l := q.ring.leg[i : i+run]
-			for ; n < len(l); n++ {
-				if st, _ := sc(atomic.LoadUint32(&l[n].sc)); st&txbd_R != 0 {
-					break
-				}
-				if bufs[n] != nil {
-					done++
-				}
-			}
+			n, f, e = txDone(q.ring.leg[i:i+run], bufs)
 		}
 		k += n // the MAC is done with these BDs
+		done += f
+		errs += e
 		if n < run {
 			break
 		}
+	}
+	if errs > 0 {
+		q.stats.Drop(driver.CauseFrame, uint64(errs)) // sent with an error the MAC reported
 	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
@@ -554,6 +538,35 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 		q.doorbells.Add(1)
 	}
 	return done
+}
+
+// txDone is reclaimTo's walk over BDs of one format B (bufs at least as
+// long as bds): how many BDs from the first on the MAC is done with, how
+// many frames they end (a frame's packet is parked at its last BD), and
+// for how many of those the MAC reported an error in the esc word.
+func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet) (n, frames, errs int) {
+	bufs = bufs[:len(bds)]
+	var esc uint32 // the frames' esc words ORed: an error is rare
+	for ; n < len(bds); n++ {
+		bd := &bds[n]
+		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
+			break // the MAC still owns it
+		}
+		if bufs[n] != nil {
+			frames++
+			esc |= txESC(bd)
+		}
+	}
+	if esc&txbd_ESC_ERR_MASK != 0 {
+		// Some frame has one: count them (the MAC writes no BD it
+		// does not own, so the words are the ones loaded above).
+		for i := range bds[:n] {
+			if bufs[i] != nil && txESC(&bds[i])&txbd_ESC_ERR_MASK != 0 {
+				errs++
+			}
+		}
+	}
+	return n, frames, errs
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher

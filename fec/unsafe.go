@@ -59,6 +59,16 @@ func txSetBD[B bdLeg | bdEnh](b *B, addr, esc uint32) {
 	(*bdLeg)(unsafe.Pointer(b)).addr = addr
 }
 
+// txESC is the esc word of a TX BD the MAC is done with (R clear), or 0
+// for a legacy BD, which has none.
+func txESC[B bdLeg | bdEnh](b *B) uint32 {
+	if unsafe.Sizeof(*b) == bdEnhancedSize {
+		dma.ReadBarrier()                      // R before the esc word the MAC wrote with it
+		return (*bdEnh)(unsafe.Pointer(b)).esc // plain: written before R cleared
+	}
+	return 0
+}
+
 // Word 0 leads both formats (bdWord0): an index other than 0 into a
 // one-element array does not compile.
 var (
