@@ -297,23 +297,9 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 		i = txSingles(q.ring.leg[t:t+len(pkts)], pkts, bufs, c)
 	}
 	// A second pass over the frames taken (fewer values live in each loop
-	// than in one): the words 0 publish stores, the holder, and the
-	// non-coherent DMA's clean of each dirty span before publish, with
-	// the burst's other frames; the free after the transmission then
-	// syncs nothing (MarkClean).
-	base, owner := regionBase(syncR), q.lastOwner
-	var bytes uint64
-	got := pkts[:i]
-	spans, pend := spans[:len(got)], q.pend[t:t+len(got)]
-	for j, pk := range got {
-		ln := pk.Len()
-		lo, dirty := pk.DirtySpan()
-		spans[j] = dma.Span{Off: int(bufAddr(pk)-base) + lo, Len: dirty}
-		pend[j] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
-		pk.SetOwner(owner)
-		pk.MarkClean()
-		bytes += uint64(ln)
-	}
+	// than in one): their words 0, holder and clean spans.
+	pend := q.pend[t : t+i]
+	bytes := txPending(pkts[:i], pend, spans, regionBase(syncR), q.lastOwner)
 	q.spans = q.spans[:len(q.spans)+i]
 	if t += i; t == size {
 		pend[i-1] |= txbd_W << 16 // the ring's last BD: the MAC continues at TDSR
@@ -354,6 +340,27 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
 	}
 	return len(bds)
+}
+
+// txPending is singlesRun's second pass over the frames txSingles took
+// (pend and spans at least as long as pkts): each frame's word 0 for
+// publish, its holder owner, and for non-coherent DMA its dirty span
+// (offsets from base, the first byte of its pool's region), cleaned before
+// publish with the burst's other frames; the free after the transmission
+// then syncs nothing (MarkClean). It returns the frames' bytes.
+func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, owner uint16) uint64 {
+	pend, spans = pend[:len(pkts)], spans[:len(pkts)]
+	var bytes uint64
+	for i, pk := range pkts {
+		ln := pk.Len()
+		lo, dirty := pk.DirtySpan()
+		spans[i] = dma.Span{Off: int(bufAddr(pk)-base) + lo, Len: dirty}
+		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
+		pk.SetOwner(owner)
+		pk.MarkClean()
+		bytes += uint64(ln)
+	}
+	return bytes
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one
