@@ -337,21 +337,22 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 }
 
 // escFlags are the checksum flags of an enhanced BD's esc word: ICE and
-// PCR shifted to FlagL3CsumBad and FlagL4CsumBad, with no branch.
+// PCR become FlagL3CsumBad and FlagL4CsumBad, with no branch: the two bits
+// index a table of the four combinations.
 func escFlags(esc uint32) pool.Flags {
-	return pool.Flags(esc&rxbd_ICE)>>escICEShift | pool.Flags(esc&rxbd_PCR)>>escPCRShift
+	return escFlagTable[esc>>escFlagShift&3]
 }
 
-// The shifts from the esc bits to the flags, checked at compile time: an
-// index other than 0 into a one-element array does not compile.
-const (
-	escICEShift = 3
-	escPCRShift = 1
-)
+// escFlagTable is escFlags' table, indexed by PCR (bit 0) and ICE (bit 1).
+var escFlagTable = [4]pool.Flags{0, pool.FlagL4CsumBad, pool.FlagL3CsumBad, pool.FlagL3CsumBad | pool.FlagL4CsumBad}
+
+// escFlagShift brings PCR and ICE down to bits 0 and 1, checked at compile
+// time: an index other than 0 into a one-element array does not compile.
+const escFlagShift = 4
 
 var (
-	_ = [1]struct{}{}[rxbd_ICE>>escICEShift-pool.FlagL3CsumBad]
-	_ = [1]struct{}{}[rxbd_PCR>>escPCRShift-pool.FlagL4CsumBad]
+	_ = [1]struct{}{}[rxbd_PCR>>escFlagShift-1]
+	_ = [1]struct{}{}[rxbd_ICE>>escFlagShift-2]
 )
 
 // syncForCPU queues bytes of the buffer region for the burst's invalidate
