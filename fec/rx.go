@@ -254,8 +254,8 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 	appOwn, portID, qid := c.appOwn, c.portID, c.qid
 	for i := range bds {
 		bd := &bds[i]
-		st, length := sc(atomic.LoadUint32(bdWord0(bd)))
-		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
+		w := atomic.LoadUint32(bdWord0(bd))
+		if w&w0(rxbd_E|rxbd_L|rxErrBits, 0) != w0(rxbd_L, 0) { // the status half of word 0
 			return i
 		}
 		dma.ReadBarrier() // the status word before the length, esc and data it guards
@@ -267,6 +267,7 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		// and the FCS, and fit both MRBR and the buffer the MAC was given
 		// (every buffer of the ring is the queue's pool's, of one size):
 		// one unsigned range check of the frame without pad and FCS.
+		_, length := sc(w)
 		fl := int(length) - n
 		if uint(fl-ethHdr) > span {
 			return i
