@@ -216,7 +216,7 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	spans = spans[:len(got)]
 	for j, pk := range got {
 		fl := pk.Len()
-		spans[j] = dma.Span{Off: int(bufAddr(pk) - base), Len: fl + n}
+		spans[j] = dma.Span{Off: bufFrom(base, pk), Len: fl + n}
 		bytes += uint64(fl)
 	}
 	// The MAC has moved past these BDs; the slots are rewritten before

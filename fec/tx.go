@@ -330,8 +330,8 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 	pl, maxLen, align, reach, esc := c.pool, c.maxLen, c.align, c.reach, c.esc
 	for i := range bds {
 		pk := pkts[i]
-		ln, iova := pk.Len(), pk.IOVA()
-		if pk.Next() != nil || uint(ln-ethHdr) > maxLen || pk.Reach() != reach || iova&align != 0 || pk.Pool() != pl {
+		iova := pk.IOVA()
+		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || pk.Reach() != reach || iova&align != 0 || pk.Pool() != pl {
 			return i
 		}
 		// Plain stores: the BD is the driver's until publish's ownership
@@ -354,7 +354,7 @@ func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintpt
 	for i, pk := range pkts {
 		ln := pk.Len()
 		lo, dirty := pk.DirtySpan()
-		spans[i] = dma.Span{Off: int(bufAddr(pk)-base) + lo, Len: dirty}
+		spans[i] = dma.Span{Off: bufFrom(base, pk) + lo, Len: dirty}
 		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
 		pk.SetOwner(owner)
 		pk.MarkClean()

@@ -19,19 +19,19 @@ func words32(mem []byte, n int) []uint32 {
 // bufOffset is where pkt's buffer starts in region r (pointer arithmetic on
 // the CPU view: no per-packet look-up).
 func bufOffset(r *dma.Region, pkt *pool.Packet) int {
-	b := r.Bytes()
-	return int(uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf()))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	return bufFrom(regionBase(r), pkt)
 }
 
 // regionBase is the address of region r's first byte in the CPU's view:
-// with bufAddr, a buffer's offset in r is one subtraction.
+// with bufFrom, a buffer's offset in r is one subtraction.
 func regionBase(r *dma.Region) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(r.Bytes())))
 }
 
-// bufAddr is the address of pkt's buffer's first byte in the CPU's view.
-func bufAddr(pkt *pool.Packet) uintptr {
-	return uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf())))
+// bufFrom is where pkt's buffer starts counted from the address base (in
+// the CPU's view): with base a regionBase, its offset in the region.
+func bufFrom(base uintptr, pkt *pool.Packet) int {
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf()))) - base)
 }
 
 // bdWord0 is BD b's word 0 (status and length), the first word of either
