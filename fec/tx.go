@@ -286,7 +286,7 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 	}
 	c := txRun{
 		pool: lastPool, maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
-		align: q.txAlign, reach: q.reach, esc: q.esc,
+		align: q.txAlign, esc: q.esc,
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
 	bufs := q.bufs[t : t+len(pkts)]
@@ -311,10 +311,9 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 
 // txRun is what the TX one-BD loop needs of its queue, copied once per run.
 type txRun struct {
-	pool   *pool.Pool // the pool of every frame taken
+	pool   *pool.Pool // the pool of every frame taken: the last the general path took a frame of
 	maxLen uint       // the longest frame less the shortest (a header)
 	align  uint64     // the TX start alignment mask
-	reach  uint32     // what a buffer's Reach must be
 	esc    uint32     // an enhanced BD's esc word
 }
 
@@ -327,11 +326,15 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 	pkts, bufs = pkts[:len(bds)], bufs[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
 	// compiler knows.
-	pl, maxLen, align, reach, esc := c.pool, c.maxLen, c.align, c.reach, c.esc
+	pl, maxLen, align, esc := c.pool, c.maxLen, c.align, c.esc
 	for i := range bds {
 		pk := pkts[i]
+		// A buffer of pl is in the device's reach: Reach is its pool's,
+		// the same for every buffer, and TxBurst's general path names a
+		// pool lastPool (txRun.pool) only for a frame whose Reach it
+		// checked.
 		iova := pk.IOVA()
-		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || pk.Reach() != reach || iova&align != 0 || pk.Pool() != pl {
+		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || iova&align != 0 || pk.Pool() != pl {
 			return i
 		}
 		// Plain stores: the BD is the driver's until publish's ownership
