@@ -196,7 +196,7 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	}
 	n := q.shift + fcsLen
 	c := rxRun{
-		span: uint(maxLen - minLen), off: uint16(headroom + q.shift), n: n,
+		span: uint(maxLen - minLen), off: uint16(headroom + q.shift), minLen: minLen,
 		appOwn: q.appOwn, portID: q.portID, qid: uint16(q.id),
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
@@ -234,7 +234,7 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 type rxRun struct {
 	span   uint   // the longest frame taken less the shortest (a header)
 	off    uint16 // where the frame starts in its buffer: headroom and pad
-	n      int    // the bytes of a BD's length that are not the frame's: pad and FCS
+	minLen int    // the shortest BD length taken: pad, a header and FCS
 	appOwn uint16
 	portID uint16
 	qid    uint16
@@ -250,7 +250,7 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 	bufs, pkts = bufs[:len(bds)], pkts[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
 	// compiler knows.
-	span, off, n := c.span, c.off, c.n
+	span, off, minLen := c.span, c.off, c.minLen
 	appOwn, portID, qid := c.appOwn, c.portID, c.qid
 	for i := range bds {
 		bd := &bds[i]
@@ -266,12 +266,14 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		// The length is device-written: it must cover the pad, a header
 		// and the FCS, and fit both MRBR and the buffer the MAC was given
 		// (every buffer of the ring is the queue's pool's, of one size):
-		// one unsigned range check of the frame without pad and FCS.
+		// one unsigned range check. The frame is the length less pad and
+		// FCS: a header more than what the check subtracted.
 		_, length := sc(w)
-		fl := int(length) - n
-		if uint(fl-ethHdr) > span {
+		d := int(length) - minLen
+		if uint(d) > span {
 			return i
 		}
+		fl := d + ethHdr
 		pk := bufs[i]
 		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlags(esc), 0) // fits: checked above
 		pkts[i] = pk
