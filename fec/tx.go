@@ -153,17 +153,16 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.reclaimOwn()
 	}
 	start, nbd := q.ntu, 0
-	var sent, bytes uint64
+	var sent uint64
 	n := 0
 	for ; n < len(pkts); n++ {
 		// Fast path: one-BD frames, in a loop that calls nothing.
-		if k, b := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
+		if k := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
 			n += k
 			nbd += k
 			q.inFlight += k
 			q.frames += k
 			sent += uint64(k)
-			bytes += b
 			if n == len(pkts) {
 				break
 			}
@@ -234,11 +233,11 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.inFlight += segs // owned by the MAC until reclaim sees R clear
 		q.frames++
 		sent++
-		bytes += uint64(total)
 	}
-	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
+	q.flushSync()    // every frame byte cleaned before an R bit hands a BD over
+	var bytes uint64 // the lengths of the BDs written: the frames' bytes
 	if nbd > 0 {
-		q.publish(start, nbd)
+		bytes = q.publish(start, nbd)
 	}
 	q.stats.Add(sent, bytes)
 	q.burst.Leave()
@@ -251,22 +250,21 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 // the device's reach, not at the TX start alignment, of another pool than
 // the frame before (whose leak-report id it takes) or of another region
 // than the burst's queued cleans, or with the clean queue full. It returns
-// the packets taken and their bytes, and advances ntu. It does what the
-// general path in TxBurst does for such a frame, with no call.
-func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
-	k, bytes := q.singlesRun(pkts, free)
+// how many packets it took, and advances ntu. It does what the general
+// path in TxBurst does for such a frame, with no call.
+func (q *txQueue) singles(pkts []*pool.Packet, free int) int {
+	k := q.singlesRun(pkts, free)
 	if q.ntu == 0 && k > 0 && k < min(len(pkts), free) {
 		// The run ended at the ring's end: the rest from slot 0.
-		k2, b2 := q.singlesRun(pkts[k:], free-k)
-		k, bytes = k+k2, bytes+b2
+		k += q.singlesRun(pkts[k:], free-k)
 	}
-	return k, bytes
+	return k
 }
 
 // singlesRun is singles up to the ring's end: the slots from ntu on are
 // one run, indexed as pkts with no wrap (W set once, on the ring's last
 // BD, if the run reaches it), and ntu becomes 0 when it does.
-func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
+func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 	if len(pkts) > free {
 		pkts = pkts[:free]
 	}
@@ -282,7 +280,7 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 	t, size := q.ntu, q.ring.size
 	lastPool, syncR := q.lastPool, q.syncR
 	if lastPool == nil || lastPool.Region() != syncR {
-		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
+		return 0 // every frame here is of lastPool, whose buffers must be in syncR
 	}
 	c := txRun{
 		pool: lastPool, maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
@@ -299,14 +297,14 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 	// A second pass over the frames taken (fewer values live in each loop
 	// than in one): their words 0, holder and clean spans.
 	pend := q.pend[t : t+i]
-	bytes := txPending(pkts[:i], pend, spans, regionBase(syncR), q.lastOwner)
+	txPending(pkts[:i], pend, spans, regionBase(syncR), q.lastOwner)
 	q.spans = q.spans[:len(q.spans)+i]
 	if t += i; t == size {
 		pend[i-1] |= txbd_W << 16 // the ring's last BD: the MAC continues at TDSR
 		t = 0
 	}
 	q.ntu = t
-	return i, bytes
+	return i
 }
 
 // txRun is what the TX one-BD loop needs of its queue, copied once per run.
@@ -350,10 +348,9 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 // publish, its holder owner, and for non-coherent DMA its dirty span
 // (offsets from base, the first byte of its pool's region), cleaned before
 // publish with the burst's other frames; the free after the transmission
-// then syncs nothing (MarkClean). It returns the frames' bytes.
-func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, owner uint16) uint64 {
+// then syncs nothing (MarkClean).
+func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, owner uint16) {
 	pend, spans = pend[:len(pkts)], spans[:len(pkts)]
-	var bytes uint64
 	for i, pk := range pkts {
 		ln := pk.Len()
 		lo, dirty := pk.DirtySpan()
@@ -361,9 +358,7 @@ func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintpt
 		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
 		pk.SetOwner(owner)
 		pk.MarkClean()
-		bytes += uint64(ln)
 	}
-	return bytes
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one
@@ -375,8 +370,9 @@ func (q *txQueue) flushSync() {
 	}
 }
 
-// publish hands nbd BDs from start to the MAC and rings TDAR once.
-func (q *txQueue) publish(start, nbd int) {
+// publish hands nbd BDs from start to the MAC and rings TDAR once. It
+// returns the BDs' lengths summed: the bytes of the frames they hold.
+func (q *txQueue) publish(start, nbd int) uint64 {
 	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
 	// Last BD first: the MAC, which may still be running, stops at the
 	// first BD without R, so it never sees part of a frame or burst.
@@ -384,25 +380,29 @@ func (q *txQueue) publish(start, nbd int) {
 	// the rest from slot 0; the second run's BDs come after the first's.
 	n1 := min(nbd, q.ring.size-start)
 	p1, p2 := q.pend[start:start+n1], q.pend[:nbd-n1]
+	var bytes uint64
 	if enh := q.ring.enh; enh != nil {
-		e1, e2 := enh[start:start+n1], enh[:len(p2)]
-		for i := len(e2) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&e2[i].sc, p2[i])
-		}
-		for i := len(e1) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&e1[i].sc, p1[i])
-		}
+		bytes = publishRun(enh[:len(p2)], p2) + publishRun(enh[start:start+n1], p1)
 	} else {
-		l1, l2 := q.ring.leg[start:start+n1], q.ring.leg[:len(p2)]
-		for i := len(l2) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&l2[i].sc, p2[i])
-		}
-		for i := len(l1) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&l1[i].sc, p1[i])
-		}
+		bytes = publishRun(q.ring.leg[:len(p2)], p2) + publishRun(q.ring.leg[start:start+n1], p1)
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
 	q.kick()
+	return bytes
+}
+
+// publishRun stores the words 0 pend (at least as long as bds) into the
+// BDs of one format B, last BD first, and returns their lengths summed.
+func publishRun[B bdLeg | bdEnh](bds []B, pend []uint32) uint64 {
+	pend = pend[:len(bds)]
+	var bytes uint64
+	for i := len(bds) - 1; i >= 0; i-- {
+		w := pend[i]
+		atomic.StoreUint32(bdWord0(&bds[i]), w)
+		_, length := sc(w)
+		bytes += uint64(length)
+	}
+	return bytes
 }
 
 // kick writes TDAR. On ERR007885 parts a write racing the uDMA's clear can

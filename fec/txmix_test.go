@@ -66,6 +66,13 @@ func TestTxMixedBurst(t *testing.T) {
 			if st.Tx.Packets != uint64(len(want)) || st.Tx.Drops[driver.CauseFrame] != 1 {
 				t.Fatalf("sent %d, frame drops %d: want %d sent, 1 refused as too short", st.Tx.Packets, st.Tx.Drops[driver.CauseFrame], len(want))
 			}
+			var total uint64
+			for _, f := range want {
+				total += uint64(len(f))
+			}
+			if st.Tx.Bytes != total {
+				t.Fatalf("%d bytes counted, want %d: the frames sent, the chained one whole", st.Tx.Bytes, total)
+			}
 			if n := own.InFlight(); n != 0 {
 				t.Fatalf("%d buffers still out after Stop: a frame's buffer did not come back", n)
 			}
