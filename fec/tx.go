@@ -502,21 +502,20 @@ func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
 // goroutine), and applies the ERR006358 workaround: BDs still pending while
 // TDAR reads idle get another TDAR write.
 func (q *txQueue) reclaimTo(own *pool.Pool) int {
-	// The completed BDs from ntc: one status load each, and the frames'
-	// esc words (their last BDs hold the packet).
-	// At most two runs: from ntc up to the ring's end, then from slot 0.
-	start, k, done, errs := q.ntc, 0, 0, 0
+	// The completed BDs from ntc: one status load each, and their esc
+	// words. At most two runs: from ntc up to the ring's end, then from
+	// slot 0.
+	start, k, errs := q.ntc, 0, 0
 	for i := start; k < q.inFlight; i = 0 {
 		run := min(q.inFlight-k, q.ring.size-i)
 		bufs := q.bufs[i : i+run]
-		var n, f, e int
+		var n, e int
 		if enh := q.ring.enh; enh != nil {
-			n, f, e = txDone(enh[i:i+run], bufs)
+			n, e = txDone(enh[i:i+run], bufs)
 		} else {
-			n, f, e = txDone(q.ring.leg[i:i+run], bufs)
+			n, e = txDone(q.ring.leg[i:i+run], bufs)
 		}
 		k += n // the MAC is done with these BDs
-		done += f
 		errs += e
 		if n < run {
 			break
@@ -528,12 +527,13 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
 	// are not cleared: only in-flight ones are read, and TxBurst writes
-	// every slot it fills (nil for a frame's BDs before its last).
+	// every slot it fills (nil for a frame's BDs before its last). What
+	// FreeSlots counts, the slots that hold a packet, are the frames done.
+	var done int
 	if end := start + k; end > q.ring.size {
-		pool.FreeSlots(own, q.bufs[start:])
-		pool.FreeSlots(own, q.bufs[:end-q.ring.size])
+		done = pool.FreeSlots(own, q.bufs[start:]) + pool.FreeSlots(own, q.bufs[:end-q.ring.size])
 	} else {
-		pool.FreeSlots(own, q.bufs[start:end])
+		done = pool.FreeSlots(own, q.bufs[start:end])
 	}
 	q.ntc = start + k
 	if q.ntc >= q.ring.size {
@@ -551,32 +551,30 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 }
 
 // txDone is reclaimTo's walk over BDs of one format B (bufs at least as
-// long as bds): how many BDs from the first on the MAC is done with, how
-// many frames they end (a frame's packet is parked at its last BD), and
-// for how many of those the MAC reported an error in the esc word.
-func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet) (n, frames, errs int) {
-	bufs = bufs[:len(bds)]
-	var esc uint32 // the frames' esc words ORed: an error is rare
+// long as bds): how many BDs from the first on the MAC is done with, and
+// for how many frames among them (a frame's packet is parked at its last
+// BD) the MAC reported an error in the esc word.
+func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet) (n, errs int) {
+	var esc uint32 // the esc words ORed: an error is rare
 	for ; n < len(bds); n++ {
 		bd := &bds[n]
 		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
-		if bufs[n] != nil {
-			frames++
-			esc |= txESC(bd)
-		}
+		esc |= txESC(bd)
 	}
 	if esc&txbd_ESC_ERR_MASK != 0 {
-		// Some frame has one: count them (the MAC writes no BD it
-		// does not own, so the words are the ones loaded above).
-		for i := range bds[:n] {
+		// Some BD has one: count the frames whose last BD has (the MAC
+		// writes no BD it does not own, so the words are the ones loaded
+		// above).
+		bufs = bufs[:n]
+		for i := range bufs {
 			if bufs[i] != nil && txESC(&bds[i])&txbd_ESC_ERR_MASK != 0 {
 				errs++
 			}
 		}
 	}
-	return n, frames, errs
+	return n, errs
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher

@@ -49,6 +49,11 @@ func TestTxMixedBurst(t *testing.T) {
 			if n := p.TxQueue(0).TxBurst(burst); n != len(burst) {
 				t.Fatalf("TxBurst took %d of %d", n, len(burst))
 			}
+			// The model sends on the doorbell: reclaim takes every frame
+			// back, the chained one once.
+			if n, left := p.TxQueue(0).Reclaim(), p.TxQueue(0).Pending(); n != len(want) || left != 0 {
+				t.Fatalf("reclaim took %d frames, %d pending: want %d, 0", n, left, len(want))
+			}
 			if err := p.Stop(); err != nil {
 				t.Fatal(err)
 			}
