@@ -120,6 +120,9 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		if n == len(pkts) || q.posted == 0 {
 			break
 		}
+		if k > 0 && q.ntc == 0 {
+			continue // the run ended at the ring's end: the rest from slot 0
+		}
 		// The BD at ntc is anything else: one frame through the general path.
 		st, length := sc(q.ring.status(q.ntc))
 		if st&rxbd_E != 0 {
@@ -156,25 +159,15 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 // rxErrBits are the status bits rxCause turns into a drop.
 const rxErrBits = rxbd_CR | rxbd_LG | rxbd_TR | rxbd_NO | rxbd_SH | rxbd_OV
 
-// singles takes good one-BD frames from ntc on into pkts, at most posted of
-// them, and stops at the first BD that is anything else: still the MAC's,
-// not the frame's last, with an error bit (status or esc), or a length
-// outside what single accepts. It does what single does for such a frame,
-// with no call, and returns the frames taken and their bytes.
+// singles takes good one-BD frames from ntc on into pkts, at most posted
+// of them and none past the ring's end (ntc becomes 0 when it reaches it:
+// RxBurst comes back for the BDs from slot 0), and stops at the first BD
+// that is anything else: still the MAC's, not the frame's last, with an
+// error bit (status or esc), or a length outside what single accepts. It
+// does what single does for such a frame, with no call, and returns the
+// frames taken and their bytes. The slots from ntc on are one run, indexed
+// as pkts with no wrap.
 func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
-	k, bytes := q.singlesRun(pkts)
-	if q.ntc == 0 && k > 0 && k < len(pkts) && q.posted > 0 {
-		// The run ended at the ring's end: the rest from slot 0.
-		k2, b2 := q.singlesRun(pkts[k:])
-		k, bytes = k+k2, bytes+b2
-	}
-	return k, bytes
-}
-
-// singlesRun is singles up to the ring's end: the slots from ntc on are
-// one run, indexed as pkts with no wrap, and ntc becomes 0 when the run
-// reaches the ring's end.
-func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	if len(pkts) > q.posted {
 		pkts = pkts[:q.posted]
 	}
@@ -240,7 +233,7 @@ type rxRun struct {
 	qid    uint16
 }
 
-// rxSingles is singlesRun's loop over BDs of one format B (bufs and pkts
+// rxSingles is singles' loop over BDs of one format B (bufs and pkts
 // at least as long as bds): it takes the good one-BD frames into pkts,
 // every field set, and returns how many. It calls nothing on amd64, and
 // only the read barrier on ARM. The format is the type: a legacy BD has
