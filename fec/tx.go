@@ -398,9 +398,9 @@ func publishRun[B bdLeg | bdEnh](bds []B, pend []uint32) uint64 {
 	var bytes uint64
 	for i := len(bds) - 1; i >= 0; i-- {
 		w := pend[i]
-		atomic.StoreUint32(bdWord0(&bds[i]), w)
 		_, length := sc(w)
 		bytes += uint64(length)
+		atomic.StoreUint32(bdWord0(&bds[i]), w)
 	}
 	return bytes
 }
