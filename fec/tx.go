@@ -331,13 +331,12 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 		// the same for every buffer, and TxBurst's general path names a
 		// pool lastPool (txRun.pool) only for a frame whose Reach it
 		// checked.
-		iova := pk.IOVA()
-		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || iova&align != 0 || pk.Pool() != pl {
+		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || pk.IOVA()&align != 0 || pk.Pool() != pl {
 			return i
 		}
 		// Plain stores: the BD is the driver's until publish's ownership
 		// store (see bdRing).
-		txSetBD(&bds[i], uint32(iova), esc)
+		txSetBD(&bds[i], uint32(pk.IOVA()), esc)
 		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
 	}
 	return len(bds)
