@@ -251,9 +251,8 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		if w&w0(rxbd_E|rxbd_L|rxErrBits, 0) != w0(rxbd_L, 0) { // the status half of word 0
 			return i
 		}
-		dma.ReadBarrier() // the status word before the length, esc and data it guards
-		esc := rxESC(bd)  // written by the MAC before it cleared E
-		if esc&rxbd_ESC_ERR_MASK != 0 {
+		dma.ReadBarrier()                     // the status word before the length, esc and data it guards
+		if rxESC(bd)&rxbd_ESC_ERR_MASK != 0 { // esc: written by the MAC before it cleared E
 			return i
 		}
 		// The length is device-written: it must cover the pad, a header
@@ -268,7 +267,7 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		}
 		fl := d + ethHdr
 		pk := bufs[i]
-		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlags(esc), 0) // fits: checked above
+		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlags(rxESC(bd)), 0) // fits: checked above; esc the word checked above
 		pkts[i] = pk
 	}
 	return len(bds)
