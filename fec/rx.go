@@ -267,7 +267,9 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		}
 		fl := d + ethHdr
 		pk := bufs[i]
-		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlags(rxESC(bd)), 0) // fits: checked above; esc the word checked above
+		// The window fits: checked above. The flags are escFlags of the esc
+		// word checked above, the table indexed here.
+		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlagTable[rxESC(bd)>>escFlagShift&3], 0)
 		pkts[i] = pk
 	}
 	return len(bds)
