@@ -351,10 +351,9 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, owner uint16) {
 	pend, spans = pend[:len(pkts)], spans[:len(pkts)]
 	for i, pk := range pkts {
-		ln := pk.Len()
+		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(pk.Len()))
 		lo, dirty := pk.DirtySpan()
 		spans[i] = dma.Span{Off: bufFrom(base, pk) + lo, Len: dirty}
-		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
 		pk.SetOwner(owner)
 		pk.MarkClean()
 	}
