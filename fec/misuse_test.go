@@ -112,9 +112,10 @@ func TestConcurrentRxBurstReported(t *testing.T) {
 	}
 }
 
-// txRefused sends [own, bad, own] on a fresh port and checks that bad is
-// refused, freed to its pool and counted as unreachable, and the other two
-// reach the wire.
+// txRefused sends [own, bad, bad, own] on a fresh port and checks that
+// both bad frames are refused (the second following one of its own pool),
+// freed to their pool and counted as unreachable, and the other two reach
+// the wire.
 func txRefused(t *testing.T, p *fec.Port, m *model.Device, bad *pool.Pool) {
 	t.Helper()
 	w := &capture{}
@@ -127,15 +128,15 @@ func txRefused(t *testing.T, p *fec.Port, m *model.Device, bad *pool.Pool) {
 		return pk
 	}
 	txq := p.TxQueue(0)
-	if n := txq.TxBurst([]*pool.Packet{mk(own), mk(bad), mk(own)}); n != 3 {
-		t.Fatalf("TxBurst took %d of 3", n)
+	if n := txq.TxBurst([]*pool.Packet{mk(own), mk(bad), mk(bad), mk(own)}); n != 4 {
+		t.Fatalf("TxBurst took %d of 4", n)
 	}
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	st := p.Stats()
-	if st.Tx.Packets != 2 || st.Tx.Drops[driver.CauseUnreachable] != 1 {
-		t.Errorf("sent %d, unreachable %d; want 2 sent and 1 refused", st.Tx.Packets, st.Tx.Drops[driver.CauseUnreachable])
+	if st.Tx.Packets != 2 || st.Tx.Drops[driver.CauseUnreachable] != 2 {
+		t.Errorf("sent %d, unreachable %d; want 2 sent and 2 refused", st.Tx.Packets, st.Tx.Drops[driver.CauseUnreachable])
 	}
 	if n := len(w.take()); n != 2 {
 		t.Errorf("%d frames on the wire, want 2", n)
@@ -144,7 +145,7 @@ func txRefused(t *testing.T, p *fec.Port, m *model.Device, bad *pool.Pool) {
 		t.Errorf("the device faulted %d times: the refused buffer reached it", f)
 	}
 	if n := bad.InFlight(); n != 0 {
-		t.Errorf("the refused buffer did not return to its pool: %d out", n)
+		t.Errorf("the refused buffers did not return to their pool: %d out", n)
 	}
 	if err := bad.Close(0); err != nil {
 		t.Error(err)

@@ -120,6 +120,9 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		if n == len(pkts) || q.posted == 0 {
 			break
 		}
+		if k > 0 && q.ntc == 0 {
+			continue // the run ended at the ring's end: the rest from slot 0
+		}
 		// The BD at ntc is anything else: one frame through the general path.
 		st, length := sc(q.ring.status(q.ntc))
 		if st&rxbd_E != 0 {
@@ -156,25 +159,15 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 // rxErrBits are the status bits rxCause turns into a drop.
 const rxErrBits = rxbd_CR | rxbd_LG | rxbd_TR | rxbd_NO | rxbd_SH | rxbd_OV
 
-// singles takes good one-BD frames from ntc on into pkts, at most posted of
-// them, and stops at the first BD that is anything else: still the MAC's,
-// not the frame's last, with an error bit (status or esc), or a length
-// outside what single accepts. It does what single does for such a frame,
-// with no call, and returns the frames taken and their bytes.
+// singles takes good one-BD frames from ntc on into pkts, at most posted
+// of them and none past the ring's end (ntc becomes 0 when it reaches it:
+// RxBurst comes back for the BDs from slot 0), and stops at the first BD
+// that is anything else: still the MAC's, not the frame's last, with an
+// error bit (status or esc), or a length outside what single accepts. It
+// does what single does for such a frame, with no call, and returns the
+// frames taken and their bytes. The slots from ntc on are one run, indexed
+// as pkts with no wrap.
 func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
-	k, bytes := q.singlesRun(pkts)
-	if q.ntc == 0 && k > 0 && k < len(pkts) && q.posted > 0 {
-		// The run ended at the ring's end: the rest from slot 0.
-		k2, b2 := q.singlesRun(pkts[k:])
-		k, bytes = k+k2, bytes+b2
-	}
-	return k, bytes
-}
-
-// singlesRun is singles up to the ring's end: the slots from ntc on are
-// one run, indexed as pkts with no wrap, and ntc becomes 0 when the run
-// reaches the ring's end.
-func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	if len(pkts) > q.posted {
 		pkts = pkts[:q.posted]
 	}
@@ -188,67 +181,36 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 		pkts = pkts[:len(spans)]
 	}
 	spans = spans[:len(pkts)]
-	// The queue's fields in locals: the stores through pk could alias them
-	// as far as the compiler knows, and it would load them again per frame.
-	ntc, size, bufs := q.ntc, q.ring.size, q.bufs
-	headroom := q.headroom
-	// The length is device-written: it must cover the pad, a header and
-	// the FCS, and fit both MRBR and the buffer the MAC was given (every
-	// buffer of the ring is the queue's pool's, of one size): one unsigned
-	// range check.
+	ntc, size, headroom := q.ntc, q.ring.size, q.headroom
+	// The lengths a BD may hold (rxSingles checks each).
 	minLen, maxLen := q.shift+ethHdr+fcsLen, min(q.mrbr, q.pool.BufSize()-headroom)
 	if maxLen < minLen {
 		return 0, 0 // no length fits: single drops each frame, counted
 	}
-	span := uint(maxLen - minLen)
-	off, n := uint16(headroom+q.shift), q.shift+fcsLen
-	appOwn, portID, qid := q.appOwn, q.portID, uint16(q.id)
-	region := q.bufRegion
-	// The run's slots, indexed as pkts.
-	bufs = bufs[ntc : ntc+len(pkts)]
-	var enh []bdEnh
-	var leg []bdLeg
-	if q.ring.enh != nil { // one of them: the ring's format
-		enh = q.ring.enh[ntc : ntc+len(pkts)]
-	} else {
-		leg = q.ring.leg[ntc : ntc+len(pkts)]
+	n := q.shift + fcsLen
+	c := rxRun{
+		span: uint(maxLen - minLen), off: uint16(headroom + q.shift), minLen: minLen,
+		appOwn: q.appOwn, portID: q.portID, qid: uint16(q.id),
 	}
+	// The run's slots and BDs, indexed as pkts, in the ring's one format.
+	bufs := q.bufs[ntc : ntc+len(pkts)]
+	var i int
+	if enh := q.ring.enh; enh != nil {
+		i = rxSingles(enh[ntc:ntc+len(pkts)], bufs, pkts, c)
+	} else {
+		i = rxSingles(q.ring.leg[ntc:ntc+len(pkts)], bufs, pkts, c)
+	}
+	// Non-coherent DMA: what the MAC wrote (pad, frame and FCS) is
+	// invalidated before RxBurst returns. A second pass over the frames
+	// taken, with the bytes: fewer values live in each loop than in one.
+	base := regionBase(q.bufRegion) - uintptr(headroom) // a buffer's address less base: its frame's offset
 	var bytes uint64
-	i := 0
-	for ; i < len(pkts); i++ {
-		var w, esc uint32
-		var bd *bdEnh
-		if enh != nil {
-			bd = &enh[i]
-			w = atomic.LoadUint32(&bd.sc)
-		} else {
-			w = atomic.LoadUint32(&leg[i].sc)
-		}
-		st, length := sc(w)
-		if st&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
-			break
-		}
-		dma.ReadBarrier() // the status word before the length, esc and data it guards
-		if bd != nil {
-			esc = bd.esc // written by the MAC before it cleared E
-			if esc&rxbd_ESC_ERR_MASK != 0 {
-				break
-			}
-		}
-		ln := int(length)
-		if uint(ln-minLen) > span {
-			break
-		}
-		pk := bufs[i]
-		// Non-coherent DMA: invalidated before RxBurst returns.
-		spans[i] = dma.Span{Off: bufOffset(region, pk) + headroom, Len: ln}
-		var f pool.Flags
-		if bd != nil {
-			f = escFlags(esc)
-		}
-		pk.SetRx(off, uint16(ln-n), appOwn, portID, qid, 0, 0, f, 0) // fits: checked above
-		pkts[i] = pk
-		bytes += uint64(ln - n)
+	got := pkts[:i]
+	spans = spans[:len(got)]
+	for j, pk := range got {
+		fl := pk.Len()
+		spans[j] = dma.Span{Off: bufFrom(base, pk), Len: fl + n}
+		bytes += uint64(fl)
 	}
 	// The MAC has moved past these BDs; the slots are rewritten before
 	// they are read again.
@@ -259,6 +221,58 @@ func (q *rxQueue) singlesRun(pkts []*pool.Packet) (int, uint64) {
 	q.ntc = ntc
 	q.posted -= i
 	return i, bytes
+}
+
+// rxRun is what the RX one-BD loop needs of its queue, copied once per run.
+type rxRun struct {
+	span   uint   // the longest frame taken less the shortest (a header)
+	off    uint16 // where the frame starts in its buffer: headroom and pad
+	minLen int    // the shortest BD length taken: pad, a header and FCS
+	appOwn uint16
+	portID uint16
+	qid    uint16
+}
+
+// rxSingles is singles' loop over BDs of one format B (bufs and pkts
+// at least as long as bds): it takes the good one-BD frames into pkts,
+// every field set, and returns how many. It calls nothing on amd64, and
+// only the read barrier on ARM. The format is the type: a legacy BD has
+// no esc word (rxESC is the constant 0 there, and its checks vanish), so
+// no BD tests it.
+func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int {
+	bufs, pkts = bufs[:len(bds)], pkts[:len(bds)]
+	// In locals: the stores through pk could alias c as far as the
+	// compiler knows.
+	span, off, minLen := c.span, c.off, c.minLen
+	appOwn, portID, qid := c.appOwn, c.portID, c.qid
+	for i := range bds {
+		bd := &bds[i]
+		w := atomic.LoadUint32(bdWord0(bd))
+		if w&w0(rxbd_E|rxbd_L|rxErrBits, 0) != w0(rxbd_L, 0) { // the status half of word 0
+			return i
+		}
+		dma.ReadBarrier()                     // the status word before the length, esc and data it guards
+		if rxESC(bd)&rxbd_ESC_ERR_MASK != 0 { // esc: written by the MAC before it cleared E
+			return i
+		}
+		// The length is device-written: it must cover the pad, a header
+		// and the FCS, and fit both MRBR and the buffer the MAC was given
+		// (every buffer of the ring is the queue's pool's, of one size):
+		// one unsigned range check. The frame is the length less pad and
+		// FCS: a header more than what the check subtracted.
+		_, length := sc(w)
+		d := int(length) - minLen
+		if uint(d) > span {
+			return i
+		}
+		fl := d + ethHdr
+		pk := bufs[i]
+		// The window fits: checked above. The flags are escFlags of the esc
+		// word checked above, the table indexed here.
+		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlagTable[rxESC(bd)>>escFlagShift&3], 0)
+		pkts[i] = pk
+	}
+	return len(bds)
 }
 
 // take removes the buffer at ntc from the ring: it is the driver's now.
@@ -320,21 +334,22 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 }
 
 // escFlags are the checksum flags of an enhanced BD's esc word: ICE and
-// PCR shifted to FlagL3CsumBad and FlagL4CsumBad, with no branch.
+// PCR become FlagL3CsumBad and FlagL4CsumBad, with no branch: the two bits
+// index a table of the four combinations.
 func escFlags(esc uint32) pool.Flags {
-	return pool.Flags(esc&rxbd_ICE)>>escICEShift | pool.Flags(esc&rxbd_PCR)>>escPCRShift
+	return escFlagTable[esc>>escFlagShift&3]
 }
 
-// The shifts from the esc bits to the flags, checked at compile time: an
-// index other than 0 into a one-element array does not compile.
-const (
-	escICEShift = 3
-	escPCRShift = 1
-)
+// escFlagTable is escFlags' table, indexed by PCR (bit 0) and ICE (bit 1).
+var escFlagTable = [4]pool.Flags{0, pool.FlagL4CsumBad, pool.FlagL3CsumBad, pool.FlagL3CsumBad | pool.FlagL4CsumBad}
+
+// escFlagShift brings PCR and ICE down to bits 0 and 1, checked at compile
+// time: an index other than 0 into a one-element array does not compile.
+const escFlagShift = 4
 
 var (
-	_ = [1]struct{}{}[rxbd_ICE>>escICEShift-pool.FlagL3CsumBad]
-	_ = [1]struct{}{}[rxbd_PCR>>escPCRShift-pool.FlagL4CsumBad]
+	_ = [1]struct{}{}[rxbd_PCR>>escFlagShift-1]
+	_ = [1]struct{}{}[rxbd_ICE>>escFlagShift-2]
 )
 
 // syncForCPU queues bytes of the buffer region for the burst's invalidate

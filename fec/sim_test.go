@@ -185,6 +185,13 @@ func TestFramesByteIdentical(t *testing.T) {
 			if st.Rx.Packets != uint64(len(sent)) || st.Tx.Packets != uint64(len(sent)) || st.Rx.TotalDrops() != 0 || st.Tx.TotalDrops() != 0 {
 				t.Fatalf("stats rx %+v tx %+v", st.Rx, st.Tx)
 			}
+			var total uint64
+			for _, f := range sent {
+				total += uint64(len(f))
+			}
+			if st.Rx.Bytes != total || st.Tx.Bytes != total {
+				t.Fatalf("bytes counted rx %d tx %d, want %d each (the frames without FCS)", st.Rx.Bytes, st.Tx.Bytes, total)
+			}
 		})
 	}
 }

@@ -153,17 +153,16 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.reclaimOwn()
 	}
 	start, nbd := q.ntu, 0
-	var sent, bytes uint64
+	var sent uint64
 	n := 0
 	for ; n < len(pkts); n++ {
 		// Fast path: one-BD frames, in a loop that calls nothing.
-		if k, b := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
+		if k := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
 			n += k
 			nbd += k
 			q.inFlight += k
 			q.frames += k
 			sent += uint64(k)
-			bytes += b
 			if n == len(pkts) {
 				break
 			}
@@ -234,11 +233,11 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.inFlight += segs // owned by the MAC until reclaim sees R clear
 		q.frames++
 		sent++
-		bytes += uint64(total)
 	}
-	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
+	q.flushSync()    // every frame byte cleaned before an R bit hands a BD over
+	var bytes uint64 // the lengths of the BDs written: the frames' bytes
 	if nbd > 0 {
-		q.publish(start, nbd)
+		bytes = q.publish(start, nbd)
 	}
 	q.stats.Add(sent, bytes)
 	q.burst.Leave()
@@ -251,22 +250,21 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 // the device's reach, not at the TX start alignment, of another pool than
 // the frame before (whose leak-report id it takes) or of another region
 // than the burst's queued cleans, or with the clean queue full. It returns
-// the packets taken and their bytes, and advances ntu. It does what the
-// general path in TxBurst does for such a frame, with no call.
-func (q *txQueue) singles(pkts []*pool.Packet, free int) (int, uint64) {
-	k, bytes := q.singlesRun(pkts, free)
+// how many packets it took, and advances ntu. It does what the general
+// path in TxBurst does for such a frame, with no call.
+func (q *txQueue) singles(pkts []*pool.Packet, free int) int {
+	k := q.singlesRun(pkts, free)
 	if q.ntu == 0 && k > 0 && k < min(len(pkts), free) {
 		// The run ended at the ring's end: the rest from slot 0.
-		k2, b2 := q.singlesRun(pkts[k:], free-k)
-		k, bytes = k+k2, bytes+b2
+		k += q.singlesRun(pkts[k:], free-k)
 	}
-	return k, bytes
+	return k
 }
 
 // singlesRun is singles up to the ring's end: the slots from ntu on are
 // one run, indexed as pkts with no wrap (W set once, on the ring's last
 // BD, if the run reaches it), and ntu becomes 0 when it does.
-func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
+func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 	if len(pkts) > free {
 		pkts = pkts[:free]
 	}
@@ -279,60 +277,86 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) (int, uint64) {
 		pkts = pkts[:len(spans)]
 	}
 	spans = spans[:len(pkts)]
-	// The queue's fields in locals: the stores through pk could alias them
-	// as far as the compiler knows, and it would load them again per frame.
-	maxLen := q.port.maxFL - fcsLen
-	t, size, bufs, pend := q.ntu, q.ring.size, q.bufs, q.pend
-	reach, align, esc := q.reach, q.txAlign, q.esc
-	lastPool, syncR, owner := q.lastPool, q.syncR, q.lastOwner
+	t, size := q.ntu, q.ring.size
+	lastPool, syncR := q.lastPool, q.syncR
 	if lastPool == nil || lastPool.Region() != syncR {
-		return 0, 0 // every frame here is of lastPool, whose buffers must be in syncR
+		return 0 // every frame here is of lastPool, whose buffers must be in syncR
 	}
-	// The run's slots, indexed as pkts.
-	bufs, pend = bufs[t:t+len(pkts)], pend[t:t+len(pkts)]
-	var enh []bdEnh
-	var leg []bdLeg
-	if q.ring.enh != nil { // one of them: the ring's format
-		enh = q.ring.enh[t : t+len(pkts)]
+	c := txRun{
+		pool: lastPool, maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
+		align: q.txAlign, esc: q.esc,
+	}
+	// The run's slots and BDs, indexed as pkts, in the ring's one format.
+	bufs := q.bufs[t : t+len(pkts)]
+	var i int
+	if enh := q.ring.enh; enh != nil {
+		i = txSingles(enh[t:t+len(pkts)], pkts, bufs, c)
 	} else {
-		leg = q.ring.leg[t : t+len(pkts)]
+		i = txSingles(q.ring.leg[t:t+len(pkts)], pkts, bufs, c)
 	}
-	var bytes uint64
-	i := 0
-	for ; i < len(pkts); i++ {
-		pk := pkts[i]
-		ln := pk.Len()
-		pl := pk.Pool()
-		if pk.Next() != nil || uint(ln-ethHdr) > uint(maxLen-ethHdr) || pk.Reach() != reach || pk.IOVA()&align != 0 ||
-			pl != lastPool {
-			break
-		}
-		// Non-coherent DMA: the dirty span is cleaned before publish, with
-		// the burst's other frames; the free after the transmission syncs
-		// nothing (MarkClean).
-		lo, dirty := pk.DirtySpan()
-		spans[i] = dma.Span{Off: bufOffset(syncR, pk) + lo, Len: dirty}
-		// Plain stores: the BD is the driver's until publish's ownership
-		// store (see bdRing).
-		if enh != nil {
-			bd := &enh[i]
-			bd.addr, bd.esc, bd.bdu = uint32(pk.IOVA()), esc, 0
-		} else {
-			leg[i].addr = uint32(pk.IOVA())
-		}
-		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
-		pk.SetOwner(owner)
-		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(ln))
-		pk.MarkClean()
-		bytes += uint64(ln)
-	}
+	// A second pass over the frames taken (fewer values live in each loop
+	// than in one): their words 0, holder and clean spans.
+	pend := q.pend[t : t+i]
+	txPending(pkts[:i], pend, spans, regionBase(syncR), q.lastOwner)
 	q.spans = q.spans[:len(q.spans)+i]
 	if t += i; t == size {
 		pend[i-1] |= txbd_W << 16 // the ring's last BD: the MAC continues at TDSR
 		t = 0
 	}
 	q.ntu = t
-	return i, bytes
+	return i
+}
+
+// txRun is what the TX one-BD loop needs of its queue, copied once per run.
+type txRun struct {
+	pool   *pool.Pool // the pool of every frame taken: the last the general path took a frame of
+	maxLen uint       // the longest frame less the shortest (a header)
+	align  uint64     // the TX start alignment mask
+	esc    uint32     // an enhanced BD's esc word
+}
+
+// txSingles is singlesRun's loop over BDs of one format B (pkts and bufs
+// at least as long as bds): it writes a BD for each one-segment frame the
+// device can send as it is, parks the frame at its slot, and returns how
+// many it took. It calls nothing. The format is the type: txSetBD writes a
+// legacy BD's address alone, with no test.
+func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int {
+	pkts, bufs = pkts[:len(bds)], bufs[:len(bds)]
+	// In locals: the stores through pk could alias c as far as the
+	// compiler knows.
+	pl, maxLen, align, esc := c.pool, c.maxLen, c.align, c.esc
+	for i := range bds {
+		pk := pkts[i]
+		// A buffer of pl is in the device's reach: Reach is its pool's,
+		// the same for every buffer, and TxBurst's general path names a
+		// pool lastPool (txRun.pool) only for a frame whose Reach it
+		// checked.
+		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || pk.IOVA()&align != 0 || pk.Pool() != pl {
+			return i
+		}
+		// Plain stores: the BD is the driver's until publish's ownership
+		// store (see bdRing).
+		txSetBD(&bds[i], uint32(pk.IOVA()), esc)
+		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
+	}
+	return len(bds)
+}
+
+// txPending is singlesRun's second pass over the frames txSingles took
+// (pend and spans at least as long as pkts): each frame's word 0 for
+// publish, its holder owner, and for non-coherent DMA its dirty span
+// (offsets from base, the first byte of its pool's region), cleaned before
+// publish with the burst's other frames; the free after the transmission
+// then syncs nothing (MarkClean).
+func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, owner uint16) {
+	pend, spans = pend[:len(pkts)], spans[:len(pkts)]
+	for i, pk := range pkts {
+		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(pk.Len()))
+		lo, dirty := pk.DirtySpan()
+		spans[i] = dma.Span{Off: bufFrom(base, pk) + lo, Len: dirty}
+		pk.SetOwner(owner)
+		pk.MarkClean()
+	}
 }
 
 // flushSync cleans the queued spans: one call per run of segments from one
@@ -344,8 +368,9 @@ func (q *txQueue) flushSync() {
 	}
 }
 
-// publish hands nbd BDs from start to the MAC and rings TDAR once.
-func (q *txQueue) publish(start, nbd int) {
+// publish hands nbd BDs from start to the MAC and rings TDAR once. It
+// returns the BDs' lengths summed: the bytes of the frames they hold.
+func (q *txQueue) publish(start, nbd int) uint64 {
 	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
 	// Last BD first: the MAC, which may still be running, stops at the
 	// first BD without R, so it never sees part of a frame or burst.
@@ -353,25 +378,29 @@ func (q *txQueue) publish(start, nbd int) {
 	// the rest from slot 0; the second run's BDs come after the first's.
 	n1 := min(nbd, q.ring.size-start)
 	p1, p2 := q.pend[start:start+n1], q.pend[:nbd-n1]
+	var bytes uint64
 	if enh := q.ring.enh; enh != nil {
-		e1, e2 := enh[start:start+n1], enh[:len(p2)]
-		for i := len(e2) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&e2[i].sc, p2[i])
-		}
-		for i := len(e1) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&e1[i].sc, p1[i])
-		}
+		bytes = publishRun(enh[:len(p2)], p2) + publishRun(enh[start:start+n1], p1)
 	} else {
-		l1, l2 := q.ring.leg[start:start+n1], q.ring.leg[:len(p2)]
-		for i := len(l2) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&l2[i].sc, p2[i])
-		}
-		for i := len(l1) - 1; i >= 0; i-- {
-			atomic.StoreUint32(&l1[i].sc, p1[i])
-		}
+		bytes = publishRun(q.ring.leg[:len(p2)], p2) + publishRun(q.ring.leg[start:start+n1], p1)
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
 	q.kick()
+	return bytes
+}
+
+// publishRun stores the words 0 pend (at least as long as bds) into the
+// BDs of one format B, last BD first, and returns their lengths summed.
+func publishRun[B bdLeg | bdEnh](bds []B, pend []uint32) uint64 {
+	pend = pend[:len(bds)]
+	var bytes uint64
+	for i := len(bds) - 1; i >= 0; i-- {
+		w := pend[i]
+		_, length := sc(w)
+		bytes += uint64(length)
+		atomic.StoreUint32(bdWord0(&bds[i]), w)
+	}
+	return bytes
 }
 
 // kick writes TDAR. On ERR007885 parts a write racing the uDMA's clear can
@@ -471,54 +500,38 @@ func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
 // goroutine), and applies the ERR006358 workaround: BDs still pending while
 // TDAR reads idle get another TDAR write.
 func (q *txQueue) reclaimTo(own *pool.Pool) int {
-	// The completed BDs from ntc: one status load each, and the frames'
-	// esc words (their last BDs hold the packet).
-	// At most two runs: from ntc up to the ring's end, then from slot 0.
-	start, k, done := q.ntc, 0, 0
+	// The completed BDs from ntc: one status load each, and their esc
+	// words. At most two runs: from ntc up to the ring's end, then from
+	// slot 0.
+	start, k, errs := q.ntc, 0, 0
 	for i := start; k < q.inFlight; i = 0 {
 		run := min(q.inFlight-k, q.ring.size-i)
 		bufs := q.bufs[i : i+run]
-		n := 0
+		var n, e int
 		if enh := q.ring.enh; enh != nil {
-			e := enh[i : i+run]
-			for ; n < len(e); n++ {
-				bd := &e[n]
-				if st, _ := sc(atomic.LoadUint32(&bd.sc)); st&txbd_R != 0 {
-					break // the MAC still owns it
-				}
-				if bufs[n] != nil {
-					dma.ReadBarrier()                  // R before the esc word the MAC wrote with it
-					if bd.esc&txbd_ESC_ERR_MASK != 0 { // plain: written before R cleared
-						q.stats.Drop(driver.CauseFrame, 1)
-					}
-					done++
-				}
-			}
+			n, e = txDone(enh[i:i+run], bufs)
 		} else {
-			l := q.ring.leg[i : i+run]
-			for ; n < len(l); n++ {
-				if st, _ := sc(atomic.LoadUint32(&l[n].sc)); st&txbd_R != 0 {
-					break
-				}
-				if bufs[n] != nil {
-					done++
-				}
-			}
+			n, e = txDone(q.ring.leg[i:i+run], bufs)
 		}
 		k += n // the MAC is done with these BDs
+		errs += e
 		if n < run {
 			break
 		}
 	}
+	if errs > 0 {
+		q.stats.Drop(driver.CauseFrame, uint64(errs)) // sent with an error the MAC reported
+	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
 	// are not cleared: only in-flight ones are read, and TxBurst writes
-	// every slot it fills (nil for a frame's BDs before its last).
+	// every slot it fills (nil for a frame's BDs before its last). What
+	// FreeSlots counts, the slots that hold a packet, are the frames done.
+	var done int
 	if end := start + k; end > q.ring.size {
-		pool.FreeSlots(own, q.bufs[start:])
-		pool.FreeSlots(own, q.bufs[:end-q.ring.size])
+		done = pool.FreeSlots(own, q.bufs[start:]) + pool.FreeSlots(own, q.bufs[:end-q.ring.size])
 	} else {
-		pool.FreeSlots(own, q.bufs[start:end])
+		done = pool.FreeSlots(own, q.bufs[start:end])
 	}
 	q.ntc = start + k
 	if q.ntc >= q.ring.size {
@@ -533,6 +546,33 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 		q.doorbells.Add(1)
 	}
 	return done
+}
+
+// txDone is reclaimTo's walk over BDs of one format B (bufs at least as
+// long as bds): how many BDs from the first on the MAC is done with, and
+// for how many frames among them (a frame's packet is parked at its last
+// BD) the MAC reported an error in the esc word.
+func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet) (n, errs int) {
+	var esc uint32 // the esc words ORed: an error is rare
+	for ; n < len(bds); n++ {
+		bd := &bds[n]
+		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
+			break // the MAC still owns it
+		}
+		esc |= txESC(bd)
+	}
+	if esc&txbd_ESC_ERR_MASK != 0 {
+		// Some BD has one: count the frames whose last BD has (the MAC
+		// writes no BD it does not own, so the words are the ones loaded
+		// above).
+		bufs = bufs[:n]
+		for i := range bufs {
+			if bufs[i] != nil && txESC(&bds[i])&txbd_ESC_ERR_MASK != 0 {
+				errs++
+			}
+		}
+	}
+	return n, errs
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher

@@ -49,6 +49,11 @@ func TestTxMixedBurst(t *testing.T) {
 			if n := p.TxQueue(0).TxBurst(burst); n != len(burst) {
 				t.Fatalf("TxBurst took %d of %d", n, len(burst))
 			}
+			// The model sends on the doorbell: reclaim takes every frame
+			// back, the chained one once.
+			if n, left := p.TxQueue(0).Reclaim(), p.TxQueue(0).Pending(); n != len(want) || left != 0 {
+				t.Fatalf("reclaim took %d frames, %d pending: want %d, 0", n, left, len(want))
+			}
 			if err := p.Stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -65,6 +70,13 @@ func TestTxMixedBurst(t *testing.T) {
 			st := p.Stats()
 			if st.Tx.Packets != uint64(len(want)) || st.Tx.Drops[driver.CauseFrame] != 1 {
 				t.Fatalf("sent %d, frame drops %d: want %d sent, 1 refused as too short", st.Tx.Packets, st.Tx.Drops[driver.CauseFrame], len(want))
+			}
+			var total uint64
+			for _, f := range want {
+				total += uint64(len(f))
+			}
+			if st.Tx.Bytes != total {
+				t.Fatalf("%d bytes counted, want %d: the frames sent, the chained one whole", st.Tx.Bytes, total)
 			}
 			if n := own.InFlight(); n != 0 {
 				t.Fatalf("%d buffers still out after Stop: a frame's buffer did not come back", n)

@@ -19,6 +19,59 @@ func words32(mem []byte, n int) []uint32 {
 // bufOffset is where pkt's buffer starts in region r (pointer arithmetic on
 // the CPU view: no per-packet look-up).
 func bufOffset(r *dma.Region, pkt *pool.Packet) int {
-	b := r.Bytes()
-	return int(uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf()))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	return bufFrom(regionBase(r), pkt)
 }
+
+// regionBase is the address of region r's first byte in the CPU's view:
+// with bufFrom, a buffer's offset in r is one subtraction.
+func regionBase(r *dma.Region) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(r.Bytes())))
+}
+
+// bufFrom is where pkt's buffer starts counted from the address base (in
+// the CPU's view): with base a regionBase, its offset in the region.
+func bufFrom(base uintptr, pkt *pool.Packet) int {
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(pkt.Buf()))) - base)
+}
+
+// bdWord0 is BD b's word 0 (status and length), the first word of either
+// format.
+func bdWord0[B bdLeg | bdEnh](b *B) *uint32 { return (*uint32)(unsafe.Pointer(b)) }
+
+// rxESC is BD b's esc word, written by the MAC with the status, or 0 for a
+// legacy BD, which has none. The size of B is a constant in each of the
+// two instances of a generic loop, so the test costs nothing at run time.
+func rxESC[B bdLeg | bdEnh](b *B) uint32 {
+	if unsafe.Sizeof(*b) == bdEnhancedSize {
+		return (*bdEnh)(unsafe.Pointer(b)).esc // plain: see bdRing
+	}
+	return 0
+}
+
+// txSetBD writes a TX BD's words other than word 0: the buffer address,
+// and on an enhanced BD esc and a clear BDU.
+func txSetBD[B bdLeg | bdEnh](b *B, addr, esc uint32) {
+	if unsafe.Sizeof(*b) == bdEnhancedSize {
+		e := (*bdEnh)(unsafe.Pointer(b))
+		e.addr, e.esc, e.bdu = addr, esc, 0
+		return
+	}
+	(*bdLeg)(unsafe.Pointer(b)).addr = addr
+}
+
+// txESC is the esc word of a TX BD the MAC is done with (R clear), or 0
+// for a legacy BD, which has none.
+func txESC[B bdLeg | bdEnh](b *B) uint32 {
+	if unsafe.Sizeof(*b) == bdEnhancedSize {
+		dma.ReadBarrier()                      // R before the esc word the MAC wrote with it
+		return (*bdEnh)(unsafe.Pointer(b)).esc // plain: written before R cleared
+	}
+	return 0
+}
+
+// Word 0 leads both formats (bdWord0): an index other than 0 into a
+// one-element array does not compile.
+var (
+	_ = [1]struct{}{}[unsafe.Offsetof(bdEnh{}.sc)]
+	_ = [1]struct{}{}[unsafe.Offsetof(bdLeg{}.sc)]
+)
