@@ -9,13 +9,13 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/rigtest"
 	"github.com/gopmd/gopmd/internal/testnote"
 	"github.com/gopmd/gopmd/pci"
 )
@@ -35,7 +35,7 @@ import (
 //
 //	GOPMD_RIGS=1 go test -count=1 -run '^TestRigX86ForwardMapping$' -v ./bench/
 func TestRigX86ForwardMapping(t *testing.T) {
-	if rigConf()["RIG"] != "x86-vfio" {
+	if rigtest.Conf()["RIG"] != "x86-vfio" {
 		hostRig(t)
 		return
 	}
@@ -110,7 +110,7 @@ func TestRigX86ForwardMapping(t *testing.T) {
 	if recAllocs*1000 >= rounds*recRound {
 		t.Errorf("the recycling forward allocated %d times over %d frames, want none per frame", recAllocs, rounds*recRound)
 	}
-	recMed, mapMed := median(rec), median(mp)
+	recMed, mapMed := rigtest.Median(rec), rigtest.Median(mp)
 	const reads = 4096
 	t0 := time.Now()
 	for i := 0; i < reads; i++ {
@@ -120,7 +120,7 @@ func TestRigX86ForwardMapping(t *testing.T) {
 	t.Logf("forwarded %d frames (%d recycling, %d with a fresh Go buffer and a VFIO map+unmap each through %s, %d with the fresh buffer alone), every one sent and accounted; %d maps and unmaps, every one succeeded",
 		f.forwarded, rounds*recRound, 2*rounds*mapRound, c.Name(), rounds*mapRound, pp.maps)
 	fmt.Printf("INFO fwdmap-figures: recycle_ns=%.1f recycle_fastest_ns=%.1f map_per_packet_ns=%.0f map_per_packet_fastest_ns=%.0f fresh_only_ns=%.0f map_ns=%.0f unmap_ns=%.0f ratio=%.1f ratio_fastest=%.1f recycle_allocs=%.5f map_allocs=%.2f clock_read_ns=%.0f rounds=%d\n",
-		recMed, slices.Min(rec), mapMed, slices.Min(mp), median(fr), median(mapOnly), median(unmapOnly), mapMed/recMed, slices.Min(mp)/slices.Min(rec),
+		recMed, slices.Min(rec), mapMed, slices.Min(mp), rigtest.Median(fr), rigtest.Median(mapOnly), rigtest.Median(unmapOnly), mapMed/recMed, slices.Min(mp)/slices.Min(rec),
 		float64(recAllocs)/(rounds*recRound), float64(mapAllocs)/(rounds*mapRound), clockNs, rounds)
 }
 
@@ -161,31 +161,6 @@ func eduContainer(t *testing.T) *pci.Container {
 	}
 	c.DMALimit = 1<<28 - 1 // edu's DMA mask
 	return c
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// rigConf reads /rig.conf, the KEY=VALUE lines a rig's initramfs carries;
-// nil outside a rig.
-func rigConf() map[string]string {
-	b, err := os.ReadFile("/rig.conf")
-	if err != nil {
-		return nil
-	}
-	conf := map[string]string{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, "="); ok {
-			conf[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
-		}
-	}
-	return conf
 }
 
 // hostRig builds this test binary for the guest and runs t.Name() in it
@@ -243,24 +218,7 @@ func hostRig(t *testing.T) {
 // fwdMapFigures reads the guest's "INFO fwdmap-figures:" key=value line;
 // ok only if the figures the host logs are all positive numbers.
 func fwdMapFigures(out string) (map[string]float64, bool) {
-	_, line, found := strings.Cut(out, "INFO fwdmap-figures:")
-	if !found {
-		return nil, false
-	}
-	line, _, _ = strings.Cut(line, "\n")
-	f := map[string]float64{}
-	for _, kv := range strings.Fields(line) {
-		k, v, _ := strings.Cut(kv, "=")
-		if x, err := strconv.ParseFloat(v, 64); err == nil {
-			f[k] = x
-		}
-	}
-	for _, k := range []string{"recycle_ns", "map_per_packet_ns", "fresh_only_ns", "map_ns", "unmap_ns", "ratio", "ratio_fastest"} {
-		if f[k] <= 0 {
-			return nil, false
-		}
-	}
-	return f, true
+	return rigtest.Figures(out, "fwdmap-figures", "recycle_ns", "map_per_packet_ns", "fresh_only_ns", "map_ns", "unmap_ns", "ratio", "ratio_fastest")
 }
 
 // TestFwdMapFigures: the host reads the figures of the line as the guest

@@ -3,11 +3,11 @@ package pci
 import (
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gopmd/gopmd/internal/rigtest"
 	"github.com/gopmd/gopmd/internal/testnote"
 )
 
@@ -55,24 +55,7 @@ func TestRigX86VFIO(t *testing.T) {
 // key=value figures; ok only if the five the test logs are positive
 // numbers.
 func mapCostFigures(out string) (map[string]float64, bool) {
-	_, line, found := strings.Cut(out, "INFO mapcost-figures:")
-	if !found {
-		return nil, false
-	}
-	line, _, _ = strings.Cut(line, "\n")
-	f := map[string]float64{}
-	for _, kv := range strings.Fields(line) {
-		k, v, _ := strings.Cut(kv, "=")
-		if x, err := strconv.ParseFloat(v, 64); err == nil {
-			f[k] = x
-		}
-	}
-	for _, k := range []string{"map_unmap_ns", "map_ns", "unmap_ns", "recycle_ns", "ratio"} {
-		if f[k] <= 0 {
-			return nil, false
-		}
-	}
-	return f, true
+	return rigtest.Figures(out, "mapcost-figures", "map_unmap_ns", "map_ns", "unmap_ns", "recycle_ns", "ratio")
 }
 
 // TestMapCostFigures: the rig test reads the figures of a line as the guest

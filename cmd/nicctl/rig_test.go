@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopmd/gopmd/internal/rigtest"
 	"github.com/gopmd/gopmd/internal/testnote"
 )
 
@@ -22,22 +23,6 @@ import (
 // and the binary exits 0 in the guest. In the guest, where /rig.conf names
 // the rig, the same test runs nicctl against the real kernel. Anywhere else
 // it is skipped with a note saying how to run it.
-
-// rigConf reads /rig.conf, the KEY=VALUE lines a rig's initramfs carries;
-// nil outside a rig.
-func rigConf() map[string]string {
-	b, err := os.ReadFile("/rig.conf")
-	if err != nil {
-		return nil
-	}
-	conf := map[string]string{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, "="); ok {
-			conf[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
-		}
-	}
-	return conf
-}
 
 // rigRun describes how the host runs one rig with this test binary inside.
 type rigRun struct {
@@ -113,7 +98,7 @@ func hostRig(t *testing.T, r rigRun) {
 // driver with bind and unbind, checks info, and opens edu through VFIO with
 // regs; it leaves edu on vfio-pci.
 func TestRig(t *testing.T) {
-	if rigConf()["RIG"] != "x86-vfio" {
+	if rigtest.Conf()["RIG"] != "x86-vfio" {
 		hostRig(t, rigRun{rig: "x86-vfio", goarch: []string{"GOARCH=amd64"},
 			what: "nicctl in the x86-vfio kernel rig (bind, unbind, info, regs on edu behind an emulated IOMMU)"})
 		return
@@ -194,7 +179,7 @@ func TestRig(t *testing.T) {
 // brings the port up with gopmd's fec driver on QEMU's ENET model, asks
 // the PHY over MDIO and sends frames with pktgen.
 func TestRigFEC(t *testing.T) {
-	conf := rigConf()
+	conf := rigtest.Conf()
 	if conf["RIG"] != "arm-fec" {
 		hostRig(t, rigRun{rig: "arm-fec", goarch: []string{"GOARCH=arm", "GOARM=7"},
 			env:  []string{"RIG_ACCESS=devmem", "RIG_DMA=carveout", "RIG_FROM_HEAD=0"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/rigtest"
 	"github.com/gopmd/gopmd/pci"
 	"github.com/gopmd/gopmd/pool"
 )
@@ -188,8 +189,8 @@ func timeMapUnmap(c *pci.Container, w *pci.Window, page []byte) (mapStats, bool)
 	pass("mapcost-map", "%d map+unmap pairs through %s, every one succeeded with a page-aligned IOVA below edu's 28-bit limit (%d distinct, %#x..%#x); %d sampled maps carried edu's DMA both ways, and after each of their %d unmaps edu's write to the old IOVA left the page untouched",
 		mapRounds*mapPerRound, c.Name(), distinct, iovas[0], iovas[distinct-1], checked, blocked)
 	return mapStats{
-		pair: median(pairs), lo: slices.Min(pairs), hi: slices.Max(pairs),
-		mapNs: median(maps), unmapNs: median(unmaps),
+		pair: rigtest.Median(pairs), lo: slices.Min(pairs), hi: slices.Max(pairs),
+		mapNs: rigtest.Median(maps), unmapNs: rigtest.Median(unmaps),
 		allocs: float64(mallocs) / (mapRounds * mapPerRound),
 	}, true
 }
@@ -249,14 +250,5 @@ func timeRecycle(p *pool.Pool, w *pci.Window) (recStats, bool) {
 	}
 	pass("mapcost-recycle", "%d Alloc+Recycle through pool %q (%d buffers on one region mapped once at IOVA %#x); a buffer after the first and the last round carried edu's DMA both ways; every buffer back at Close",
 		mapRounds*recyPerRound, p.Name(), p.Count(), p.Region().IOVA())
-	return recStats{med: median(rounds), lo: slices.Min(rounds), hi: slices.Max(rounds), allocs: float64(mallocs) / (mapRounds * recyPerRound)}, true
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return recStats{med: rigtest.Median(rounds), lo: slices.Min(rounds), hi: slices.Max(rounds), allocs: float64(mallocs) / (mapRounds * recyPerRound)}, true
 }
