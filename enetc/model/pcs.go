@@ -12,7 +12,7 @@ import (
 // of the internal MDIO bus. With Config.PHYMode set, frames pass only when
 // both are set for the wiring and the PHY's link is up; a driver that
 // programs the wrong mode or speed has no link. Each sequence of Linux,
-// U-Boot and gopmd links (pcs_test.go replays them).
+// U-Boot and gopmd links (bringup_test.go replays them).
 
 // PHY modes the model's port can be wired for (Config.PHYMode).
 const (
