@@ -92,7 +92,7 @@ func TestPHY(t *testing.T) {
 		t.Errorf("BMCR bits %v", names["BMCR"].Bits)
 	}
 	out := mustRun(t, "phy", "sim:enetc0")
-	for _, want := range []string{"ID 0x20005c90", "link up", "resolved 1000full", "BMSR", "LP_1000FULL"} {
+	for _, want := range []string{"ID 0x004dd074", "link up", "resolved 1000full", "BMSR", "LP_1000FULL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("phy sim:enetc0 lacks %q:\n%s", want, out)
 		}

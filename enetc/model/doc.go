@@ -81,9 +81,11 @@
 //     a ring that is disabled or has no buffer. The reference does not say
 //     which of these silicon counts in RDRP; the model counts each once.
 //   - CBDR completion codes: CBDErr* in the low 4 bits of status_flags.
-//   - PHY: ID registers (Config.PHYID), BMSR with link latched low, model
-//     status register PHYSSR (0x11) with speed/duplex/link, clause-45 MMDs
-//     1, 3 and 7. The PCS answers at address 0 of the internal MDIO bus.
+//   - PHY: ID registers (Config.PHYID; by default the AR8031/AR8033's, the
+//     LS1028A-RDB's SGMII PHY), BMSR with link latched low, the AR803x
+//     status register (0x11) with speed/duplex/resolved/link, clause-45
+//     MMDs 1, 3 and 7. The PCS answers at address 0 of the internal MDIO
+//     bus. Neither is reset by an FLR (Reset).
 //   - VF-to-PF mailbox (§2.10): a VF attached with AttachVF sends through
 //     VSIMSGSNDAR0/1; the message lands in the PF's PSIVMSGRCVAR(n) buffer
 //     and sets MR(n) in PSIMSGRR and PSIIDR; the PF's PSIMSGRR write
@@ -91,9 +93,13 @@
 //     VF n's SIPMAR0/1, which the VF cannot write.
 //   - Board interface (Config.PHYMode, §6.1): frames pass only while
 //     PM0_IF_MODE and, for SGMII and 2500BASE-X, the Lynx PCS (IF_MODE,
-//     DEV_ABILITY, link timer, BMCR) are programmed for the wiring and the
-//     speed the PHY resolved; SGMII in-band AN reports link, duplex and
-//     speed in the PCS's partner word. Empty PHYMode: not modelled.
+//     DEV_ABILITY, link timer, BMCR) are set for the wiring and the speed
+//     the PHY resolved; SGMII in-band AN reports link, duplex and speed in
+//     the PCS's partner word. PM0_IF_MODE resets to the wiring's value as
+//     the RCW leaves it (Config.StrictIFMode: to 0); the PCS keeps its
+//     registers through an FLR and through its own BMCR reset. Every
+//     bring-up of Linux, U-Boot and gopmd links. Empty PHYMode: not
+//     modelled.
 //   - ERR050089: a register access outside the MDIO block between the
 //     start of an MDIO cycle and the next MDIO_CFG read (the BSY poll) is
 //     recorded as a model error and counted.

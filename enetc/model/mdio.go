@@ -11,9 +11,11 @@ type mdioBus struct {
 	cfg, ctl, data, addr atomic.Uint32
 }
 
-// PHYSSR is the model PHY's own (vendor) status register: bits 15:14
-// speed (0 = 10M, 1 = 100M, 2 = 1G), bit 13 full duplex, bit 10 link. The
-// standard clause-22 registers are internal/mii's.
+// PHYSSR is the PHY's vendor status register, laid out as the AR8031's
+// PHY-specific status (Linux at803x.c AT803X_SPECIFIC_STATUS): bits 15:14
+// speed (0 = 10M, 1 = 100M, 2 = 1G), bit 13 full duplex, bit 11 speed and
+// duplex resolved, bit 10 link. The standard clause-22 registers are
+// internal/mii's.
 const phySSR = 0x11
 
 // bmsrCaps is what the PHY can do: 100/10 full and half duplex, extended
@@ -196,7 +198,7 @@ func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 		if !up {
 			return 0
 		}
-		return uint16(d.speedCode()<<14 | 1<<13 | 1<<10)
+		return uint16(d.speedCode()<<14 | 1<<13 | 1<<11 | 1<<10)
 	}
 	return 0
 }

@@ -70,7 +70,7 @@ func TestMDIOPHY(t *testing.T) {
 		{"C22 BMSR link up", false, 2, 0, mii.BMSR, bmsrCaps | mii.BMSR_LINK | mii.BMSR_ANCOMPLETE, true},
 		{"C22 BMCR", false, 2, 0, mii.BMCR, 0x1140, true},
 		{"C22 1000BASE-T status", false, 2, 0, mii.STAT1000, 0x3C00, true},
-		{"C22 speed/link", false, 2, 0, phySSR, 2<<14 | 1<<13 | 1<<10, true},
+		{"C22 speed/link", false, 2, 0, phySSR, 2<<14 | 1<<13 | 1<<11 | 1<<10, true},
 		{"C22 no PHY at 5", false, 5, 0, mii.PHYID1, 0xFFFF, false},
 		{"C45 PMA/PMD ID1", true, 2, MMDPMAPMD, 2, 0x0141, true},
 		{"C45 PMA/PMD ID2", true, 2, MMDPMAPMD, 3, 0x0DD1, true},

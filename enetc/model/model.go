@@ -10,8 +10,13 @@ import (
 	"github.com/gopmd/gopmd/wire"
 )
 
-// DefaultPHYID is the PHY identifier (registers 2 and 3) of the model's PHY.
-const DefaultPHYID = 0x2000_5C90
+// DefaultPHYID is the PHY identifier (registers 2 and 3) of the model's
+// PHY: the Qualcomm Atheros AR8031/AR8033's, the gigabit PHY on the
+// LS1028A-RDB's SGMII port (U-Boot board/nxp/ls1028a/README: lane 0
+// "connected through the Qualcomm AR8033 PHY"; the ID is U-Boot
+// drivers/net/phy/atheros.c AR8031_PHY_ID and Linux at803x.c
+// ATH8031_PHY_ID, one driver for both parts).
+const DefaultPHYID = 0x004D_D074
 
 // Config describes a model device.
 type Config struct {
@@ -52,9 +57,16 @@ type Config struct {
 	// PHYMode is how the port is wired to the board (PHYModeSGMII,
 	// PHYMode2500BaseX, PHYModeRGMII, PHYModeInternal; PF only). With it
 	// set, frames pass only while PM0_IF_MODE and, for SGMII and
-	// 2500BASE-X, the PCS are programmed for that wiring (§6.1). Empty:
-	// the interface is not modelled and never blocks traffic.
+	// 2500BASE-X, the PCS are set for that wiring (§6.1). PM0_IF_MODE
+	// resets to the wiring's value, as the RCW leaves it (GMII, with RG
+	// for RGMII), since Linux and U-Boot rely on it. Empty: the interface
+	// is not modelled and never blocks traffic.
 	PHYMode string
+	// StrictIFMode makes PM0/PM1_IF_MODE reset to 0 (XGMII) whatever the
+	// wiring, so frames pass only once the driver programs IFMODE (as
+	// Linux and DPDK do for RGMII and gopmd for every wiring; U-Boot's
+	// RGMII path and Linux's SGMII and 2500BASE-X paths do not, §6.1).
+	StrictIFMode bool
 	// Chip is the LS1028A the function belongs to: ERR050089 spans every
 	// ENETC function of a chip. Nil gives the device a chip of its own.
 	Chip *Chip
@@ -273,6 +285,8 @@ func New(cfg Config) *Device {
 	d.srcs.Store(&[]*srcEntry{})
 	d.phy.addr = cfg.PHYAddr
 	d.speed.Store(int32(d.cfg.SpeedMbps))
+	d.phy.reset() // power-on: an FLR reaches neither the PHY nor the PCS
+	d.pcs.reset()
 	d.reset()
 	d.link.Store(!cfg.LinkDown)
 	d.ifOK.Store(d.ifUp())
@@ -290,9 +304,11 @@ func (d *Device) IOMMU() *dma.SimIOMMU { return d.iommu }
 
 // Reset is a function-level reset: every register back to its power-on
 // value, TX and RX producer/consumer indices cleared, RX FIFO lock-up and
-// TX ring state forgotten. Counters of Stats, model errors and attached
-// wires and sources are kept; pending injected faults are dropped. In
-// engine mode it waits for the engine's current round.
+// TX ring state forgotten. The external PHY (a chip of its own on the
+// board) and the Lynx PCS keep their state (§6.1). Counters of Stats,
+// model errors and attached wires and sources are kept; pending injected
+// faults are dropped. In engine mode it waits for the engine's current
+// round.
 func (d *Device) Reset() error {
 	if d.engine {
 		d.engMu.Lock()
@@ -318,6 +334,7 @@ func (d *Device) Reset() error {
 //	PCAPR0: RxRings<<24 | TxRings<<16 | bit 11 (internal MDIO present)
 //	PM0/PM1_CMD_CFG: 0x0810 (TXP | PROMIS; U-Boot's "default", UNVERIFIED)
 //	PM0_MAXFRM: 1536; PM0_RX_FIFO: 2 (documented power-on value)
+//	PM0/PM1_IF_MODE: the wiring's value as the RCW leaves it (ifModeReset)
 //	G_EIPBRR0: 0x00010100 (model's revision)
 func (d *Device) reset() {
 	for i := range d.regs {
@@ -342,6 +359,8 @@ func (d *Device) reset() {
 		d.set(regPM1_CMD_CFG, pm_cmd_cfg_TXP|pm_cmd_cfg_PROMIS)
 		d.set(regPM0_MAXFRM, 1536)
 		d.set(regPM0_RX_FIFO, 2)
+		d.set(regPM0_IF_MODE, d.ifModeReset())
+		d.set(regPM1_IF_MODE, d.ifModeReset())
 		d.set(regG_EIPBRR0, 0x00010100)
 	}
 	for i := range d.tx {
@@ -385,8 +404,6 @@ func (d *Device) reset() {
 	d.fifoLock.Store(false)
 	d.emdio = mdioBus{}
 	d.imdio = mdioBus{}
-	d.phy.reset()
-	d.pcs.reset()
 	d.ifOK.Store(d.ifUp())
 	d.mbox.mu.Lock()
 	d.mbox.vsimsgsr.Store(0)

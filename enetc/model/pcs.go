@@ -10,8 +10,9 @@ import (
 // The port's interface to the board (docs/hardware-enetc.md §6.1): the
 // MAC's PM0_IF_MODE and, for the SerDes modes, the Lynx PCS at address 0
 // of the internal MDIO bus. With Config.PHYMode set, frames pass only when
-// both are programmed for the wiring and the PHY's link is up; a driver
-// that skips a step, or programs the wrong speed, has no link.
+// both are set for the wiring and the PHY's link is up; a driver that
+// programs the wrong mode or speed has no link. Each sequence of Linux,
+// U-Boot and gopmd links (bringup_test.go replays them).
 
 // PHY modes the model's port can be wired for (Config.PHYMode).
 const (
@@ -66,9 +67,11 @@ type pcs struct {
 	regs [32]atomic.Uint32
 }
 
-// reset: BMCR with AN enabled at 1000 full duplex, Lynx ID, everything
-// else 0 (the model's choice: the reference gives no reset values, and 0
-// in IF_MODE, DEV_ABILITY and the link timer makes a driver program them).
+// reset is the PCS's power-on state: BMCR with AN enabled at 1000 full
+// duplex, Lynx ID, everything else 0 (the model's choice: the reference
+// gives no reset values; 0 in IF_MODE is what NXP calls the valid
+// 2500BASE-X setting, §6.1). Only New calls it: neither an FLR of the
+// ENETC nor the BMCR reset bit brings the PCS's registers back here.
 func (p *pcs) reset() {
 	for i := range p.regs {
 		p.regs[i].Store(0)
@@ -76,6 +79,25 @@ func (p *pcs) reset() {
 	p.regs[mii.BMCR].Store(mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB)
 	p.regs[mii.PHYID1].Store(0x0083)
 	p.regs[mii.PHYID2].Store(0xE400)
+}
+
+// ifModeReset is PM0/PM1_IF_MODE after a reset: what the RCW leaves for
+// the port's wiring, GMII for the SerDes modes and GMII with RG for RGMII
+// (Linux enetc_mac_config never writes IF_MODE for SGMII or 2500BASE-X and
+// U-Boot's enetc_init_rgmii changes only EN_AUTO, SSP and FULL_DPX, so on
+// silicon the reset value serves them, §6.1); 0 with StrictIFMode, for an
+// internal port and when the wiring is not modelled.
+func (d *Device) ifModeReset() uint32 {
+	if d.cfg.StrictIFMode {
+		return 0
+	}
+	switch d.cfg.PHYMode {
+	case PHYModeSGMII, PHYMode2500BaseX:
+		return ifm_IFMODE_GMII
+	case PHYModeRGMII:
+		return ifm_IFMODE_GMII | ifm_RG
+	}
+	return 0
 }
 
 // sgmiiSpeed is the 2-bit speed code of SGMII and of the PCS IF_MODE: 0 =
@@ -124,8 +146,19 @@ func (d *Device) pcsLink() (link, anDone bool) {
 		// Out of band: AN off and the speed forced to what the PHY runs.
 		return !an && ifm&pcsIfSpeedMask>>pcsIfSpeedSh == sgmiiSpeed(d.speedMbps()) && ifm&pcsIfHalf == 0, false
 	case PHYMode2500BaseX:
-		// No AN on the 3.125 GHz lane; the PCS runs "at 1000".
-		return !an && ifm&pcsIfSGMIIAN == 0 && ifm&pcsIfSpeedMask>>pcsIfSpeedSh == 2 && ifm&pcsIfHalf == 0, false
+		// The lane runs at 3.125 GHz from the RCW's PLL; the PCS codes it
+		// as 1000BASE-X (IF_MODE 0) or as SGMII at a fixed 1000 (§6.1).
+		if ifm&(pcsIfSGMIIAN|pcsIfHalf) != 0 {
+			return false, false // SGMII in-band words or half duplex: nothing on this lane speaks them
+		}
+		if ifm&pcsIfSGMIIEn != 0 {
+			// U-Boot's and Felix's setting: speed 1000, AN off.
+			return !an && ifm&pcsIfSpeedMask>>pcsIfSpeedSh == 2, false
+		}
+		// 1000BASE-X coding: links with AN off (Linux before 2025 never
+		// touched BMCR); with AN on the partner answers clause 37 (NXP's
+		// back-to-back test of its 2025 change).
+		return true, an
 	}
 	return false, false
 }
@@ -202,11 +235,11 @@ func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 
 	if write {
 		switch reg {
 		case mii.BMCR:
-			if v&mii.BMCR_RESET != 0 {
-				d.pcs.reset()
-			} else {
-				d.pcs.regs[reg].Store(uint32(v &^ mii.BMCR_ANRESTART)) // self-clearing
-			}
+			// Reset and restart are self-clearing; a reset restarts the
+			// PCS but keeps IF_MODE, DEV_ABILITY and the link timer, and
+			// BMCR takes the rest of the written value (U-Boot writes
+			// them, then 0x8140 for 2500BASE-X; §6.1).
+			d.pcs.regs[reg].Store(uint32(v &^ (mii.BMCR_RESET | mii.BMCR_ANRESTART)))
 		case mii.BMSR, mii.PHYID1, mii.PHYID2, PCSPartner:
 		default:
 			d.pcs.regs[reg].Store(uint32(v))
@@ -229,9 +262,14 @@ func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 
 		}
 		return s
 	case PCSPartner:
+		_, an := d.pcsLink()
+		if an && d.cfg.PHYMode == PHYMode2500BaseX {
+			// Clause 37: the partner's base page, full duplex (bit 5)
+			// and acknowledge (bit 14).
+			return 1<<14 | 1<<5
+		}
 		// The PHY's SGMII word after in-band AN: bit 15 link, bit 14
 		// acknowledge, bit 12 full duplex, bits 11:10 speed, bit 0 set.
-		_, an := d.pcsLink()
 		if an || (d.cfg.PHYMode == "" && d.link.Load()) { // unmodelled: as BMSR says
 			return uint16(1<<15 | 1<<14 | 1<<12 | sgmiiSpeed(d.speedMbps())<<10 | 1)
 		}

@@ -81,6 +81,11 @@ type Device struct {
 	// stage holds one received frame as it will be written to memory.
 	stage []byte
 
+	// dmaOwns: RDAR or TDAR was written since ECR.ETHEREN was last set, so
+	// the DMA owns a ring; the speed rule (runningSpeedChange) applies
+	// from then on.
+	dmaOwns atomic.Bool
+
 	phy       phy
 	others    []*phy // Config.SharedPHYs
 	link      atomic.Bool
@@ -229,6 +234,16 @@ func (d *Device) runningReconfig(what string) {
 	d.modelError("%s", what)
 }
 
+// speedRuleApplies is whether a change of ECR.SPEED or RCR.RMII_10T/DRT
+// now counts as reprogramming a running MAC: ETHEREN set, a ring handed to
+// the DMA since (RDAR or TDAR written) and TX not gracefully stopped. The
+// reference restricts only TCR.FDEN; U-Boot's fec_open sets ECR.SPEED and
+// RCR.RMII_10T after ETHEREN and the PHY's start but before its first RDAR
+// (docs/hardware-fec.md §5.6).
+func (d *Device) speedRuleApplies() bool {
+	return d.reg(regECR)&ecr_ETHEREN != 0 && d.dmaOwns.Load() && d.reg(regTCR)&tcr_GTS == 0
+}
+
 func (d *Device) badAccess(off uint32, width int) {
 	d.errMu.Lock()
 	defer d.errMu.Unlock()
@@ -350,8 +365,8 @@ func (d *Device) Write32(off uint32, v uint32) {
 		d.ringBaseWrite(off, v&def.mask)
 	case off == regRCR:
 		old := w.Load()
-		if d.reg(regECR)&ecr_ETHEREN != 0 && d.reg(regTCR)&tcr_GTS == 0 && (old^v)&def.mask&(rcr_RMII_10T|rcr_DRT) != 0 {
-			d.runningReconfig("RCR.RMII_10T or RCR.DRT changed while the MAC runs (ETHEREN set, no graceful stop)")
+		if d.speedRuleApplies() && (old^v)&def.mask&(rcr_RMII_10T|rcr_DRT) != 0 {
+			d.runningReconfig("RCR.RMII_10T or RCR.DRT changed while the MAC runs (ETHEREN set, a ring given to the DMA, no graceful stop)")
 		}
 		w.Store(old&^def.mask | v&def.mask)
 	case off >= regMIBFirst && off <= regMIBLast:
@@ -413,6 +428,7 @@ func (d *Device) unlockAll() {
 // the engine locks.
 func (d *Device) resetRegs() {
 	d.mdioDue.Store(0)
+	d.dmaOwns.Store(false)
 	for i := range d.regs {
 		if d.defs[i] != nil {
 			d.regs[i].Store(d.defs[i].reset)
@@ -463,11 +479,12 @@ func (d *Device) ecrWrite(v uint32) {
 	}
 	d.lockAll()
 	old := d.reg(regECR)
-	if old&v&ecr_ETHEREN != 0 && (old^v)&mask&ecr_SPEED != 0 && d.reg(regTCR)&tcr_GTS == 0 {
-		d.runningReconfig("ECR.SPEED changed while the MAC runs (ETHEREN set, no graceful stop)")
+	if v&ecr_ETHEREN != 0 && (old^v)&mask&ecr_SPEED != 0 && d.speedRuleApplies() {
+		d.runningReconfig("ECR.SPEED changed while the MAC runs (ETHEREN set, a ring given to the DMA, no graceful stop)")
 	}
 	d.regs[regECR/4].Store(v & mask)
 	if old&ecr_ETHEREN != 0 && v&ecr_ETHEREN == 0 || old&ecr_ETHEREN == 0 && v&ecr_ETHEREN != 0 {
+		d.dmaOwns.Store(false)
 		// Clearing ETHEREN stops DMA and rewinds the descriptor pointers
 		// to RDSR/TDSR; setting it starts from there.
 		for i := 0; i < 3; i++ {

@@ -30,6 +30,9 @@ func (d *Device) rdarWrite(i int) {
 	if i >= d.nrings || d.reg(regECR)&ecr_ETHEREN == 0 {
 		return // RDAR is ignored while the MAC is disabled
 	}
+	if !d.dmaOwns.Load() {
+		d.dmaOwns.Store(true) // the DMA owns a ring (speedRuleApplies)
+	}
 	r := &d.rx[i]
 	n := r.req.Add(1)
 	// The DMA fetches the current BD at once: if it is not empty, RDAR

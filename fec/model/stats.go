@@ -55,9 +55,10 @@ type Stats struct {
 	// gets TXE|UE, nothing reaches the wire.
 	TxFIFOTooLong uint64
 	// RunningReconfig counts writes that changed the MAC's speed or duplex
-	// bits while it ran (ECR.SPEED or RCR.RMII_10T with ECR.ETHEREN set
-	// and no graceful stop, TCR.FDEN with ECR.ETHEREN set); each is a
-	// model error too (docs/hardware-fec.md §5.6).
+	// bits while it ran (ECR.SPEED or RCR.RMII_10T/DRT with ECR.ETHEREN
+	// set, a ring handed to the DMA since by RDAR or TDAR and no graceful
+	// stop; TCR.FDEN with ECR.ETHEREN set); each is a model error too
+	// (docs/hardware-fec.md §5.6).
 	RunningReconfig uint64
 }
 

@@ -43,6 +43,9 @@ func (d *Device) tdarWrite(i int) {
 	if i >= d.nrings || d.reg(regECR)&ecr_ETHEREN == 0 {
 		return // TDAR is ignored while the MAC is disabled
 	}
+	if !d.dmaOwns.Load() {
+		d.dmaOwns.Store(true) // the DMA owns a ring (speedRuleApplies)
+	}
 	r := &d.tx[i]
 	if d.prof.ERR006358 && r.sawEmpty.Load() && take(&d.faults.err006358) {
 		// ERR006358: the ring ran empty before; this write is lost and
