@@ -22,6 +22,8 @@ func TestBadOptions(t *testing.T) {
 		{"sim:enetc90?shift16=1", "shift16", "unknown option"},
 		{"sim:enetc90?mac=zz", "mac", "not a 6-byte MAC address"},
 		{"sim:enetc90?mac=01:00:5e:00:00:01", "mac", "multicast"},
+		{"sim:enetc90?mac=ff:ff:ff:ff:ff:ff", "mac", "broadcast"},
+		{"sim:enetc90?mac=00:00:00:00:00:00", "mac", "the all-zero address is no station's (accepted: a unicast address other than 00:00:00:00:00:00"},
 		{"sim:enetc90?link-poll=-1s", "link-poll", "from 10ms to 1h"},
 		{"sim:enetc90?link-poll=1000h", "link-poll", "from 10ms to 1h"},
 		{"sim:enetc90?link-poll=1ns", "link-poll", "too often"},
