@@ -245,6 +245,10 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		p.freeMemory()
 		return nil, err
 	}
+	if err := p.capPHYAdvertisement(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -594,7 +598,7 @@ func (p *Port) ecr() uint32 {
 	if p.enhanced {
 		ecr |= ecr_EN1588 // 32-byte descriptors
 	}
-	if l := p.macLink; p.prof.has(qGBIT) && l.Up && l.SpeedMbps == 1000 {
+	if l := p.macLink; p.maxSpeed() == 1000 && l.Up && l.SpeedMbps == 1000 {
 		ecr |= ecr_SPEED
 	}
 	return ecr
