@@ -31,6 +31,8 @@ func TestBadOptions(t *testing.T) {
 		{"sim:enetc90?gen=1&gen=0", "gen", "given 2 times"},
 		{"sim:enetc90?rx-coalesce-frames=0", "rx-coalesce-frames", "1 to 511"},
 		{"sim:enetc90?rx-coalesce-frames=512", "rx-coalesce-frames", "1 to 511"},
+		{"sim:enetc90?rx-ring=64&rx-coalesce-frames=64", "rx-coalesce-frames", "more than half the 64-slot RX ring"},
+		{"sim:enetc90?rx-ring=64&rx-coalesce-frames=33", "rx-coalesce-frames", "(accepted: 1 to 32 with rx-ring=64"},
 		{"sim:enetc90?rx-coalesce-ticks=0", "rx-coalesce-ticks", "ENETC clock cycles"},
 		{"sim:enetc90?rx-coalesce-ticks=5000000000", "rx-coalesce-ticks", "ENETC clock cycles"},
 		{"sim:enetc90?mtu=70000", "mtu", "[68, 65535]"},
@@ -56,8 +58,9 @@ func TestBadOptions(t *testing.T) {
 			t.Errorf("%s: the error names the spec %d times: %v", tc.spec, n, err)
 		}
 	}
-	// The simulated port is free again after every refusal.
-	p, err := driver.Open("sim:enetc90?phy=none")
+	// The simulated port is free again after every refusal; half the RX
+	// ring is a threshold it takes.
+	p, err := driver.Open("sim:enetc90?phy=none&rx-ring=64&rx-coalesce-frames=32")
 	if err != nil {
 		t.Fatal(err)
 	}

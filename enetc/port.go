@@ -243,8 +243,8 @@ func (p *Port) bringUp() error {
 }
 
 // parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR,
-// mac=ADDR, rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt
-// coalescing, irq.go); phy-mode= and in-band= are resolvePHYMode's
+// mac=ADDR, rx-coalesce-frames=N (at most half the RX ring) and
+// rx-coalesce-ticks=T (RX interrupt coalescing, irq.go); phy-mode= and in-band= are resolvePHYMode's
 // (pcs.go). A value it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
 	o := p.dev.Spec.Options
