@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"net"
 	"strings"
 	"testing"
 
@@ -227,5 +228,40 @@ func TestRegValueString(t *testing.T) {
 	want := "ECR            0x00024 = 0x00000052 ETHEREN SPEED=0x5"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestCheckUnicast: a port's own address must be a 6-byte unicast address
+// other than zero; each refusal names the port, the address and the fix.
+func TestCheckUnicast(t *testing.T) {
+	for _, c := range []struct {
+		mac  net.HardwareAddr
+		want string
+	}{
+		{net.HardwareAddr{0x02, 0, 0, 0, 0, 1}, ""},
+		{net.HardwareAddr{0x00, 0x04, 0x9f, 1, 2, 3}, ""},
+		{net.HardwareAddr{0x02, 0, 0, 0, 1}, "not a 6-byte MAC address"},
+		{nil, "not a 6-byte MAC address"},
+		{net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "broadcast"},
+		{net.HardwareAddr{0x01, 0, 0x5e, 0, 0, 1}, "multicast"},
+		{net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}, "multicast"},
+		{net.HardwareAddr{0, 0, 0, 0, 0, 0}, "all-zero"},
+	} {
+		err := CheckUnicast("enetc 0000:00:00.0", c.mac)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.mac, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%v: accepted", c.mac)
+			continue
+		}
+		for _, w := range []string{"enetc 0000:00:00.0", c.want, "such as the locally administered 02:00:00:00:00:01"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %v: want %q", c.mac, err, w)
+			}
+		}
 	}
 }

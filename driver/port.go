@@ -61,7 +61,9 @@ type Port interface {
 	SetMTU(mtu int) error
 	// MAC is the port's primary MAC address.
 	MAC() net.HardwareAddr
-	// SetMAC changes the primary MAC address.
+	// SetMAC changes the primary MAC address. An address no station may
+	// have (MACProblem: not 6 bytes, multicast, broadcast, zero) is an
+	// error naming the port, and nothing changes.
 	SetMAC(mac net.HardwareAddr) error
 	// RxQueue returns receive queue i (0 <= i < Info().RxQueues), and nil
 	// (an untyped nil interface) for any other i: every driver answers an

@@ -55,6 +55,10 @@ func (p *Port) parseIRQOptions(get func(string) string, has func(string) bool) e
 		if err != nil || n < 1 || n > rbicr0_ICPT_MAX {
 			return driver.BadOption("rx-coalesce-frames", v, "not a frame threshold", "1 to 511 frames per RX interrupt (RBICR0.ICPT)")
 		}
+		if ring := p.cfg.RxRingSize; n > uint64(ring/2) {
+			return driver.BadOption("rx-coalesce-frames", v, fmt.Sprintf("more than half the %d-slot RX ring: the ring would be (nearly) full before the interrupt fired, and frames arriving while the worker wakes would find no buffer", ring),
+				fmt.Sprintf("1 to %d with rx-ring=%d (at most half the ring, as Linux's enetc keeps its threshold), or a larger rx-ring", min(ring/2, rbicr0_ICPT_MAX), ring))
+		}
 		p.irq.coalFrames = uint32(n)
 	}
 	if has("rx-coalesce-ticks") {

@@ -22,6 +22,8 @@ func TestBadOptions(t *testing.T) {
 		{"sim:enetc90?shift16=1", "shift16", "unknown option"},
 		{"sim:enetc90?mac=zz", "mac", "not a 6-byte MAC address"},
 		{"sim:enetc90?mac=01:00:5e:00:00:01", "mac", "multicast"},
+		{"sim:enetc90?mac=ff:ff:ff:ff:ff:ff", "mac", "broadcast"},
+		{"sim:enetc90?mac=00:00:00:00:00:00", "mac", "the all-zero address is no station's (accepted: a unicast address other than 00:00:00:00:00:00"},
 		{"sim:enetc90?link-poll=-1s", "link-poll", "from 10ms to 1h"},
 		{"sim:enetc90?link-poll=1000h", "link-poll", "from 10ms to 1h"},
 		{"sim:enetc90?link-poll=1ns", "link-poll", "too often"},
@@ -29,6 +31,8 @@ func TestBadOptions(t *testing.T) {
 		{"sim:enetc90?gen=1&gen=0", "gen", "given 2 times"},
 		{"sim:enetc90?rx-coalesce-frames=0", "rx-coalesce-frames", "1 to 511"},
 		{"sim:enetc90?rx-coalesce-frames=512", "rx-coalesce-frames", "1 to 511"},
+		{"sim:enetc90?rx-ring=64&rx-coalesce-frames=64", "rx-coalesce-frames", "more than half the 64-slot RX ring"},
+		{"sim:enetc90?rx-ring=64&rx-coalesce-frames=33", "rx-coalesce-frames", "(accepted: 1 to 32 with rx-ring=64"},
 		{"sim:enetc90?rx-coalesce-ticks=0", "rx-coalesce-ticks", "ENETC clock cycles"},
 		{"sim:enetc90?rx-coalesce-ticks=5000000000", "rx-coalesce-ticks", "ENETC clock cycles"},
 		{"sim:enetc90?mtu=70000", "mtu", "[68, 65535]"},
@@ -54,8 +58,9 @@ func TestBadOptions(t *testing.T) {
 			t.Errorf("%s: the error names the spec %d times: %v", tc.spec, n, err)
 		}
 	}
-	// The simulated port is free again after every refusal.
-	p, err := driver.Open("sim:enetc90?phy=none")
+	// The simulated port is free again after every refusal; half the RX
+	// ring is a threshold it takes.
+	p, err := driver.Open("sim:enetc90?phy=none&rx-ring=64&rx-coalesce-frames=32")
 	if err != nil {
 		t.Fatal(err)
 	}

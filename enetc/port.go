@@ -243,8 +243,8 @@ func (p *Port) bringUp() error {
 }
 
 // parseOptions reads the driver's spec options: phy=N|none, link-poll=DUR,
-// mac=ADDR, rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt
-// coalescing, irq.go); phy-mode= and in-band= are resolvePHYMode's
+// mac=ADDR, rx-coalesce-frames=N (at most half the RX ring) and
+// rx-coalesce-ticks=T (RX interrupt coalescing, irq.go); phy-mode= and in-band= are resolvePHYMode's
 // (pcs.go). A value it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
 	o := p.dev.Spec.Options
@@ -271,8 +271,8 @@ func (p *Port) parseOptions() error {
 		if err != nil || len(m) != 6 {
 			return driver.BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
 		}
-		if m[0]&1 != 0 {
-			return driver.BadOption("mac", v, "a multicast address cannot be a port's own", "a unicast address (lowest bit of the first byte clear), such as 02:00:00:00:00:01")
+		if why := driver.MACProblem(m); why != "" {
+			return driver.BadOption("mac", v, why, driver.UnicastHint)
 		}
 		p.mac = m
 	}
@@ -349,10 +349,12 @@ func (p *Port) configurePort() error {
 	wantRx := min(prx, max(8, p.cfg.RxQueues))
 	r.Write32(regPSICFGR0(0), uint32(wantTx)<<psicfgr0_TXBDR_SHIFT|uint32(wantRx)<<psicfgr0_RXBDR_SHIFT)
 	p.maxTx, p.maxRx = wantTx, wantRx
-	// Primary MAC: the option, else what the bootloader/IERB left, else random.
+	// Primary MAC: the option, else what the bootloader/IERB left, else
+	// (nothing there, or no station's address: zero, multicast,
+	// broadcast) random.
 	if p.mac == nil {
 		p.mac = macFromRegs(r.Read32(regPSIPMAR0(0)), r.Read32(regPSIPMAR1(0)))
-		if isZeroMAC(p.mac) {
+		if driver.MACProblem(p.mac) != "" {
 			p.mac = randomMAC()
 		}
 	}
@@ -396,10 +398,11 @@ func (p *Port) configureSI() error {
 	}
 	if !p.pf {
 		// The VF's MAC is the PF's to set (§2.10): what SIPMAR holds, or
-		// the mac= option (a random one when SIPMAR is empty) asked for.
+		// the mac= option (a random one when SIPMAR holds no station's
+		// address) asked for.
 		cur := macFromRegs(r.Read32(regSIPMAR0), r.Read32(regSIPMAR1))
 		want := p.mac
-		if want == nil && isZeroMAC(cur) {
+		if want == nil && driver.MACProblem(cur) != "" {
 			want = randomMAC()
 		}
 		if want != nil && want.String() != cur.String() {
@@ -824,10 +827,11 @@ func (p *Port) MAC() net.HardwareAddr {
 
 // SetMAC implements driver.Port: PSIPMAR0/1(0) on a PF; a VF asks its PF
 // with a VSI-to-PSI message (vf.go) and fails with ErrNoPFAnswer when no
-// PF answers.
+// PF answers. An address no station may have (driver.MACProblem: not 6
+// bytes, multicast, broadcast, zero) is refused and nothing changes.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
-	if len(mac) != 6 {
-		return fmt.Errorf("enetc %s: MAC %v is not 6 bytes", p.name, mac)
+	if err := driver.CheckUnicast("enetc "+p.name, mac); err != nil {
+		return err
 	}
 	p.lock()
 	defer p.unlock()
@@ -835,9 +839,6 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 		return p.errClosed()
 	}
 	if !p.pf {
-		if mac[0]&1 != 0 {
-			return fmt.Errorf("enetc %s: MAC %v is a multicast address: a port's own must be unicast", p.name, mac)
-		}
 		if err := p.askPFSetMAC(mac); err != nil {
 			return err
 		}
@@ -875,15 +876,6 @@ func macHi(m net.HardwareAddr) uint32 { return uint32(m[4]) | uint32(m[5])<<8 }
 
 func macFromRegs(lo, hi uint32) net.HardwareAddr {
 	return net.HardwareAddr{byte(lo), byte(lo >> 8), byte(lo >> 16), byte(lo >> 24), byte(hi), byte(hi >> 8)}
-}
-
-func isZeroMAC(m net.HardwareAddr) bool {
-	for _, b := range m {
-		if b != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // randomMAC is a random locally administered unicast address.

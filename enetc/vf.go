@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
 )
 
 // VF-to-PF messages (docs/hardware-enetc.md §2.10). A VF's primary MAC
@@ -95,7 +96,7 @@ func (p *Port) serveVFMessagesLocked() {
 		code := uint32(msgStatusFail)
 		typ, act := binary.LittleEndian.Uint16(msg[0:2]), binary.LittleEndian.Uint16(msg[2:4])
 		mac := net.HardwareAddr(msg[6:12])
-		if typ == msgTypeMAC && act == msgActionAdd && mac[0]&1 == 0 && !isZeroMAC(mac) {
+		if typ == msgTypeMAC && act == msgActionAdd && driver.MACProblem(mac) == "" {
 			p.regs.Write32(regPSIPMAR0(n+1), macLo(mac))
 			p.regs.Write32(regPSIPMAR1(n+1), macHi(mac))
 			code = msgStatusOK

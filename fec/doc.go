@@ -27,11 +27,15 @@
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
-// default 1s, 0 only at Start, UpdateLink and Reclaim),
+// default 1s, 0 only at Start, UpdateLink and Reclaim), mac=ADDR (the
+// port's address; default what PALR/PAUR hold, or one derived from the
+// spec when they hold no station's address: zero, multicast, broadcast;
+// such an address given to mac= or SetMAC is refused, as on the ENETC),
 // dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU),
 // rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt coalescing,
-// RXICn: one interrupt per N frames, 1-255, or T units of 64 ENET clock
-// cycles after the first, 1-65535; default off).
+// RXICn: one interrupt per N frames, 1-255 and at most half the RX ring,
+// or T units of 64 ENET clock cycles after the first, 1-65535; default
+// off).
 //
 // RX queues implement driver.RxInterrupter (irq.go) where the backend
 // delivers the MAC's interrupt (uio:, platform: through UIO, sim:): an

@@ -55,6 +55,10 @@ func (p *Port) parseIRQOptions(get func(string) (string, bool)) error {
 		if err != nil || n < 1 || n > ic_ICFT_MAX {
 			return driver.BadOption("rx-coalesce-frames", v, "not a frame threshold", "1 to 255 frames per RX interrupt (RXICn.ICFT)")
 		}
+		if ring := p.cfg.RxRingSize; n > ring/2 {
+			return driver.BadOption("rx-coalesce-frames", v, fmt.Sprintf("more than half the %d-slot RX ring: the ring would be (nearly) full before the interrupt fired, and frames arriving while the worker wakes would find no buffer", ring),
+				fmt.Sprintf("1 to %d with rx-ring=%d (at most half the ring), or a larger rx-ring", min(ring/2, ic_ICFT_MAX), ring))
+		}
 		p.irq.coalFrames = n
 	}
 	if v, ok := get("rx-coalesce-ticks"); ok {

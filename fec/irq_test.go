@@ -2,6 +2,7 @@ package fec_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
@@ -63,19 +64,32 @@ func TestCoalescingBundlesFrames(t *testing.T) {
 }
 
 func TestCoalescingOptions(t *testing.T) {
-	for _, c := range []struct{ opts, option string }{
-		{"rx-coalesce-frames=0", "rx-coalesce-frames"},
-		{"rx-coalesce-frames=256", "rx-coalesce-frames"},
-		{"rx-coalesce-frames=x", "rx-coalesce-frames"},
-		{"rx-coalesce-ticks=10", "rx-coalesce-ticks"},
-		{"rx-coalesce-frames=4&rx-coalesce-ticks=65536", "rx-coalesce-ticks"},
-		{"soc=imx6q&rx-coalesce-frames=4", "rx-coalesce-frames"},
+	for _, c := range []struct{ opts, option, want string }{
+		{"rx-coalesce-frames=0", "rx-coalesce-frames", ""},
+		{"rx-coalesce-frames=256", "rx-coalesce-frames", ""},
+		{"rx-coalesce-frames=x", "rx-coalesce-frames", ""},
+		{"rx-coalesce-ticks=10", "rx-coalesce-ticks", ""},
+		{"rx-coalesce-frames=4&rx-coalesce-ticks=65536", "rx-coalesce-ticks", ""},
+		{"soc=imx6q&rx-coalesce-frames=4", "rx-coalesce-frames", ""},
+		// A threshold the ring cannot hold with room to spare: the ring
+		// would fill before the interrupt fires.
+		{"rx-ring=64&rx-coalesce-frames=64", "rx-coalesce-frames", "more than half the 64-slot RX ring"},
+		{"rx-ring=64&rx-coalesce-frames=33", "rx-coalesce-frames", "(accepted: 1 to 32 with rx-ring=64"},
+		{"rx-ring=32&rx-coalesce-frames=200", "rx-coalesce-frames", "1 to 16 with rx-ring=32"},
 	} {
 		_, err := driver.Open("sim:fec98?" + c.opts)
 		var oe *driver.OptionError
-		if !errors.As(err, &oe) || oe.Option != c.option {
-			t.Errorf("%s: %v; want an OptionError naming %s", c.opts, err, c.option)
+		if !errors.As(err, &oe) || oe.Option != c.option || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an OptionError naming %s that says %q", c.opts, err, c.option, c.want)
 		}
+	}
+	// Half the ring is accepted.
+	p, err := driver.Open("sim:fec98?rx-ring=64&rx-coalesce-frames=32&link-poll=0")
+	if err != nil {
+		t.Fatalf("rx-coalesce-frames=32 with rx-ring=64: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

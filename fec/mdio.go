@@ -184,10 +184,7 @@ func (p *Port) stopWatcher() {
 // a started MAC in line with it (restartMAC; a failure is counted and the
 // next call tries again) and publishes the result (publishLinkLocked).
 func (p *Port) updateLinkLocked() driver.Link {
-	l := driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
-	if p.prof.has(qGBIT) {
-		l.SpeedMbps = 1000
-	}
+	l := driver.Link{Up: true, SpeedMbps: p.maxSpeed(), FullDuplex: true}
 	if p.phyAddr >= 0 {
 		l = p.readPHYLink()
 	}
@@ -224,13 +221,55 @@ func (p *Port) publishLinkLocked() driver.Link {
 }
 
 // readPHYLink reads link, speed and duplex from the PHY's clause-22
-// registers (mii.ReadLink; 1000 Mb/s only on a gigabit part). A PHY that
-// cannot be read is no link to send on.
+// registers (mii.ReadLink; 1000 Mb/s only where the MAC can run it,
+// maxSpeed). A PHY that cannot be read, or one forced to a speed the MAC's
+// interface cannot carry, is no link to send on.
 func (p *Port) readPHYLink() driver.Link {
 	a := p.phyAddr
-	l, err := mii.ReadLink(func(reg int) (uint16, error) { return p.MDIORead(a, reg) }, p.prof.has(qGBIT))
-	if err != nil {
+	l, err := mii.ReadLink(func(reg int) (uint16, error) { return p.MDIORead(a, reg) }, p.maxSpeed() == 1000)
+	if err != nil || l.SpeedMbps > p.maxSpeed() {
 		return driver.Link{}
 	}
 	return l
+}
+
+// maxSpeed is the fastest the MAC runs in Mb/s: 1000 on a gigabit part
+// over RGMII, else 100. MII and RMII carry 10 and 100 Mb/s only (Linux's
+// phylink gives PHY_INTERFACE_MODE_MII and _RMII the MAC_10 and MAC_100
+// capabilities alone, phylink_get_capabilities; docs/hardware-fec.md §5.4).
+func (p *Port) maxSpeed() int {
+	if p.prof.has(qGBIT) && p.phyMode == "rgmii" {
+		return 1000
+	}
+	return 100
+}
+
+// capPHYAdvertisement takes the 1000BASE-T modes out of a gigabit PHY's
+// advertisement (CTRL1000) when the MAC cannot run 1000 Mb/s (maxSpeed)
+// and restarts auto-negotiation, so the PHY and its partner settle on a
+// speed the MAC can carry instead of 1000 Mb/s, which no frame would
+// pass at. New calls it once the PHY is known.
+func (p *Port) capPHYAdvertisement() error {
+	a := p.phyAddr
+	if a < 0 || p.maxSpeed() == 1000 {
+		return nil
+	}
+	bmsr, err := p.MDIORead(a, mii.BMSR)
+	if err != nil || bmsr&mii.BMSR_ESTATUS == 0 {
+		return nil // no MDIO (the link is assumed), or a 10/100 PHY
+	}
+	const gig = mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF
+	ctrl, err := p.MDIORead(a, mii.CTRL1000)
+	if err == nil && ctrl&gig != 0 {
+		if err = p.MDIOWrite(a, mii.CTRL1000, ctrl&^gig); err == nil {
+			var bmcr uint16
+			if bmcr, err = p.MDIORead(a, mii.BMCR); err == nil && bmcr&mii.BMCR_ANENABLE != 0 {
+				err = p.MDIOWrite(a, mii.BMCR, bmcr|mii.BMCR_ANRESTART)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("fec %s: the PHY at MDIO address %d is gigabit and phy-mode=%s carries 100 Mb/s at most: taking 1000BASE-T out of its advertisement (CTRL1000) failed: %w; give phy-mode=rgmii if the board wires RGMII, or phy=none for a fixed link", p.name, a, p.phyMode, err)
+	}
+	return nil
 }

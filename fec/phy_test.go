@@ -145,8 +145,15 @@ func TestPHYFromDeviceTree(t *testing.T) {
 	if err != nil || p.PHYAddr() != -1 {
 		t.Fatalf("phy=none: %v, %v", p, err)
 	}
+	if l := p.UpdateLink(); !l.Up || l.SpeedMbps != 100 {
+		t.Fatalf("fixed link %v, want up at the top speed of the part's RMII: 100 Mb/s", l)
+	}
+	p, err = newOnBus(t, 1, []int{2}, enet1, "?phy=none&phy-mode=rgmii")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if l := p.UpdateLink(); !l.Up || l.SpeedMbps != 1000 {
-		t.Fatalf("fixed link %v, want up at the part's top speed", l)
+		t.Fatalf("fixed link over RGMII %v, want up at the part's top speed, 1000 Mb/s", l)
 	}
 
 	// A fixed-link subnode: no PHY either.

@@ -18,7 +18,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "phy-mode", "link-poll", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
+var options = []string{"bd", "phy", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -234,12 +234,18 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		p.freeMemory()
 		return nil, err
 	}
-	p.mac = p.readMAC()
+	if p.mac == nil { // no mac= option
+		p.mac = p.readMAC()
+	}
 	if err := p.reset(); err != nil {
 		p.freeMemory()
 		return nil, err
 	}
 	if err := p.selectPHY(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
+	if err := p.capPHYAdvertisement(); err != nil {
 		p.freeMemory()
 		return nil, err
 	}
@@ -346,6 +352,16 @@ func (p *Port) parseOptions(o map[string][]string) error {
 			return driver.BadOption("link-poll", v, "not a poll interval", "a duration from 0 to 1h such as 100ms; 0 reads the PHY only at Start and UpdateLink")
 		}
 		p.linkPoll = d
+	}
+	if v, ok := get("mac"); ok {
+		m, err := net.ParseMAC(v)
+		if err != nil || len(m) != 6 {
+			return driver.BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
+		}
+		if why := driver.MACProblem(m); why != "" {
+			return driver.BadOption("mac", v, why, driver.UnicastHint)
+		}
+		p.mac = m
 	}
 	if v, ok := get("phy-mode"); ok {
 		switch v {
@@ -482,12 +498,7 @@ func (p *Port) freeMemory() error {
 func (p *Port) readMAC() net.HardwareAddr {
 	lo, hi := p.regs.Read32(regPALR), p.regs.Read32(regPAUR)
 	mac := net.HardwareAddr{byte(lo >> 24), byte(lo >> 16), byte(lo >> 8), byte(lo), byte(hi >> 24), byte(hi >> 16)}
-	zero, ones := true, true
-	for _, b := range mac {
-		zero = zero && b == 0
-		ones = ones && b == 0xFF
-	}
-	if zero || ones || mac[0]&1 != 0 {
+	if driver.MACProblem(mac) != "" { // zero, multicast or broadcast
 		// Locally administered, unicast, derived from the spec so it is stable.
 		h := uint32(2166136261)
 		for i := 0; i < len(p.name); i++ {
@@ -587,7 +598,7 @@ func (p *Port) ecr() uint32 {
 	if p.enhanced {
 		ecr |= ecr_EN1588 // 32-byte descriptors
 	}
-	if l := p.macLink; p.prof.has(qGBIT) && l.Up && l.SpeedMbps == 1000 {
+	if l := p.macLink; p.maxSpeed() == 1000 && l.Up && l.SpeedMbps == 1000 {
 		ecr |= ecr_SPEED
 	}
 	return ecr
@@ -825,10 +836,12 @@ func (p *Port) MAC() net.HardwareAddr {
 	return append(net.HardwareAddr(nil), p.mac...)
 }
 
-// SetMAC changes the port's address (PALR/PAUR).
+// SetMAC changes the port's address (PALR/PAUR). An address no station
+// may have (driver.MACProblem: not 6 bytes, multicast, broadcast, zero) is
+// refused and nothing changes.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
-	if len(mac) != 6 || mac[0]&1 != 0 {
-		return fmt.Errorf("fec: MAC %v must be a 6-byte unicast address", mac)
+	if err := driver.CheckUnicast("fec "+p.name, mac); err != nil {
+		return err
 	}
 	p.ctl.Lock()
 	defer p.ctl.Unlock()

@@ -495,7 +495,7 @@ func TestMDIOAndLink(t *testing.T) {
 	for _, c := range []struct {
 		soc   string
 		speed int
-	}{{"imx8mp", 1000}, {"imx6ul", 1000}, {"imx6q", 1000}} {
+	}{{"imx8mp", 1000}, {"imx6ul", 100}, {"imx6q", 1000}} { // i.MX6UL: RMII, 100 Mb/s at most
 		p, m := openSim(t, "soc="+c.soc)
 		if p.PHYAddr() != m.PHYAddr() {
 			t.Fatalf("%s: driver found PHY %d, model has it at %d", c.soc, p.PHYAddr(), m.PHYAddr())
@@ -594,7 +594,11 @@ func TestBadOptions(t *testing.T) {
 		"sim:fec90?soc=imx8mp&bd=fancy":              `option bd="fancy": unknown descriptor format (accepted: legacy or enhanced)`,
 		"sim:fec91?soc=imx8mp&phy=40":                `option phy="40": not a PHY address (accepted: 0 to 31, none`,
 		"sim:fec92?soc=imx8mp&mtu=20000":             "MTU 20000 out of range",
-		"sim:fec93?soc=imx8mp&mac=02:00:00:00:00:09": "option mac: unknown option",
+		"sim:fec93?soc=imx8mp&mac=00:00:00:00:00:00": `option mac="00:00:00:00:00:00": the all-zero address is no station's (accepted: a unicast address other than 00:00:00:00:00:00`,
+		"sim:fec93?soc=imx8mp&mac=ff:ff:ff:ff:ff:ff": "broadcast address cannot be a port's own",
+		"sim:fec93?soc=imx8mp&mac=33:33:00:00:00:01": "multicast address",
+		"sim:fec93?soc=imx8mp&mac=02:00:00":          `option mac="02:00:00": not a 6-byte MAC address`,
+		"sim:fec93?soc=imx8mp&vlan-strip=1":          "option vlan-strip: unknown option",
 		"sim:fec94?vf=1":                             "option vf: unknown option",
 	} {
 		p, err := driver.Open(spec)
@@ -767,8 +771,16 @@ func TestControlPath(t *testing.T) {
 	if got := m.MAC(); !bytes.Equal(got[:], mac) || !bytes.Equal(p.MAC(), mac) {
 		t.Fatalf("PALR/PAUR hold %x, want %v", got, mac)
 	}
-	if err := p.SetMAC(net.HardwareAddr{0x01, 0, 0, 0, 0, 1}); err == nil {
-		t.Fatal("a multicast MAC was accepted")
+	// Addresses no station may have are refused, naming the port and the
+	// fix, and change nothing.
+	for _, bad := range []net.HardwareAddr{{0x01, 0, 0, 0, 0, 1}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {0, 0, 0, 0, 0, 0}, {2, 0, 0}} {
+		err := p.SetMAC(bad)
+		if err == nil || !strings.Contains(err.Error(), "fec sim:fec") || !strings.Contains(err.Error(), "such as the locally administered 02:00:00:00:00:01") {
+			t.Fatalf("SetMAC(%v): %v", bad, err)
+		}
+		if got := m.MAC(); !bytes.Equal(got[:], mac) || !bytes.Equal(p.MAC(), mac) {
+			t.Fatalf("SetMAC(%v) refused, yet PALR/PAUR hold %x", bad, got)
+		}
 	}
 	reg := func(name string) uint32 {
 		for _, r := range p.DumpRegs() {
@@ -857,7 +869,7 @@ func TestLinkSpeedSetsMACBits(t *testing.T) {
 	for _, c := range []struct {
 		soc          string
 		speed, later int
-	}{{"imx8mp", 1000, 100}, {"imx8mp", 100, 10}, {"imx8mp", 10, 1000}, {"imx6ul", 100, 1000}, {"imx6q", 1000, 10}} {
+	}{{"imx8mp", 1000, 100}, {"imx8mp", 100, 10}, {"imx8mp", 10, 1000}, {"imx6ul", 100, 10}, {"imx6q", 1000, 10}} {
 		name := fmt.Sprintf("%s/%d-then-%d", c.soc, c.speed, c.later)
 		p, m := openSim(t, fmt.Sprintf("soc=%s&speed=%d&link-poll=0", c.soc, c.speed))
 		if l := p.Link(); !l.Up || l.SpeedMbps != c.speed || !l.FullDuplex {
@@ -1049,4 +1061,15 @@ func TestStopRefusesBursts(t *testing.T) {
 		t.Fatalf("after a restart: %d frames", n)
 	}
 	pkts[0].Free()
+}
+
+// TestMACOption: mac= is the port's address from open, in PALR/PAUR, as
+// on the ENETC.
+func TestMACOption(t *testing.T) {
+	t.Parallel()
+	p, m := openSim(t, "soc=imx8mp&mac=02:00:00:00:00:42")
+	want := net.HardwareAddr{2, 0, 0, 0, 0, 0x42}
+	if got := m.MAC(); !bytes.Equal(got[:], want) || !bytes.Equal(p.MAC(), want) {
+		t.Fatalf("mac=%v: PALR/PAUR hold %x, the port says %v", want, got, p.MAC())
+	}
 }

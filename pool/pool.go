@@ -1119,6 +1119,12 @@ var ErrClosed = errors.New("pool already closed")
 // ring, and then reports what is still out as a *LeakError instead of
 // hanging. Owner only. The region is the caller's to close afterwards,
 // and only if Close returned nil: leaked buffers may still be written.
+//
+// Once every buffer is back, no header points into the region any more
+// (retire): a *Packet an application kept after freeing it reads and
+// writes a zeroed buffer of its size in ordinary memory, which lives as
+// long as such a pointer does, instead of faulting on the unmapped region;
+// and its Reach is 0, so no TX queue takes it.
 func (p *Pool) Close(timeout time.Duration) error {
 	if p.closed {
 		return fmt.Errorf("pool %q: %w", p.name, ErrClosed)
@@ -1128,6 +1134,7 @@ func (p *Pool) Close(timeout time.Duration) error {
 		n, by := p.outstanding()
 		if n == 0 {
 			p.closed = true
+			p.retire()
 			return nil
 		}
 		if !time.Now().Before(deadline) {
@@ -1145,5 +1152,20 @@ func (p *Pool) Close(timeout time.Duration) error {
 			return e
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// retire points every header at one zeroed buffer of the pool's buffer
+// size in Go memory, with its bus address and reach cleared, so a header
+// used after its pool closed (a use after free the pool cannot see: Data
+// has no check, to stay one slice expression) reads that buffer and never
+// the DMA region the caller is about to unmap. Every buffer is home: no
+// holder is left to race with.
+func (p *Pool) retire() {
+	dead := make([]byte, p.bufSize)
+	for i := range p.hdrs {
+		h := &p.hdrs[i]
+		h.buf = dead[:len(h.buf):len(h.buf)]
+		h.iova, h.reach = 0, 0
 	}
 }

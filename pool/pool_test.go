@@ -752,3 +752,42 @@ func TestCacheSizeDefaults(t *testing.T) {
 		t.Fatalf("2048-buffer pool: cache %d refill %d", cap(p.cache), p.refill)
 	}
 }
+
+// TestDataAfterClose: a packet the application freed and kept a pointer to
+// (a use after free) still reads after the pool closed cleanly and its
+// region was unmapped: Data is its old window over a zeroed buffer in Go
+// memory, not the unmapped DMA memory (a fault that kills the process),
+// writes land there too, and Reach is 0, so no TX queue takes it.
+func TestDataAfterClose(t *testing.T) {
+	t.Parallel()
+	r := newRegion(t, dma.NewSimIOMMU(false), 64*DefaultBufSize)
+	p, err := New(r, Config{Name: "uaf", Count: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := p.Alloc()
+	if pk == nil || pk.Append(60) == nil {
+		t.Fatal("no buffer")
+	}
+	copy(pk.Data(), "frame bytes")
+	pk.Free()
+	if err := p.Close(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d := pk.Data() // faults here if the header still points into the region
+	if len(d) != 60 {
+		t.Fatalf("Data after Close: %d bytes, want the old window's 60", len(d))
+	}
+	for i, b := range d {
+		if b != 0 {
+			t.Fatalf("Data after Close: byte %d is %#x, want the zeroed stand-in buffer", i, b)
+		}
+	}
+	d[0] = 1 // a write goes nowhere that matters
+	if pk.Reach() != 0 || pk.BufSize() != DefaultBufSize {
+		t.Fatalf("after Close: Reach %d, BufSize %d; want 0 (no TX queue takes it) and %d", pk.Reach(), pk.BufSize(), DefaultBufSize)
+	}
+}

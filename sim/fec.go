@@ -11,8 +11,9 @@ import (
 
 // fecOptions are the spec options of sim:fecN: soc=NAME (default
 // model.DefaultSoC, imx8mp), mode=sync|engine, mmio-cost=DURATION,
-// link=down, speed=10|100|1000 (the speed the PHY resolves; default the
-// part's top speed), phy-addr=N (the PHY's MDIO address, default 0),
+// link=down, speed=10|100|1000 (the link partner's top speed, which the
+// PHY resolves unless the driver leaves it out of the PHY's advertisement,
+// as over RMII; default the part's top speed), phy-addr=N (the PHY's MDIO address, default 0),
 // shared-phy=N[,N...] (further PHYs answering on the same MDIO bus, as
 // another ENET's PHY does on a shared bus). The descriptor format is not an option: the driver
 // selects it with ECR.EN1588, as on silicon.

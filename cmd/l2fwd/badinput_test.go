@@ -71,7 +71,7 @@ func TestBadInputTable(t *testing.T) {
 		{[]string{e0 + "?=1"}, []string{"option with no name", "key=value"}},
 		{[]string{e0 + "?a=%zz"}, []string{"options", "invalid URL escape", "accepted forms"}},
 		{[]string{e0 + "?soc=imx8mp"}, []string{"option soc", "unknown option", "accepted: ", "vf"}},
-		{[]string{"sim:fec40?mac=02:00:00:00:00:01"}, []string{"option mac", "the fec driver", "accepted: ", "soc"}},
+		{[]string{"sim:fec40?in-band=off"}, []string{"option in-band", "the fec driver", "accepted: ", "soc"}},
 		{[]string{e0 + "?color=red"}, []string{"option color", "unknown option", "accepted: "}},
 		// Out-of-range and malformed values.
 		{[]string{e0 + "?phy=99"}, []string{`option phy="99"`, "0 to 31, or none"}},

@@ -60,7 +60,7 @@ func TestBadInputTable(t *testing.T) {
 		{exitUsage, []string{"regs", "sim:zz0"}, []string{`"zz0"`, "enetc, fec"}},
 		{exitUsage, []string{"regs", "sim:enetc0?color=red"}, []string{"option color", "accepted: "}},
 		{exitUsage, []string{"regs", "sim:enetc0?soc=imx8mp"}, []string{"option soc", "accepted: ", "vf"}},
-		{exitUsage, []string{"regs", "sim:fec0?mac=02:00:00:00:00:01"}, []string{"option mac", "the fec driver", "accepted: "}},
+		{exitUsage, []string{"regs", "sim:fec0?in-band=off"}, []string{"option in-band", "the fec driver", "accepted: "}},
 		{exitUsage, []string{"regs", "sim:enetc0?phy=99"}, []string{`option phy="99"`, "0 to 31, or none"}},
 		{exitUsage, []string{"regs", "sim:enetc0?gen=1&gen=0"}, []string{"option gen", "give each option once"}},
 		{exitUsage, []string{"info", "sim:enetc0?mtu=1"}, []string{`option mtu="1"`, "[68, 65535]"}},

@@ -11,14 +11,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pci"
 )
 
 func init() {
 	register(&command{
 		name: "sriov", args: "PF N", min: 2, max: 2,
-		summary:   "set a PF's number of VFs (sriov_numvfs), refusing what would remove VFs in use or leave them unusable",
-		forceHelp: "set it even if VFs exist that would be removed first",
+		summary:   "set a PF's number of VFs (sriov_numvfs), refusing a PF no gopmd driver claims and what would remove VFs in use or leave them unusable",
+		forceHelp: "set it even on a PF no gopmd driver claims, or if VFs exist that would be removed first",
 		dryRun:    true,
 		run:       func(e *env, a []string) (any, error) { return sriovCmd(e, a[0], a[1]) },
 	})
@@ -135,6 +136,17 @@ func sriovCmd(e *env, dev, nArg string) (any, error) {
 		return r, nil
 	}
 	var why []string
+	// A PF no gopmd driver claims: its VFs are no gopmd port either, and
+	// the count is its own driver's business (a NIC the host uses).
+	if a, err := pci.ParseAddress(t.name); err == nil {
+		d, err := e.sys.Device(a)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := driver.Claims(&driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision}); !ok {
+			why = append(why, fmt.Sprintf("no gopmd driver (%s) claims the PF (PCI ID %s, class %06x), so its VFs are the host's: change them with the PF driver's tools", strings.Join(driver.DriverNames(), ", "), d.ID(), d.Class))
+		}
+	}
 	if st.Driver == pci.DriverVFIO && n > 0 {
 		b, err := os.ReadFile(e.sys.Path("/sys/module/vfio_pci/parameters/enable_sriov"))
 		if err != nil || strings.TrimSpace(string(b)) != "Y" {

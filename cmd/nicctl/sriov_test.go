@@ -104,3 +104,27 @@ func TestSRIOVRefusals(t *testing.T) {
 	wantError(t, exitUsage, []string{"--root", root, "sriov", "0000:00:00.1", "two"}, "VF count")
 	wantError(t, exitFailed, []string{"--root", root, "sriov", "0000:00:00.3", "1"}, "not an SR-IOV physical function")
 }
+
+// TestSRIOVUnclaimedPF: the VF count of a PF no gopmd driver claims (an
+// Intel NIC on its kernel driver) is the host's: refused with the reason
+// and the way out, nothing written; --force changes it and says what it
+// overrode.
+func TestSRIOVUnclaimedPF(t *testing.T) {
+	t.Parallel() // a tree of its own, its own sysfs writer (see main_test.go)
+	root := sriovTree(t)
+	const intel = "sys/devices/platform/1f0000000.pcie/pci0000:00/0001:01:00.0"
+	put(t, root, intel+"/sriov_totalvfs", "8\n")
+	put(t, root, intel+"/sriov_numvfs", "0\n")
+	wantError(t, exitFailed, []string{"--root", root, "sriov", "0001:01:00.0", "8"},
+		"0001:01:00.0: refusing to set sriov_numvfs to 8", "no gopmd driver (enetc, fec) claims the PF (PCI ID 8086:10d3", "nothing was written", "--force")
+	if got := numvfs(t, root, intel); got != "0" {
+		t.Fatalf("a refusal wrote sriov_numvfs %q", got)
+	}
+	r := sriovJSON(t, "--root", root, "sriov", "0001:01:00.0", "8", "--force")
+	if r.After != 8 || !r.Changed || len(r.Forced) != 1 || !strings.Contains(r.Forced[0], "no gopmd driver") {
+		t.Fatalf("--force: %+v", r)
+	}
+	if got := numvfs(t, root, intel); got != "8" {
+		t.Fatalf("--force: sriov_numvfs %q", got)
+	}
+}

@@ -492,8 +492,9 @@ func TestRxParserPortConfig(t *testing.T) {
 		frame []byte
 		want  uint16
 	}{
-		{"checks on (reset value)", 0, bad, ParseIPv4 | ParseUDP | ParseError},
-		{"L4 check off only", par_L4CD, bad, ParseIPv4 | ParseUDP | ParseError},
+		// An L3 error: the IPv4 code alone (parseFrame).
+		{"checks on (reset value)", 0, bad, ParseIPv4 | ParseError},
+		{"L4 check off only", par_L4CD, bad, ParseIPv4 | ParseError},
 		{"L3 check off", par_L3CD, bad, ParseIPv4 | ParseUDP},
 		{"both off (DPDK without checksum offloads)", par_L3CD | par_L4CD, bad, ParseIPv4 | ParseUDP},
 		{"L3 check off, malformed header", par_L3CD, short, ParseIPv4 | ParseError},

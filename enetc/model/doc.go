@@ -60,6 +60,9 @@
 //   - inet_csum is written as 0; L4 checksums are not checked. The IPv4
 //     header checksum is checked unless PAR_PORT_CFG bit 0 is set (DPDK's
 //     bit assignment, §8.2); a VF model has no port and always checks.
+//     The parse-error bit (§3.7 bit 15) beside the L3 code alone is an L3
+//     error (bad or cut-short IP header), beside an L4 code an L4 error (a
+//     TCP or UDP header cut short), as DPDK's net/enetc reads it.
 //   - RSS: Toeplitz over source and destination address, then source and
 //     destination port for TCP/UDP (not fragments); non-IP hashes to 0.
 //     PRSSK(n) holds key bytes 4n..4n+3, byte 4n in bits 7:0. The ring is

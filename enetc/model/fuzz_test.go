@@ -49,7 +49,10 @@ func FuzzParse(f *testing.F) {
 		if got, want := h.d.rssHash(&p), Toeplitz(&msKey, p.in[:p.hashLen]); got != want {
 			t.Fatalf("table hash %#x, bitwise %#x", got, want)
 		}
-		// The header checksum check against the textbook 16-bit sum.
+		// The header checksum check against the textbook 16-bit sum. Bit
+		// 15 with the IPv4 code alone is an L3 error (DPDK net/enetc: IP
+		// checksum bad); with an L4 code it is an L4 error (IP checksum
+		// good), such as a UDP header cut short (testdata/fuzz).
 		if len(frame) >= 14+20 && frame[12] == 0x08 && frame[13] == 0 && frame[14]>>4 == 4 {
 			h := frame[14:]
 			ihl := int(h[0]&0xF) * 4
@@ -61,8 +64,11 @@ func FuzzParse(f *testing.F) {
 				for sum>>16 != 0 {
 					sum = sum&0xFFFF + sum>>16
 				}
-				if bad := p.summary&ParseError != 0; bad != (sum != 0xFFFF) {
-					t.Fatalf("IPv4 header sum %#x: parse error bit %v", sum, bad)
+				if l3bad := p.summary == ParseIPv4|ParseError; l3bad != (sum != 0xFFFF) {
+					t.Fatalf("IPv4 header sum %#x: parse summary %#x", sum, p.summary)
+				}
+				if code := p.summary &^ ParseError; p.summary&ParseError != 0 && sum == 0xFFFF && code != ParseTCP && code != ParseUDP {
+					t.Fatalf("good IPv4 header: parse error without a TCP or UDP code (summary %#x)", p.summary)
 				}
 			}
 		}
@@ -70,7 +76,8 @@ func FuzzParse(f *testing.F) {
 }
 
 // TestIPv4HeaderChecksum: a good header parses clean, any flipped bit of
-// it sets the parse error bit (§3.7 bit 15).
+// it is an L3 error: the parse error bit (§3.7 bit 15) with the IPv4 code
+// alone, no UDP code (which would read as a bad L4 checksum).
 func TestIPv4HeaderChecksum(t *testing.T) {
 	t.Parallel()
 	f := udp4(1, 2, 80)
@@ -83,8 +90,13 @@ func TestIPv4HeaderChecksum(t *testing.T) {
 		g := append([]byte(nil), f...)
 		g[14+bit/8] ^= 1 << (bit % 8)
 		parseFrame(g, &p)
-		if p.summary&ParseError == 0 {
-			t.Fatalf("header bit %d flipped: no parse error (summary %#x)", bit, p.summary)
+		if p.summary != ParseIPv4|ParseError {
+			t.Fatalf("header bit %d flipped: parse summary %#x, want %#x", bit, p.summary, ParseIPv4|ParseError)
 		}
+	}
+	// A good header before a UDP header cut short is an L4 error.
+	parseFrame(f[:14+20+2], &p)
+	if want := uint16(ParseIPv4 | ParseUDP | ParseError); p.summary != want {
+		t.Fatalf("UDP header of 2 bytes: parse summary %#x, want %#x", p.summary, want)
 	}
 }

@@ -34,13 +34,20 @@ const (
 // parseFrame fills p from frame f. The parse summary follows §3.7: 0x0060
 // for anything that is not IP (ARP included), IPv4 0x0000 / IPv6 0x0020 /
 // IPv6 with extension headers 0x0080, OR-ed with the L4 code (TCP 0x10,
-// UDP 0x11, SCTP 0x13, ICMP 0x03, ESP 0x05, fragment 0x01), and bit 15 for
-// a truncated or malformed IP header or a bad IPv4 header checksum (L4
-// checksums are not checked; the header checksum is not checked either
-// when p.noL3Check is set). The RSS input is the Toeplitz input of the
+// UDP 0x11, SCTP 0x13, ICMP 0x03, ESP 0x05, fragment 0x01), and bit 15
+// (ParseError) for an error in the last layer the code names. Bit 15 is
+// the parser's one error bit, not an IPv4 checksum bit: DPDK's net/enetc
+// (enetc_rxtx.c, its slow parsing path) reads it with an L3-only code as
+// "IP checksum bad" and with an L4 code as "IP checksum good, L4
+// checksum bad"; FreeBSD's enetc (if_enetc.c) takes any bit 15 as "IP
+// not valid". So an L3 error (a truncated or malformed IP header, a bad
+// IPv4 header checksum) stops the parse with the L3 code alone, and an L4
+// error (a TCP or UDP header cut short) sets bit 15 beside the L4 code.
+// L4 checksums are not checked; the IPv4 header checksum is not checked
+// when p.noL3Check is set. The RSS input is the Toeplitz input of the
 // usual RSS definition: source and destination address, then source and
-// destination port for TCP and UDP (not for fragments); other frames hash
-// to 0.
+// destination port for TCP and UDP (not for fragments, nor after an L3
+// error); other frames hash to 0.
 func parseFrame(f []byte, p *parsed) {
 	p.summary, p.hashLen, p.vlan, p.tpid = ParseL2Only, 0, false, 0
 	if len(f) < 14 {
@@ -86,11 +93,12 @@ func parseIPv4(h []byte, p *parsed) {
 	for sum>>16 != 0 {
 		sum = sum&0xFFFF + sum>>16 // ones'-complement fold
 	}
-	if sum != 0xFFFF && !p.noL3Check {
-		p.summary |= ParseError
-	}
 	copy(p.in[0:8], h[12:20])
 	p.hashLen = 8
+	if sum != 0xFFFF && !p.noL3Check {
+		p.summary |= ParseError // an L3 error: no L4 code (see parseFrame)
+		return
+	}
 	if binary.BigEndian.Uint16(h[6:8])&0x3FFF != 0 { // MF or a fragment offset
 		p.summary |= ParseFrag
 		return

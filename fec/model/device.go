@@ -34,8 +34,9 @@ type Config struct {
 	// another MAC's PHYs on a shared bus (i.MX6UL/7D boards). They answer
 	// management frames like the port's own PHY but carry no link for it.
 	SharedPHYs []int
-	// LinkSpeed is the speed the PHY resolves in Mb/s (10, 100, 1000); 0
-	// means 1000 on gigabit parts, else 100.
+	// LinkSpeed is the link partner's top speed in Mb/s (10, 100, 1000); 0
+	// means 1000 on gigabit parts, else 100. The PHY resolves it unless
+	// the driver takes it out of the PHY's advertisement.
 	LinkSpeed int
 	// LinkDown starts with the link down.
 	LinkDown bool

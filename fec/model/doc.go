@@ -70,7 +70,11 @@
 //     with TXE|FE (enhanced) and not sent; an RX frame is dropped with its
 //     BDs left empty. A fault on a descriptor fetch also clears RDAR/TDAR.
 //   - The MAC and PHY speeds must agree (ECR.SPEED, RCR.RMII_10T against
-//     the PHY's resolved speed) or no frame passes, as on silicon.
+//     the PHY's resolved speed) or no frame passes, as on silicon; 1000
+//     Mb/s also takes RCR.RGMII_EN, as MII and RMII carry 100 Mb/s at most
+//     (docs/hardware-fec.md §5.4). The PHY resolves the best mode that it
+//     (ANAR, CTRL1000) and its partner (every mode up to Config.LinkSpeed)
+//     both advertise, when auto-negotiation restarts (IEEE 802.3 28B.3).
 //   - RCR.LOOP (set at reset) loops TX frames back to RX and ignores the
 //     wire, so a driver that does not clear it sends nothing. The reference
 //     calls it internal loopback, between the MAC and the PHY interface:

@@ -31,9 +31,9 @@ func Example() {
 	dev.Write32(PALR, 0x02000000)
 	dev.Write32(PAUR, 0x00010000)
 	dev.Write32(TDSR, uint32(ring.IOVA()))
-	dev.Write32(RCR, 1984<<16|1<<2)  // MAX_FL, MII_MODE; LOOP cleared
-	dev.Write32(TCR, 1<<2)           // full duplex
-	dev.Write32(ECR, 1<<8|1<<5|1<<1) // DBSWP, SPEED (1000), ETHEREN
+	dev.Write32(RCR, 1984<<16|1<<6|1<<2) // MAX_FL, RGMII_EN, MII_MODE; LOOP cleared
+	dev.Write32(TCR, 1<<2)               // full duplex
+	dev.Write32(ECR, 1<<8|1<<5|1<<1)     // DBSWP, SPEED (1000), ETHEREN
 
 	frame := make([]byte, 60)
 	copy(frame, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x88, 0xb5})

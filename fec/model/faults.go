@@ -189,11 +189,13 @@ func (d *Device) FlapLink(n int) {
 	}
 }
 
-// SetLinkSpeed makes the PHY renegotiate to speed Mb/s (10, 100 or, on
-// gigabit parts, 1000; 0: the part's top speed), full duplex, as when the
-// link partner changes: the link goes down once (latched low in BMSR) and
-// comes back at the new speed. Frames pass again only once the MAC's
-// ECR.SPEED and RCR.RMII_10T match it.
+// SetLinkSpeed makes the PHY renegotiate with a partner whose top speed is
+// speed Mb/s (10, 100 or, on gigabit parts, 1000; 0: the part's top
+// speed), full duplex, as when the link partner changes: the link goes
+// down once (latched low in BMSR) and comes back at the best speed both
+// advertise (the partner's, unless the PHY's advertisement leaves it
+// out). Frames pass again only once the MAC's ECR.SPEED and RCR.RMII_10T
+// match it.
 func (d *Device) SetLinkSpeed(speed int) error {
 	s, err := checkSpeed(d.name, d.prof, speed)
 	if err != nil {
@@ -201,7 +203,7 @@ func (d *Device) SetLinkSpeed(speed int) error {
 	}
 	up := d.link.Load()
 	d.SetLink(false)
-	d.phy.speed.Store(int32(s))
+	d.phy.setPartner(s)
 	d.SetLink(up)
 	return nil
 }

@@ -181,6 +181,9 @@ func (td *tdrv) bringUp(o tOpts) {
 	if o.loop {
 		rcr |= rcr_LOOP
 	}
+	if o.speed != 100 {
+		rcr |= rcr_RGMII_EN // 1000 Mb/s runs over RGMII (linkOK)
+	}
 	d.Write32(regRCR, rcr)
 	d.Write32(regTCR, 1<<2)
 	d.Write32(regMIBC, 0)

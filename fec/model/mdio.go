@@ -30,11 +30,17 @@ const (
 	bmsrBase = bmsrBase100 | mii.BMSR_ESTATUS
 )
 
-// phy is a generic clause-22 PHY that completes auto-negotiation at once
-// and resolves to its configured speed, full duplex.
+// phy is a generic clause-22 PHY whose link partner offers every mode up
+// to the configured speed, full and half duplex (mii.Partner).
+// Auto-negotiation completes at once and resolves, as IEEE 802.3 28B.3
+// does (mii.Resolve), to the best mode both ends advertise: a driver
+// that takes the 1000BASE-T modes out of CTRL1000 (a MAC that cannot run
+// 1000 Mb/s) and restarts auto-negotiation gets 100 Mb/s from a gigabit
+// partner. With auto-negotiation off the link runs at the partner's speed.
 type phy struct {
 	mu       sync.Mutex
 	addr     int
+	partner  int          // the link partner's top speed in Mb/s
 	speed    atomic.Int32 // resolved speed in Mb/s; read by the MAC per frame
 	gigabit  bool
 	up       bool
@@ -43,9 +49,31 @@ type phy struct {
 }
 
 func (p *phy) init(addr, speed int, gigabit bool) {
-	p.addr, p.gigabit = addr, gigabit
-	p.speed.Store(int32(speed))
+	p.addr, p.gigabit, p.partner = addr, gigabit, speed
 	p.reset()
+}
+
+// setPartner gives the link partner top speed speed and renegotiates.
+func (p *phy) setPartner(speed int) {
+	p.mu.Lock()
+	p.partner = speed
+	p.resolve()
+	p.mu.Unlock()
+}
+
+// resolve sets the resolved speed from the advertisement and the
+// partner's abilities (p.mu held or not yet shared).
+func (p *phy) resolve() {
+	if p.regs[mii.BMCR]&mii.BMCR_ANENABLE == 0 {
+		p.speed.Store(int32(p.partner))
+		return
+	}
+	anlpar, stat1000 := mii.Partner(p.partner)
+	l := mii.Resolve(mii.Regs{
+		BMCR: p.regs[mii.BMCR], BMSR: mii.BMSR_LINK | mii.BMSR_ANCOMPLETE | mii.BMSR_ESTATUS,
+		ANAR: p.regs[mii.ANAR], ANLPAR: anlpar, CTRL1000: p.regs[mii.CTRL1000], STAT1000: stat1000,
+	}, p.gigabit)
+	p.speed.Store(int32(l.SpeedMbps))
 }
 
 // reset loads the PHY's reset values (p.mu held or not yet shared).
@@ -59,6 +87,7 @@ func (p *phy) reset() {
 	}
 	p.regs[mii.PHYID1], p.regs[mii.PHYID2] = phyIDHigh, phyIDLow
 	p.regs[mii.ANAR] = mii.ANAR_100FULL | mii.ANAR_100HALF | mii.ANAR_10FULL | mii.ANAR_10HALF | mii.ANAR_CSMA
+	p.resolve()
 }
 
 func (p *phy) setLink(up bool) {
@@ -73,7 +102,7 @@ func (p *phy) setLink(up bool) {
 func (p *phy) read(reg int) uint16 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	anlpar, stat1000 := mii.Partner(int(p.speed.Load()))
+	anlpar, stat1000 := mii.Partner(p.partner)
 	switch reg {
 	case mii.BMSR:
 		v := uint16(bmsrBase100)
@@ -117,10 +146,23 @@ func (p *phy) write(reg int, v uint16) {
 			return
 		}
 		p.regs[mii.BMCR] = v &^ mii.BMCR_ANRESTART // restart completes at once
+		if v&mii.BMCR_ANRESTART != 0 || v&mii.BMCR_ANENABLE == 0 {
+			p.renegotiate()
+		}
 	case mii.BMSR, mii.PHYID1, mii.PHYID2, mii.ANLPAR, mii.ANER, mii.STAT1000, mii.ESTATUS:
 		// read-only
 	default:
 		p.regs[reg&31] = v
+	}
+}
+
+// renegotiate resolves the link again (p.mu held): a new speed takes the
+// link down once, latched low in BMSR, as a real renegotiation does.
+func (p *phy) renegotiate() {
+	old := p.speed.Load()
+	p.resolve()
+	if p.up && p.speed.Load() != old {
+		p.latchLow = true
 	}
 }
 

@@ -132,6 +132,7 @@ const (
 	rcr_PROM         = 1 << 3
 	rcr_BC_REJ       = 1 << 4
 	rcr_DRT          = 1 << 1
+	rcr_RGMII_EN     = 1 << 6
 	rcr_RMII_10T     = 1 << 9
 	rcr_MAX_FL_SHIFT = 16
 	rcr_MAX_FL_MASK  = 0x3FFF

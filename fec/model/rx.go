@@ -114,13 +114,18 @@ func (d *Device) RxRoom() int {
 }
 
 // linkOK reports whether frames pass between MAC and PHY: link up and the
-// MAC programmed for the PHY's speed.
+// MAC programmed for the PHY's speed. 1000 Mb/s takes RGMII (RCR.RGMII_EN):
+// MII and RMII carry 10 and 100 Mb/s only (docs/hardware-fec.md §5.4), so
+// ECR.SPEED without RGMII_EN passes nothing.
 func (d *Device) linkOK(ecr, rcr uint32) bool {
 	if !d.link.Load() {
 		return false
 	}
 	mac := 100
 	switch {
+	case d.prof.Gigabit && ecr&ecr_SPEED != 0 && rcr&rcr_RGMII_EN == 0:
+		d.st.speedMismatch.Add(1)
+		return false
 	case d.prof.Gigabit && ecr&ecr_SPEED != 0:
 		mac = 1000
 	case rcr&rcr_RMII_10T != 0:
