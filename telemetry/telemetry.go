@@ -16,6 +16,9 @@ import (
 	"github.com/gopmd/gopmd/driver"
 )
 
+// ErrInUse is the error of Listen on a socket another process answers on.
+var ErrInUse = errors.New("another process serves it")
+
 // Version names the protocol in Info.
 const Version = "gopmd telemetry 1"
 
@@ -254,7 +257,7 @@ func clearStale(path string) error {
 	}
 	if c, err := net.Dial("unixpacket", path); err == nil {
 		c.Close()
-		return fmt.Errorf("telemetry socket %s: another process serves it (read it with nicctl stats --telemetry %s, or give another path)", path, path)
+		return fmt.Errorf("telemetry socket %s: %w (read it with nicctl stats --telemetry %s, or give another path)", path, ErrInUse, path)
 	}
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("telemetry socket %s: a stale socket is in the way: %w", path, err)
