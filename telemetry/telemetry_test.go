@@ -123,6 +123,13 @@ func TestServeWhilePolled(t *testing.T) {
 	if rx0 == nil || !rx0.Enabled || rx0.Size != e.Info().RxRingSize || rx0.DeviceProducer != frames%rx0.Size || rx0.NextToClean != -1 {
 		t.Errorf("rx ring 0: %+v, want enabled, %d BDs, device producer %d, driver indices -1", rx0, e.Info().RxRingSize, frames%e.Info().RxRingSize)
 	}
+	frings, err := c.Rings("sim:fec70")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frings) != f.Info().RxQueues+f.Info().TxQueues || !frings[0].HasActive || frings[0].NextToUse != -1 || frings[0].DeviceProducer != -1 {
+		t.Errorf("FEC rings %+v: want every ring, each with its doorbell state and no indices", frings)
+	}
 	for _, bad := range []string{"/stats,sim:enetc71", "/stats", "/nope", "/stats,7"} {
 		if err := c.Call(bad, new(any)); err == nil {
 			t.Errorf("%s: no error", bad)
