@@ -1,5 +1,7 @@
 package driver
 
+import "strings"
+
 // Device counters under one set of names for every driver, after the
 // names Linux's ethtool -S shows for these NICs (the fec driver's rx_*/tx_*
 // names). PortStats.HW carries them beside each driver's own names from
@@ -36,4 +38,18 @@ var HWStatNames = []string{
 	"rx_pause", "rx_dropped", "rx_no_buffer",
 	"tx_octets", "tx_packets", "tx_frames_ok", "tx_broadcast", "tx_multicast",
 	"tx_undersize", "tx_pause", "tx_errors",
+}
+
+// HWGauge reports whether the PortStats.HW entry name is a value that can
+// go down (a Prometheus gauge) rather than a total since the device was
+// opened: the link state (link_up, 1 or 0), its speed (link_speed_mbps),
+// and maxima (names ending in _max or containing _max_, such as
+// drv_tx0_mdio_wait_max_ns). A driver names a new level that way or adds
+// it here.
+func HWGauge(name string) bool {
+	switch name {
+	case "link_up", "link_speed_mbps":
+		return true
+	}
+	return strings.HasSuffix(name, "_max") || strings.Contains(name, "_max_")
 }

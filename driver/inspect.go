@@ -60,6 +60,17 @@ type Inspector interface {
 	DecodeBD(rx bool, b []byte) BD
 }
 
+// LiveInspector is what a driver reports about its rings while another
+// goroutine polls them (a telemetry endpoint, a metrics scrape): the
+// device's side (DeviceProducer, DeviceConsumer, Enabled, Active) and
+// the driver's atomic counters (Doorbells, Rekicks), never the driver's
+// own indices, which belong to the polling goroutine: NextToUse,
+// NextToClean and Owned are -1. An optional interface a Port may
+// implement (both gopmd drivers do).
+type LiveInspector interface {
+	LiveRings() []RingState
+}
+
 // PHYAccess is clause-22 MDIO access to a port's PHY: an optional
 // interface a Port may implement (both gopmd drivers do).
 type PHYAccess interface {

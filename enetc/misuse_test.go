@@ -50,6 +50,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.DumpRegs":  func() error { return wantNil(ep.DumpRegs() == nil, "DumpRegs read registers") },
 			"Port.Registers": func() error { return wantNil(ep.Registers() == nil, "Registers read registers") },
 			"Port.Rings":     func() error { return wantNil(ep.Rings() == nil, "Rings read registers") },
+			"Port.LiveRings": func() error { return wantNil(ep.LiveRings() == nil, "LiveRings read registers") },
 			"Port.RSSTable":  func() error { return wantNil(ep.RSSTable() == nil, "RSSTable read freed memory") },
 			"Port.MDIORead":  func() error { _, err := ep.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite": func() error {

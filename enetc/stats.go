@@ -226,6 +226,33 @@ func (p *Port) Rings() []driver.RingState {
 	return out
 }
 
+// LiveRings implements driver.LiveInspector: Rings without the driver's
+// indices, safe while the queues are polled.
+func (p *Port) LiveRings() []driver.RingState {
+	p.lock()
+	defer p.unlock()
+	if p.closed {
+		return nil
+	}
+	var out []driver.RingState
+	for _, q := range p.tx {
+		out = append(out, driver.RingState{Kind: "tx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
+			NextToUse: -1, NextToClean: -1, Owned: -1,
+			Doorbells:      q.doorbells.Load(),
+			Enabled:        p.regs.Read32(txRingReg(q.idx, regTBMR))&tbmr_EN != 0,
+			DeviceProducer: int(p.regs.Read32(txRingReg(q.idx, regTBPIR))),
+			DeviceConsumer: int(p.regs.Read32(txRingReg(q.idx, regTBCIR)))})
+	}
+	for _, q := range p.rx {
+		out = append(out, driver.RingState{Kind: "rx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
+			NextToUse: -1, NextToClean: -1, Owned: -1,
+			Enabled:        p.regs.Read32(rxRingReg(q.idx, regRBMR))&rbmr_EN != 0,
+			DeviceProducer: int(p.regs.Read32(rxRingReg(q.idx, regRBPIR))),
+			DeviceConsumer: int(p.regs.Read32(rxRingReg(q.idx, regRBCIR)))})
+	}
+	return out
+}
+
 // TxDoorbells is the number of TBPIR writes TX queue i made so far.
 func (p *Port) TxDoorbells(i int) uint64 {
 	if i < 0 || i >= len(p.tx) {

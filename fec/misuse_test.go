@@ -59,6 +59,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.DumpRegs":           func() error { return wantNil(p.DumpRegs() == nil, "DumpRegs read registers") },
 			"Port.Registers":          func() error { return wantNil(p.Registers() == nil, "Registers read registers") },
 			"Port.Rings":              func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
+			"Port.LiveRings":          func() error { return wantNil(p.LiveRings() == nil, "LiveRings read registers") },
 			"Port.MDIORead":           func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite":          func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
 			"Port.PHYAddr":            func() error { p.PHYAddr(); return nil },            // the driver's memory only

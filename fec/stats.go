@@ -183,3 +183,26 @@ func (p *Port) Rings() []driver.RingState {
 	}
 	return out
 }
+
+// LiveRings implements driver.LiveInspector: Rings without the driver's
+// indices, safe while the queues are polled.
+func (p *Port) LiveRings() []driver.RingState {
+	if p.shut.Load() {
+		return nil
+	}
+	var out []driver.RingState
+	for _, q := range p.rx {
+		out = append(out, driver.RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+			BDSize: q.ring.stride * 4, NextToUse: -1, NextToClean: -1, Owned: -1,
+			Doorbells: q.doorbells.Load(), Enabled: true, DeviceProducer: -1, DeviceConsumer: -1,
+			HasActive: true, Active: p.regs.Read32(q.rdar)&dar_ACTIVE != 0})
+	}
+	for _, q := range p.tx {
+		out = append(out, driver.RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+			BDSize: q.ring.stride * 4, NextToUse: -1, NextToClean: -1, Owned: -1,
+			Doorbells: q.doorbells.Load(), Rekicks: q.rekicks.Load(), Enabled: true,
+			DeviceProducer: -1, DeviceConsumer: -1,
+			HasActive: true, Active: p.regs.Read32(q.tdar)&dar_ACTIVE != 0})
+	}
+	return out
+}

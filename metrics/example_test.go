@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
+	_ "github.com/gopmd/gopmd/fec" // the FEC driver
 	"github.com/gopmd/gopmd/metrics"
 	"github.com/gopmd/gopmd/pool"
+	_ "github.com/gopmd/gopmd/sim" // the sim: scheme
 )
 
 // An appliance exports its ports' counters with one call: here through
@@ -40,6 +42,6 @@ func Example() {
 		}
 	}
 	// Output:
-	// gopmd_port_packets_total{dir="rx",port="0"} 10
-	// gopmd_port_packets_total{dir="tx",port="0"} 0
+	// gopmd_port_packets_total{dir="rx",port="sim:fec85?gen=1&gen-count=10"} 10
+	// gopmd_port_packets_total{dir="tx",port="sim:fec85?gen=1&gen-count=10"} 0
 }

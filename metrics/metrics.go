@@ -1,42 +1,43 @@
 // Package metrics exports the counters of a set of gopmd ports to
 // Prometheus: per port and per queue frames, bytes and drops by cause, the
-// device's own counters, and each RX pool's page-pool events and size. It
-// is what l2fwd --metrics serves; an appliance exports the same series
-// with one call:
+// device's own counters, each RX pool's page-pool events and size, and the
+// counters of TAP twins. It is what l2fwd --metrics serves; an appliance
+// exports the same series with one call:
 //
-//	stop, err := metrics.Serve("127.0.0.1:9100", portA, portB)
+//	addr, stop, err := metrics.Serve("127.0.0.1:9100", portA, portB)
 //
-// or registers a Collector on its own registry. Counters are read when
-// Prometheus scrapes (Port.Stats, Pool.Stats), never by the data path.
-// Ports are labelled by their position in the set: port="0", "1", ...
+// or registers a Collector (and a TapCollector) on its own registry. Every
+// value is read when Prometheus scrapes (Port.Stats, Pool.Stats,
+// Twin.Stats), never by the data path. A port is labelled by its name, the
+// spec it was opened with (port="pci:0000:00:00.0", port="sim:fec0"), so a
+// series keeps its identity when the set of ports changes. The series pass
+// Prometheus's linter (promtool check metrics).
 package metrics
 
 import (
-	"context"
-	"net"
-	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gopmd/gopmd/driver"
 )
 
-// Collector is a prometheus.Collector for a set of ports.
+// Collector is a prometheus.Collector for a set of ports. It is unchecked
+// (it describes no series up front): several Collectors, each for its own
+// ports, share a registry; a port in two of them is an error at scrape
+// (the same series twice), which the registry reports.
 type Collector struct {
 	ports func() []driver.Port
 
 	portPkts, portBytes, portDrops    *prometheus.Desc
 	queuePkts, queueBytes, queueDrops *prometheus.Desc
-	hw                                *prometheus.Desc
+	hwTotal, hwValue                  *prometheus.Desc
 	poolStat, poolSize                *prometheus.Desc
 }
 
-// New returns a Collector for the ports ports returns at each scrape (a
-// set that changes, such as ports closed one by one, stays labelled by
-// position). ports must be safe to call from the scraping goroutine.
+// New returns a Collector for the ports ports returns at each scrape (nil
+// entries, such as ports already closed, are skipped). ports must be safe
+// to call from the scraping goroutine.
 func New(ports func() []driver.Port) *Collector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("gopmd_"+name, help, labels, nil)
@@ -48,7 +49,8 @@ func New(ports func() []driver.Port) *Collector {
 		queuePkts:  d("queue_packets_total", "Frames through one queue.", "port", "dir", "queue"),
 		queueBytes: d("queue_bytes_total", "Bytes through one queue.", "port", "dir", "queue"),
 		queueDrops: d("queue_drops_total", "Frames one queue lost or refused, by cause.", "port", "dir", "queue", "cause"),
-		hw:         d("port_hw_counter", "A device counter by the reference manual's name.", "port", "counter"),
+		hwTotal:    d("device_stat_total", "A device counter, by the driver's name for it (the reference manual's, or ethtool's as listed in driver.HWStatNames).", "port", "stat"),
+		hwValue:    d("device_value", "A device value that can go down (link_up, link_speed_mbps, a maximum), by the driver's name for it.", "port", "stat"),
 		poolStat:   d("pool_events_total", "Page-pool events of an RX queue's pool (kernel page_pool terms).", "port", "queue", "event"),
 		poolSize:   d("pool_buffers", "Buffers in an RX queue's pool.", "port", "queue"),
 	}
@@ -60,12 +62,10 @@ func For(ports ...driver.Port) *Collector {
 	return New(func() []driver.Port { return ps })
 }
 
-// Describe implements prometheus.Collector.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.portPkts, c.portBytes, c.portDrops, c.queuePkts, c.queueBytes, c.queueDrops, c.hw, c.poolStat, c.poolSize} {
-		ch <- d
-	}
-}
+// Describe implements prometheus.Collector. It sends nothing: the
+// Collector is unchecked, so that Collectors for different ports can share
+// a registry (their series have the same names and label names).
+func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
@@ -77,11 +77,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			cnt(d, q.Drops[cause], append(l, cause.String())...)
 		}
 	}
-	for i, p := range c.ports() {
+	for _, p := range c.ports() {
 		if p == nil {
 			continue
 		}
-		port := strconv.Itoa(i)
+		port := p.Info().Name
 		st := p.Stats()
 		for _, x := range []struct {
 			dir string
@@ -99,7 +99,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		for name, v := range st.HW {
-			ch <- prometheus.MustNewConstMetric(c.hw, prometheus.CounterValue, float64(v), port, name)
+			if driver.HWGauge(name) {
+				ch <- prometheus.MustNewConstMetric(c.hwValue, prometheus.GaugeValue, float64(v), port, name)
+			} else {
+				cnt(c.hwTotal, v, port, name)
+			}
 		}
 		for qi := 0; qi < p.Info().RxQueues; qi++ {
 			rq := p.RxQueue(qi)
@@ -125,33 +129,4 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.poolSize, prometheus.GaugeValue, float64(pl.Count()), port, q)
 		}
 	}
-}
-
-// Handler is an http.Handler serving the ports' metrics in the Prometheus
-// text format, from a registry of its own.
-func Handler(ports ...driver.Port) http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(For(ports...))
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-}
-
-// Serve listens on addr ("127.0.0.1:9100"; port 0 picks a free one) and
-// serves the ports' metrics on /metrics until stop is called. It returns
-// the address actually bound. The counters carry no secrets, but the
-// listener is reachable by whoever reaches addr: bind to loopback unless
-// the scraper is elsewhere.
-func Serve(addr string, ports ...driver.Port) (bound string, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", Handler(ports...))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr().String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = srv.Shutdown(ctx)
-		cancel()
-	}, nil
 }

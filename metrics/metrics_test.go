@@ -36,8 +36,8 @@ func scrape(t *testing.T, h http.Handler) string {
 }
 
 // TestHandlerCountsFrames: frames a port received show in the scrape under
-// the port's position, per port and per queue, and the other port's
-// counters stay 0.
+// the port's name, per port and per queue, and the other port's counters
+// stay 0.
 func TestHandlerCountsFrames(t *testing.T) {
 	a, b := open(t, "fec81"), open(t, "fec82")
 	frame := make([]byte, 60)
@@ -60,11 +60,11 @@ func TestHandlerCountsFrames(t *testing.T) {
 	}
 	out := scrape(t, metrics.Handler(a, b))
 	for _, want := range []string{
-		`gopmd_port_packets_total{dir="rx",port="1"} 3`,
-		`gopmd_port_packets_total{dir="rx",port="0"} 0`,
-		`gopmd_queue_packets_total{dir="rx",port="1",queue="0"} 3`,
-		`gopmd_port_drops_total{cause="no_buffer",dir="rx",port="1"} 0`,
-		`gopmd_pool_buffers{port="1",queue="0"}`,
+		`gopmd_port_packets_total{dir="rx",port="sim:fec82?link-poll=0"} 3`,
+		`gopmd_port_packets_total{dir="rx",port="sim:fec81?link-poll=0"} 0`,
+		`gopmd_queue_packets_total{dir="rx",port="sim:fec82?link-poll=0",queue="0"} 3`,
+		`gopmd_port_drops_total{cause="no_buffer",dir="rx",port="sim:fec82?link-poll=0"} 0`,
+		`gopmd_pool_buffers{port="sim:fec82?link-poll=0",queue="0"}`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %s", want)
@@ -89,7 +89,7 @@ func TestServe(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.Contains(string(b), `gopmd_port_packets_total{dir="tx",port="0"} 0`) {
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `gopmd_port_packets_total{dir="tx",port="sim:fec83?link-poll=0"} 0`) {
 		t.Fatalf("GET /metrics: %s\n%s", resp.Status, b)
 	}
 	if _, _, err := metrics.Serve(addr, p); err == nil {
@@ -115,9 +115,9 @@ func TestStoppedFramesShow(t *testing.T) {
 	}
 	out := scrape(t, metrics.Handler(p))
 	for _, want := range []string{
-		`gopmd_port_drops_total{cause="stopped",dir="rx",port="0"} 4`,
-		`gopmd_queue_drops_total{cause="stopped",dir="rx",port="0",queue="0"} 4`,
-		`gopmd_port_packets_total{dir="rx",port="0"} 0`,
+		`gopmd_port_drops_total{cause="stopped",dir="rx",port="sim:fec86?link-poll=0"} 4`,
+		`gopmd_queue_drops_total{cause="stopped",dir="rx",port="sim:fec86?link-poll=0",queue="0"} 4`,
+		`gopmd_port_packets_total{dir="rx",port="sim:fec86?link-poll=0"} 0`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %s", want)

@@ -2,7 +2,6 @@ package pci
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -45,14 +44,4 @@ func TestParseAddress(t *testing.T) {
 			t.Errorf("text round trip of %v: %v, %v", a, b, err)
 		}
 	}
-}
-
-func ExampleParseAddress() {
-	a, err := ParseAddress("0000:00:1F.6")
-	fmt.Println(a, err)
-	_, err = ParseAddress("0000:00:00.8")
-	fmt.Println(err)
-	// Output:
-	// 0000:00:1f.6 <nil>
-	// PCI address "0000:00:00.8": function "8" must be one digit 0-7 (want domain:bus:device.function in hex, e.g. 0000:01:00.0; lspci -D lists them)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -172,15 +171,4 @@ func TestRequireSize(t *testing.T) {
 	if err := RequireSize(nil, 4, "BAR2"); !errors.Is(err, ErrRegionTooSmall) || !strings.Contains(err.Error(), "BAR2") {
 		t.Errorf("absent: %v", err)
 	}
-}
-
-func ExampleWindow() {
-	mem := make([]byte, 0x4000) // in a program: a BAR or UIO map mmapped by the backend
-	w := NewWindow("2188000.ethernet reg0", mem)
-	w.Write32(0xe4, 0x11223344) // PALR
-	fmt.Printf("%#x\n", w.Read32(0xe4))
-	fmt.Printf("%#x %v\n", w.Read32(0x4000), w.Err() != nil)
-	// Output:
-	// 0x11223344
-	// 0xffffffff true
 }

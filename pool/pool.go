@@ -93,6 +93,7 @@ type Pool struct {
 
 	freshHead uint64   // a fresh header's metaHead (data at the headroom, one segment) as a word: see reset
 	o         counters // the owner's counters: no atomics
+	runs      int      // bulk runs (split pages: units) taken since the last publish
 
 	name     string
 	region   *dma.Region
@@ -353,6 +354,9 @@ func (p *Pool) takeUnit() (*Packet, bool) {
 	if n := len(p.ucache); n > 0 {
 		h := p.ucache[n-1]
 		p.ucache = p.ucache[:n-1]
+		if p.runs++; p.runs >= publishRuns { // as takeRun: counts reach Stats without refills
+			p.publish()
+		}
 		return h, true // a fast pop: counted by derivation in publish
 	}
 	if p.refillCache() == 0 {
@@ -524,6 +528,11 @@ func (p *Pool) takeRun(want int) []uint32 {
 		}
 		p.o[cAllocSlow]++ // this refill served the allocation of one buffer slowly
 		c = len(p.cache)
+	}
+	// Publish every publishRuns runs: a loop whose frees keep the cache
+	// full never refills, and its counters would never reach Stats.
+	if p.runs++; p.runs >= publishRuns {
+		p.publish()
 	}
 	k := min(c, want)
 	src := p.cache[c-k : c]
@@ -976,18 +985,27 @@ func (p *Pool) publish() {
 	// Every unit that entered the cache either is still there or left it
 	// through an allocation; those that left right after a refill were slow.
 	p.o[cAllocFast] = p.o[cRecycleCached] + p.o[cRefillIn] - uint64(p.cached()) - p.o[cAllocSlow]
+	p.runs = 0
 	for i := range p.o {
 		p.pub[i].Store(p.o[i])
 	}
 }
 
+// publishRuns is how many bulk allocations (AllocBulk, AllocBulkRaw: one
+// per RX refill) or split-page units the owner takes between two
+// publications of its counters: about every 64 bursts, so a scrape sees a
+// busy pool's counts at most 64 bursts old, at the cost of one increment
+// per burst.
+const publishRuns = 64
+
 // Publish makes the owner's latest counts visible to Stats readers on other
-// goroutines (they are published on every cache refill anyway). Owner only.
+// goroutines (they are published on every cache refill and every
+// publishRuns bulk allocations anyway). Owner only.
 func (p *Pool) Publish() { p.publish() }
 
 // Stats returns the counters. Read from the owner goroutine they are exact;
-// from another goroutine, the owner-side counts are as of the last refill or
-// Publish.
+// from another goroutine, the owner-side counts are as of the last refill,
+// the last of every publishRuns (64) bulk allocations, or Publish.
 func (p *Pool) Stats() Stats {
 	var c counters
 	for i := range c {

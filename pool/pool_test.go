@@ -791,3 +791,47 @@ func TestDataAfterClose(t *testing.T) {
 		t.Fatalf("after Close: Reach %d, BufSize %d; want 0 (no TX queue takes it) and %d", pk.Reach(), pk.BufSize(), DefaultBufSize)
 	}
 }
+
+// TestStatsLiveWithoutRefill: a loop whose frees keep the owner's cache
+// full never refills it, yet another goroutine's Stats sees its
+// allocations, published every publishRuns bulk allocations (whole
+// buffers) or units (split pages).
+func TestStatsLiveWithoutRefill(t *testing.T) {
+	t.Parallel()
+	for _, perPage := range []int{1, 2} {
+		p := newPool(t, Config{Count: 64, BufSize: 1024, PerPage: perPage})
+		var burst [8]*Packet
+		// Warm up: the first allocation may refill the cache.
+		p.RecycleBulk(burst[:p.AllocBulk(burst[:])])
+		p.Publish()
+		stats := func() Stats { // as a scraper reads them
+			c := make(chan Stats)
+			go func() { c <- p.Stats() }()
+			return <-c
+		}
+		before := stats()
+		runs := publishRuns
+		if perPage > 1 {
+			runs = publishRuns * perPage / len(burst) // a unit per perPage pieces
+		}
+		for i := 0; i < runs; i++ {
+			n := p.AllocBulk(burst[:])
+			if n != len(burst) {
+				t.Fatalf("perPage %d: AllocBulk got %d of %d", perPage, n, len(burst))
+			}
+			for _, pk := range burst[:n] {
+				p.Recycle(pk)
+			}
+		}
+		after := stats()
+		if after.AllocRefill != before.AllocRefill {
+			t.Fatalf("perPage %d: the loop refilled the cache (%d -> %d refills): the test proves nothing", perPage, before.AllocRefill, after.AllocRefill)
+		}
+		// Allocations count whole buffers, or units of perPage pieces.
+		allocs := runs * len(burst) / perPage
+		got := after.AllocFast + after.AllocSlow - before.AllocFast - before.AllocSlow
+		if min := uint64(allocs - len(burst)); got < min {
+			t.Errorf("perPage %d: after %d allocations Stats shows %d (%+v), want at least %d", perPage, allocs, got, after, min)
+		}
+	}
+}

@@ -129,6 +129,15 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return 2
 	}
 	a.ws = workers
+	stopTelemetry, ok := serveTelemetry(o, a, stderr)
+	if !ok {
+		if stopMetrics != nil {
+			stopMetrics()
+		}
+		a.closeAll()
+		return 2
+	}
+	defer stopTelemetry()
 	cpu0 := processCPU()
 	// A worker locked to its thread never gives its P back: keep one more
 	// for everything else (AF_PACKET readers, device engines, the capture

@@ -474,22 +474,23 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		`gopmd_port_packets_total{dir="tx",port="1"} 50`,
-		`gopmd_queue_packets_total{dir="rx",port="0",queue="0"} 50`,
-		`gopmd_l2fwd_handled_total{port="0"} 50`,
-		`gopmd_l2fwd_tx_refused_total{port="0"} 0`,
-		`gopmd_l2fwd_tx_refused_busy_total{port="0"} 0`,
-		`gopmd_l2fwd_tx_busy_retries_total{port="0"} 0`,
-		`gopmd_l2fwd_tx_busy_recovered_total{port="0"} 0`,
-		`gopmd_l2fwd_no_bounce_total{port="0"} 0`,
-		`gopmd_port_drops_total{cause="no_buffer",dir="rx",port="0"} 0`,
-		`gopmd_pool_buffers{port="0",queue="0"} 512`,
-		`gopmd_pool_events_total{event="alloc_fast",port="0",queue="0"}`,
+		`gopmd_port_packets_total{dir="tx",port="fake1"} 50`,
+		`gopmd_queue_packets_total{dir="rx",port="fake0",queue="0"} 50`,
+		`gopmd_l2fwd_handled_total{port="fake0"} 50`,
+		`gopmd_l2fwd_tx_refused_total{port="fake0"} 0`,
+		`gopmd_l2fwd_tx_refused_busy_total{port="fake0"} 0`,
+		`gopmd_l2fwd_tx_busy_retries_total{port="fake0"} 0`,
+		`gopmd_l2fwd_tx_busy_recovered_total{port="fake0"} 0`,
+		`gopmd_l2fwd_no_bounce_total{port="fake0"} 0`,
+		`gopmd_port_drops_total{cause="no_buffer",dir="rx",port="fake0"} 0`,
+		`gopmd_pool_buffers{port="fake0",queue="0"} 512`,
+		`gopmd_pool_events_total{event="alloc_fast",port="fake0",queue="0"}`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	lintScrape(t, body)
 }
 
 func TestBadInput(t *testing.T) {

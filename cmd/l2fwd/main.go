@@ -63,6 +63,7 @@ type options struct {
 	unsafeNoIOMMU bool
 	metrics       string
 	metricsAny    bool
+	telemetry     string
 	workers       int
 	cpuProfile    string
 	force         bool
@@ -133,6 +134,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.rxMode, "rx-mode", rxModePoll, "how a worker waits for frames: poll (busy-poll, a core per worker at any load) or adaptive (poll while frames come; after --rx-idle empty polls arm the RX interrupts, look once more and sleep until a frame fires one: an idle forwarder costs next to no CPU; needs devices with RX interrupts: ENETC through VFIO, FEC through UIO/platform, sim ports in mode=engine)")
 	fs.Func("rx-idle", fmt.Sprintf("--rx-mode adaptive: empty rounds of polls before a worker sleeps (1-1000000, default %d)", defaultRxIdle), parseRxIdle(o))
 	addTapFlags(fs, o)
+	addTelemetryFlag(fs, o)
 	fs.BoolVar(&o.force, "force", false, "let --capture and --cpuprofile replace an existing regular file (a symbolic link is never followed)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs

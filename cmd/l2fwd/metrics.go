@@ -1,19 +1,17 @@
 package main
 
 import (
-	"context"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/gopmd/gopmd/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// collector exposes l2fwd's own counters, per lane summed by RX port, read
-// when Prometheus scrapes (the workers never touch it). The ports', queues'
-// and pools' counters come from package metrics.
+// collector exposes l2fwd's own counters, per lane summed by RX port and
+// labelled by the port's name (its spec, as package metrics labels it),
+// read when Prometheus scrapes (the workers never touch it). The ports',
+// queues', pools' and TAP twins' counters come from package metrics.
 type collector struct {
 	a *app
 
@@ -47,7 +45,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	cnt := func(d *prometheus.Desc, v uint64, l ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), l...)
 	}
-	n := len(c.a.livePorts())
+	ports := c.a.livePorts()
+	n := len(ports)
 	handled, refused, busy, noBounce := make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 	retries, recovered := make([]uint64, n), make([]uint64, n)
 	for _, l := range c.a.lanes {
@@ -60,8 +59,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			noBounce[l.rxPort] += l.bounceShort.Load()
 		}
 	}
-	for i := 0; i < n; i++ {
-		port := strconv.Itoa(i)
+	for i, p := range ports {
+		if p == nil {
+			continue // closed: its series go with the port's own
+		}
+		port := p.Info().Name
 		cnt(c.handled, handled[i], port)
 		cnt(c.refused, refused[i], port)
 		cnt(c.busy, busy[i], port)
@@ -72,7 +74,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // serveMetrics serves /metrics (and /regs, the running ports' registers)
-// on addr until the returned stop is called.
+// on addr until the returned stop is called, with package metrics' limits
+// (timeouts, connection cap).
 func serveMetrics(addr string, a *app) (stop func(), err error) {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(metrics.New(a.livePorts)); err != nil {
@@ -82,7 +85,8 @@ func serveMetrics(addr string, a *app) (stop func(), err error) {
 		return nil, err
 	}
 	if len(a.twins) > 0 {
-		if err := reg.Register(newTapCollector(a)); err != nil {
+		twins := append(a.twins[:0:0], a.twins...)
+		if err := reg.Register(metrics.Taps(twins...)); err != nil {
 			return nil, err
 		}
 	}
@@ -93,12 +97,6 @@ func serveMetrics(addr string, a *app) (stop func(), err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("/regs", regsHandler(a, isLoopback(ln.Addr())))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	a.metricsAddr = ln.Addr().String()
-	go func() { _ = srv.Serve(ln) }()
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = srv.Shutdown(ctx)
-		cancel()
-	}, nil
+	return metrics.ServeListener(ln, mux), nil
 }

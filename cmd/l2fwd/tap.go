@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/tap"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // tapOptions are the --tap flags: each port gets a TAP twin, the exception
@@ -209,54 +207,4 @@ func tapDrops(s tap.Stats) []loss {
 		d = append(d, loss{"tap:" + c.String(), s.Drops[c]})
 	}
 	return d
-}
-
-// tapCollector exposes the twins' counters to --metrics. The twins stay
-// open until the metrics server has stopped.
-type tapCollector struct {
-	a                    *app
-	frames, bytes, drops *prometheus.Desc
-	copies, taken, noBuf *prometheus.Desc
-}
-
-func newTapCollector(a *app) *tapCollector {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc("gopmd_tap_"+name, help, append([]string{"port", "tap"}, labels...), nil)
-	}
-	return &tapCollector{a: a,
-		frames: d("frames_total", "Frames through a port's TAP twin: dir=up written to the kernel, dir=down sent by the port.", "dir"),
-		bytes:  d("bytes_total", "Bytes through a port's TAP twin.", "dir"),
-		drops:  d("drops_total", "Frames the exception path lost, by cause.", "cause"),
-		copies: d("up_copies_total", "Part of the frames up that were copies of forwarded broadcasts."),
-		taken:  d("taken_total", "Frames taken from forwarding (written up or dropped on the way)."),
-		noBuf:  d("down_no_buffer_total", "Reads put off because every TAP buffer was on the TX ring (the frames waited in the kernel)."),
-	}
-}
-
-// Describe implements prometheus.Collector.
-func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.frames, c.bytes, c.drops, c.copies, c.taken, c.noBuf} {
-		ch <- d
-	}
-}
-
-// Collect implements prometheus.Collector.
-func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
-	cnt := func(d *prometheus.Desc, v uint64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), l...)
-	}
-	for i, tw := range c.a.twins {
-		port, name := strconv.Itoa(i), tw.Name()
-		s := tw.Stats()
-		cnt(c.frames, s.UpFrames, port, name, "up")
-		cnt(c.frames, s.DownFrames, port, name, "down")
-		cnt(c.bytes, s.UpBytes, port, name, "up")
-		cnt(c.bytes, s.DownBytes, port, name, "down")
-		cnt(c.copies, s.UpCopies, port, name)
-		cnt(c.taken, s.Taken, port, name)
-		cnt(c.noBuf, s.DownNoBuffer, port, name)
-		for cause := tap.Cause(0); cause < tap.NumCauses; cause++ {
-			cnt(c.drops, s.Drops[cause], port, name, cause.String())
-		}
-	}
 }

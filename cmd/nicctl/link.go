@@ -26,6 +26,7 @@ func init() {
 		watch    bool
 		interval time.Duration
 		count    int
+		from     string
 	)
 	register(&command{
 		name: "stats", args: "DEV", min: 1, max: 1,
@@ -34,6 +35,7 @@ func init() {
 			fs.BoolVar(&watch, "watch", false, "sample every --interval and print rates until interrupted")
 			fs.DurationVar(&interval, "interval", time.Second, "sampling `PERIOD` for --watch")
 			fs.IntVar(&count, "count", 0, "with --watch, stop after `N` samples (0: until interrupted)")
+			telemetryFlag(fs, &from)
 			return func() error {
 				if interval <= 0 {
 					return badInput("--interval %s: give a positive duration such as 1s or 500ms", interval)
@@ -44,7 +46,12 @@ func init() {
 				return nil
 			}
 		},
-		run: func(e *env, a []string) (any, error) { return statsCmd(e, a[0], watch, interval, count) },
+		run: func(e *env, a []string) (any, error) {
+			if from != "" {
+				return statsTelemetry(e, a[0], from, watch, interval, count)
+			}
+			return statsCmd(e, a[0], watch, interval, count)
+		},
 	})
 }
 
@@ -98,9 +105,15 @@ type statsResult struct {
 	TxQueues []queueCounters   `json:"tx_queues"`
 	HW       map[string]uint64 `json:"hw"`
 	Rates    map[string]uint64 `json:"rates,omitempty"`
+	// Source names the process and socket the counters were read from
+	// (--telemetry); empty when nicctl opened the port.
+	Source string `json:"source,omitempty"`
 }
 
 func (r *statsResult) text(w io.Writer) {
+	if r.Source != "" {
+		fmt.Fprintf(w, "%s, read from %s\n", r.Dev, r.Source)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "queue\trx packets\trx bytes\trx drops\ttx packets\ttx bytes\ttx drops\t\n")
 	row := func(name string, rx, tx queueCounters) {
@@ -157,7 +170,11 @@ func sortedKeys(m map[string]uint64) []string {
 }
 
 func sample(dev string, p driver.Port, now time.Time) *statsResult {
-	s := p.Stats()
+	return sampleOf(dev, p.Stats(), now)
+}
+
+// sampleOf is the sample of counters s.
+func sampleOf(dev string, s driver.PortStats, now time.Time) *statsResult {
 	r := &statsResult{Dev: dev, Time: now, Rx: countersOf(s.Rx), Tx: countersOf(s.Tx), HW: s.HW,
 		RxQueues: []queueCounters{}, TxQueues: []queueCounters{}}
 	if r.HW == nil {

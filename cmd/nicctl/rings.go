@@ -14,6 +14,7 @@ import (
 
 func init() {
 	var window, at, send int
+	var from string
 	register(&command{
 		name: "rings", args: "DEV", min: 1, max: 1,
 		summary: "descriptor ring state: indices and a window of decoded BDs",
@@ -21,7 +22,11 @@ func init() {
 			fs.IntVar(&window, "window", 4, "decode `N` BDs per ring")
 			fs.IntVar(&at, "at", -1, "first BD of the window, `INDEX` (default: the driver's next-to-clean index)")
 			fs.IntVar(&send, "send", 0, "transmit `N` test frames on TX queue 0 first (so TX BDs have something to show)")
+			telemetryFlag(fs, &from)
 			return func() error {
+				if from != "" && send > 0 {
+					return badInput("--send %d with --telemetry: nicctl does not transmit on a port another process runs; stop it, or drop --send", send)
+				}
 				if window < 0 || window > 4096 {
 					return badInput("--window %d: give 0 to 4096 BDs", window)
 				}
@@ -34,7 +39,12 @@ func init() {
 				return nil
 			}
 		},
-		run: func(e *env, a []string) (any, error) { return ringsCmd(e, a[0], window, at, send) },
+		run: func(e *env, a []string) (any, error) {
+			if from != "" {
+				return ringsTelemetry(a[0], from)
+			}
+			return ringsCmd(e, a[0], window, at, send)
+		},
 	})
 }
 
@@ -74,9 +84,16 @@ type bdInfo struct {
 type ringsResult struct {
 	Dev   string     `json:"dev"`
 	Rings []ringInfo `json:"rings"`
+	// Source names the process and socket the rings were read from
+	// (--telemetry); the driver's indices are then -1 (that process's
+	// own) and no BD is decoded.
+	Source string `json:"source,omitempty"`
 }
 
 func (r *ringsResult) text(w io.Writer) {
+	if r.Source != "" {
+		fmt.Fprintf(w, "%s, read from %s\n", r.Dev, r.Source)
+	}
 	for _, g := range r.Rings {
 		en := "disabled"
 		switch {
@@ -95,7 +112,11 @@ func (r *ringsResult) text(w io.Writer) {
 		if g.HWProducer != nil {
 			fmt.Fprintf(w, "  device: producer %d consumer %d\n", *g.HWProducer, *g.HWConsumer)
 		}
-		fmt.Fprintf(w, "  driver: next-to-use %d next-to-clean %d", g.NextToUse, g.NextToClean)
+		if g.NextToUse < 0 {
+			fmt.Fprint(w, "  driver: indices are the serving process's own")
+		} else {
+			fmt.Fprintf(w, "  driver: next-to-use %d next-to-clean %d", g.NextToUse, g.NextToClean)
+		}
 		if g.Owned != nil {
 			fmt.Fprintf(w, ", %d owned by the device", *g.Owned)
 		}
