@@ -20,6 +20,7 @@ import (
 	"github.com/google/gopacket/pcapgo"
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/sim"
 )
 
@@ -589,5 +590,32 @@ func TestForwardAcrossDMADomains(t *testing.T) {
 	// The fake's TX buffers are port 1's: the bounce pool, not port 0's.
 	if st := p0.rxq[0].pool.Stats(); st.RecycleRing != 0 {
 		t.Fatalf("port 0's buffers went to TX: %+v", st)
+	}
+}
+
+// TestCPUProfileWriteErrors: a profile that cannot be written (a full
+// disk, here /dev/full) is an error naming the file, and the exit status
+// says so, after the run's summary as usual.
+func TestCPUProfileWriteErrors(t *testing.T) {
+	old := createProfile
+	t.Cleanup(func() { createProfile = old })
+	createProfile = func(string, safefile.Options) (*os.File, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }
+	p0, p1 := twoFakes(t, 1)
+	p0.load(0, testFrames(t, 10, 64))
+	code, out, errOut := runUntil(t, []string{"--cpuprofile", "full.prof", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 10 })
+	if code != 1 || !strings.Contains(errOut, "--cpuprofile full.prof") || !strings.Contains(errOut, "no space left on device") ||
+		!strings.Contains(errOut, "incomplete") || !strings.Contains(out, "leak check: every buffer came back") {
+		t.Fatalf("profile onto a full disk: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	// A profile that is written: exit 0, a non-empty file.
+	createProfile = old
+	f := filepath.Join(t.TempDir(), "ok.prof")
+	p0, p1 = twoFakes(t, 1)
+	p0.load(0, testFrames(t, 10, 64))
+	code, _, errOut = runUntil(t, []string{"--cpuprofile", f, "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 10 })
+	if fi, err := os.Stat(f); code != 0 || err != nil || fi.Size() == 0 {
+		t.Fatalf("profile to a file: exit %d, %v, stderr %s", code, err, errOut)
 	}
 }
