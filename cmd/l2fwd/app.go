@@ -84,6 +84,7 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		a.closeAll()
 		return 2
 	}
+	a.warnMACUpdating(stderr)
 	var stopMetrics func()
 	if o.metrics != "" {
 		var err error
@@ -720,6 +721,25 @@ func logLinkChanges(ports []driver.Port, specs []string, w io.Writer) (stop func
 		mu.Lock() // a call under way finishes first; none writes after this
 		stopped = true
 		mu.Unlock()
+	}
+}
+
+// warnMACUpdating warns, once per port at start, when --mac-updating
+// (the default) rewrites the frames sent into a real network: hosts there
+// drop frames to 02:00:00:00:00:<port> with another port's source MAC, so
+// a bridge between real interfaces passes nothing until --no-mac-updating.
+func (a *app) warnMACUpdating(w io.Writer) {
+	if !a.o.macUpdating || a.o.mode != modeFwd {
+		return
+	}
+	for i, spec := range a.specs {
+		why := realNetwork(spec)
+		if why == "" {
+			continue
+		}
+		dst := macUpdatingDst(i)
+		fmt.Fprintf(w, "l2fwd: warning: port %d (%s) faces a real network (%s) and MAC updating is on: frames sent out of it get destination %s and the port's own source MAC, which hosts there do not accept; add --no-mac-updating to forward frames unchanged (a bridge)\n",
+			i, spec, why, net.HardwareAddr(dst[:]))
 	}
 }
 

@@ -619,3 +619,39 @@ func TestCPUProfileWriteErrors(t *testing.T) {
 		t.Fatalf("profile to a file: exit %d, %v, stderr %s", code, err, errOut)
 	}
 }
+
+// TestMACUpdatingWarning: with MAC updating on (the default), each port
+// that faces a real network (a real device, afpacket=) is named once at
+// start, with the flag that forwards frames unchanged; simulated ports,
+// --no-mac-updating and the modes that do not rewrite get no warning.
+func TestMACUpdatingWarning(t *testing.T) {
+	iommu := dma.NewSimIOMMU(false)
+	for _, c := range []struct {
+		args []string
+		want []string // ports warned about
+	}{
+		{[]string{"0000:01:00.0", "sim:fake1?afpacket=veth9"}, []string{"port 0 (0000:01:00.0)", "port 1 (sim:fake1?afpacket=veth9)"}},
+		{[]string{"sim:fake0", "sim:fake1?afpacket=veth9"}, []string{"port 1 (sim:fake1?afpacket=veth9)"}},
+		{[]string{"sim:fake0", "sim:fake1"}, nil},
+		{[]string{"--no-mac-updating", "0000:01:00.0", "sim:fake1?afpacket=veth9"}, nil},
+		{[]string{"--mode", "tx", "0000:01:00.0", "sim:fake1?afpacket=veth9"}, nil},
+	} {
+		specs := c.args[len(c.args)-2:]
+		p0 := newFakePort("fake0", 0, 1, mac0, iommu)
+		p1 := newFakePort("fake1", 1, 1, mac1, iommu)
+		withFakes(t, map[string]*fakePort{specs[0]: p0, specs[1]: p1})
+		p0.load(0, testFrames(t, 10, 64))
+		code, _, errOut := runUntil(t, append([]string{"--stats-interval", "0"}, c.args...), func() bool { return len(p1.txFrames()) == 10 || len(p0.txFrames()) == 10 })
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", c.args, code, errOut)
+		}
+		if n := strings.Count(errOut, "warning:"); n != len(c.want) {
+			t.Errorf("%q: %d warnings, want %d:\n%s", c.args, n, len(c.want), errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, "warning: "+w+" faces a real network") || !strings.Contains(errOut, "--no-mac-updating") {
+				t.Errorf("%q: stderr does not warn about %s naming --no-mac-updating:\n%s", c.args, w, errOut)
+			}
+		}
+	}
+}
