@@ -54,6 +54,8 @@ type app struct {
 	around   []surround
 	twins    []*tap.Twin // --tap: port i's TAP twin
 	tapNames []string    // their names, kept for the summary
+	// tableRows counts the stats table's rows since its column header.
+	tableRows int
 }
 
 // pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
@@ -74,6 +76,7 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if o.json {
 		a.table = stderr
 	}
+	defer quietSimDMA(o.specs)()
 	if err := a.open(); err != nil {
 		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
 		a.closeAll()
@@ -722,6 +725,21 @@ func logLinkChanges(ports []driver.Port, specs []string, w io.Writer) (stop func
 		stopped = true
 		mu.Unlock()
 	}
+}
+
+// quietSimDMA keeps the DMA layer's warnings (no huge pages: 4 KiB pages
+// used instead) off stderr while l2fwd opens no real device: simulated
+// devices do no real DMA, so the warning means nothing to them. It
+// returns the function that puts the previous warning function back.
+func quietSimDMA(specs []string) (restore func()) {
+	for _, s := range specs {
+		if sp, err := driver.ParseSpec(s); err == nil && sp.Scheme != "sim" {
+			return func() {}
+		}
+	}
+	old := dma.Warn
+	dma.Warn = func(string) {}
+	return func() { dma.Warn = old }
 }
 
 // warnMACUpdating warns, once per port at start, when --mac-updating

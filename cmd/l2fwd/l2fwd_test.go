@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -653,5 +654,89 @@ func TestMACUpdatingWarning(t *testing.T) {
 				t.Errorf("%q: stderr does not warn about %s naming --no-mac-updating:\n%s", c.args, w, errOut)
 			}
 		}
+	}
+}
+
+// TestTableOutputFits: the header lines fit 100 columns, and the column
+// header is printed with the first table, then again only once 20 rows
+// or more have passed, not every interval.
+func TestTableOutputFits(t *testing.T) {
+	t.Parallel() // no port, no process-wide state
+	a := &app{o: &options{mode: modeFwd, statsInterval: time.Second, burst: 32, queues: 1, macUpdating: true}, ports: make([]driver.Port, 2),
+		nWorkers: 1, lanes: make([]*lane, 2), workerWhy: "capped at GOMAXPROCS-1 = 1 so the simulated devices' engine goroutine and the link watchers keep a CPU"}
+	var b strings.Builder
+	a.table = &b
+	a.printTableHeader()
+	prev, cur := []portSnap{{}, {}}, []portSnap{{}, {}}
+	for range 20 {
+		a.printTable(prev, cur, time.Second)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	headers := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "l2fwd: ") || strings.HasPrefix(l, "       ") || strings.HasPrefix(l, "port ") {
+			if len(l) > 100 {
+				t.Errorf("header line %d is %d columns wide: %q", i, len(l), l)
+			}
+		}
+		if strings.HasPrefix(l, "port ") {
+			headers++
+		}
+	}
+	// 20 tables of 3 rows: a header with the first, then after 21, 42 rows.
+	if headers != 3 || !strings.HasPrefix(lines[0], "l2fwd: 2 ports") {
+		t.Errorf("%d column headers in 20 tables of 3 rows, want 3:\n%s", headers, b.String())
+	}
+	for _, w := range []string{"GOMAXPROCS-1 = 1", "the exception path (--tap)", "MAC updating true"} {
+		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), w) {
+			t.Errorf("the header lost %q:\n%s", w, b.String())
+		}
+	}
+}
+
+// TestNoHugePageWarningOnSim: the DMA layer's warnings (no huge pages)
+// stay off stderr while l2fwd runs simulated ports only, and go through
+// when a real device is among the ports.
+func TestNoHugePageWarningOnSim(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	old := dma.Warn
+	dma.Warn = func(m string) { mu.Lock(); got = append(got, m); mu.Unlock() }
+	t.Cleanup(func() { dma.Warn = old })
+	iommu := dma.NewSimIOMMU(false)
+	for _, c := range []struct {
+		specs []string
+		warn  bool
+	}{
+		{[]string{"sim:fake0", "sim:fake1?afpacket=veth9"}, false},
+		{[]string{"0000:01:00.0", "sim:fake1"}, true},
+	} {
+		got = nil
+		p0 := newFakePort("fake0", 0, 1, mac0, iommu)
+		p1 := newFakePort("fake1", 1, 1, mac1, iommu)
+		withFakes(t, map[string]*fakePort{c.specs[0]: p0, c.specs[1]: p1})
+		p0.load(0, testFrames(t, 10, 64))
+		// While l2fwd runs, the DMA layer warns (as a device allocating
+		// without huge pages would).
+		warned := false
+		code, _, errOut := runUntil(t, append([]string{"--stats-interval", "0", "--no-mac-updating"}, c.specs...), func() bool {
+			if len(p1.txFrames()) < 10 {
+				return false
+			}
+			if !warned {
+				dma.Warn("dma: no 2 MiB huge pages")
+				warned = true
+			}
+			return true
+		})
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if code != 0 || (n == 1) != c.warn {
+			t.Errorf("%q: exit %d, %d DMA warnings passed on (want them: %v); stderr %s", c.specs, code, n, c.warn, errOut)
+		}
+	}
+	if dma.Warn == nil {
+		t.Fatal("l2fwd left no DMA warning function behind")
 	}
 }
