@@ -293,10 +293,12 @@ that does not balance is named and l2fwd exits 1.
 Exception path (--tap): each port gets a TAP interface (gopmd0, gopmd1,
 ...; --tap-name) with the port's MAC and MTU. Frames to the port's MAC
 and those --tap-rules names go up to the kernel instead of being
-forwarded, broadcasts are copied up and forwarded, and what the kernel
+forwarded, broadcasts and IPv6 neighbour discovery to group addresses
+(neighbour solicitations to solicited-node groups) are copied up and
+forwarded, other multicast is forwarded only, and what the kernel
 sends out of the TAP goes out of the port. Give the TAP an address (ip
 addr add 192.0.2.1/24 dev gopmd0) and the appliance answers ARP, ping,
-SSH on its data port. Counted per port under "tap".
+SSH on its data port, over IPv4 and IPv6. Counted per port under "tap".
 
 Stopping: Ctrl-C, SIGTERM, SIGHUP (the terminal closed), --duration, or --until-done once every pcap-in
 file and gen-count generator has been sent and forwarded. Exit status 0,

@@ -36,7 +36,7 @@ var tapLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level:
 const tapDownEvery = 16
 
 func addTapFlags(fs *flag.FlagSet, o *options) {
-	fs.BoolVar(&o.tap, "tap", false, "give each port a TAP twin, the exception path to the kernel: frames for the port's own MAC (and the --tap-rules) go up to the TAP instead of being forwarded, broadcasts are copied up, and what the kernel sends out of the TAP goes out of the port (needs CAP_NET_ADMIN)")
+	fs.BoolVar(&o.tap, "tap", false, "give each port a TAP twin, the exception path to the kernel: frames for the port's own MAC (and the --tap-rules) go up to the TAP instead of being forwarded, broadcasts and IPv6 neighbour discovery to group addresses are copied up, and what the kernel sends out of the TAP goes out of the port (needs CAP_NET_ADMIN)")
 	fs.StringVar(&o.tapName, "tap-name", "gopmd%d", "--tap: interface names; %d is the port index (a name without %d is for a single port)")
 	fs.StringVar(&o.tapRules, "tap-rules", "", "--tap: more frames to send up: "+tap.RulesSyntax)
 }

@@ -255,3 +255,114 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// TestTapIPv6ByDefault pings the TAP's IPv6 address from a namespace on
+// port 0's wire, with the default --tap rules: the neighbour solicitation
+// goes to the address's solicited-node group (33:33:ff:00:00:10), which
+// the default rules copy up, so the kernel behind the TAP answers it and
+// the echo requests that follow.
+//
+//	ns A: fd00:99::1/64 on inA ── veth ── wireA ── sim:enetc0 ── gp60: fd00:99::10/64 (in nsL)
+//	                                                   │ l2fwd
+//	                                               sim:enetc1 ── sink
+func TestTapIPv6ByDefault(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testnote.Skip(t, "the l2fwd exception-path IPv6 test", "needs root (network namespaces, veth pairs, TAP interfaces); run go test as root to include it")
+	}
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("the exception-path IPv6 test needs iproute2's ip command (apt-get install iproute2)")
+	}
+	testnote.SkipUnlessReexec(t, "the l2fwd exception-path IPv6 test")
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("the exception-path IPv6 test needs /dev/net/tun (modprobe tun): %v", err)
+	}
+	n := &netns{t: t, ip: ipPath}
+	suffix := strconv.Itoa(os.Getpid() % 100000)
+	nsA, nsL := "gp6A"+suffix, "gp6L"+suffix
+	t.Cleanup(func() {
+		for _, ns := range []string{nsA, nsL} {
+			_ = exec.Command(ipPath, "netns", "del", ns).Run()
+		}
+	})
+	for _, ns := range []string{nsA, nsL} {
+		n.run("netns", "add", ns)
+	}
+	sysctl := func(ns, key, val string) {
+		t.Helper()
+		if out, err := exec.Command(ipPath, "netns", "exec", ns, "sh", "-c", "echo "+val+" > /proc/sys/net/"+key).CombinedOutput(); err != nil {
+			t.Fatalf("set %s in %s: %v: %s", key, ns, err, out)
+		}
+	}
+	// In nsL only the TAP speaks IPv6: the veth end the port reaches
+	// stands for the wire.
+	sysctl(nsL, "ipv6/conf/default/disable_ipv6", "1")
+	n.run("-n", nsL, "link", "add", "wireA", "type", "veth", "peer", "name", "inA")
+	n.run("-n", nsL, "link", "set", "inA", "netns", nsA)
+	n.run("-n", nsL, "link", "set", "wireA", "up")
+	n.helperOut(nsA, "prepare6", "inA")
+	n.run("-n", nsA, "addr", "add", "fd00:99::1/64", "dev", "inA", "nodad")
+	n.run("-n", nsA, "link", "set", "inA", "up")
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := "--json --stats-interval 100ms --no-mac-updating --tap --tap-name gp6%d" +
+		" sim:enetc0?afpacket=wireA&" + simOpts + " sim:enetc1?sink=1&" + simOpts
+	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
+	l2.Env = append(os.Environ(), mainEnv+"="+args)
+	var stdout strings.Builder
+	l2.Stdout = &stdout
+	errPipe, err := l2.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Process.Kill()
+	var errMu sync.Mutex
+	var errLog strings.Builder
+	running := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		once := sync.Once{}
+		for sc.Scan() {
+			errMu.Lock()
+			errLog.WriteString(sc.Text() + "\n")
+			errMu.Unlock()
+			if strings.HasPrefix(sc.Text(), "all ") {
+				once.Do(func() { close(running) })
+			}
+		}
+	}()
+	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("l2fwd did not start forwarding: %s", l2Err())
+	}
+	sysctl(nsL, "ipv6/conf/gp60/disable_ipv6", "0")
+	n.run("-n", nsL, "addr", "add", "fd00:99::10/64", "dev", "gp60", "nodad")
+
+	t.Logf("ns A: %s", strings.TrimSpace(n.helperOut(nsA, "ping", "fd00:99::10")))
+	neigh := n.run("-n", nsA, "-6", "neigh", "show", "fd00:99::10")
+	tapLink := n.run("-n", nsL, "link", "show", "gp60")
+	i := strings.Index(neigh, "lladdr")
+	if i < 0 || !strings.Contains(tapLink, strings.Fields(neigh[i:])[1]) {
+		t.Fatalf("ns A resolved fd00:99::10 as %q, not as the TAP's (port 0's) MAC: %s", neigh, tapLink)
+	}
+	if err := l2.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Wait(); err != nil {
+		t.Fatalf("l2fwd: %v: %s", err, l2Err())
+	}
+	s := parseSummary(t, stdout.String())
+	x := s.Ports[0].Tap
+	if !s.LeakCheck.OK || len(s.Errors) != 0 || x == nil || x.UpCopies == 0 || x.Up <= x.UpCopies || x.Down == 0 {
+		t.Fatalf("leak check %+v, errors %v, port 0's TAP %+v: want neighbour solicitations copied up, echo requests up, answers down", s.LeakCheck, s.Errors, x)
+	}
+	t.Logf("port 0 TAP: %d frames up (%d copies), %d down", x.Up, x.UpCopies, x.Down)
+}
