@@ -3,8 +3,8 @@ package tap
 import (
 	"bytes"
 	"encoding/binary"
-	"net"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
