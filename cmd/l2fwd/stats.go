@@ -397,6 +397,9 @@ func (a *app) printSummary(s summaryJSON) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 		if x := p.Tap; x != nil {
+			if x.Gone {
+				fmt.Fprintf(w, "  tap %s: GONE: the interface was deleted while l2fwd ran; frames for the host since then are drops up_gone\n", x.Name)
+			}
 			fmt.Fprintf(w, "  tap %s: %d frames up (%d of them copies of forwarded broadcasts), %d taken from forwarding; %d down; drops %s; %d reads put off for want of a buffer\n",
 				x.Name, x.Up, x.UpCopies, x.Taken, x.Down, dropsText(x.Drops), x.DownNoBuffer)
 		}

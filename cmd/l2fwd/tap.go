@@ -189,11 +189,14 @@ type tapJSON struct {
 	// ring (the frames waited in the kernel).
 	DownNoBuffer uint64            `json:"down_no_buffer"`
 	Drops        map[string]uint64 `json:"drops"`
+	// Gone: the TAP interface went away while l2fwd ran (deleted); frames
+	// for the host were dropped from then on, as drops up_gone.
+	Gone bool `json:"gone,omitempty"`
 }
 
 func tapOut(name string, s tap.Stats) *tapJSON {
 	j := &tapJSON{Name: name, Up: s.UpFrames, UpBytes: s.UpBytes, UpCopies: s.UpCopies, Taken: s.Taken,
-		Down: s.DownFrames, DownBytes: s.DownBytes, DownNoBuffer: s.DownNoBuffer, Drops: map[string]uint64{}}
+		Down: s.DownFrames, DownBytes: s.DownBytes, DownNoBuffer: s.DownNoBuffer, Drops: map[string]uint64{}, Gone: s.Gone}
 	for c := tap.Cause(0); c < tap.NumCauses; c++ {
 		if s.Drops[c] != 0 {
 			j.Drops[c.String()] = s.Drops[c]

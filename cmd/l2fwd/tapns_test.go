@@ -366,3 +366,95 @@ func TestTapIPv6ByDefault(t *testing.T) {
 	}
 	t.Logf("port 0 TAP: %d frames up (%d copies), %d down", x.Up, x.UpCopies, x.Down)
 }
+
+// TestTapDeletedMidRun deletes port 0's TAP while l2fwd runs: l2fwd says
+// so once, stops using it (no read errors pile up in dropped), the
+// summary marks it gone, and the run still ends cleanly and balances.
+func TestTapDeletedMidRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testnote.Skip(t, "the l2fwd deleted-TAP test", "needs root (a network namespace, TAP interfaces); run go test as root to include it")
+	}
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("the deleted-TAP test needs iproute2's ip command (apt-get install iproute2)")
+	}
+	testnote.SkipUnlessReexec(t, "the l2fwd deleted-TAP test")
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("the deleted-TAP test needs /dev/net/tun (modprobe tun): %v", err)
+	}
+	n := &netns{t: t, ip: ipPath}
+	nsL := "gpdL" + strconv.Itoa(os.Getpid()%100000)
+	t.Cleanup(func() { _ = exec.Command(ipPath, "netns", "del", nsL).Run() })
+	n.run("netns", "add", nsL)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := "--json --stats-interval 100ms --tap --tap-name gpd%d" +
+		" sim:enetc0?gen=1&gen-rate=20k&sink=1&" + simOpts + " sim:enetc1?gen=1&gen-rate=20k&sink=1&" + simOpts
+	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
+	l2.Env = append(os.Environ(), mainEnv+"="+args)
+	var stdout strings.Builder
+	l2.Stdout = &stdout
+	errPipe, err := l2.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Process.Kill()
+	var errMu sync.Mutex
+	var errLog strings.Builder
+	running, gone := make(chan struct{}), make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		var once1, once2 sync.Once
+		for sc.Scan() {
+			errMu.Lock()
+			errLog.WriteString(sc.Text() + "\n")
+			errMu.Unlock()
+			if strings.HasPrefix(sc.Text(), "all ") {
+				once1.Do(func() { close(running) })
+			}
+			if strings.Contains(sc.Text(), "tap gpd0: the interface is gone") {
+				once2.Do(func() { close(gone) })
+			}
+		}
+	}()
+	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	// The deadlines only keep a broken build from hanging.
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("l2fwd did not start forwarding: %s", l2Err())
+	}
+	n.run("-n", nsL, "link", "del", "gpd0")
+	select {
+	case <-gone:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("l2fwd did not notice that gpd0 was deleted: %s", l2Err())
+	}
+	// Let the workers poll on a while with the TAP gone: a table or two.
+	tables := strings.Count(l2Err(), "\nall ")
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(l2Err(), "\nall ") < tables+3 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := l2.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Wait(); err != nil {
+		t.Fatalf("l2fwd: %v: %s", err, l2Err())
+	}
+	s := parseSummary(t, stdout.String())
+	x0, x1 := s.Ports[0].Tap, s.Ports[1].Tap
+	if !s.LeakCheck.OK || !s.Accounting.OK || len(s.Errors) != 0 || x0 == nil || x1 == nil {
+		t.Fatalf("leak check %+v, accounting %+v, errors %v, TAPs %+v %+v", s.LeakCheck, s.Accounting, s.Errors, x0, x1)
+	}
+	if !x0.Gone || x1.Gone || x0.Drops["down_read"] != 0 || x0.Drops["up_write"] != 0 {
+		t.Errorf("port 0's TAP (deleted) %+v, port 1's %+v: want port 0's gone with no read or write errors counted", *x0, *x1)
+	}
+	if c := strings.Count(l2Err(), "the interface is gone"); c != 1 {
+		t.Errorf("l2fwd said %d times that a TAP is gone, want once:\n%s", c, l2Err())
+	}
+}
