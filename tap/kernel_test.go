@@ -91,7 +91,7 @@ func TestKernelTAP(t *testing.T) {
 		}
 		rx.Recycle(pk[0])
 		tx := &fakeTx{room: 8}
-		for deadline := time.Now().Add(2 * time.Second); len(tx.frames) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(20 * time.Second); len(tx.frames) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			tw.Down(tx)
 		}
 		if len(tx.frames) == 0 {

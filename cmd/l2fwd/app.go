@@ -24,6 +24,10 @@ import (
 // openPort opens one port; tests replace it.
 var openPort = driver.OpenConfig
 
+// running, when set, is told of each run once its workers are made (tests
+// watch a run's workers through it).
+var running func(a *app)
+
 // capture ring sizes: per lane, frames up to a standard MTU are copied whole.
 const (
 	captureSlots    = 4096
@@ -133,6 +137,9 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return 2
 	}
 	a.ws = workers
+	if running != nil {
+		running(a)
+	}
 	cpu0 := processCPU()
 	// A worker locked to its thread never gives its P back: keep one more
 	// for everything else (AF_PACKET readers, device engines, the capture

@@ -363,7 +363,7 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 
 	// Let the last frames (the connection's closing ACKs) cross before
 	// stopping: wait until the counters agree or a generous bound passes.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if counter(t, n, nsA, innerA, "tx_packets") == counter(t, n, nsB, innerB, "rx_packets") &&
 			counter(t, n, nsB, innerB, "tx_packets") == counter(t, n, nsA, innerA, "rx_packets") {
 			break

@@ -171,7 +171,7 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 			counter(t, n, nsL, "gpt0", "rx_packets"), counter(t, n, nsL, "gpt0", "tx_packets")}
 	}
 	last := sig()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(300 * time.Millisecond)
 		cur := sig()
 		if slices.Equal(cur, last) {
