@@ -129,6 +129,15 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 	if i < 0 || !strings.Contains(tapLink, strings.Fields(neigh[i:])[1]) {
 		t.Fatalf("ns A resolved 10.99.1.10 as %q, not as the TAP's (port 0's) MAC: %s", neigh, tapLink)
 	}
+	// From here the neighbours are fixed: no ARP probe, which the kernel
+	// times by itself, crosses while the test reads the counters below.
+	macA, macB, macTap := linkMAC(t, n, nsA, "inA"), linkMAC(t, n, nsB, "inB"), linkMAC(t, n, nsL, "gpt0")
+	for _, x := range []struct{ ns, addr, mac, dev string }{
+		{nsA, "10.99.1.10", macTap, "inA"}, {nsA, "10.99.1.2", macB, "inA"},
+		{nsB, "10.99.1.1", macA, "inB"}, {nsL, "10.99.1.1", macA, "gpt0"},
+	} {
+		n.run("-n", x.ns, "neigh", "replace", x.addr, "lladdr", x.mac, "dev", x.dev, "nud", "permanent")
+	}
 
 	// TCP: 512 KiB from A to the TAP's address (full frames go up), then
 	// 512 KiB from the TAP's side to A (full frames come down: the kernel
@@ -254,6 +263,19 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 			t.Errorf("port %d generated traffic: %+v; sink of port %d %+v", i, p, i^1, peer.Sink)
 		}
 	}
+}
+
+// linkMAC is an interface's MAC, as ip link show gives it.
+func linkMAC(t *testing.T, n *netns, ns, ifname string) string {
+	t.Helper()
+	f := strings.Fields(n.run("-n", ns, "link", "show", ifname))
+	for i, w := range f {
+		if w == "link/ether" && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	t.Fatalf("no MAC for %s in %s", ifname, ns)
+	return ""
 }
 
 // TestTapIPv6ByDefault pings the TAP's IPv6 address from a namespace on
