@@ -349,3 +349,21 @@ func TestTrafficErrors(t *testing.T) {
 		t.Errorf("VF, --loopback phy: %+v", r.Steps)
 	}
 }
+
+// The huge-page warning is left out when every device is simulated.
+func TestSimOnly(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"pktgen", "sim:enetc0?sink=1", "--count", "10"}, true},
+		{[]string{"bench", "sim:enetc0", "redirect", "--to", "sim:enetc1"}, true},
+		{[]string{"bench", "sim:enetc0", "redirect", "--to", "0000:00:00.1"}, false},
+		{[]string{"stats", "0000:00:00.0"}, false},
+		{[]string{"list"}, false},
+	} {
+		if got := simOnly(c.args); got != c.want {
+			t.Errorf("simOnly(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}
