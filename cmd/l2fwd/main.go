@@ -11,9 +11,9 @@
 // takes) and drained by a counting sink.
 //
 // It prints a stats table every --stats-interval and a summary at the end
-// (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM, SIGHUP, after
-// --duration, or with --until-done once finite inputs (pcap-in, gen-count)
-// are sent and forwarded. At the end it checks per port that every frame
+// (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM or
+// SIGHUP, after --duration, or with --until-done once finite inputs
+// (pcap-in, gen-count) are sent and forwarded. At the end it checks per port that every frame
 // was received or counted by cause. Exit status: 0 on a clean run, 1 when
 // buffers leaked, a port or a pcap-in replay failed while running, an
 // input could not finish, or a port's frames do not add up; 2 for bad
@@ -300,10 +300,11 @@ sends out of the TAP goes out of the port. Give the TAP an address (ip
 addr add 192.0.2.1/24 dev gopmd0) and the appliance answers ARP, ping,
 SSH on its data port, over IPv4 and IPv6. Counted per port under "tap".
 
-Stopping: Ctrl-C, SIGTERM, SIGHUP (the terminal closed), --duration, or --until-done once every pcap-in
-file and gen-count generator has been sent and forwarded. Exit status 0,
-1 when buffers leaked, a port or pcap-in failed, an input could not
-finish or a port's frames do not add up, 2 for bad input.
+Stopping: Ctrl-C, SIGTERM, SIGHUP (the terminal closed), --duration, or
+--until-done once every pcap-in file and gen-count generator has been
+sent and forwarded. Exit status 0, 1 when buffers leaked, a port or
+pcap-in failed, an input could not finish, a port's frames do not add up
+or the CPU profile could not be written, 2 for bad input.
 
 flags:
 `
