@@ -13,11 +13,12 @@
 // It prints a stats table every --stats-interval and a summary at the end
 // (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM or
 // SIGHUP, after --duration, or with --until-done once finite inputs
-// (pcap-in, gen-count) are sent and forwarded. At the end it checks per port that every frame
-// was received or counted by cause. Exit status: 0 on a clean run, 1 when
-// buffers leaked, a port or a pcap-in replay failed while running, an
-// input could not finish, or a port's frames do not add up; 2 for bad
-// flags, specs or a port that cannot be opened.
+// (pcap-in, gen-count) are sent and forwarded. At the end it checks per
+// port that every frame was received or counted by cause. Exit status: 0
+// on a clean run, 1 when buffers leaked, a port or a pcap-in replay failed
+// while running, an input could not finish, a port's frames do not add up
+// or the CPU profile could not be written in full; 2 for bad flags, specs
+// or a port that cannot be opened.
 package main
 
 import (
