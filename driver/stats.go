@@ -72,7 +72,12 @@ func (c Cause) String() string {
 // QueueStats are one queue's counters, or a sum of them.
 type QueueStats struct {
 	Packets uint64
-	Bytes   uint64
+	// Bytes counts the frames' bytes from the destination MAC to the end
+	// of the payload (padding included), without the FCS, preamble or
+	// gap: as Linux's rtnl_link_stats64 rx_bytes and tx_bytes count them
+	// for an IEEE 802.3 device (ip -s link, ethtool -S). A 64-byte frame
+	// on the wire counts 60.
+	Bytes uint64
 	// Drops counts frames lost or refused, by cause.
 	Drops [NumCauses]uint64
 }

@@ -49,8 +49,9 @@ func ParseVerdict(s string) (Verdict, error) {
 // Rules say which received frames belong to the host behind the TAP. A
 // frame goes Up if it matches any of MAC, EtherTypes, VLANs, Addrs (or is
 // an ARP request for one of them) or Protocols; otherwise a broadcast gets
-// the Broadcast verdict, another group address the Multicast verdict, and
-// everything else is forwarded.
+// the Broadcast verdict, an IPv6 neighbour discovery or MLD query message
+// to a group address the ND verdict (unless Multicast is Up), another
+// group address the Multicast verdict, and everything else is forwarded.
 type Rules struct {
 	// MAC is the host's unicast address (the port's MAC): frames to it go up.
 	MAC net.HardwareAddr
@@ -58,9 +59,18 @@ type Rules struct {
 	// (ARP requests, DHCP): Copy lets the host and the forwarded network
 	// both see them.
 	Broadcast Verdict
-	// Multicast is the verdict for other group addresses (IPv6 neighbour
-	// discovery, OSPF, LLDP, STP) no rule took.
+	// Multicast is the verdict for other group addresses (OSPF, LLDP,
+	// STP, IPv4 multicast) no rule took.
 	Multicast Verdict
+	// ND is the verdict for IPv6 neighbour discovery (ICMPv6 router and
+	// neighbour solicitations and advertisements, redirects; RFC 4861) and
+	// MLD queries (RFC 2710, RFC 3810) sent to a group address: a
+	// neighbour solicitation for the host's address goes to its
+	// solicited-node group (33:33:ff:xx:xx:xx, RFC 4291 2.7.1), which the
+	// host must see to answer, as must every node of the link. Copy lets
+	// the host and the forwarded network both see them. ND to the host's
+	// MAC goes up with every other frame to it.
+	ND Verdict
 	// EtherTypes go up whatever their destination (e.g. 0x88cc LLDP,
 	// 0x888e EAPOL). The EtherType after one VLAN tag counts.
 	EtherTypes []uint16
@@ -76,10 +86,14 @@ type Rules struct {
 	Protocols []uint8
 }
 
-// DefaultRules are the rules an appliance port starts from: unicast to its
-// MAC goes up, broadcasts are copied up, multicast is forwarded.
+// DefaultRules are the rules an appliance port starts from, what IPv4 and
+// IPv6 to the host behind the TAP need: unicast to its MAC goes up;
+// broadcasts (ARP requests, DHCP) are copied up; IPv6 neighbour discovery
+// and MLD queries to group addresses (neighbour solicitations to the
+// host's solicited-node group among them) are copied up; other multicast
+// is forwarded.
 func DefaultRules(mac net.HardwareAddr) Rules {
-	return Rules{MAC: mac, Broadcast: Copy, Multicast: Forward}
+	return Rules{MAC: mac, Broadcast: Copy, Multicast: Forward, ND: Copy}
 }
 
 // Classifier applies compiled Rules to frames. It is read-only after
@@ -90,6 +104,7 @@ type Classifier struct {
 	hasMAC     bool
 	bcast      Verdict
 	mcast      Verdict
+	nd         Verdict
 	etypes     []uint16
 	vlans      [4096 / 64]uint64 // bit per VLAN ID
 	hasVLANs   bool
@@ -126,9 +141,9 @@ const (
 
 // NewClassifier checks and compiles r.
 func NewClassifier(r Rules) (*Classifier, error) {
-	c := &Classifier{bcast: r.Broadcast, mcast: r.Multicast, etypes: append([]uint16(nil), r.EtherTypes...)}
-	if r.Broadcast > Copy || r.Multicast > Copy {
-		return nil, fmt.Errorf("tap rules: broadcast %v / multicast %v: use Forward, Up or Copy", r.Broadcast, r.Multicast)
+	c := &Classifier{bcast: r.Broadcast, mcast: r.Multicast, nd: r.ND, etypes: append([]uint16(nil), r.EtherTypes...)}
+	if r.Broadcast > Copy || r.Multicast > Copy || r.ND > Copy {
+		return nil, fmt.Errorf("tap rules: broadcast %v / multicast %v / nd %v: use Forward, Up or Copy", r.Broadcast, r.Multicast, r.ND)
 	}
 	if r.MAC != nil {
 		if len(r.MAC) != 6 || r.MAC[0]&1 != 0 {
@@ -228,9 +243,44 @@ func (c *Classifier) classify(b []byte, vlan int) Verdict {
 		if [6]byte(b[0:6]) == [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff} {
 			return c.bcast
 		}
+		if c.nd != Forward && c.mcast != Up && et == etherIPv6 && ndOrMLDQuery(b[l3:]) {
+			return c.nd
+		}
 		return c.mcast
 	}
 	return Forward
+}
+
+// ICMPv6 as neighbour discovery and MLD use it.
+const (
+	ipProtoHopByHop = 0
+	ipProtoICMPv6   = 58
+	icmp6MLDQuery   = 130 // RFC 2710 3, RFC 3810 5.1
+	icmp6NDFirst    = 133 // router solicitation (RFC 4861 4.1)
+	icmp6NDLast     = 137 // redirect (RFC 4861 4.5)
+)
+
+// ndOrMLDQuery reports whether an IPv6 packet is an ICMPv6 neighbour
+// discovery message (types 133 to 137) or an MLD query (130), after at
+// most one hop-by-hop options header (MLD carries a router alert there,
+// RFC 2711). Every offset is checked against the packet's length.
+func ndOrMLDQuery(l3 []byte) bool {
+	if len(l3) < ipv6Hdr || l3[0]>>4 != 6 {
+		return false
+	}
+	next, off := l3[ipv6NextOff], ipv6Hdr
+	if next == ipProtoHopByHop {
+		if len(l3) < off+2 {
+			return false
+		}
+		next = l3[off]
+		off += (int(l3[off+1]) + 1) * 8
+	}
+	if next != ipProtoICMPv6 || len(l3) < off+4 {
+		return false
+	}
+	t := l3[off]
+	return t == icmp6MLDQuery || (t >= icmp6NDFirst && t <= icmp6NDLast)
 }
 
 // IPv4, IPv6 and ARP offsets the address and protocol rules read.
@@ -293,7 +343,7 @@ func (c *Classifier) protoOn(p uint8) bool {
 }
 
 // RulesSyntax describes what ParseRules takes, for error messages and help.
-const RulesSyntax = "comma-separated key=value items: addr=IP (IPv4 or IPv6; ARP for an IPv4 one too), ethertype=0xNNNN, vlan=ID (0-4095), proto=N (IP protocol, e.g. 89 OSPF, 112 VRRP), broadcast=forward|up|copy, multicast=forward|up|copy; keys may repeat"
+const RulesSyntax = "comma-separated key=value items: addr=IP (IPv4 or IPv6; ARP for an IPv4 one too), ethertype=0xNNNN, vlan=ID (0-4095), proto=N (IP protocol, e.g. 89 OSPF, 112 VRRP), broadcast=forward|up|copy (default copy), multicast=forward|up|copy (default forward), nd=forward|up|copy (IPv6 neighbour discovery and MLD queries to group addresses, default copy); keys may repeat"
 
 // ParseRules adds to base the rules written in s (see RulesSyntax), as a
 // command line or a configuration file gives them.
@@ -340,15 +390,18 @@ func ParseRules(base Rules, s string) (Rules, error) {
 				return bad("not an IP protocol number from 0 to 255")
 			}
 			r.Protocols = append(r.Protocols, uint8(n))
-		case "broadcast", "multicast":
+		case "broadcast", "multicast", "nd":
 			vd, err := ParseVerdict(v)
 			if err != nil {
 				return bad(err.Error())
 			}
-			if k == "broadcast" {
+			switch k {
+			case "broadcast":
 				r.Broadcast = vd
-			} else {
+			case "multicast":
 				r.Multicast = vd
+			default:
+				r.ND = vd
 			}
 		default:
 			return bad("unknown key")

@@ -205,3 +205,75 @@ func TestParseRules(t *testing.T) {
 		}
 	}
 }
+
+// icmp6 is an IPv6 packet from src to dst carrying an ICMPv6 message of
+// type typ, after a hop-by-hop options header when hbh (as MLD sends).
+func icmp6(typ uint8, dst string, hbh bool) []byte {
+	h := ipv6(ipProtoICMPv6, dst)[:ipv6Hdr]
+	if hbh {
+		h[ipv6NextOff] = ipProtoHopByHop
+		// Next header ICMPv6, length 0 (8 bytes): a router alert and padding.
+		h = append(h, ipProtoICMPv6, 0, 5, 2, 0, 0, 1, 0)
+	}
+	return append(h, typ, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+// IPv6 to the host works with the default rules: a neighbour solicitation
+// for the host's address arrives at its solicited-node group
+// (33:33:ff:xx:xx:xx), router advertisements and MLD queries at all-nodes
+// (33:33:00:00:00:01): each is copied up and forwarded. Other IPv6
+// multicast, MLD reports of other hosts and ND between other hosts'
+// unicast addresses are forwarded only.
+func TestClassifyIPv6NeighbourDiscovery(t *testing.T) {
+	def, err := NewClassifier(DefaultRules(ownMAC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	solicited := net.HardwareAddr{0x33, 0x33, 0xff, 0x00, 0x00, 0x10}
+	allNodes := net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}
+	mldv2 := net.HardwareAddr{0x33, 0x33, 0, 0, 0, 0x16}
+	ns := frame(solicited, -1, etherIPv6, icmp6(135, "ff02::1:ff00:10", false))
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want Verdict
+	}{
+		{"neighbour solicitation to the solicited-node group", ns, Copy},
+		{"neighbour solicitation behind a tag", frame(solicited, 7, etherIPv6, icmp6(135, "ff02::1:ff00:10", false)), Copy},
+		{"router advertisement to all nodes", frame(allNodes, -1, etherIPv6, icmp6(134, "ff02::1", false)), Copy},
+		{"router solicitation", frame(net.HardwareAddr{0x33, 0x33, 0, 0, 0, 2}, -1, etherIPv6, icmp6(133, "ff02::2", false)), Copy},
+		{"unsolicited neighbour advertisement", frame(allNodes, -1, etherIPv6, icmp6(136, "ff02::1", false)), Copy},
+		{"MLD query with a router alert", frame(allNodes, -1, etherIPv6, icmp6(130, "ff02::1", true)), Copy},
+		{"MLDv2 report of another host", frame(mldv2, -1, etherIPv6, icmp6(143, "ff02::16", true)), Forward},
+		{"echo request to all nodes", frame(allNodes, -1, etherIPv6, icmp6(128, "ff02::1", false)), Forward},
+		{"UDP to a group", frame(allNodes, -1, etherIPv6, ipv6(17, "ff02::1")), Forward},
+		{"neighbour solicitation between other hosts, unicast", frame(otherMAC, -1, etherIPv6, icmp6(135, "2001:db8::9", false)), Forward},
+		{"neighbour solicitation to the host's MAC", frame(ownMAC, -1, etherIPv6, icmp6(135, "2001:db8::1", false)), Up},
+		{"neighbour solicitation cut in its ICMPv6 header", ns[:ethHdrLen+ipv6Hdr+2], Forward},
+		{"hop-by-hop header longer than the packet", frame(allNodes, -1, etherIPv6, icmp6(130, "ff02::1", true)[:ipv6Hdr+8]), Forward},
+		{"not IPv6 inside", frame(solicited, -1, etherIPv6, append([]byte{0x45}, icmp6(135, "ff02::1:ff00:10", false)[1:]...)), Forward},
+	} {
+		if got := def.Classify(tc.b); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// nd= and multicast= change the verdict: nd=forward as before ND had a
+	// rule, nd=up takes ND from the forwarded network, multicast=up takes
+	// every group frame.
+	for _, tc := range []struct {
+		rules string
+		want  Verdict
+	}{{"nd=forward", Forward}, {"nd=up", Up}, {"multicast=up", Up}, {"nd=forward,multicast=copy", Copy}} {
+		r, err := ParseRules(DefaultRules(ownMAC), tc.rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := NewClassifier(r)
+		if got := c.Classify(ns); got != tc.want {
+			t.Errorf("%s: a neighbour solicitation to the solicited-node group: %v, want %v", tc.rules, got, tc.want)
+		}
+	}
+	if _, err := ParseRules(Rules{}, "nd=maybe"); err == nil || !strings.Contains(err.Error(), "use forward, up or copy") {
+		t.Errorf("nd=maybe: %v", err)
+	}
+}

@@ -10,8 +10,18 @@
 //     Twin.Up on it.
 //  2. Up runs the Classifier on every frame: frames for the host (its MAC,
 //     its addresses, chosen EtherTypes, VLANs and IP protocols) are written
-//     to the TAP and freed; broadcasts are copied up and kept. The
+//     to the TAP and freed; broadcasts, and IPv6 neighbour discovery and
+//     MLD queries to group addresses, are copied up and kept. The
 //     application forwards what Up leaves at the front of the burst.
+//
+// The default rules (DefaultRules) are what IPv4 and IPv6 to the host
+// need: unicast to the port's MAC goes up; broadcasts (ARP requests,
+// DHCP) are copied up; ICMPv6 neighbour discovery (types 133 to 137) and
+// MLD queries (130) sent to a group address are copied up, among them the
+// neighbour solicitations for the host's addresses, which go to their
+// solicited-node groups (33:33:ff:xx:xx:xx); other multicast is
+// forwarded only. Rules.Broadcast, Rules.ND and Rules.Multicast change
+// those verdicts; the other rules send more up.
 //  3. The kernel answers out of the TAP (same MAC as the port, so its ARP
 //     replies name the port).
 //  4. Twin.Down reads what the kernel sent, at most a burst per call,

@@ -11,10 +11,14 @@ import (
 // twin's pool; it stops at the first empty read, never blocks) and hands
 // them to tx in one TxBurst. Frames tx refuses are freed and counted as
 // CauseDownTxFull, never retried. It returns how many frames tx took.
+// Once the interface has gone away (see Stats.Gone) it returns 0 at once.
 //
 // Down belongs to one goroutine at a time: the one that owns tx and the
 // twin's pool. It allocates nothing.
 func (t *Twin) Down(tx driver.TxQueue) int {
+	if t.c.gone.Load() {
+		return 0 // the interface went away: nothing can come down
+	}
 	n := 0
 	var runts, big, readErrs uint64
 	// At most a burst of reads, good or bad: a kernel that sends nothing
@@ -33,7 +37,11 @@ func (t *Twin) Down(tx driver.TxQueue) int {
 		m, err := unix.Read(t.fd, room)
 		if err != nil || m <= 0 {
 			t.spare = p
-			if err != nil && err != unix.EAGAIN && err != unix.EINTR {
+			switch {
+			case err == nil, err == unix.EAGAIN, err == unix.EINTR:
+			case gone(err):
+				t.markGone("read", err)
+			default:
 				readErrs++
 			}
 			break

@@ -3,9 +3,11 @@ package tap
 import (
 	"bytes"
 	"encoding/binary"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -89,7 +91,7 @@ func TestKernelTAP(t *testing.T) {
 		}
 		rx.Recycle(pk[0])
 		tx := &fakeTx{room: 8}
-		for deadline := time.Now().Add(2 * time.Second); len(tx.frames) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(20 * time.Second); len(tx.frames) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			tw.Down(tx)
 		}
 		if len(tx.frames) == 0 {
@@ -171,5 +173,63 @@ func BenchmarkKernelTAP(b *testing.B) {
 			tw.Down(tx)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/call")
+	})
+}
+
+// A TAP deleted while its twin runs (ip link del): the first failed write
+// says so once, in the log; the twin then writes and reads nothing more,
+// frames for the host count as up_gone (none as up_write or down_read),
+// broadcasts are still forwarded, and Stats says Gone.
+func TestKernelTAPDeleted(t *testing.T) {
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("needs iproute2's ip command (apt-get install iproute2)")
+	}
+	pl, rx := newPool(t, 16), newPool(t, 16)
+	var logBuf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	inNewNetns(t, func() {
+		tw, err := Open(Config{Name: "gpgone0", MAC: ownMAC, Pool: pl, Logger: log})
+		if err != nil {
+			t.Errorf("Open: %v", err)
+			return
+		}
+		defer tw.Close(time.Second)
+		up := func(dst net.HardwareAddr, n int) int {
+			pk := make([]*driver.Packet, n)
+			f := frame(dst, -1, 0x88b5, make([]byte, 46))
+			for i := range pk {
+				pk[i] = rx.Alloc()
+				pk[i].SetLen(len(f))
+				copy(pk[i].Data(), f)
+			}
+			kept := tw.Up(pk)
+			for _, p := range pk[:kept] {
+				rx.Recycle(p)
+			}
+			return kept
+		}
+		if kept := up(ownMAC, 1); kept != 0 || tw.Stats().UpFrames != 1 || tw.Stats().Gone {
+			t.Errorf("before the deletion: kept %d, stats %+v", kept, tw.Stats())
+		}
+		// ip runs on this goroutine's thread, in its namespace.
+		if out, err := exec.Command(ipPath, "link", "del", "gpgone0").CombinedOutput(); err != nil {
+			t.Errorf("ip link del gpgone0: %v: %s", err, out)
+			return
+		}
+		tx := &fakeTx{room: 8}
+		kept := up(ownMAC, 3)
+		for range 1000 {
+			tw.Down(tx)
+		}
+		copies := up(bcastMAC, 2)
+		s := tw.Stats()
+		if kept != 0 || copies != 2 || !s.Gone || s.UpFrames != 1 || s.Drops[CauseUpGone] != 5 || s.Drops[CauseUpWrite] != 0 ||
+			s.Drops[CauseDownRead] != 0 || s.Taken != 4 || len(tx.frames) != 0 {
+			t.Errorf("after the deletion: kept %d of 3 for the host, %d of 2 broadcasts; stats %+v; %d frames down", kept, copies, s, len(tx.frames))
+		}
+		if n := strings.Count(logBuf.String(), "the interface is gone"); n != 1 || !strings.Contains(logBuf.String(), "tap gpgone0") || !strings.Contains(logBuf.String(), "up_gone") {
+			t.Errorf("the twin said %d times that the TAP is gone; log:\n%s", n, logBuf.String())
+		}
 	})
 }

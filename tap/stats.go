@@ -23,13 +23,18 @@ const (
 	CauseDownTooBig
 	// CauseDownRunt: the kernel sent fewer bytes than an Ethernet header.
 	CauseDownRunt
-	// CauseDownRead: reading the TAP failed (other than "nothing queued").
+	// CauseDownRead: reading the TAP failed (other than "nothing queued"
+	// and the interface being gone).
 	CauseDownRead
+	// CauseUpGone: a frame for the host after the TAP interface went away
+	// (deleted while the twin ran, ip link del): freed. Copies are not
+	// written either (the frames are forwarded as ever) and count here too.
+	CauseUpGone
 	// NumCauses is the number of causes, for arrays indexed by Cause.
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"up_write", "up_gather", "down_tx_full", "down_too_big", "down_runt", "down_read"}
+var causeNames = [NumCauses]string{"up_write", "up_gather", "down_tx_full", "down_too_big", "down_runt", "down_read", "up_gone"}
 
 // String is the cause's counter name, such as down_tx_full.
 func (c Cause) String() string {
@@ -57,10 +62,16 @@ type Stats struct {
 	DownNoBuffer uint64
 	// Drops counts frames lost on the exception path, by cause.
 	Drops [NumCauses]uint64
+	// Gone is set once the TAP interface has gone away (deleted while the
+	// twin ran): from then on nothing is written or read, and frames for
+	// the host count as CauseUpGone.
+	Gone bool
 }
 
 // UpDrops is the sum of the drops of frames going up.
-func (s Stats) UpDrops() uint64 { return s.Drops[CauseUpWrite] + s.Drops[CauseUpGather] }
+func (s Stats) UpDrops() uint64 {
+	return s.Drops[CauseUpWrite] + s.Drops[CauseUpGather] + s.Drops[CauseUpGone]
+}
 
 // DownDrops is the sum of the drops of frames coming down.
 func (s Stats) DownDrops() uint64 {
@@ -74,6 +85,7 @@ type counters struct {
 	downFrames, downBytes       atomic.Uint64
 	downNoBuffer                atomic.Uint64
 	drops                       [NumCauses]atomic.Uint64
+	gone                        atomic.Bool
 }
 
 func (c *counters) drop(cause Cause, n uint64) {
@@ -87,6 +99,7 @@ func (c *counters) snapshot() Stats {
 		UpFrames: c.upFrames.Load(), UpBytes: c.upBytes.Load(), UpCopies: c.upCopies.Load(),
 		Taken:      c.taken.Load(),
 		DownFrames: c.downFrames.Load(), DownBytes: c.downBytes.Load(), DownNoBuffer: c.downNoBuffer.Load(),
+		Gone: c.gone.Load(),
 	}
 	for i := range s.Drops {
 		s.Drops[i] = c.drops[i].Load()

@@ -1,6 +1,8 @@
 package tap
 
 import (
+	"fmt"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/gopmd/gopmd/driver"
@@ -42,6 +44,7 @@ func (t *Twin) up(pkts []*driver.Packet) (kept int) {
 		nt                     int
 		frames, bytes, copies  uint64
 		writeDrops, gatherDrop uint64
+		goneDrops              uint64
 	)
 	for _, p := range pkts {
 		v := t.cls.ClassifyPacket(p)
@@ -59,6 +62,8 @@ func (t *Twin) up(pkts []*driver.Packet) (kept int) {
 			}
 		case cause == CauseUpGather:
 			gatherDrop++
+		case cause == CauseUpGone:
+			goneDrops++
 		default:
 			writeDrops++
 		}
@@ -87,6 +92,7 @@ func (t *Twin) up(pkts []*driver.Packet) (kept int) {
 	}
 	t.c.drop(CauseUpWrite, writeDrops)
 	t.c.drop(CauseUpGather, gatherDrop)
+	t.c.drop(CauseUpGone, goneDrops)
 	return kept
 }
 
@@ -96,12 +102,15 @@ func (t *Twin) up(pkts []*driver.Packet) (kept int) {
 // stripped (put back here so the kernel sees the frame as it was on the
 // wire), is one writev(2) of its pieces.
 func (t *Twin) write(p *driver.Packet) (int, Cause) {
+	if t.c.gone.Load() {
+		return 0, CauseUpGone
+	}
 	d := p.Data()
 	stripped := p.Flags&pool.FlagVLANStripped != 0 && len(d) >= 2*6
 	if p.Next() == nil && !stripped {
 		n, err := unix.Write(t.fd, d)
 		if err != nil || n != len(d) {
-			return 0, CauseUpWrite
+			return 0, t.writeFailed(err)
 		}
 		return n, NumCauses
 	}
@@ -122,7 +131,33 @@ func (t *Twin) write(p *driver.Packet) (int, Cause) {
 	}
 	n, err := tun.Writev(t.fd, &io)
 	if err != nil {
-		return 0, CauseUpWrite
+		return 0, t.writeFailed(err)
 	}
 	return n, NumCauses
+}
+
+// writeFailed is the cause of a failed write: CauseUpGone when the
+// interface has gone away (and the twin stops using it), else
+// CauseUpWrite.
+func (t *Twin) writeFailed(err error) Cause {
+	if err != nil && gone(err) {
+		t.markGone("write", err)
+		return CauseUpGone
+	}
+	return CauseUpWrite
+}
+
+// gone reports an error that says the TAP interface no longer exists: the
+// kernel detaches a TAP file from an interface deleted under it, and its
+// reads and writes then fail with EBADFD.
+func gone(err error) bool {
+	return err == unix.EBADFD || err == unix.ENODEV || err == unix.ENXIO
+}
+
+// markGone stops the twin's use of the TAP after op failed with err, and
+// says so once.
+func (t *Twin) markGone(op string, err error) {
+	if t.c.gone.CompareAndSwap(false, true) {
+		t.log.Warn(fmt.Sprintf("tap %s: the interface is gone (%s: %v): it was deleted while the twin ran; from now on frames for the host are dropped and counted as %s, and nothing comes down; restart to recreate it", t.name, op, err, CauseUpGone))
+	}
 }

@@ -4,16 +4,50 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/gopmd/gopmd/sim"
 )
+
+// sleptAfter stops a run once the sink of port sink has n frames and the
+// workers have slept on the RX interrupts since then (each sleep lasts
+// at most maxSleep, so a quiet worker sleeps again and again): no
+// assertion depends on how fast the machine runs.
+func sleptAfter(t *testing.T, sink string, n uint64) func() bool {
+	var cur atomic.Pointer[app]
+	old := running
+	running = func(a *app) { cur.Store(a) }
+	t.Cleanup(func() { running = old })
+	sleeps := func() (s uint64) {
+		if a := cur.Load(); a != nil {
+			for _, w := range a.ws {
+				s += w.sleeps.Load()
+			}
+		}
+		return s
+	}
+	base := uint64(0)
+	full := false
+	return func() bool {
+		if !full {
+			k := sim.SinkOf(sink)
+			if k == nil || k.Stats().Frames < n {
+				return false
+			}
+			full, base = true, sleeps()
+		}
+		return sleeps() > base
+	}
+}
 
 // An adaptive forwarder forwards every frame of a generator, in order,
 // with the accounting balanced, and sleeps once the frames stop.
 func TestAdaptiveForwardsEveryFrame(t *testing.T) {
 	const n = 300
-	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--rx-mode", "adaptive", "--rx-idle", "16", "--duration", "300ms",
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--rx-mode", "adaptive", "--rx-idle", "16",
 		"sim:fec60?mode=engine&gen=1&gen-count=300&" + simOpts, "sim:fec61?mode=engine&sink=1&" + simOpts},
-		func() bool { return false }) // --duration ends it
+		sleptAfter(t, "fec61", n))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -79,9 +113,9 @@ func TestAdaptiveRefusesQueueWithoutInterrupt(t *testing.T) {
 // function), and forward every frame.
 func TestAdaptiveENETC(t *testing.T) {
 	const n = 300
-	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--rx-mode", "adaptive", "--duration", "300ms",
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--rx-mode", "adaptive",
 		"sim:enetc60?mode=engine&gen=1&gen-count=300&" + simOpts, "sim:enetc61?mode=engine&sink=1&" + simOpts},
-		func() bool { return false })
+		sleptAfter(t, "enetc61", n))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

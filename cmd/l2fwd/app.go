@@ -24,6 +24,10 @@ import (
 // openPort opens one port; tests replace it.
 var openPort = driver.OpenConfig
 
+// running, when set, is told of each run once its workers are made (tests
+// watch a run's workers through it).
+var running func(a *app)
+
 // capture ring sizes: per lane, frames up to a standard MTU are copied whole.
 const (
 	captureSlots    = 4096
@@ -54,6 +58,8 @@ type app struct {
 	around   []surround
 	twins    []*tap.Twin // --tap: port i's TAP twin
 	tapNames []string    // their names, kept for the summary
+	// tableRows counts the stats table's rows since its column header.
+	tableRows int
 }
 
 // pairOf is the port a port forwards to: 0<->1, 2<->3, an odd last port to
@@ -74,6 +80,7 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if o.json {
 		a.table = stderr
 	}
+	defer quietSimDMA(o.specs)()
 	if err := a.open(); err != nil {
 		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
 		a.closeAll()
@@ -84,6 +91,7 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		a.closeAll()
 		return 2
 	}
+	a.warnMACUpdating(stderr)
 	var stopMetrics func()
 	if o.metrics != "" {
 		var err error
@@ -138,6 +146,9 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer stopTelemetry()
+	if running != nil {
+		running(a)
+	}
 	cpu0 := processCPU()
 	// A worker locked to its thread never gives its P back: keep one more
 	// for everything else (AF_PACKET readers, device engines, the capture
@@ -729,6 +740,40 @@ func logLinkChanges(ports []driver.Port, specs []string, w io.Writer) (stop func
 		mu.Lock() // a call under way finishes first; none writes after this
 		stopped = true
 		mu.Unlock()
+	}
+}
+
+// quietSimDMA keeps the DMA layer's warnings (no huge pages: 4 KiB pages
+// used instead) off stderr while l2fwd opens no real device: simulated
+// devices do no real DMA, so the warning means nothing to them. It
+// returns the function that puts the previous warning function back.
+func quietSimDMA(specs []string) (restore func()) {
+	for _, s := range specs {
+		if sp, err := driver.ParseSpec(s); err == nil && sp.Scheme != "sim" {
+			return func() {}
+		}
+	}
+	old := dma.Warn
+	dma.Warn = func(string) {}
+	return func() { dma.Warn = old }
+}
+
+// warnMACUpdating warns, once per port at start, when --mac-updating
+// (the default) rewrites the frames sent into a real network: hosts there
+// drop frames to 02:00:00:00:00:<port> with another port's source MAC, so
+// a bridge between real interfaces passes nothing until --no-mac-updating.
+func (a *app) warnMACUpdating(w io.Writer) {
+	if !a.o.macUpdating || a.o.mode != modeFwd {
+		return
+	}
+	for i, spec := range a.specs {
+		why := realNetwork(spec)
+		if why == "" {
+			continue
+		}
+		dst := macUpdatingDst(i)
+		fmt.Fprintf(w, "l2fwd: warning: port %d (%s) faces a real network (%s) and MAC updating is on: frames sent out of it get destination %s and the port's own source MAC, which hosts there do not accept; add --no-mac-updating to forward frames unchanged (a bridge)\n",
+			i, spec, why, net.HardwareAddr(dst[:]))
 	}
 }
 

@@ -42,6 +42,8 @@ func TestBadInputTable(t *testing.T) {
 		{[]string{"--duration", "-1s"}, []string{"--duration", "such as 10s"}},
 		{[]string{"--duration", "soon"}, []string{"-duration", "l2fwd -h"}},
 		{[]string{"--stats-interval", "-1s"}, []string{"--stats-interval", "0 for no table"}},
+		{[]string{"--stats-interval", "1ns"}, []string{"--stats-interval 1ns", "too short", "100ms or more"}},
+		{[]string{"--stats-interval", "99ms"}, []string{"--stats-interval 99ms", "100ms or more"}},
 		{[]string{"--workers", "-1"}, []string{"--workers", "0 for one per port queue"}},
 		{[]string{"--mode", "fly"}, []string{`mode "fly"`, "use fwd, drop, tx or pass"}},
 		{[]string{"--metrics", "0.0.0.0:9464"}, []string{"--metrics", "--metrics-any"}},

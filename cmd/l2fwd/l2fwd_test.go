@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/google/gopacket/pcapgo"
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/sim"
 )
 
@@ -590,5 +592,152 @@ func TestForwardAcrossDMADomains(t *testing.T) {
 	// The fake's TX buffers are port 1's: the bounce pool, not port 0's.
 	if st := p0.rxq[0].pool.Stats(); st.RecycleRing != 0 {
 		t.Fatalf("port 0's buffers went to TX: %+v", st)
+	}
+}
+
+// TestCPUProfileWriteErrors: a profile that cannot be written (a full
+// disk, here /dev/full) is an error naming the file, and the exit status
+// says so, after the run's summary as usual.
+func TestCPUProfileWriteErrors(t *testing.T) {
+	old := createProfile
+	t.Cleanup(func() { createProfile = old })
+	createProfile = func(string, safefile.Options) (*os.File, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }
+	p0, p1 := twoFakes(t, 1)
+	p0.load(0, testFrames(t, 10, 64))
+	code, out, errOut := runUntil(t, []string{"--cpuprofile", "full.prof", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 10 })
+	if code != 1 || !strings.Contains(errOut, "--cpuprofile full.prof") || !strings.Contains(errOut, "no space left on device") ||
+		!strings.Contains(errOut, "incomplete") || !strings.Contains(out, "leak check: every buffer came back") {
+		t.Fatalf("profile onto a full disk: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	// A profile that is written: exit 0, a non-empty file.
+	createProfile = old
+	f := filepath.Join(t.TempDir(), "ok.prof")
+	p0, p1 = twoFakes(t, 1)
+	p0.load(0, testFrames(t, 10, 64))
+	code, _, errOut = runUntil(t, []string{"--cpuprofile", f, "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 10 })
+	if fi, err := os.Stat(f); code != 0 || err != nil || fi.Size() == 0 {
+		t.Fatalf("profile to a file: exit %d, %v, stderr %s", code, err, errOut)
+	}
+}
+
+// TestMACUpdatingWarning: with MAC updating on (the default), each port
+// that faces a real network (a real device, afpacket=) is named once at
+// start, with the flag that forwards frames unchanged; simulated ports,
+// --no-mac-updating and the modes that do not rewrite get no warning.
+func TestMACUpdatingWarning(t *testing.T) {
+	iommu := dma.NewSimIOMMU(false)
+	for _, c := range []struct {
+		args []string
+		want []string // ports warned about
+	}{
+		{[]string{"0000:01:00.0", "sim:fake1?afpacket=veth9"}, []string{"port 0 (0000:01:00.0)", "port 1 (sim:fake1?afpacket=veth9)"}},
+		{[]string{"sim:fake0", "sim:fake1?afpacket=veth9"}, []string{"port 1 (sim:fake1?afpacket=veth9)"}},
+		{[]string{"sim:fake0", "sim:fake1"}, nil},
+		{[]string{"--no-mac-updating", "0000:01:00.0", "sim:fake1?afpacket=veth9"}, nil},
+		{[]string{"--mode", "tx", "0000:01:00.0", "sim:fake1?afpacket=veth9"}, nil},
+	} {
+		specs := c.args[len(c.args)-2:]
+		p0 := newFakePort("fake0", 0, 1, mac0, iommu)
+		p1 := newFakePort("fake1", 1, 1, mac1, iommu)
+		withFakes(t, map[string]*fakePort{specs[0]: p0, specs[1]: p1})
+		p0.load(0, testFrames(t, 10, 64))
+		code, _, errOut := runUntil(t, append([]string{"--stats-interval", "0"}, c.args...), func() bool { return len(p1.txFrames()) == 10 || len(p0.txFrames()) == 10 })
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", c.args, code, errOut)
+		}
+		if n := strings.Count(errOut, "warning:"); n != len(c.want) {
+			t.Errorf("%q: %d warnings, want %d:\n%s", c.args, n, len(c.want), errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, "warning: "+w+" faces a real network") || !strings.Contains(errOut, "--no-mac-updating") {
+				t.Errorf("%q: stderr does not warn about %s naming --no-mac-updating:\n%s", c.args, w, errOut)
+			}
+		}
+	}
+}
+
+// TestTableOutputFits: the header lines fit 100 columns, and the column
+// header is printed with the first table, then again only once 20 rows
+// or more have passed, not every interval.
+func TestTableOutputFits(t *testing.T) {
+	t.Parallel() // no port, no process-wide state
+	a := &app{o: &options{mode: modeFwd, statsInterval: time.Second, burst: 32, queues: 1, macUpdating: true}, ports: make([]driver.Port, 2),
+		nWorkers: 1, lanes: make([]*lane, 2), workerWhy: "capped at GOMAXPROCS-1 = 1 so the simulated devices' engine goroutine and the link watchers keep a CPU"}
+	var b strings.Builder
+	a.table = &b
+	a.printTableHeader()
+	prev, cur := []portSnap{{}, {}}, []portSnap{{}, {}}
+	for range 20 {
+		a.printTable(prev, cur, time.Second)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	headers := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "l2fwd: ") || strings.HasPrefix(l, "       ") || strings.HasPrefix(l, "port ") {
+			if len(l) > 100 {
+				t.Errorf("header line %d is %d columns wide: %q", i, len(l), l)
+			}
+		}
+		if strings.HasPrefix(l, "port ") {
+			headers++
+		}
+	}
+	// 20 tables of 3 rows: a header with the first, then after 21, 42 rows.
+	if headers != 3 || !strings.HasPrefix(lines[0], "l2fwd: 2 ports") {
+		t.Errorf("%d column headers in 20 tables of 3 rows, want 3:\n%s", headers, b.String())
+	}
+	for _, w := range []string{"GOMAXPROCS-1 = 1", "the exception path (--tap)", "MAC updating true"} {
+		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), w) {
+			t.Errorf("the header lost %q:\n%s", w, b.String())
+		}
+	}
+}
+
+// TestNoHugePageWarningOnSim: the DMA layer's warnings (no huge pages)
+// stay off stderr while l2fwd runs simulated ports only, and go through
+// when a real device is among the ports.
+func TestNoHugePageWarningOnSim(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	old := dma.Warn
+	dma.Warn = func(m string) { mu.Lock(); got = append(got, m); mu.Unlock() }
+	t.Cleanup(func() { dma.Warn = old })
+	iommu := dma.NewSimIOMMU(false)
+	for _, c := range []struct {
+		specs []string
+		warn  bool
+	}{
+		{[]string{"sim:fake0", "sim:fake1?afpacket=veth9"}, false},
+		{[]string{"0000:01:00.0", "sim:fake1"}, true},
+	} {
+		got = nil
+		p0 := newFakePort("fake0", 0, 1, mac0, iommu)
+		p1 := newFakePort("fake1", 1, 1, mac1, iommu)
+		withFakes(t, map[string]*fakePort{c.specs[0]: p0, c.specs[1]: p1})
+		p0.load(0, testFrames(t, 10, 64))
+		// While l2fwd runs, the DMA layer warns (as a device allocating
+		// without huge pages would).
+		warned := false
+		code, _, errOut := runUntil(t, append([]string{"--stats-interval", "0", "--no-mac-updating"}, c.specs...), func() bool {
+			if len(p1.txFrames()) < 10 {
+				return false
+			}
+			if !warned {
+				dma.Warn("dma: no 2 MiB huge pages")
+				warned = true
+			}
+			return true
+		})
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if code != 0 || (n == 1) != c.warn {
+			t.Errorf("%q: exit %d, %d DMA warnings passed on (want them: %v); stderr %s", c.specs, code, n, c.warn, errOut)
+		}
+	}
+	if dma.Warn == nil {
+		t.Fatal("l2fwd left no DMA warning function behind")
 	}
 }

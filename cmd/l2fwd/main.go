@@ -11,13 +11,14 @@
 // takes) and drained by a counting sink.
 //
 // It prints a stats table every --stats-interval and a summary at the end
-// (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM, after
-// --duration, or with --until-done once finite inputs (pcap-in, gen-count)
-// are sent and forwarded. At the end it checks per port that every frame
-// was received or counted by cause. Exit status: 0 on a clean run, 1 when
-// buffers leaked, a port or a pcap-in replay failed while running, an
-// input could not finish, or a port's frames do not add up; 2 for bad
-// flags, specs or a port that cannot be opened.
+// (--json: one JSON object on stdout). It stops on Ctrl-C, SIGTERM or
+// SIGHUP, after --duration, or with --until-done once finite inputs
+// (pcap-in, gen-count) are sent and forwarded. At the end it checks per
+// port that every frame was received or counted by cause. Exit status: 0
+// on a clean run, 1 when buffers leaked, a port or a pcap-in replay failed
+// while running, an input could not finish, a port's frames do not add up
+// or the CPU profile could not be written in full; 2 for bad flags, specs
+// or a port that cannot be opened.
 package main
 
 import (
@@ -48,6 +49,11 @@ import (
 // which each worker pumps before it polls (no engine goroutine competing
 // for the CPU with workers that never yield).
 var defaultSpecs = []string{"sim:enetc0?gen=1&sink=1", "sim:enetc1?gen=1&sink=1"}
+
+// minStatsInterval is the shortest --stats-interval: each table reads
+// every port's counters and prints a line per port, and faster than ten
+// tables a second nobody reads them.
+const minStatsInterval = 100 * time.Millisecond
 
 // options are the parsed command line.
 type options struct {
@@ -123,7 +129,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 		}
 		return fmt.Errorf("unknown mode %q: use fwd, drop, tx or pass", s)
 	})
-	fs.DurationVar(&o.statsInterval, "stats-interval", time.Second, "print the stats table this often (0: only the summary)")
+	fs.DurationVar(&o.statsInterval, "stats-interval", time.Second, "print the stats table this often, 100ms or more (0: only the summary)")
 	fs.StringVar(&o.capture, "capture", "", "write copies of forwarded frames into this pcap file (overflow is counted, never waited for)")
 	fs.BoolVar(&o.unsafeNoIOMMU, "unsafe-noiommu", false, "allow devices without an IOMMU (UIO, VFIO no-IOMMU): the NIC can then DMA anywhere")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (loopback only unless --metrics-any), e.g. 127.0.0.1:9464 or :9464")
@@ -171,6 +177,8 @@ func parseArgs(args []string) (*options, error) {
 		return nil, &usageError{"--duration is negative: give a positive duration such as 10s, or 0 to run until stopped"}
 	case o.statsInterval < 0:
 		return nil, &usageError{"--stats-interval is negative: give a duration such as 1s, or 0 for no table"}
+	case o.statsInterval > 0 && o.statsInterval < minStatsInterval:
+		return nil, &usageError{fmt.Sprintf("--stats-interval %v is too short: a table is printed each interval and counts are read from every port; give %v or more (1s is the default), or 0 for no table", o.statsInterval, minStatsInterval)}
 	case o.workers < 0:
 		return nil, &usageError{"--workers is negative: give a worker count, or 0 for one per port queue"}
 	case o.capture != "" && (o.mode == modeDrop || o.mode == modePass):
@@ -288,21 +296,26 @@ that does not balance is named and l2fwd exits 1.
 Exception path (--tap): each port gets a TAP interface (gopmd0, gopmd1,
 ...; --tap-name) with the port's MAC and MTU. Frames to the port's MAC
 and those --tap-rules names go up to the kernel instead of being
-forwarded, broadcasts are copied up and forwarded, and what the kernel
+forwarded, broadcasts and IPv6 neighbour discovery to group addresses
+(neighbour solicitations to solicited-node groups) are copied up and
+forwarded, other multicast is forwarded only, and what the kernel
 sends out of the TAP goes out of the port. Give the TAP an address (ip
 addr add 192.0.2.1/24 dev gopmd0) and the appliance answers ARP, ping,
-SSH on its data port. Counted per port under "tap".
+SSH on its data port, over IPv4 and IPv6. Counted per port under "tap".
 
-Stopping: Ctrl-C, SIGTERM, --duration, or --until-done once every pcap-in
-file and gen-count generator has been sent and forwarded. Exit status 0,
-1 when buffers leaked, a port or pcap-in failed, an input could not
-finish or a port's frames do not add up, 2 for bad input.
+Stopping: Ctrl-C, SIGTERM, SIGHUP (the terminal closed), --duration, or
+--until-done once every pcap-in file and gen-count generator has been
+sent and forwarded. Exit status 0, 1 when buffers leaked, a port or
+pcap-in failed, an input could not finish, a port's frames do not add up
+or the CPU profile could not be written, 2 for bad input.
 
 flags:
 `
 
 func main() {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal or SSH session went away) stops l2fwd as SIGTERM
+	// does: the summary is printed and the capture and profile flushed.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
 	os.Exit(code)
@@ -326,20 +339,66 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, version.String("l2fwd"))
 		return 0
 	}
-	if o.cpuProfile != "" {
-		f, err := safefile.Create(o.cpuProfile, safefile.Options{Overwrite: o.force, OverwriteHint: "--force"})
-		if err != nil {
-			fmt.Fprintf(stderr, "l2fwd: --cpuprofile: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "l2fwd: --cpuprofile: %v\n", err)
-			return 2
-		}
-		defer pprof.StopCPUProfile()
+	if o.cpuProfile == "" {
+		return forward(ctx, o, stdout, stderr)
 	}
-	return forward(ctx, o, stdout, stderr)
+	f, err := createProfile(o.cpuProfile, safefile.Options{Overwrite: o.force, OverwriteHint: "--force"})
+	if err != nil {
+		fmt.Fprintf(stderr, "l2fwd: --cpuprofile: %v\n", err)
+		return 2
+	}
+	pw := &profileWriter{f: f}
+	if err := pprof.StartCPUProfile(pw); err != nil {
+		f.Close()
+		fmt.Fprintf(stderr, "l2fwd: --cpuprofile: %v\n", err)
+		return 2
+	}
+	code := forward(ctx, o, stdout, stderr)
+	pprof.StopCPUProfile() // returns once every write is done
+	if err := pw.finish(); err != nil {
+		fmt.Fprintf(stderr, "l2fwd: --cpuprofile %s: %s: the profile is incomplete; free space or give another path\n", o.cpuProfile, oneLine(err.Error()))
+		return max(code, 1)
+	}
+	return code
+}
+
+// createProfile creates the --cpuprofile file; tests replace it.
+var createProfile = safefile.Create
+
+// profileWriter is the --cpuprofile file as the profiler writes it: the
+// profiler ignores write errors, so it keeps the first one.
+type profileWriter struct {
+	f   *os.File
+	n   int64
+	err error
+}
+
+func (w *profileWriter) Write(b []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.f.Write(b)
+	w.n += int64(n)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
+}
+
+// finish syncs and closes the file and says what went wrong on the way:
+// a failed write, sync or close, or a profile with no bytes at all.
+func (w *profileWriter) finish() error {
+	err := w.err
+	if err == nil && w.n == 0 {
+		err = errors.New("the profiler wrote nothing")
+	}
+	if serr := w.f.Sync(); err == nil && serr != nil && !errors.Is(serr, syscall.EINVAL) {
+		err = serr
+	}
+	if cerr := w.f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
 }
 
 // oneLine keeps an error message on one line.

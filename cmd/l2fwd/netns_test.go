@@ -54,7 +54,9 @@ func nsHelper(mode, arg string) int {
 	var err error
 	switch mode {
 	case "prepare":
-		err = prepareNS(arg)
+		err = prepareNS(arg, false)
+	case "prepare6":
+		err = prepareNS(arg, true)
 	case "ping":
 		err = ping(arg)
 	case "serve":
@@ -71,12 +73,14 @@ func nsHelper(mode, arg string) int {
 	return 0
 }
 
-// prepareNS turns IPv6 off in the namespace (no background traffic) and the
-// interface's checksum and segmentation offloads off, with the legacy
-// ethtool ioctls.
-func prepareNS(ifname string) error {
-	if err := os.WriteFile("/proc/sys/net/ipv6/conf/all/disable_ipv6", []byte("1"), 0o644); err != nil {
-		return err
+// prepareNS turns IPv6 off in the namespace (no background traffic) unless
+// keep6, and the interface's checksum and segmentation offloads off, with
+// the legacy ethtool ioctls.
+func prepareNS(ifname string, keep6 bool) error {
+	if !keep6 {
+		if err := os.WriteFile("/proc/sys/net/ipv6/conf/all/disable_ipv6", []byte("1"), 0o644); err != nil {
+			return err
+		}
 	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
 	if err != nil {
@@ -95,9 +99,14 @@ func prepareNS(ifname string) error {
 	return nil
 }
 
-// ping sends ICMP echo requests to addr until one is answered (5 tries).
+// ping sends ICMP echo requests to addr until one is answered (5 tries);
+// to an IPv6 address, ICMPv6 echo requests (the kernel sums them).
 func ping(addr string) error {
-	c, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
+	network, laddr, request, reply := "ip4:icmp", "0.0.0.0", byte(8), byte(0)
+	if strings.Contains(addr, ":") {
+		network, laddr, request, reply = "ip6:ipv6-icmp", "::", 128, 129
+	}
+	c, err := net.ListenPacket(network, laddr)
 	if err != nil {
 		return err
 	}
@@ -105,11 +114,13 @@ func ping(addr string) error {
 	dst := &net.IPAddr{IP: net.ParseIP(addr)}
 	for seq := 1; seq <= 5; seq++ {
 		msg := make([]byte, 8+32)
-		msg[0] = 8 // echo request
+		msg[0] = request
 		binary.BigEndian.PutUint16(msg[4:], 0x6770)
 		binary.BigEndian.PutUint16(msg[6:], uint16(seq))
 		copy(msg[8:], "gopmd l2fwd netns test payload!!")
-		binary.BigEndian.PutUint16(msg[2:], inetChecksum(msg))
+		if request == 8 {
+			binary.BigEndian.PutUint16(msg[2:], inetChecksum(msg))
+		}
 		if _, err := c.WriteTo(msg, dst); err != nil {
 			return err
 		}
@@ -120,7 +131,7 @@ func ping(addr string) error {
 			if err != nil {
 				break // timeout: try again
 			}
-			if from.String() == addr && n >= 8 && buf[0] == 0 && binary.BigEndian.Uint16(buf[6:]) == uint16(seq) {
+			if from.String() == addr && n >= 8 && buf[0] == reply && binary.BigEndian.Uint16(buf[6:]) == uint16(seq) {
 				fmt.Printf("echo reply from %s seq %d\n", addr, seq)
 				return nil
 			}
@@ -352,7 +363,7 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 
 	// Let the last frames (the connection's closing ACKs) cross before
 	// stopping: wait until the counters agree or a generous bound passes.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if counter(t, n, nsA, innerA, "tx_packets") == counter(t, n, nsB, innerB, "rx_packets") &&
 			counter(t, n, nsB, innerB, "tx_packets") == counter(t, n, nsA, innerA, "rx_packets") {
 			break

@@ -16,14 +16,15 @@ import (
 // (see TestMain), so a test can signal a real l2fwd process.
 const mainEnv = "GOPMD_L2FWD_MAIN"
 
-// TestSignalsStopCleanly sends SIGTERM and SIGINT (Ctrl-C) to a running
-// l2fwd: it stops, prints the summary with a passed leak check, exits 0.
+// TestSignalsStopCleanly sends SIGTERM, SIGINT (Ctrl-C) and SIGHUP (the
+// terminal went away) to a running l2fwd: it stops, prints the summary
+// with a passed leak check, exits 0.
 func TestSignalsStopCleanly(t *testing.T) {
 	testnote.SkipUnlessReexec(t, "the l2fwd signal test")
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), mainEnv+"=--stats-interval 1ms sim:enetc0?gen=1&sink=1&link-poll=0 sim:enetc1?gen=1&sink=1&link-poll=0")
+			cmd.Env = append(os.Environ(), mainEnv+"=--stats-interval 100ms sim:enetc0?gen=1&sink=1&link-poll=0 sim:enetc1?gen=1&sink=1&link-poll=0")
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

@@ -191,3 +191,19 @@ func wiringLines(p portJSON) []string {
 	}
 	return l
 }
+
+// realNetwork says why a port's wire is a real network ("" for a
+// simulated one): a device that is not simulated, or a sim port reaching
+// a Linux interface (a veth, a TAP, a NIC) through afpacket=.
+func realNetwork(spec string) string {
+	s, err := driver.ParseSpec(spec)
+	switch {
+	case err != nil:
+		return ""
+	case s.Scheme != "sim":
+		return "it is a real device"
+	case s.Options.Has("afpacket"):
+		return fmt.Sprintf("afpacket=%s reaches a real Linux interface", s.Options.Get("afpacket"))
+	}
+	return ""
+}

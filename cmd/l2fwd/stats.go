@@ -111,13 +111,59 @@ func dropDelta(prev, cur portSnap) (string, uint64) {
 	return strings.Join(parts, " "), sum
 }
 
+// tableWidth is the widest line l2fwd's header lines take: they wrap at
+// word boundaries to fit a terminal of 100 columns.
+const tableWidth = 100
+
+// headerEvery is how many table rows may pass before the column header
+// is printed again (it is printed with the first table, then once every
+// headerEvery rows or more, at the start of a table).
+const headerEvery = 20
+
+// columnHeader is the stats table's column header.
+var columnHeader = fmt.Sprintf("%-4s %11s %9s %11s %9s %11s %10s  %s", "port", "rx pps", "rx Mbps", "tx pps", "tx Mbps", "pool use", "dropped/s", "drops by cause")
+
+// printTableHeader says once, before the first table, what runs and what
+// the table's columns and causes mean.
 func (a *app) printTableHeader() {
 	if a.o.statsInterval == 0 {
 		return
 	}
-	fmt.Fprintf(a.table, "l2fwd: %d ports, mode %s, burst %d, %d queue(s) per port, %s, MAC updating %v\n",
-		len(a.ports), a.o.mode, a.o.burst, a.o.queues, a.workerNote(), a.o.macUpdating && a.o.mode == modeFwd)
-	fmt.Fprintf(a.table, "l2fwd: rates per second over each interval; Mbps count frame bytes (no FCS, preamble or gap); drops by cause: rx:/tx: the driver's counters, tx:refused_full the TX ring had no room, tx:refused_busy the TX queue took nothing while its ring had room (an MDIO transaction such as the ENETC link poll, ERR050089), no_bounce, cable:, afpacket: the simulated wires, tap: the exception path (--tap)\n")
+	for _, para := range []string{
+		fmt.Sprintf("%d ports, mode %s, burst %d, %d queue(s) per port, MAC updating %v.",
+			len(a.ports), a.o.mode, a.o.burst, a.o.queues, a.o.macUpdating && a.o.mode == modeFwd),
+		a.workerNote() + ".",
+		"Rates are per second over each interval; Mbps count frame bytes (no FCS, preamble or gap). " +
+			"Drops by cause: rx: and tx: the driver's counters; tx:refused_full the TX ring had no room; " +
+			"tx:refused_busy the TX queue took nothing while its ring had room (an MDIO transaction such as " +
+			"the ENETC link poll, ERR050089); no_bounce; cable: and afpacket: the simulated wires; tap: the " +
+			"exception path (--tap).",
+	} {
+		for _, l := range wrap(para, "l2fwd: ", "       ", tableWidth) {
+			fmt.Fprintln(a.table, l)
+		}
+	}
+}
+
+// wrap breaks text at spaces into lines of at most width bytes, the first
+// starting with first and the others with rest; a word longer than a line
+// stands on a line of its own.
+func wrap(text, first, rest string, width int) []string {
+	var lines []string
+	line := first
+	empty := true
+	for _, w := range strings.Fields(text) {
+		if !empty && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line, empty = rest, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += w
+		empty = false
+	}
+	return append(lines, line)
 }
 
 func rate(d uint64, dt time.Duration) float64 {
@@ -132,7 +178,11 @@ func rate(d uint64, dt time.Duration) float64 {
 // pool use, drops by cause; then the totals since the start.
 func (a *app) printTable(prev, cur []portSnap, dt time.Duration) {
 	w := a.table
-	fmt.Fprintf(w, "%-4s %11s %9s %11s %9s %11s %10s  %s\n", "port", "rx pps", "rx Mbps", "tx pps", "tx Mbps", "pool use", "dropped/s", "drops by cause (this interval)")
+	if a.tableRows == 0 || a.tableRows >= headerEvery {
+		fmt.Fprintln(w, columnHeader)
+		a.tableRows = 0
+	}
+	a.tableRows += len(cur) + 1 + len(a.tapNames)
 	var trx, ttx, trxb, ttxb, tdrop float64
 	var totRx, totTx, totDrop uint64
 	for i := range cur {
@@ -347,6 +397,9 @@ func (a *app) printSummary(s summaryJSON) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 		if x := p.Tap; x != nil {
+			if x.Gone {
+				fmt.Fprintf(w, "  tap %s: GONE: the interface was deleted while l2fwd ran; frames for the host since then are drops up_gone\n", x.Name)
+			}
 			fmt.Fprintf(w, "  tap %s: %d frames up (%d of them copies of forwarded broadcasts), %d taken from forwarding; %d down; drops %s; %d reads put off for want of a buffer\n",
 				x.Name, x.Up, x.UpCopies, x.Taken, x.Down, dropsText(x.Drops), x.DownNoBuffer)
 		}

@@ -34,7 +34,7 @@ var tapLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level:
 const tapDownEvery = 16
 
 func addTapFlags(fs *flag.FlagSet, o *options) {
-	fs.BoolVar(&o.tap, "tap", false, "give each port a TAP twin, the exception path to the kernel: frames for the port's own MAC (and the --tap-rules) go up to the TAP instead of being forwarded, broadcasts are copied up, and what the kernel sends out of the TAP goes out of the port (needs CAP_NET_ADMIN)")
+	fs.BoolVar(&o.tap, "tap", false, "give each port a TAP twin, the exception path to the kernel: frames for the port's own MAC (and the --tap-rules) go up to the TAP instead of being forwarded, broadcasts and IPv6 neighbour discovery to group addresses are copied up, and what the kernel sends out of the TAP goes out of the port (needs CAP_NET_ADMIN)")
 	fs.StringVar(&o.tapName, "tap-name", "gopmd%d", "--tap: interface names; %d is the port index (a name without %d is for a single port)")
 	fs.StringVar(&o.tapRules, "tap-rules", "", "--tap: more frames to send up: "+tap.RulesSyntax)
 }
@@ -187,11 +187,14 @@ type tapJSON struct {
 	// ring (the frames waited in the kernel).
 	DownNoBuffer uint64            `json:"down_no_buffer"`
 	Drops        map[string]uint64 `json:"drops"`
+	// Gone: the TAP interface went away while l2fwd ran (deleted); frames
+	// for the host were dropped from then on, as drops up_gone.
+	Gone bool `json:"gone,omitempty"`
 }
 
 func tapOut(name string, s tap.Stats) *tapJSON {
 	j := &tapJSON{Name: name, Up: s.UpFrames, UpBytes: s.UpBytes, UpCopies: s.UpCopies, Taken: s.Taken,
-		Down: s.DownFrames, DownBytes: s.DownBytes, DownNoBuffer: s.DownNoBuffer, Drops: map[string]uint64{}}
+		Down: s.DownFrames, DownBytes: s.DownBytes, DownNoBuffer: s.DownNoBuffer, Drops: map[string]uint64{}, Gone: s.Gone}
 	for c := tap.Cause(0); c < tap.NumCauses; c++ {
 		if s.Drops[c] != 0 {
 			j.Drops[c.String()] = s.Drops[c]

@@ -129,6 +129,15 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 	if i < 0 || !strings.Contains(tapLink, strings.Fields(neigh[i:])[1]) {
 		t.Fatalf("ns A resolved 10.99.1.10 as %q, not as the TAP's (port 0's) MAC: %s", neigh, tapLink)
 	}
+	// From here the neighbours are fixed: no ARP probe, which the kernel
+	// times by itself, crosses while the test reads the counters below.
+	macA, macB, macTap := linkMAC(t, n, nsA, "inA"), linkMAC(t, n, nsB, "inB"), linkMAC(t, n, nsL, "gpt0")
+	for _, x := range []struct{ ns, addr, mac, dev string }{
+		{nsA, "10.99.1.10", macTap, "inA"}, {nsA, "10.99.1.2", macB, "inA"},
+		{nsB, "10.99.1.1", macA, "inB"}, {nsL, "10.99.1.1", macA, "gpt0"},
+	} {
+		n.run("-n", x.ns, "neigh", "replace", x.addr, "lladdr", x.mac, "dev", x.dev, "nud", "permanent")
+	}
 
 	// TCP: 512 KiB from A to the TAP's address (full frames go up), then
 	// 512 KiB from the TAP's side to A (full frames come down: the kernel
@@ -171,7 +180,7 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 			counter(t, n, nsL, "gpt0", "rx_packets"), counter(t, n, nsL, "gpt0", "tx_packets")}
 	}
 	last := sig()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(300 * time.Millisecond)
 		cur := sig()
 		if slices.Equal(cur, last) {
@@ -253,5 +262,221 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 		if p.Generator == nil || peer.Sink == nil || p.Handled == 0 || peer.Sink.Frames != peer.Tx.Packets || peer.Tx.Packets != p.Handled {
 			t.Errorf("port %d generated traffic: %+v; sink of port %d %+v", i, p, i^1, peer.Sink)
 		}
+	}
+}
+
+// linkMAC is an interface's MAC, as ip link show gives it.
+func linkMAC(t *testing.T, n *netns, ns, ifname string) string {
+	t.Helper()
+	f := strings.Fields(n.run("-n", ns, "link", "show", ifname))
+	for i, w := range f {
+		if w == "link/ether" && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	t.Fatalf("no MAC for %s in %s", ifname, ns)
+	return ""
+}
+
+// TestTapIPv6ByDefault pings the TAP's IPv6 address from a namespace on
+// port 0's wire, with the default --tap rules: the neighbour solicitation
+// goes to the address's solicited-node group (33:33:ff:00:00:10), which
+// the default rules copy up, so the kernel behind the TAP answers it and
+// the echo requests that follow.
+//
+//	ns A: fd00:99::1/64 on inA ── veth ── wireA ── sim:enetc0 ── gp60: fd00:99::10/64 (in nsL)
+//	                                                   │ l2fwd
+//	                                               sim:enetc1 ── sink
+func TestTapIPv6ByDefault(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testnote.Skip(t, "the l2fwd exception-path IPv6 test", "needs root (network namespaces, veth pairs, TAP interfaces); run go test as root to include it")
+	}
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("the exception-path IPv6 test needs iproute2's ip command (apt-get install iproute2)")
+	}
+	testnote.SkipUnlessReexec(t, "the l2fwd exception-path IPv6 test")
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("the exception-path IPv6 test needs /dev/net/tun (modprobe tun): %v", err)
+	}
+	n := &netns{t: t, ip: ipPath}
+	suffix := strconv.Itoa(os.Getpid() % 100000)
+	nsA, nsL := "gp6A"+suffix, "gp6L"+suffix
+	t.Cleanup(func() {
+		for _, ns := range []string{nsA, nsL} {
+			_ = exec.Command(ipPath, "netns", "del", ns).Run()
+		}
+	})
+	for _, ns := range []string{nsA, nsL} {
+		n.run("netns", "add", ns)
+	}
+	sysctl := func(ns, key, val string) {
+		t.Helper()
+		if out, err := exec.Command(ipPath, "netns", "exec", ns, "sh", "-c", "echo "+val+" > /proc/sys/net/"+key).CombinedOutput(); err != nil {
+			t.Fatalf("set %s in %s: %v: %s", key, ns, err, out)
+		}
+	}
+	// In nsL only the TAP speaks IPv6: the veth end the port reaches
+	// stands for the wire.
+	sysctl(nsL, "ipv6/conf/default/disable_ipv6", "1")
+	n.run("-n", nsL, "link", "add", "wireA", "type", "veth", "peer", "name", "inA")
+	n.run("-n", nsL, "link", "set", "inA", "netns", nsA)
+	n.run("-n", nsL, "link", "set", "wireA", "up")
+	n.helperOut(nsA, "prepare6", "inA")
+	n.run("-n", nsA, "addr", "add", "fd00:99::1/64", "dev", "inA", "nodad")
+	n.run("-n", nsA, "link", "set", "inA", "up")
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := "--json --stats-interval 100ms --no-mac-updating --tap --tap-name gp6%d" +
+		" sim:enetc0?afpacket=wireA&" + simOpts + " sim:enetc1?sink=1&" + simOpts
+	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
+	l2.Env = append(os.Environ(), mainEnv+"="+args)
+	var stdout strings.Builder
+	l2.Stdout = &stdout
+	errPipe, err := l2.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Process.Kill()
+	var errMu sync.Mutex
+	var errLog strings.Builder
+	running := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		once := sync.Once{}
+		for sc.Scan() {
+			errMu.Lock()
+			errLog.WriteString(sc.Text() + "\n")
+			errMu.Unlock()
+			if strings.HasPrefix(sc.Text(), "all ") {
+				once.Do(func() { close(running) })
+			}
+		}
+	}()
+	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("l2fwd did not start forwarding: %s", l2Err())
+	}
+	sysctl(nsL, "ipv6/conf/gp60/disable_ipv6", "0")
+	n.run("-n", nsL, "addr", "add", "fd00:99::10/64", "dev", "gp60", "nodad")
+
+	t.Logf("ns A: %s", strings.TrimSpace(n.helperOut(nsA, "ping", "fd00:99::10")))
+	neigh := n.run("-n", nsA, "-6", "neigh", "show", "fd00:99::10")
+	tapLink := n.run("-n", nsL, "link", "show", "gp60")
+	i := strings.Index(neigh, "lladdr")
+	if i < 0 || !strings.Contains(tapLink, strings.Fields(neigh[i:])[1]) {
+		t.Fatalf("ns A resolved fd00:99::10 as %q, not as the TAP's (port 0's) MAC: %s", neigh, tapLink)
+	}
+	if err := l2.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Wait(); err != nil {
+		t.Fatalf("l2fwd: %v: %s", err, l2Err())
+	}
+	s := parseSummary(t, stdout.String())
+	x := s.Ports[0].Tap
+	if !s.LeakCheck.OK || len(s.Errors) != 0 || x == nil || x.UpCopies == 0 || x.Up <= x.UpCopies || x.Down == 0 {
+		t.Fatalf("leak check %+v, errors %v, port 0's TAP %+v: want neighbour solicitations copied up, echo requests up, answers down", s.LeakCheck, s.Errors, x)
+	}
+	t.Logf("port 0 TAP: %d frames up (%d copies), %d down", x.Up, x.UpCopies, x.Down)
+}
+
+// TestTapDeletedMidRun deletes port 0's TAP while l2fwd runs: l2fwd says
+// so once, stops using it (no read errors pile up in dropped), the
+// summary marks it gone, and the run still ends cleanly and balances.
+func TestTapDeletedMidRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testnote.Skip(t, "the l2fwd deleted-TAP test", "needs root (a network namespace, TAP interfaces); run go test as root to include it")
+	}
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("the deleted-TAP test needs iproute2's ip command (apt-get install iproute2)")
+	}
+	testnote.SkipUnlessReexec(t, "the l2fwd deleted-TAP test")
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("the deleted-TAP test needs /dev/net/tun (modprobe tun): %v", err)
+	}
+	n := &netns{t: t, ip: ipPath}
+	nsL := "gpdL" + strconv.Itoa(os.Getpid()%100000)
+	t.Cleanup(func() { _ = exec.Command(ipPath, "netns", "del", nsL).Run() })
+	n.run("netns", "add", nsL)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := "--json --stats-interval 100ms --tap --tap-name gpd%d" +
+		" sim:enetc0?gen=1&gen-rate=20k&sink=1&" + simOpts + " sim:enetc1?gen=1&gen-rate=20k&sink=1&" + simOpts
+	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
+	l2.Env = append(os.Environ(), mainEnv+"="+args)
+	var stdout strings.Builder
+	l2.Stdout = &stdout
+	errPipe, err := l2.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Process.Kill()
+	var errMu sync.Mutex
+	var errLog strings.Builder
+	running, gone := make(chan struct{}), make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		var once1, once2 sync.Once
+		for sc.Scan() {
+			errMu.Lock()
+			errLog.WriteString(sc.Text() + "\n")
+			errMu.Unlock()
+			if strings.HasPrefix(sc.Text(), "all ") {
+				once1.Do(func() { close(running) })
+			}
+			if strings.Contains(sc.Text(), "tap gpd0: the interface is gone") {
+				once2.Do(func() { close(gone) })
+			}
+		}
+	}()
+	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	// The deadlines only keep a broken build from hanging.
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("l2fwd did not start forwarding: %s", l2Err())
+	}
+	n.run("-n", nsL, "link", "del", "gpd0")
+	select {
+	case <-gone:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("l2fwd did not notice that gpd0 was deleted: %s", l2Err())
+	}
+	// Let the workers poll on a while with the TAP gone: a table or two.
+	tables := strings.Count(l2Err(), "\nall ")
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(l2Err(), "\nall ") < tables+3 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := l2.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Wait(); err != nil {
+		t.Fatalf("l2fwd: %v: %s", err, l2Err())
+	}
+	s := parseSummary(t, stdout.String())
+	x0, x1 := s.Ports[0].Tap, s.Ports[1].Tap
+	if !s.LeakCheck.OK || !s.Accounting.OK || len(s.Errors) != 0 || x0 == nil || x1 == nil {
+		t.Fatalf("leak check %+v, accounting %+v, errors %v, TAPs %+v %+v", s.LeakCheck, s.Accounting, s.Errors, x0, x1)
+	}
+	if !x0.Gone || x1.Gone || x0.Drops["down_read"] != 0 || x0.Drops["up_write"] != 0 {
+		t.Errorf("port 0's TAP (deleted) %+v, port 1's %+v: want port 0's gone with no read or write errors counted", *x0, *x1)
+	}
+	if c := strings.Count(l2Err(), "the interface is gone"); c != 1 {
+		t.Errorf("l2fwd said %d times that a TAP is gone, want once:\n%s", c, l2Err())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLink(t *testing.T) {
@@ -47,27 +48,36 @@ func TestStats(t *testing.T) {
 }
 
 func TestStatsWatch(t *testing.T) {
-	// The generator fills the RX ring of a port nobody polls: the MAC
-	// counts 512 frames (one ring) in the first interval, none after.
-	out := mustRun(t, "stats", "sim:fec0?gen=1&mode=engine", "--watch", "--interval", "50ms", "--count", "3", "--json")
-	var samples []statsResult
-	sc := json.NewDecoder(strings.NewReader(out))
-	for sc.More() {
-		var s statsResult
-		if err := sc.Decode(&s); err != nil {
-			t.Fatal(err)
-		}
-		samples = append(samples, s)
-	}
+	// --count 3 prints three samples, one JSON object per line, each with
+	// rates.
+	out := mustRun(t, "stats", "sim:enetc0", "--watch", "--interval", "10ms", "--count", "3", "--json")
+	samples := watchSamples(t, out)
 	if len(samples) != 3 || strings.Count(out, "\n") != 3 {
 		t.Fatalf("%d samples, want 3, one per line:\n%s", len(samples), out)
 	}
-	last := samples[2]
-	if last.HW["IEEE_R_FRAME_OK"] == 0 || last.Rates == nil {
-		t.Errorf("last sample: frames %d rates %v", last.HW["IEEE_R_FRAME_OK"], last.Rates)
+	if _, ok := samples[2].Rates["rx_packets"]; !ok {
+		t.Errorf("rates lack rx_packets: %v", samples[2].Rates)
 	}
-	if _, ok := last.Rates["rx_packets"]; !ok {
-		t.Errorf("rates lack rx_packets: %v", last.Rates)
+	// The generator fills the RX ring of a port nobody polls: the MAC
+	// counts the frames. --watch runs until interrupted, here once a
+	// sample shows them, however long the device engine took to run.
+	stop := make(chan struct{})
+	var o, e lockedBuffer
+	done := make(chan int)
+	go func() {
+		done <- runEnv(&env{stdout: &o, stderr: &e, now: time.Now, interrupt: stop, json: true},
+			[]string{"stats", "sim:fec0?gen=1&mode=engine", "--watch", "--interval", "20ms", "--json"})
+	}()
+	counted := func() bool {
+		s := watchSamples(t, o.String())
+		return len(s) > 0 && s[len(s)-1].HW["IEEE_R_FRAME_OK"] != 0 && s[len(s)-1].Rates != nil
+	}
+	// The deadline only keeps a broken build from hanging.
+	for deadline := time.Now().Add(60 * time.Second); !counted() && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	}
+	close(stop)
+	if code := <-done; code != exitOK || !counted() {
+		t.Errorf("stats --watch of a generator-fed port: exit %d, no sample with frames counted:\n%s\n%s", code, o.String(), e.String())
 	}
 	text := mustRun(t, "stats", "sim:enetc0", "--watch", "--interval", "10ms", "--count", "2")
 	n := 0
@@ -82,4 +92,21 @@ func TestStatsWatch(t *testing.T) {
 	wantError(t, exitUsage, []string{"stats", "sim:enetc0", "--interval", "0s"}, "--interval", "positive")
 	wantError(t, exitUsage, []string{"stats", "sim:enetc0", "--interval", "soon"}, "-interval")
 	wantError(t, exitUsage, []string{"stats", "sim:enetc0", "--count", "-1"}, "--count")
+}
+
+// watchSamples decodes the complete lines of stats --watch --json.
+func watchSamples(t *testing.T, out string) []statsResult {
+	t.Helper()
+	var samples []statsResult
+	for _, l := range strings.Split(out, "\n") {
+		if l == "" || !strings.HasSuffix(l, "}") {
+			continue
+		}
+		var s statsResult
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("%v: %q", err, l)
+		}
+		samples = append(samples, s)
+	}
+	return samples
 }

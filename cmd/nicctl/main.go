@@ -29,6 +29,8 @@ package main
 import (
 	"os"
 
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
 	_ "github.com/gopmd/gopmd/enetc" // the ENETC driver
 	_ "github.com/gopmd/gopmd/fec"   // the FEC/ENET driver
 	_ "github.com/gopmd/gopmd/pci"   // the pci, uio and platform schemes
@@ -36,5 +38,27 @@ import (
 )
 
 func main() {
+	if simOnly(os.Args[1:]) {
+		// Simulated devices do no real DMA: the DMA layer's warning about
+		// missing huge pages means nothing to them.
+		dma.Warn = func(string) {}
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// simOnly reports whether the command line names devices and every one is
+// simulated (sim:...).
+func simOnly(args []string) bool {
+	n := 0
+	for _, a := range args {
+		sp, err := driver.ParseSpec(a)
+		if err != nil {
+			continue // a command, flag or value
+		}
+		if sp.Scheme != "sim" {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }

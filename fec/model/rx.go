@@ -452,10 +452,12 @@ func (d *Device) noBuffer() {
 	d.mib(mibRIEEEDrop, 1)
 }
 
-// countRX counts a frame of n bytes (FCS included) written to memory.
+// countRX counts a frame of n bytes (FCS included) written to memory: the
+// model's RxBytes without the FCS, as TxBytes, the driver and Linux's
+// rx_bytes count, the MIB's octets with it.
 func (d *Device) countRX(n int, status uint16, group bool) {
 	d.st.rxFrames.Add(1)
-	d.st.rxBytes.Add(uint64(n))
+	d.st.rxBytes.Add(uint64(max(n-4, 0)))
 	if status&rxErrBits != 0 {
 		d.st.rxErrors.Add(1)
 	}

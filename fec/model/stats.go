@@ -32,7 +32,8 @@ type Stats struct {
 	LostTDAR uint64
 
 	// RxFrames/RxBytes: frames written to memory, with or without error
-	// bits (bytes with the FCS, without the SHIFT16 pad).
+	// bits (bytes without the FCS and the SHIFT16 pad, as TxBytes and
+	// Linux's rx_bytes count them; the MIB's octet counters include it).
 	RxFrames, RxBytes uint64
 	// RxErrors: frames written with an error bit (CR, LG, TR, OV, ...).
 	RxErrors uint64
