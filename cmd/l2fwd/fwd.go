@@ -61,6 +61,12 @@ type lane struct {
 	// device has no engine of its own. Set on queue 0's lane only.
 	pump func() int
 
+	// received is set by a burst that received frames and cleared by the
+	// first empty poll after it, which publishes the RX pool's owner
+	// counters: a pool publishes by itself only every so many bursts, so a
+	// lane that goes idle would leave a scrape up to that many behind.
+	received bool
+
 	// txRing is the TX queue's ring size (0 when the driver does not say):
 	// it tells a refusal for want of room from a busy device.
 	txRing int
@@ -143,8 +149,13 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	}
 	n := l.rx.RxBurst(pkts)
 	if n == 0 {
+		if l.received && l.pool != nil {
+			l.received = false
+			l.pool.Publish() // the worker owns the pool's cache
+		}
 		return 0
 	}
+	l.received = true
 	got := n
 	b := pkts[:n]
 	if l.up != nil {
