@@ -23,7 +23,12 @@
 // where the part has it), phy=N|none|scan (PHY address, none for a fixed
 // link, scan for the one PHY that answers on the port's own MDIO bus
 // whatever the device tree says; default: the device tree's phy-handle,
-// else scan; a bus where several PHYs answer is refused), phy-mode=
+// else scan; a bus where several PHYs answer is refused),
+// fixed-link=SPEED[,full|,half] (no PHY: the link runs at SPEED Mb/s, 10,
+// 100 or 1000; without it a port with no PHY takes the device tree's
+// fixed-link speed and duplex, else the top speed its phy-mode carries:
+// 100 Mb/s over RMII and MII, a speed the phy-mode cannot carry is
+// refused), phy-mode=
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;

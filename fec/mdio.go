@@ -106,7 +106,7 @@ func (p *Port) OnLinkChange(fn func(driver.LinkEvent)) (cancel func()) {
 
 // UpdateLink reads the PHY over MDIO and resolves speed and duplex from
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
-// is reported up at the part's top speed, full duplex (fixed link). On a
+// is reported up at the fixed link's speed and duplex (FixedLink). On a
 // started port a change restarts the MAC gracefully (§5.6: bursts
 // return 0 meanwhile, no frame is dropped; MACRestarts counts the
 // restarts). A restart that cannot finish within Config.StopTimeout is
@@ -184,10 +184,7 @@ func (p *Port) stopWatcher() {
 // a started MAC in line with it (restartMAC; a failure is counted and the
 // next call tries again) and publishes the result (publishLinkLocked).
 func (p *Port) updateLinkLocked() driver.Link {
-	l := driver.Link{Up: true, SpeedMbps: 100, FullDuplex: true}
-	if p.prof.has(qGBIT) {
-		l.SpeedMbps = 1000
-	}
+	l := p.fixedLink
 	if p.phyAddr >= 0 {
 		l = p.readPHYLink()
 	}

@@ -145,12 +145,12 @@ func TestPHYFromDeviceTree(t *testing.T) {
 	if err != nil || p.PHYAddr() != -1 {
 		t.Fatalf("phy=none: %v, %v", p, err)
 	}
-	if l := p.UpdateLink(); !l.Up || l.SpeedMbps != 1000 {
-		t.Fatalf("fixed link %v, want up at the part's top speed", l)
+	if l := p.UpdateLink(); !l.Up || l.SpeedMbps != 100 {
+		t.Fatalf("fixed link %v, want up at RMII's top speed, 100 Mb/s", l)
 	}
 
 	// A fixed-link subnode: no PHY either.
-	_, fixed := fakeDT(t, map[string][]byte{"soc/bus@2000000/ethernet@20b4000/fixed-link": nil})
+	_, fixed := fakeDT(t, map[string][]byte{"soc/bus@2000000/ethernet@20b4000/fixed-link/speed": {0, 0, 0, 100}})
 	p, err = newOnBus(t, 1, []int{2}, fixed, "")
 	if err != nil || p.PHYAddr() != -1 {
 		t.Fatalf("fixed-link node: %v, %v", p, err)

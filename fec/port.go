@@ -18,7 +18,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "phy-mode", "link-poll", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
+var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -152,6 +152,12 @@ type Port struct {
 	linkPoll     time.Duration
 	watchStop    chan struct{} // closed to end the watcher (link, ERR006358 stalls)
 	watchDone    chan struct{} // closed by the watcher when it ends
+
+	// fixedLink is the link without a PHY (phy.go, setFixedLink) and
+	// fixedFrom what set it; fixedOpt is option fixed-link=.
+	fixedLink driver.Link
+	fixedFrom string
+	fixedOpt  fixedLinkOpt
 
 	irq irqState // RX interrupts (irq.go)
 
@@ -305,6 +311,9 @@ func (p *Port) parseOptions(o map[string][]string) error {
 	}
 	p.enhanced = p.prof.has(qBufDescEx)
 	if err := p.parseIRQOptions(get); err != nil {
+		return err
+	}
+	if err := p.parseFixedLink(get); err != nil {
 		return err
 	}
 	if v, ok := get("shift16"); ok {
