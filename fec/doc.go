@@ -39,8 +39,13 @@
 // cycles after the first, 1-65535; default off).
 //
 // RX queues implement driver.RxInterrupter (irq.go) where the backend
-// delivers the MAC's interrupt (uio:, platform: through UIO, sim:): an
-// adaptive worker sleeps on it (driver.RxWaiter).
+// delivers the MAC's interrupt (platform: through vfio-platform or UIO,
+// uio:, sim:): an adaptive worker sleeps on it (driver.RxWaiter). On the
+// i.MX7D, i.MX8M, i.MX93 and i.MX8QM rings 1 and 2 raise lines of their
+// own (int1, int2) and each ring sleeps on its ring's line (IRQLines);
+// uio_pdrv_genirq delivers only the node's first interrupt, which on the
+// i.MX8M and i.MX93 trees is int1, and arming a ring whose line it does
+// not deliver is refused: use vfio-platform there, or poll that ring.
 //
 // shift16=0 is a workaround for QEMU only, never for silicon: QEMU 7.2's
 // ENET model ignores RACC.SHIFT16 when it receives into legacy (8-byte)

@@ -62,6 +62,8 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.MDIORead":           func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite":          func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
 			"Port.PHYAddr":            func() error { p.PHYAddr(); return nil },            // the driver's memory only
+			"Port.FixedLink":          func() error { p.FixedLink(); return nil },          // the driver's memory only
+			"Port.IRQLines":           func() error { p.IRQLines(); return nil },           // the driver's memory only
 			"Port.MACRestarts":        func() error { p.MACRestarts(); return nil },        // an atomic counter only
 			"Port.MACRestartFailures": func() error { p.MACRestartFailures(); return nil }, // an atomic counter only
 			"Port.UpdateLink":         func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },

@@ -199,6 +199,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if err := p.parseOptions(d.Spec.Options); err != nil {
 		return nil, err
 	}
+	p.setRingLines()
 	if cfg.RxQueues > prof.maxQueues() || cfg.TxQueues > prof.maxQueues() {
 		return nil, fmt.Errorf("fec: %d RX / %d TX queues asked; %s has %d of each (queues=%d)",
 			cfg.RxQueues, cfg.TxQueues, prof.compatible, prof.maxQueues(), prof.maxQueues())
