@@ -19,7 +19,9 @@ import (
 // tree's phy-handle, then a scan of the port's own MDIO bus that must find
 // exactly one PHY. A shared bus (i.MX6UL/7D boards: one ENET's MDIO
 // carries both ENETs' PHYs) answers at two addresses, and the lowest one
-// may belong to the other MAC: the scan refuses to guess.
+// may belong to the other MAC: the scan refuses to guess. A phy-handle
+// under another MAC's mdio node is reached through that MAC's bus
+// (mdiobus.go).
 
 // phyFixed is phyAddr for phy=none and for a fixed-link node: no PHY, the
 // link is taken as up at the fixed link's speed (fixedLink).
@@ -295,8 +297,11 @@ func (p *Port) selectPHYAddr() (dtSpeed int, dtFull bool, err error) {
 		}
 		own := filepath.Clean(p.dev.OFNode)
 		if dt.bus != "" && filepath.Clean(dt.bus) != own {
-			return 0, false, fmt.Errorf("fec %s: the device tree's phy-handle points to %s (address %d) on the MDIO bus of %s, which this port's MDIO registers do not drive (a shared MDIO bus, as on i.MX6UL/7D boards): give phy=none to run it as a fixed link, or phy=scan (or phy=N) if this port's own MDIO pins reach a PHY of its own (QEMU 7.2 gives each ENET one)",
-				p.name, dt.node, dt.addr, dt.bus)
+			// A shared MDIO bus (i.MX6UL/7D boards): another MAC's
+			// registers drive it (mdiobus.go).
+			if err := p.attachPHYBus(dt.bus, dt.node, dt.addr); err != nil {
+				return 0, false, err
+			}
 		}
 		p.phyAddr = dt.addr
 		return 0, false, nil
