@@ -23,7 +23,10 @@
 // where the part has it), phy=N|none|scan (PHY address, none for a fixed
 // link, scan for the one PHY that answers on the port's own MDIO bus
 // whatever the device tree says; default: the device tree's phy-handle,
-// else scan; a bus where several PHYs answer is refused),
+// else scan; a bus where several PHYs answer is refused; a phy-handle on
+// another MAC's MDIO bus, as ENET1's on the i.MX6UL-EVK, is reached through
+// that MAC's port in the same process or the kernel's MII ioctls on its
+// interface: MDIOPath says which),
 // fixed-link=SPEED[,full|,half] (no PHY: the link runs at SPEED Mb/s, 10,
 // 100 or 1000; without it a port with no PHY takes the device tree's
 // fixed-link speed and duplex, else the top speed its phy-mode carries:
