@@ -176,6 +176,30 @@ func (p *Port) stopIRQ() {
 // then closes every descriptor; Close calls it before the device goes.
 func (p *Port) closeIRQ() { p.irq.Close(p.cfg.StopTimeout) }
 
+// ProbeIRQ reports whether the backend delivers RX ring ring's interrupt
+// line: it opens the line's device interrupt and closes it again, and
+// returns the error arming would give (nil: an adaptive worker can sleep
+// on the ring). For tools (nicctl info); it does not arm anything.
+func (p *Port) ProbeIRQ(ring int) error {
+	s := &p.irq
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	switch {
+	case s.Closed() || p.shut.Load():
+		return p.errClosed()
+	case ring < 0 || ring >= len(p.rx):
+		return fmt.Errorf("fec %s: no RX ring %d (the port has %d)", p.name, ring, len(p.rx))
+	case p.dev.OpenIRQ == nil:
+		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w", p.name, ring, p.dev.Backend, driver.ErrNoInterrupt)
+	}
+	i := s.ringIRQ[ring]
+	h, err := p.dev.OpenIRQ(i)
+	if err != nil {
+		return fmt.Errorf("fec %s: rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w", p.name, ring, s.ringLine[ring], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt)
+	}
+	return h.Close()
+}
+
 // ArmInterrupt clears the ring's pending receive events and enables its
 // interrupt (driver.RxInterrupter). The first call opens the queue's
 // handle on the device's interrupt.

@@ -87,6 +87,12 @@ func TestRingInterruptLines(t *testing.T) {
 				t.Fatalf("%s, interrupt 0 only: arm rx%d: %v; want ErrNoInterrupt naming rx%d, %s, interrupt %d and vfio-platform", c.soc, q, err, q, l.Line, l.Index)
 			}
 		}
+		for q := 0; q < 3; q++ {
+			err := p.ProbeIRQ(q)
+			if (err == nil) != (q == c.works) || err != nil && !errors.Is(err, driver.ErrNoInterrupt) {
+				t.Fatalf("%s, interrupt 0 only: ProbeIRQ(%d) = %v", c.soc, q, err)
+			}
+		}
 		qi := p.RxQueue(c.works).(driver.RxInterrupter)
 		if err := qi.ArmInterrupt(); err != nil {
 			t.Fatalf("%s, interrupt 0 only: arm rx%d, whose line it is: %v", c.soc, c.works, err)

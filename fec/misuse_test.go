@@ -61,6 +61,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.Rings":              func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
 			"Port.MDIORead":           func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite":          func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
+			"Port.ProbeIRQ":           func() error { return drvtest.IsClosed(p.ProbeIRQ(0)) },
 			"Port.PHYAddr":            func() error { p.PHYAddr(); return nil },            // the driver's memory only
 			"Port.FixedLink":          func() error { p.FixedLink(); return nil },          // the driver's memory only
 			"Port.IRQLines":           func() error { p.IRQLines(); return nil },           // the driver's memory only
