@@ -24,8 +24,7 @@ func (q *VFIOPlatformIRQ) Unmask() error {
 	if !q.automasked {
 		return nil
 	}
-	buf := irqSetBuf(uint32(q.index), 0, nil, vfio.IRQSetDataNone|vfio.IRQSetActionUnmask)
-	(*vfio.IRQSet)(unsafe.Pointer(&buf[0])).Count = 1
+	buf := unmaskBuf(q.index)
 	if _, err := vfio.Ioctl(q.dev.fd, vfio.DeviceSetIRQs, unsafe.Pointer(&buf[0]), "VFIO_DEVICE_SET_IRQS"); err != nil {
 		return &DeviceError{Device: q.dev.Name, Op: fmt.Sprintf("unmask interrupt %d", q.index), Err: err}
 	}
@@ -50,4 +49,12 @@ func (d *VFIODevice) openPlatformIRQFunc() func(i int) (driver.IRQ, error) {
 		}
 		return &VFIOPlatformIRQ{VFIOIRQ: q, automasked: info.Flags&vfio.IRQInfoAutomasked != 0}, nil
 	}
+}
+
+// unmaskBuf is the vfio_irq_set that unmasks interrupt index: no data,
+// action unmask, start 0, count 1 (vfio-platform takes nothing else).
+func unmaskBuf(index int) []byte {
+	buf := irqSetBuf(uint32(index), 0, nil, vfio.IRQSetDataNone|vfio.IRQSetActionUnmask)
+	(*vfio.IRQSet)(unsafe.Pointer(&buf[0])).Count = 1
+	return buf
 }
