@@ -118,9 +118,32 @@ func TestFixedLinkSpeed(t *testing.T) {
 		}
 	}
 
+	// A scan that finds no PHY (ENET1's own MDIO pins reach none: its PHY
+	// is on ENET2's bus) runs the fixed link at RMII's 100 Mb/s.
+	m2, err := model.New(model.Config{Name: "enet2", SoC: "imx6ul", PHYAddr: 1, LinkSpeed: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := model.New(model.Config{Name: "enet1", SoC: "imx6ul", PHYAddr: 2, PHYBus: m2, LinkSpeed: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := newENET(t, "2188000.ethernet", m1, "", "?phy=scan&link-poll=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p1.Close()
+	if err := p1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if l, from, ok := p1.FixedLink(); !ok || l.SpeedMbps != 100 || !strings.Contains(from, "rmii") {
+		t.Fatalf("scan found no PHY: fixed link %v from %q (ok %v), want 100 Mb/s from phy-mode rmii", l, from, ok)
+	}
+	checkSpeedBits(t, p1, m1, 100, "scan found no PHY")
+
 	// Refused: faster than RMII carries, from the tree or the option.
 	of := fixedDT(t, sub(1000, true))
-	_, _, err := newFixed(t, 1000, of, "")
+	_, _, err = newFixed(t, 1000, of, "")
 	if err == nil || !strings.Contains(err.Error(), "1000 Mb/s") || !strings.Contains(err.Error(), "rmii") || !strings.Contains(err.Error(), "fixed-link=100") {
 		t.Fatalf("fixed-link 1000 over RMII: %v", err)
 	}
