@@ -118,6 +118,23 @@ type IRQLine struct {
 	From  string
 }
 
+// NodeIRQLines is IRQLines for a device not opened: every RX ring of the
+// part whose compatible strings are compat (most specific first), from
+// the node's interrupt-names or the SoC tree's order. ok is false when the
+// driver knows none of the strings.
+func NodeIRQLines(compat []string, ofNode string) (lines []IRQLine, ok bool) {
+	prof, ok := lookupProfile(compat)
+	if !ok {
+		return nil, false
+	}
+	p := &Port{prof: prof, dev: &driver.Device{OFNode: ofNode}}
+	p.setRingLines()
+	for q := 0; q < prof.maxQueues(); q++ {
+		lines = append(lines, IRQLine{Ring: q, Line: p.irq.ringLine[q], Index: p.irq.ringIRQ[q], From: p.irq.lineFrom})
+	}
+	return lines, true
+}
+
 // IRQLines lists the interrupt line of each RX ring the port has.
 func (p *Port) IRQLines() []IRQLine {
 	out := make([]IRQLine, len(p.rx))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec"
+	"github.com/gopmd/gopmd/pci"
 )
 
 // mdioInfo is how a FEC port reaches the MDIO bus its PHY sits on.
@@ -57,6 +58,35 @@ func fecInfo(r *infoResult, p driver.Port) {
 	}
 }
 
+// fecNodeLines fills r's interrupt lines from a FEC node's device tree and
+// its binding, before any port is opened (an open port's probe replaces
+// them): uio_pdrv_genirq delivers the node's first interrupt only,
+// vfio-platform every one, /dev/mem and the kernel's own driver none.
+func fecNodeLines(r *infoResult, pd *pci.PlatformDevice) {
+	lines, ok := fec.NodeIRQLines(pd.Compatible, pd.OFNode)
+	if !ok {
+		return
+	}
+	r.IRQLines = nil
+	for _, l := range lines {
+		in := irqInfo{Ring: l.Ring, Line: l.Line, Interrupt: l.Index, From: l.From}
+		switch {
+		case len(pd.UIO) > 0:
+			in.Delivered = l.Index == 0
+			if !in.Delivered {
+				in.Problem = fmt.Sprintf("uio_pdrv_genirq (%s) delivers only the node's first interrupt", pd.UIO[0])
+			}
+		case pd.Driver == "vfio-platform":
+			in.Delivered = true
+		case pd.Driver != "":
+			in.Problem = "the kernel's " + pd.Driver + " driver holds the device"
+		default:
+			in.Problem = "no driver is bound: the /dev/mem backend delivers no interrupt"
+		}
+		r.IRQLines = append(r.IRQLines, in)
+	}
+}
+
 // fecText prints the FEC fields.
 func (r *infoResult) fecText(p func(k, f string, a ...any)) {
 	if r.MDIO != nil {
@@ -67,8 +97,12 @@ func (r *infoResult) fecText(p func(k, f string, a ...any)) {
 	}
 	for _, l := range r.IRQLines {
 		st := "delivered"
-		if !l.Delivered {
+		switch {
+		case l.Delivered:
+		case r.Backend != "":
 			st = fmt.Sprintf("NOT delivered by the %s backend: rx%d cannot sleep on it; bind the node to vfio-platform (every interrupt) or poll rx%d", r.Backend, l.Ring, l.Ring)
+		default:
+			st = fmt.Sprintf("NOT delivered: %s; bind the node to vfio-platform (every interrupt) or poll rx%d", l.Problem, l.Ring)
 		}
 		p(fmt.Sprintf("irq rx%d", l.Ring), "%s = interrupt %d of the node: %s", l.Line, l.Interrupt, st)
 	}

@@ -142,6 +142,7 @@ func (r *infoResult) text(w io.Writer) {
 		r.DMAMemory.text(p)
 	}
 	if r.NotOpened != "" {
+		r.fecText(p) // the interrupt lines the tree and the binding give
 		p("port", "not opened: %s", r.NotOpened)
 		return
 	}
@@ -228,6 +229,7 @@ func infoCmd(e *env, dev string) (any, error) {
 		for i, g := range pd.Reg {
 			r.Regions = append(r.Regions, region{Name: fmt.Sprintf("reg%d", i), Addr: g.Addr, Size: g.Size, Kind: "mem"})
 		}
+		fecNodeLines(r, pd)
 		for _, u := range pd.UIO {
 			if info, err := e.sys.UIO(u); err == nil {
 				for _, m := range info.Maps {

@@ -108,6 +108,13 @@ func TestInfoFEC(t *testing.T) {
 	if !strings.Contains(out, "irq rx0:       int0 = interrupt 2 of the node: NOT delivered by the sim backend") || !strings.Contains(out, "vfio-platform") {
 		t.Errorf("text:\n%s", out)
 	}
+	// Not opened (an offline tree): the lines from the tree and what the
+	// binding delivers; uio_pdrv_genirq gives the first interrupt only.
+	r = infoJSON(t, "--root", "testdata/imx8mp", "platform:30be0000.ethernet")
+	if r.NotOpened == "" || len(r.IRQLines) != 3 || r.IRQLines[0].Delivered || !strings.Contains(r.IRQLines[0].Problem, "uio_pdrv_genirq") ||
+		!r.IRQLines[1].Delivered || r.IRQLines[1].Interrupt != 0 || r.IRQLines[2].Delivered {
+		t.Errorf("imx8mp tree under UIO: %+v", r.IRQLines)
+	}
 	r = infoJSON(t, "sim:fec0?soc=imx6ul&phy=none")
 	if r.PHY == nil || *r.PHY != -1 || !strings.Contains(r.FixedLink, "100 Mb/s") || !strings.Contains(r.FixedLink, "phy-mode rmii") {
 		t.Errorf("imx6ul phy=none: phy %v fixed link %q", r.PHY, r.FixedLink)
