@@ -215,9 +215,10 @@ type Device struct {
 	// by the driver's Close after its DMA memory is unmapped.
 	Release func() error
 	// OpenIRQ opens interrupt i of the device for one waiter (UIO: the
-	// device's one line, i = 0; VFIO: MSI-X vector i; sim: the model's
-	// line), or is nil where the backend delivers none. Each call returns
-	// its own handle; the driver closes it.
+	// device's one line, i = 0, a platform node's first interrupt; vfio-pci:
+	// MSI-X vector i; vfio-platform: the node's interrupt i in device-tree
+	// order; sim: the model's line i), or is nil where the backend
+	// delivers none. Each call returns its own handle; the driver closes it.
 	OpenIRQ func(i int) (IRQ, error)
 	// Extra carries backend-specific handles a driver may need (such as a
 	// simulated device's knobs); drivers must work when it is nil.

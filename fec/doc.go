@@ -23,7 +23,15 @@
 // where the part has it), phy=N|none|scan (PHY address, none for a fixed
 // link, scan for the one PHY that answers on the port's own MDIO bus
 // whatever the device tree says; default: the device tree's phy-handle,
-// else scan; a bus where several PHYs answer is refused), phy-mode=
+// else scan; a bus where several PHYs answer is refused; a phy-handle on
+// another MAC's MDIO bus, as ENET1's on the i.MX6UL-EVK, is reached through
+// that MAC's port in the same process or the kernel's MII ioctls on its
+// interface: MDIOPath says which),
+// fixed-link=SPEED[,full|,half] (no PHY: the link runs at SPEED Mb/s, 10,
+// 100 or 1000; without it a port with no PHY takes the device tree's
+// fixed-link speed and duplex, else the top speed its phy-mode carries:
+// 100 Mb/s over RMII and MII, a speed the phy-mode cannot carry is
+// refused), phy-mode=
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
@@ -38,8 +46,13 @@
 // off).
 //
 // RX queues implement driver.RxInterrupter (irq.go) where the backend
-// delivers the MAC's interrupt (uio:, platform: through UIO, sim:): an
-// adaptive worker sleeps on it (driver.RxWaiter).
+// delivers the MAC's interrupt (platform: through vfio-platform or UIO,
+// uio:, sim:): an adaptive worker sleeps on it (driver.RxWaiter). On the
+// i.MX7D, i.MX8M, i.MX93 and i.MX8QM rings 1 and 2 raise lines of their
+// own (int1, int2) and each ring sleeps on its ring's line (IRQLines);
+// uio_pdrv_genirq delivers only the node's first interrupt, which on the
+// i.MX8M and i.MX93 trees is int1, and arming a ring whose line it does
+// not deliver is refused: use vfio-platform there, or poll that ring.
 //
 // shift16=0 is a workaround for QEMU only, never for silicon: QEMU 7.2's
 // ENET model ignores RACC.SHIFT16 when it receives into legacy (8-byte)

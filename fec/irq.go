@@ -2,7 +2,10 @@ package fec
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/rxirq"
@@ -35,12 +38,110 @@ var (
 	eirRXBn = [3]uint32{eir_RXB, eir_RXB1, eir_RXB2}
 )
 
+// Interrupt lines (§1, §4.8). On parts with three rings and three MAC
+// lines (i.MX7D, i.MX8M, i.MX93, i.MX8QM) ring n's events raise line intn
+// and only that line; elsewhere every ring's events raise the one line.
+// A queue opens the device's interrupt that is its ring's line: the
+// index of "intn" in the node's interrupt-names, else the order the SoC's
+// device tree lists them in (profile.go, ringIRQOrder: the i.MX8M and
+// i.MX93 trees list int1, int2, int0). vfio-platform delivers every
+// interrupt of the node; uio_pdrv_genirq only the first, and arming a ring
+// whose line is another one is refused, naming the ring and the line.
+
 // irqState is the port's interrupt bookkeeping: the shared part
-// (internal/rxirq) and the coalescing the spec options ask for (frames 0:
-// off).
+// (internal/rxirq), each ring's line, and the coalescing the spec options
+// ask for (frames 0: off).
 type irqState struct {
 	rxirq.Port
 	coalFrames, coalTicks int
+	// ringIRQ is the device interrupt (driver.Device.OpenIRQ's i) of each
+	// ring's line, ringLine the line's name, lineFrom what said so.
+	ringIRQ  [3]int
+	ringLine [3]string
+	lineFrom string
+}
+
+// setRingLines fills ringIRQ and ringLine from the device tree's
+// interrupt-names, else the profile's order (New calls it).
+func (p *Port) setRingLines() {
+	order, split := p.prof.ringLines()
+	s := &p.irq
+	if !split {
+		for q := range s.ringIRQ {
+			s.ringIRQ[q], s.ringLine[q] = 0, "int0"
+		}
+		s.lineFrom = p.prof.compatible + " has one MAC interrupt line"
+		return
+	}
+	s.ringIRQ = order
+	s.lineFrom = "the order " + p.prof.compatible + " device trees list them in"
+	for q := range s.ringLine {
+		s.ringLine[q] = "int" + itoa(q)
+	}
+	names := dtStrings(p.dev.OFNode, "interrupt-names")
+	idx := map[string]int{}
+	for i, n := range names {
+		idx[n] = i
+	}
+	if i0, ok := idx["int0"]; ok {
+		s.lineFrom = "the device tree's interrupt-names"
+		for q := range s.ringIRQ {
+			if i, ok := idx["int"+itoa(q)]; ok {
+				s.ringIRQ[q] = i
+			} else {
+				s.ringIRQ[q], s.ringLine[q] = i0, "int0"
+			}
+		}
+	}
+}
+
+// dtStrings reads a string-list property of node (NUL-separated), nil
+// when node is "" or has no such property.
+func dtStrings(node, prop string) []string {
+	if node == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(node, prop))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// IRQLine is one RX ring's interrupt: the MAC line (int0, int1, int2),
+// the device interrupt it is (index into the node's interrupts, the i of
+// driver.Device.OpenIRQ) and what said so.
+type IRQLine struct {
+	Ring  int
+	Line  string
+	Index int
+	From  string
+}
+
+// NodeIRQLines is IRQLines for a device not opened: every RX ring of the
+// part whose compatible strings are compat (most specific first), from
+// the node's interrupt-names or the SoC tree's order. ok is false when the
+// driver knows none of the strings.
+func NodeIRQLines(compat []string, ofNode string) (lines []IRQLine, ok bool) {
+	prof, ok := lookupProfile(compat)
+	if !ok {
+		return nil, false
+	}
+	p := &Port{prof: prof, dev: &driver.Device{OFNode: ofNode}}
+	p.setRingLines()
+	for q := 0; q < prof.maxQueues(); q++ {
+		lines = append(lines, IRQLine{Ring: q, Line: p.irq.ringLine[q], Index: p.irq.ringIRQ[q], From: p.irq.lineFrom})
+	}
+	return lines, true
+}
+
+// IRQLines lists the interrupt line of each RX ring the port has.
+func (p *Port) IRQLines() []IRQLine {
+	out := make([]IRQLine, len(p.rx))
+	for q := range out {
+		out[q] = IRQLine{Ring: q, Line: p.irq.ringLine[q], Index: p.irq.ringIRQ[q], From: p.irq.lineFrom}
+	}
+	return out
 }
 
 // parseIRQOptions reads rx-coalesce-frames= and rx-coalesce-ticks=.
@@ -96,6 +197,30 @@ func (p *Port) stopIRQ() {
 // then closes every descriptor; Close calls it before the device goes.
 func (p *Port) closeIRQ() { p.irq.Close(p.cfg.StopTimeout) }
 
+// ProbeIRQ reports whether the backend delivers RX ring ring's interrupt
+// line: it opens the line's device interrupt and closes it again, and
+// returns the error arming would give (nil: an adaptive worker can sleep
+// on the ring). For tools (nicctl info); it does not arm anything.
+func (p *Port) ProbeIRQ(ring int) error {
+	s := &p.irq
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	switch {
+	case s.Closed() || p.shut.Load():
+		return p.errClosed()
+	case ring < 0 || ring >= len(p.rx):
+		return fmt.Errorf("fec %s: no RX ring %d (the port has %d)", p.name, ring, len(p.rx))
+	case p.dev.OpenIRQ == nil:
+		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w", p.name, ring, p.dev.Backend, driver.ErrNoInterrupt)
+	}
+	i := s.ringIRQ[ring]
+	h, err := p.dev.OpenIRQ(i)
+	if err != nil {
+		return fmt.Errorf("fec %s: rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w", p.name, ring, s.ringLine[ring], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt)
+	}
+	return h.Close()
+}
+
 // ArmInterrupt clears the ring's pending receive events and enables its
 // interrupt (driver.RxInterrupter). The first call opens the queue's
 // handle on the device's interrupt.
@@ -110,9 +235,14 @@ func (q *rxQueue) ArmInterrupt() error {
 	case s.Stopping():
 		return fmt.Errorf("fec %s: rx%d: arm the interrupt: %w", p.name, q.id, driver.ErrStopped)
 	case p.dev.OpenIRQ == nil:
-		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w (use uio: or platform: with uio_pdrv_genirq, or sim:)", p.name, q.id, p.dev.Backend, driver.ErrNoInterrupt)
+		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w (use platform: with vfio-platform or uio_pdrv_genirq, uio:, or sim:)", p.name, q.id, p.dev.Backend, driver.ErrNoInterrupt)
 	}
-	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(0) }); err != nil {
+	i := s.ringIRQ[q.id]
+	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(i) }); err != nil {
+		if i != 0 {
+			return fmt.Errorf("fec %s: rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w; bind the node to vfio-platform, which delivers every interrupt (uio_pdrv_genirq delivers only the first), or poll rx%d instead of sleeping on it",
+				p.name, q.id, s.ringLine[q.id], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt, q.id)
+		}
 		return fmt.Errorf("fec %s: rx%d: open the interrupt: %w", p.name, q.id, err)
 	}
 	p.regs.Write32(regEIR, eirRXFn[q.id]|eirRXBn[q.id]) // W1C: only events from now on count

@@ -1,6 +1,12 @@
 package fec
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gopmd/gopmd/driver"
+)
 
 // Arming opens the queue's handle once; a frame while armed is one
 // interrupt the handle sees; a frame while disarmed is none (EIMR masks
@@ -26,5 +32,37 @@ func TestInterruptCounts(t *testing.T) {
 	}
 	if p.regs.Read32(regEIMR) != 0 {
 		t.Fatalf("EIMR %#x after disarm; want 0", p.regs.Read32(regEIMR))
+	}
+}
+
+// TestRingLinesFromInterruptNames: the node's interrupt-names decide which
+// device interrupt is each ring's line (a tree that names int0 first on
+// an i.MX8MP, as the binding asks); without names the SoC's tree order
+// serves (int1, int2, int0 on the i.MX8M); a tree naming only int0 puts
+// every ring on it.
+func TestRingLinesFromInterruptNames(t *testing.T) {
+	t.Parallel()
+	imx8mp, _ := lookupProfile([]string{"fsl,imx8mp-fec"})
+	for _, c := range []struct {
+		names string // "" : no property
+		want  [3]int
+		lines [3]string
+	}{
+		{"", [3]int{2, 0, 1}, [3]string{"int0", "int1", "int2"}},
+		{"int0\x00int1\x00int2\x00pps\x00", [3]int{0, 1, 2}, [3]string{"int0", "int1", "int2"}},
+		{"int1\x00int2\x00int0\x00pps\x00", [3]int{2, 0, 1}, [3]string{"int0", "int1", "int2"}},
+		{"pps\x00int0\x00", [3]int{1, 1, 1}, [3]string{"int0", "int0", "int0"}},
+	} {
+		node := t.TempDir()
+		if c.names != "" {
+			if err := os.WriteFile(filepath.Join(node, "interrupt-names"), []byte(c.names), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &Port{prof: imx8mp, dev: &driver.Device{OFNode: node}}
+		p.setRingLines()
+		if p.irq.ringIRQ != c.want || p.irq.ringLine != c.lines {
+			t.Errorf("interrupt-names %q: interrupts %v lines %v, want %v %v", c.names, p.irq.ringIRQ, p.irq.ringLine, c.want, c.lines)
+		}
 	}
 }

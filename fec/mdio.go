@@ -35,12 +35,23 @@ func mscrValue(enetMAC bool, ipgHz int) uint32 {
 	return uint32(speed)<<mscr_MII_SPEED_SHIFT | uint32(hold)<<mscr_HOLDTIME_SHIFT
 }
 
-// mdio runs one management frame and waits for EIR.MII.
-func (p *Port) mdio(frame uint32) (uint32, error) {
-	p.mdioMu.Lock()
-	defer p.mdioMu.Unlock()
-	if p.shut.Load() {
-		return 0, p.errClosed()
+// mdioRead and mdioWrite are the clause-22 management frames.
+func mdioRead(phy, reg int) uint32 {
+	return mmfr_ST_C22 | mmfr_OP_READ | uint32(phy)<<mmfr_PA_SHIFT | uint32(reg)<<mmfr_RA_SHIFT | mmfr_TA
+}
+
+func mdioWrite(phy, reg int, v uint16) uint32 {
+	return mmfr_ST_C22 | mmfr_OP_WRITE | uint32(phy)<<mmfr_PA_SHIFT | uint32(reg)<<mmfr_RA_SHIFT | mmfr_TA | uint32(v)
+}
+
+// frame runs one management frame on the bus's MAC and waits for
+// EIR.MII, under the bus's lock (every port sharing the bus takes it).
+func (b *mdioBus) frame(frame uint32) (uint32, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.owner
+	if p == nil {
+		return 0, fmt.Errorf("fec %s: the port driving this MDIO bus (%s) is closed: %w", b.name, b.node, driver.ErrClosed)
 	}
 	r := p.regs
 	r.Write32(regEIR, eir_MII) // a stale event would end the wait early
@@ -48,7 +59,7 @@ func (p *Port) mdio(frame uint32) (uint32, error) {
 	deadline := time.Now().Add(mdioTimeout)
 	for r.Read32(regEIR)&eir_MII == 0 {
 		if !time.Now().Before(deadline) {
-			return 0, fmt.Errorf("fec: MDIO frame %#08x: no completion (EIR.MII) in %v; is the MDC clock (MSCR=%#x) running and the ENET clocked?", frame, mdioTimeout, r.Read32(regMSCR))
+			return 0, fmt.Errorf("fec %s: MDIO frame %#08x: no completion (EIR.MII) in %v; is the MDC clock (MSCR=%#x) running and the ENET clocked?", b.name, frame, mdioTimeout, r.Read32(regMSCR))
 		}
 		time.Sleep(2 * time.Microsecond)
 	}
@@ -56,22 +67,29 @@ func (p *Port) mdio(frame uint32) (uint32, error) {
 	return r.Read32(regMMFR) & mmfr_DATA_MASK, r.Err()
 }
 
-// MDIORead reads clause-22 register reg of the PHY at address phy.
+// MDIORead reads clause-22 register reg of the PHY at address phy on the
+// bus the port's PHY sits on (MDIOPath: its own, another port's, or the
+// kernel's through its MII ioctls).
 func (p *Port) MDIORead(phy, reg int) (uint16, error) {
 	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
 		return 0, fmt.Errorf("fec: MDIO read phy %d reg %d: both must be 0..31", phy, reg)
 	}
-	v, err := p.mdio(mmfr_ST_C22 | mmfr_OP_READ | uint32(phy)<<mmfr_PA_SHIFT | uint32(reg)<<mmfr_RA_SHIFT | mmfr_TA)
-	return uint16(v), err
+	if p.shut.Load() {
+		return 0, p.errClosed()
+	}
+	return p.bus.read(phy, reg)
 }
 
-// MDIOWrite writes clause-22 register reg of the PHY at address phy.
+// MDIOWrite writes clause-22 register reg of the PHY at address phy on
+// the bus the port's PHY sits on (MDIOPath).
 func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
 	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
 		return fmt.Errorf("fec: MDIO write phy %d reg %d: both must be 0..31", phy, reg)
 	}
-	_, err := p.mdio(mmfr_ST_C22 | mmfr_OP_WRITE | uint32(phy)<<mmfr_PA_SHIFT | uint32(reg)<<mmfr_RA_SHIFT | mmfr_TA | uint32(v))
-	return err
+	if p.shut.Load() {
+		return p.errClosed()
+	}
+	return p.bus.write(phy, reg, v)
 }
 
 // PHYAddr is the MDIO address of the port's PHY, or -1 when the port runs
@@ -106,7 +124,7 @@ func (p *Port) OnLinkChange(fn func(driver.LinkEvent)) (cancel func()) {
 
 // UpdateLink reads the PHY over MDIO and resolves speed and duplex from
 // the advertised and link-partner abilities (§5.4). Without a PHY the link
-// is reported up at the part's top speed, full duplex (fixed link). On a
+// is reported up at the fixed link's speed and duplex (FixedLink). On a
 // started port a change restarts the MAC gracefully (§5.6: bursts
 // return 0 meanwhile, no frame is dropped; MACRestarts counts the
 // restarts). A restart that cannot finish within Config.StopTimeout is
@@ -184,7 +202,7 @@ func (p *Port) stopWatcher() {
 // a started MAC in line with it (restartMAC; a failure is counted and the
 // next call tries again) and publishes the result (publishLinkLocked).
 func (p *Port) updateLinkLocked() driver.Link {
-	l := driver.Link{Up: true, SpeedMbps: p.maxSpeed(), FullDuplex: true}
+	l := p.fixedLink
 	if p.phyAddr >= 0 {
 		l = p.readPHYLink()
 	}

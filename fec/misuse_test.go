@@ -62,7 +62,11 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.LiveRings":          func() error { return wantNil(p.LiveRings() == nil, "LiveRings read registers") },
 			"Port.MDIORead":           func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite":          func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
+			"Port.ProbeIRQ":           func() error { return drvtest.IsClosed(p.ProbeIRQ(0)) },
 			"Port.PHYAddr":            func() error { p.PHYAddr(); return nil },            // the driver's memory only
+			"Port.FixedLink":          func() error { p.FixedLink(); return nil },          // the driver's memory only
+			"Port.IRQLines":           func() error { p.IRQLines(); return nil },           // the driver's memory only
+			"Port.MDIOPath":           func() error { p.MDIOPath(); return nil },           // the driver's memory only
 			"Port.MACRestarts":        func() error { p.MACRestarts(); return nil },        // an atomic counter only
 			"Port.MACRestartFailures": func() error { p.MACRestartFailures(); return nil }, // an atomic counter only
 			"Port.UpdateLink":         func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },

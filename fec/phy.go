@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
@@ -17,10 +19,12 @@ import (
 // tree's phy-handle, then a scan of the port's own MDIO bus that must find
 // exactly one PHY. A shared bus (i.MX6UL/7D boards: one ENET's MDIO
 // carries both ENETs' PHYs) answers at two addresses, and the lowest one
-// may belong to the other MAC: the scan refuses to guess.
+// may belong to the other MAC: the scan refuses to guess. A phy-handle
+// under another MAC's mdio node is reached through that MAC's bus
+// (mdiobus.go).
 
 // phyFixed is phyAddr for phy=none and for a fixed-link node: no PHY, the
-// link is taken as up at the part's top speed.
+// link is taken as up at the fixed link's speed (fixedLink).
 const phyFixed = -1
 
 // dtPHY is what a port's device-tree node says about its PHY.
@@ -30,6 +34,10 @@ type dtPHY struct {
 	addr  int    // the PHY node's reg
 	node  string // the PHY node's directory
 	bus   string // the node of the MAC whose MDIO bus holds the PHY
+	// fixedSpeed and fixedFull are the fixed-link node's speed and
+	// full-duplex (fixed only).
+	fixedSpeed int
+	fixedFull  bool
 }
 
 // dtRoot is the device-tree root of node: the nearest ancestor called
@@ -90,8 +98,10 @@ func readDTPHY(node string) (dtPHY, error) {
 	if node == "" {
 		return r, nil
 	}
-	if _, err := os.Stat(filepath.Join(node, "fixed-link")); err == nil {
-		r.found, r.fixed = true, true
+	if ok, speed, full, err := readDTFixedLink(node); err != nil {
+		return r, err
+	} else if ok {
+		r.found, r.fixed, r.fixedSpeed, r.fixedFull = true, true, speed, full
 		return r, nil
 	}
 	var ph uint32
@@ -133,13 +143,144 @@ func readDTPHY(node string) (dtPHY, error) {
 	return r, nil
 }
 
-// selectPHY sets phyAddr: phy=N or none (already parsed), else the device
-// tree (not with phy=scan), else the one PHY that answers on the port's
-// MDIO bus. It refuses a
-// phy-handle on another MAC's bus and a bus where several PHYs answer.
+// readDTFixedLink reads node's fixed link (DT-eth): a fixed-link subnode
+// with speed (Mb/s) and the full-duplex flag, or the older five-cell
+// fixed-link property <phy-id full-duplex speed pause asym-pause>. ok is
+// false when the node has neither.
+func readDTFixedLink(node string) (ok bool, speed int, full bool, err error) {
+	path := filepath.Join(node, "fixed-link")
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, 0, false, nil
+	}
+	if err != nil {
+		return false, 0, false, fmt.Errorf("device-tree %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		v, err := u32Prop(filepath.Join(path, "speed"))
+		if err != nil {
+			return false, 0, false, fmt.Errorf("device-tree fixed-link node %s: speed: %w", path, err)
+		}
+		_, ferr := os.Stat(filepath.Join(path, "full-duplex"))
+		return true, int(v), ferr == nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, 0, false, fmt.Errorf("device-tree %s: %w", path, err)
+	}
+	if len(b) != 20 {
+		return false, 0, false, fmt.Errorf("device-tree %s: %d bytes; the fixed-link property has five cells <phy-id full-duplex speed pause asym-pause> (or use a fixed-link subnode)", path, len(b))
+	}
+	return true, int(binary.BigEndian.Uint32(b[8:])), binary.BigEndian.Uint32(b[4:]) != 0, nil
+}
+
+// fixedLinkOpt is what option fixed-link=SPEED[,full|,half] asked for
+// (speed 0: not given).
+type fixedLinkOpt struct {
+	speed int
+	full  bool
+}
+
+// parseFixedLink reads option fixed-link=: a link without a PHY at SPEED
+// Mb/s (10, 100 or 1000), full duplex unless ",half" follows.
+func (p *Port) parseFixedLink(get func(string) (string, bool)) error {
+	v, ok := get("fixed-link")
+	if !ok {
+		return nil
+	}
+	sp, dup, _ := strings.Cut(v, ",")
+	n, err := strconv.Atoi(sp)
+	if err != nil || (n != 10 && n != 100 && n != 1000) || (dup != "" && dup != "full" && dup != "half") {
+		return driver.BadOption("fixed-link", v, "not a fixed link", "SPEED[,full|,half] with SPEED 10, 100 or 1000 Mb/s, such as fixed-link=100 (full duplex) or fixed-link=10,half")
+	}
+	p.fixedOpt = fixedLinkOpt{speed: n, full: dup != "half"}
+	return nil
+}
+
+// phyModeTopSpeed is the fastest link the MAC can run over its MAC-PHY
+// interface: RMII and MII carry 10 and 100 Mb/s, RGMII 1000 Mb/s on a
+// gigabit part (ECR.SPEED, quirk qGBIT), 100 Mb/s otherwise.
+func (p *Port) phyModeTopSpeed() int {
+	if p.phyMode == "rgmii" && p.prof.has(qGBIT) {
+		return 1000
+	}
+	return 100
+}
+
+// setFixedLink sets the link a port without a PHY runs at: option
+// fixed-link=, else the device tree's fixed-link (dtSpeed > 0), else the
+// top speed of the MAC-PHY interface, full duplex. A speed the interface
+// cannot carry is refused: ECR.SPEED with RCR.RMII_MODE passes no frame.
+func (p *Port) setFixedLink(dtSpeed int, dtFull bool) error {
+	l := driver.Link{Up: true, SpeedMbps: p.phyModeTopSpeed(), FullDuplex: true}
+	from := "the top speed of phy-mode " + p.phyMode
+	switch {
+	case p.fixedOpt.speed > 0:
+		l.SpeedMbps, l.FullDuplex = p.fixedOpt.speed, p.fixedOpt.full
+		from = "option fixed-link="
+	case dtSpeed > 0:
+		l.SpeedMbps, l.FullDuplex = dtSpeed, dtFull
+		from = "the device tree's fixed-link"
+	}
+	if l.SpeedMbps != 10 && l.SpeedMbps != 100 && l.SpeedMbps != 1000 {
+		return fmt.Errorf("fec %s: fixed link at %d Mb/s (%s): the MAC runs at 10, 100 or 1000 Mb/s; give fixed-link=SPEED with one of them", p.name, l.SpeedMbps, from)
+	}
+	if top := p.phyModeTopSpeed(); l.SpeedMbps > top {
+		return fmt.Errorf("fec %s: fixed link at %d Mb/s (%s), but phy-mode %s on %s carries at most %d Mb/s: give fixed-link=%d (or fixed-link=10), or phy-mode=rgmii if the board wires RGMII",
+			p.name, l.SpeedMbps, from, p.phyMode, p.prof.compatible, top, top)
+	}
+	p.fixedLink, p.fixedFrom = l, from
+	return nil
+}
+
+// FixedLink is the link the port runs at without a PHY and where that
+// setting came from (option fixed-link=, the device tree's fixed-link, or
+// the top speed of the MAC-PHY interface); ok is false when the port has
+// a PHY.
+func (p *Port) FixedLink() (l driver.Link, from string, ok bool) {
+	if p.phyAddr >= 0 {
+		return driver.Link{}, "", false
+	}
+	return p.fixedLink, p.fixedFrom, true
+}
+
+// selectPHY sets phyAddr and, for a port without a PHY, the fixed link
+// (setFixedLink).
 func (p *Port) selectPHY() error {
+	dtSpeed, dtFull, err := p.selectPHYAddr()
+	if err != nil {
+		return err
+	}
+	if p.phyAddr != phyFixed {
+		return nil
+	}
+	return p.setFixedLink(dtSpeed, dtFull)
+}
+
+// selectPHYAddr sets phyAddr: fixed-link= or phy=N or none (already
+// parsed), else the device tree (not with phy=scan), else the one PHY
+// that answers on the port's MDIO bus. It refuses a phy-handle on another
+// MAC's bus and a bus where several PHYs answer. It returns the device
+// tree's fixed-link speed and duplex (speed 0: the tree gives none).
+func (p *Port) selectPHYAddr() (dtSpeed int, dtFull bool, err error) {
+	if p.fixedOpt.speed > 0 {
+		if p.phySet && p.phyAddr != phyFixed {
+			return 0, false, driver.BadOption("fixed-link", strconv.Itoa(p.fixedOpt.speed), "runs the port without a PHY, but phy="+strconv.Itoa(p.phyAddr)+" names one", "leave out phy= (or give phy=none)")
+		}
+		p.phyAddr, p.phySet = phyFixed, true
+		return 0, false, nil
+	}
 	if p.phySet {
-		return nil // phy=N or phy=none
+		if p.phyAddr == phyFixed && p.dev.OFNode != "" {
+			ok, speed, full, err := readDTFixedLink(p.dev.OFNode)
+			if err != nil {
+				return 0, false, fmt.Errorf("fec %s: %w; give fixed-link=SPEED to set the speed by hand", p.name, err)
+			}
+			if ok {
+				return speed, full, nil
+			}
+		}
+		return 0, false, nil // phy=N or phy=none
 	}
 	node := p.dev.OFNode
 	if p.phyScan {
@@ -147,26 +288,29 @@ func (p *Port) selectPHY() error {
 	}
 	dt, err := readDTPHY(node)
 	if err != nil {
-		return fmt.Errorf("fec %s: %w; give phy=N (the PHY's MDIO address) or phy=none (fixed link) to choose by hand", p.name, err)
+		return 0, false, fmt.Errorf("fec %s: %w; give phy=N (the PHY's MDIO address) or phy=none (fixed link) to choose by hand", p.name, err)
 	}
 	if dt.found {
 		if dt.fixed {
 			p.phyAddr = phyFixed
-			return nil
+			return dt.fixedSpeed, dt.fixedFull, nil
 		}
 		own := filepath.Clean(p.dev.OFNode)
 		if dt.bus != "" && filepath.Clean(dt.bus) != own {
-			return fmt.Errorf("fec %s: the device tree's phy-handle points to %s (address %d) on the MDIO bus of %s, which this port's MDIO registers do not drive (a shared MDIO bus, as on i.MX6UL/7D boards): give phy=none to run it as a fixed link, or phy=scan (or phy=N) if this port's own MDIO pins reach a PHY of its own (QEMU 7.2 gives each ENET one)",
-				p.name, dt.node, dt.addr, dt.bus)
+			// A shared MDIO bus (i.MX6UL/7D boards): another MAC's
+			// registers drive it (mdiobus.go).
+			if err := p.attachPHYBus(dt.bus, dt.node, dt.addr); err != nil {
+				return 0, false, err
+			}
 		}
 		p.phyAddr = dt.addr
-		return nil
+		return 0, false, nil
 	}
 	var answered []int
 	for a := 0; a < 32; a++ {
 		id1, err := p.MDIORead(a, mii.PHYID1)
 		if err != nil {
-			return nil // no MDIO at all: link is assumed up
+			return 0, false, nil // no MDIO at all: a fixed link
 		}
 		if id1 != 0xFFFF && id1 != 0 {
 			answered = append(answered, a)
@@ -179,8 +323,8 @@ func (p *Port) selectPHY() error {
 		p.phyAddr = answered[0]
 	default:
 		sort.Ints(answered)
-		return fmt.Errorf("fec %s: PHYs answer at MDIO addresses %v and the device tree names none (no phy-handle): on a shared MDIO bus one of them belongs to another MAC; give phy=N with this port's PHY address",
+		return 0, false, fmt.Errorf("fec %s: PHYs answer at MDIO addresses %v and the device tree names none (no phy-handle): on a shared MDIO bus one of them belongs to another MAC; give phy=N with this port's PHY address",
 			p.name, answered)
 	}
-	return nil
+	return 0, false, nil
 }

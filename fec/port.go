@@ -18,7 +18,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
+var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -131,7 +131,6 @@ type Port struct {
 	// itself and would "send" into nothing).
 	gate gate.Gate
 
-	mdioMu  sync.Mutex
 	phyAddr int  // phyFixed (-1): no PHY answered, or phy=none / fixed-link
 	phySet  bool // phy=N or phy=none was given
 	phyScan bool // phy=scan: the own bus's one PHY, the device tree ignored
@@ -152,6 +151,17 @@ type Port struct {
 	linkPoll     time.Duration
 	watchStop    chan struct{} // closed to end the watcher (link, ERR006358 stalls)
 	watchDone    chan struct{} // closed by the watcher when it ends
+
+	// own is the MDIO bus this port's MAC drives; bus is the one its PHY
+	// sits on (own, another port's, or the kernel's: mdiobus.go).
+	own *mdioBus
+	bus phyBus
+
+	// fixedLink is the link without a PHY (phy.go, setFixedLink) and
+	// fixedFrom what set it; fixedOpt is option fixed-link=.
+	fixedLink driver.Link
+	fixedFrom string
+	fixedOpt  fixedLinkOpt
 
 	irq irqState // RX interrupts (irq.go)
 
@@ -190,9 +200,12 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		p.name = "fec"
 	}
 	p.ownerID = p.name
+	p.own = &mdioBus{owner: p, name: p.name}
+	p.bus = ownBus{p.own}
 	if err := p.parseOptions(d.Spec.Options); err != nil {
 		return nil, err
 	}
+	p.setRingLines()
 	if cfg.RxQueues > prof.maxQueues() || cfg.TxQueues > prof.maxQueues() {
 		return nil, fmt.Errorf("fec: %d RX / %d TX queues asked; %s has %d of each (queues=%d)",
 			cfg.RxQueues, cfg.TxQueues, prof.compatible, prof.maxQueues(), prof.maxQueues())
@@ -249,6 +262,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		p.freeMemory()
 		return nil, err
 	}
+	p.registerBus()
 	return p, nil
 }
 
@@ -311,6 +325,9 @@ func (p *Port) parseOptions(o map[string][]string) error {
 	}
 	p.enhanced = p.prof.has(qBufDescEx)
 	if err := p.parseIRQOptions(get); err != nil {
+		return err
+	}
+	if err := p.parseFixedLink(get); err != nil {
 		return err
 	}
 	if v, ok := get("shift16"); ok {
@@ -781,6 +798,7 @@ func (p *Port) Close() error {
 	if e := p.freeMemory(); e != nil {
 		err = errors.Join(err, e)
 	}
+	p.detachBus() // before the registers go: a port sharing the bus gets ErrClosed
 	if p.dev.Release != nil {
 		if e := p.dev.Release(); e != nil {
 			err = errors.Join(err, fmt.Errorf("fec: release %s: %w", p.name, e))

@@ -105,3 +105,26 @@ func lookupProfile(compat []string) (*profile, bool) {
 	}
 	return nil, false
 }
+
+// ringIRQOrder is, for parts whose rings 1 and 2 raise their own MAC
+// lines int1 and int2 (§1, §4.8), which of the device tree's interrupts
+// each ring's line is when the node names none (no interrupt-names): the
+// i.MX8M and i.MX93 trees list int1, int2, int0, pps (so ring 0's line is
+// interrupt 2), the i.MX7D and i.MX8QM trees int0, int1, int2. Parts not
+// listed have one line, interrupt 0, for every ring.
+var ringIRQOrder = map[string][3]int{
+	"fsl,imx7d-fec":  {0, 1, 2},
+	"fsl,imx8mq-fec": {2, 0, 1},
+	"fsl,imx8mm-fec": {2, 0, 1},
+	"fsl,imx8mn-fec": {2, 0, 1},
+	"fsl,imx8mp-fec": {2, 0, 1},
+	"fsl,imx93-fec":  {2, 0, 1},
+	"fsl,imx8qm-fec": {0, 1, 2},
+}
+
+// ringLines reports whether rings 1 and 2 have lines of their own and
+// which device-tree interrupt each ring's line is without interrupt-names.
+func (p *profile) ringLines() (order [3]int, split bool) {
+	order, split = ringIRQOrder[p.compatible]
+	return order, split
+}

@@ -400,6 +400,7 @@ func (s Sys) openVFIOPlatform(pd *PlatformDevice, spec driver.Spec, cfg driver.C
 	if vd.Info.Flags&vfio.DeviceFlagsReset != 0 {
 		dev.Reset = vd.Reset
 	}
+	dev.OpenIRQ = vd.openPlatformIRQFunc() // every interrupt of the node
 	dev.Release = rel.run
 	return dev, nil
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,9 +16,13 @@ import (
 // PHY resolves unless the driver leaves it out of the PHY's advertisement,
 // as over RMII; default the part's top speed), phy-addr=N (the PHY's MDIO address, default 0),
 // shared-phy=N[,N...] (further PHYs answering on the same MDIO bus, as
-// another ENET's PHY does on a shared bus). The descriptor format is not an option: the driver
-// selects it with ECR.EN1588, as on silicon.
-var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed", "phy-addr", "shared-phy"}
+// another ENET's PHY does on a shared bus), irq-lines=N (the device
+// tree's first N interrupts reach user space, as uio_pdrv_genirq delivers
+// only the first: irq-lines=1; default every one, as vfio-platform does;
+// interrupt i is the MAC line model.Profile.DTIRQLine(i)). The descriptor
+// format is not an option: the driver selects it with ECR.EN1588, as on
+// silicon.
+var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed", "phy-addr", "shared-phy", "irq-lines"}
 
 var fecModels = newRegistry[model.Device]("fec")
 
@@ -82,6 +87,17 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 			shared = append(shared, n)
 		}
 	}
+	irqLines := prof.IRQLines
+	if irqLines == 0 {
+		irqLines = 1
+	}
+	if v := o.Get("irq-lines"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > irqLines {
+			return nil, bad("irq-lines", "not a number of the device's interrupts", "1 (only the first, as uio_pdrv_genirq) to "+strconv.Itoa(irqLines))
+		}
+		irqLines = n
+	}
 
 	if err := fecModels.reserve(name); err != nil {
 		return nil, err
@@ -109,15 +125,28 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 			return nil, err
 		}
 	}
-	irq := newLevelIRQ(name)
-	dev.SetIRQ(irq.set)
+	lines := make([]*levelIRQ, dev.IRQLines())
+	for n := range lines {
+		lines[n] = newLevelIRQ(name)
+		dev.SetIRQLine(n, lines[n].set)
+	}
+	// Interrupt i of the device is the MAC line the device tree lists
+	// i-th; only the first irqLines reach user space.
+	openIRQ := func(i int) (driver.IRQ, error) {
+		if i < 0 || i >= irqLines {
+			return nil, fmt.Errorf("sim %s: no interrupt %d: the backend delivers the device's first %d (irq-lines=%d)", name, i, irqLines, irqLines)
+		}
+		return lines[prof.DTIRQLine(i)].open(0)
+	}
 	fecModels.set(name, dev)
 	var once sync.Once
 	release := func() error {
 		var err error
 		once.Do(func() {
 			dev.Stop()
-			dev.SetIRQ(nil)
+			for n := range lines {
+				dev.SetIRQLine(n, nil)
+			}
 			err = cleanup()
 			unreserve()
 		})
@@ -131,7 +160,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		Mapper:      iommu,
 		NonCoherent: prof.NonCoherent,
 		Reset:       dev.Reset,
-		OpenIRQ:     irq.open,
+		OpenIRQ:     openIRQ,
 		Release:     release,
 		Extra:       dev,
 	}, nil

@@ -78,6 +78,12 @@ type infoResult struct {
 	DMAMemory *dmaCheck `json:"dma_memory,omitempty"`
 	// NotOpened says why the port was not opened (sysfs facts only).
 	NotOpened string `json:"not_opened,omitempty"`
+
+	// FEC: how the port reaches its PHY's MDIO bus, the fixed link it runs
+	// without a PHY, and each RX ring's interrupt line (fecinfo.go).
+	MDIO      *mdioInfo `json:"mdio,omitempty"`
+	FixedLink string    `json:"fixed_link,omitempty"`
+	IRQLines  []irqInfo `json:"irq_lines,omitempty"`
 }
 
 func (r *infoResult) text(w io.Writer) {
@@ -136,6 +142,7 @@ func (r *infoResult) text(w io.Writer) {
 		r.DMAMemory.text(p)
 	}
 	if r.NotOpened != "" {
+		r.fecText(p) // the interrupt lines the tree and the binding give
 		p("port", "not opened: %s", r.NotOpened)
 		return
 	}
@@ -146,12 +153,16 @@ func (r *infoResult) text(w io.Writer) {
 		p("link", "%s", driver.Link{Up: r.Link.Up, SpeedMbps: r.Link.SpeedMbps, FullDuplex: r.Link.FullDuplex})
 	}
 	if r.PHY != nil {
-		if *r.PHY < 0 {
-			p("phy", "none (fixed link)")
-		} else {
+		switch {
+		case *r.PHY >= 0:
 			p("phy", "MDIO address %d", *r.PHY)
+		case r.FixedLink != "":
+			p("phy", "none (fixed link: %s)", r.FixedLink)
+		default:
+			p("phy", "none (fixed link)")
 		}
 	}
+	r.fecText(p)
 	p("caps", "%s", strings.Join(r.Caps, ", "))
 	p("queues", "rx %d of %d, tx %d of %d", r.RxQueues, r.MaxRxQueues, r.TxQueues, r.MaxTxQueues)
 	p("rings", "rx %d, tx %d descriptors", r.RxRingSize, r.TxRingSize)
@@ -218,6 +229,7 @@ func infoCmd(e *env, dev string) (any, error) {
 		for i, g := range pd.Reg {
 			r.Regions = append(r.Regions, region{Name: fmt.Sprintf("reg%d", i), Addr: g.Addr, Size: g.Size, Kind: "mem"})
 		}
+		fecNodeLines(r, pd)
 		for _, u := range pd.UIO {
 			if info, err := e.sys.UIO(u); err == nil {
 				for _, m := range info.Maps {
@@ -262,6 +274,7 @@ func infoCmd(e *env, dev string) (any, error) {
 	if a, ok := phyAddress(p); ok {
 		r.PHY = &a
 	}
+	fecInfo(r, p)
 	if sp.Scheme == "sim" {
 		simRegions(r, sp)
 	}

@@ -80,3 +80,43 @@ func TestInfoErrors(t *testing.T) {
 	wantError(t, exitFailed, []string{"--root", "testdata/ls1028a", "info", "0000:00:1f.0"}, "0000:00:1f.0", "no such device")
 	wantError(t, exitFailed, []string{"--root", "testdata/imx8mp", "info", "uio:/dev/uio9"}, "/dev/uio9", "ls /sys/class/uio")
 }
+
+// TestInfoFEC: on an i.MX, info names the MDIO path, a fixed link's speed
+// and where it came from, and each RX ring's interrupt line with whether
+// the backend delivers it (the i.MX8MP tree lists int1 first, so with only
+// the first interrupt delivered, as under UIO, rings 0 and 2 cannot sleep).
+func TestInfoFEC(t *testing.T) {
+	r := infoJSON(t, "sim:fec0?soc=imx8mp&queues=3&irq-lines=1")
+	if r.MDIO == nil || r.MDIO.Path != "own" {
+		t.Errorf("mdio %+v", r.MDIO)
+	}
+	want := []struct {
+		line      string
+		interrupt int
+		delivered bool
+	}{{"int0", 2, false}, {"int1", 0, true}, {"int2", 1, false}}
+	if len(r.IRQLines) != 3 {
+		t.Fatalf("irq lines %+v", r.IRQLines)
+	}
+	for q, w := range want {
+		l := r.IRQLines[q]
+		if l.Ring != q || l.Line != w.line || l.Interrupt != w.interrupt || l.Delivered != w.delivered || (!w.delivered && !strings.Contains(l.Problem, "no RX interrupt")) {
+			t.Errorf("rx%d: %+v, want %+v", q, l, w)
+		}
+	}
+	out := mustRun(t, "info", "sim:fec0?soc=imx8mp&queues=3&irq-lines=1")
+	if !strings.Contains(out, "irq rx0:       int0 = interrupt 2 of the node: NOT delivered by the sim backend") || !strings.Contains(out, "vfio-platform") {
+		t.Errorf("text:\n%s", out)
+	}
+	// Not opened (an offline tree): the lines from the tree and what the
+	// binding delivers; uio_pdrv_genirq gives the first interrupt only.
+	r = infoJSON(t, "--root", "testdata/imx8mp", "platform:30be0000.ethernet")
+	if r.NotOpened == "" || len(r.IRQLines) != 3 || r.IRQLines[0].Delivered || !strings.Contains(r.IRQLines[0].Problem, "uio_pdrv_genirq") ||
+		!r.IRQLines[1].Delivered || r.IRQLines[1].Interrupt != 0 || r.IRQLines[2].Delivered {
+		t.Errorf("imx8mp tree under UIO: %+v", r.IRQLines)
+	}
+	r = infoJSON(t, "sim:fec0?soc=imx6ul&phy=none")
+	if r.PHY == nil || *r.PHY != -1 || !strings.Contains(r.FixedLink, "100 Mb/s") || !strings.Contains(r.FixedLink, "phy-mode rmii") {
+		t.Errorf("imx6ul phy=none: phy %v fixed link %q", r.PHY, r.FixedLink)
+	}
+}

@@ -239,8 +239,9 @@ func TestRigFEC(t *testing.T) {
 		t.Errorf("PHY ID %#08x, want 0x0007c0d1", phy.ID)
 	}
 	// The board's device tree, read through of_node: ENET1's phy-handle
-	// names a PHY on ENET2's MDIO bus, which ENET1 cannot reach, so without
-	// phy=scan it is refused naming the way out; ENET2's phy-handle names
+	// names a PHY on ENET2's MDIO bus, which no port of this nicctl process
+	// drives and no kernel interface owns, so without phy=scan it is
+	// refused naming the ways out; ENET2's phy-handle names
 	// address 1 on its own bus, taken without a scan (docs/hardware-fec.md §5.5).
 	dtSpec := strings.Replace(spec, "&phy=scan", "", 1)
 	if code, _, errOut := nicctl(t, "phy", dtSpec); code == 0 || !strings.Contains(errOut, "phy-handle") || !strings.Contains(errOut, "phy=scan") {

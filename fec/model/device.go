@@ -34,6 +34,11 @@ type Config struct {
 	// another MAC's PHYs on a shared bus (i.MX6UL/7D boards). They answer
 	// management frames like the port's own PHY but carry no link for it.
 	SharedPHYs []int
+	// PHYBus puts the port's PHY on another model's MDIO bus, at
+	// PHYAddr: the i.MX6UL-EVK and i.MX7D boards wire ENET1's PHY to
+	// ENET2's MDIO pins (docs/hardware-fec.md §5.5). This MAC's own MDIO
+	// then reaches no PHY; the PHY still carries this MAC's link.
+	PHYBus *Device
 	// LinkSpeed is the link partner's top speed in Mb/s (10, 100, 1000); 0
 	// means 1000 on gigabit parts, else 100. The PHY resolves it unless
 	// the driver takes it out of the PHY's advertisement.
@@ -88,11 +93,16 @@ type Device struct {
 	dmaOwns atomic.Bool
 
 	phy       phy
-	others    []*phy // Config.SharedPHYs
+	others    []*phy // Config.SharedPHYs, and PHYs of MACs whose Config.PHYBus is this one (busMu)
 	link      atomic.Bool
 	mdioTime  time.Duration
 	mdioFrame atomic.Uint32
 	mdioDue   atomic.Int64 // UnixNano when the pending frame completes; 0: none
+
+	// busMu guards others; phyElsewhere: this MAC's PHY is on another's
+	// bus (Config.PHYBus), its own MDIO reaches none.
+	busMu        sync.Mutex
+	phyElsewhere bool
 
 	wire    atomic.Pointer[wireHolder]
 	srcMu   sync.Mutex
@@ -172,6 +182,18 @@ func New(cfg Config) (*Device, error) {
 	d.phy.init(cfg.PHYAddr, speed, prof.Gigabit)
 	d.link.Store(!cfg.LinkDown)
 	d.phy.setLink(!cfg.LinkDown)
+	if b := cfg.PHYBus; b != nil {
+		b.busMu.Lock()
+		taken := b.phyAtLocked(cfg.PHYAddr) != nil
+		if !taken {
+			b.others = append(b.others, &d.phy)
+		}
+		b.busMu.Unlock()
+		if taken {
+			return nil, fmt.Errorf("fec model %s: address %d on %s's MDIO bus is taken", name, cfg.PHYAddr, b.name)
+		}
+		d.phyElsewhere = true
+	}
 	d.wire.Store(&wireHolder{&CountingDiscard{}})
 	d.sources.Store(&[]wire.Source{})
 	d.resetRegs()

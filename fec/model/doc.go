@@ -85,6 +85,14 @@
 //     Config.PHYAddr that completes auto-negotiation at once. An MMFR frame
 //     runs only while MSCR's MDC field is non-zero; it completes inside the
 //     write, or Config.MDIOTime later (seen on the next EIR or MMFR read).
+//     Config.PHYBus puts it on another model's MDIO bus instead, as the
+//     i.MX6UL-EVK and i.MX7D boards wire ENET1's PHY to ENET2's MDIO pins:
+//     this MAC's MDIO then reaches no PHY, the other's answers for it, and
+//     it still carries this MAC's link (docs/hardware-fec.md §5.5).
+//   - On the i.MX7D, i.MX8M, i.MX93 and i.MX8QM profiles the interrupt
+//     output is three lines: int1 for ring 1's events, int2 for ring 2's,
+//     int0 for the rest (SetIRQLine; docs/hardware-fec.md §1 and §4.8);
+//     Profile.DTIRQLines says which line the device tree lists i-th.
 //   - Reset leaves MIBC.MIB_DIS set (counters stopped until MIBC is
 //     written 0), RCR.LOOP set and PALR/PAUR zero, as the reference says;
 //     a driver must clear LOOP and program its address before frames flow.

@@ -6,13 +6,19 @@ import (
 	"time"
 )
 
-// The interrupt line (§2.1, §2.11).
+// The interrupt lines (§1, §2.1, §2.11, §4.8).
 //
 // The MAC's interrupt output is a level: high while EIR & EIMR is not
-// zero. The model reports every change of that level to the function
-// SetIRQ installs; what is behind the line (the interrupt controller that
-// masks it when it fires, as Linux's uio_pdrv_genirq does, and the
-// descriptor user space waits on) is the caller's, as on a board.
+// zero. On parts with three rings and three MAC lines (Profile.IRQLines
+// 3: i.MX7D, i.MX8M, i.MX93, i.MX8QM) the output is split by ring: int1
+// is high while ring 1's events (RXF1, RXB1, TXF1, TXB1) are pending and
+// unmasked, int2 likewise for ring 2, int0 for every other event (ring 0
+// and the MAC's own). The model reports every change of a line's level to
+// the function SetIRQLine installs for it (SetIRQ: int0); what is behind a
+// line (the interrupt controller that masks it when it fires, as Linux's
+// uio_pdrv_genirq does, and the descriptor user space waits on) is the
+// caller's, as on a board. Which of the device tree's interrupts is which
+// line is the board's too (Profile.DTIRQLines).
 //
 // RX interrupt coalescing (RXICn, parts with "coalesce"): with ICEN set,
 // ring n's RXF event is held back until ICFT frames completed since the
@@ -38,11 +44,20 @@ const (
 // Config.CoalesceClockHz is 0.
 const defaultCoalesceClock = 125_000_000
 
-// irqState is the line and the coalescing counters.
+// irqLineEvents are the EIR bits each MAC line carries on a part with
+// three lines (int1: ring 1, int2: ring 2); int0 carries the rest.
+var irqLineEvents = [3]uint32{
+	0,
+	eir_RXF1 | eir_RXB1 | eir_TXF1 | eir_TXB1,
+	eir_RXF2 | eir_RXB2 | eir_TXF2 | eir_TXB2,
+}
+
+// irqState is the lines and the coalescing counters.
 type irqState struct {
 	mu    sync.Mutex
-	level atomic.Bool // written under mu; read without it by the fast path
-	fn    func(level bool)
+	level atomic.Bool // any line high; written under mu, read without it by the fast path
+	lines [3]bool     // each line's level (mu)
+	fns   [3]func(level bool)
 	clock int64 // Hz
 	// Per RX ring: frames held back and the timer that releases them.
 	held  [3]int
@@ -50,26 +65,45 @@ type irqState struct {
 	gen   [3]uint64 // bumped whenever held is released, so a late timer does nothing
 }
 
-// SetIRQ installs fn as the interrupt line's receiver: fn(true) when
-// EIR & EIMR becomes non-zero, fn(false) when it becomes zero. It is
-// called with the model's interrupt lock held, from whatever goroutine
-// changed the level (a register write, the DMA engine, a coalescing
-// timer): it must not call back into the model. nil removes it. If the
-// level is high already, fn(true) is called at once.
-func (d *Device) SetIRQ(fn func(level bool)) {
+// SetIRQ installs fn as the receiver of interrupt line int0 (on a part
+// with one line, the MAC's only one): SetIRQLine(0, fn).
+func (d *Device) SetIRQ(fn func(level bool)) { d.SetIRQLine(0, fn) }
+
+// SetIRQLine installs fn as line n's receiver (0..IRQLines-1): fn(true)
+// when the line's share of EIR & EIMR becomes non-zero, fn(false) when it
+// becomes zero. It is called with the model's interrupt lock held, from
+// whatever goroutine changed the level (a register write, the DMA engine,
+// a coalescing timer): it must not call back into the model. nil removes
+// it. If the level is high already, fn(true) is called at once. A line
+// the part does not have never rises.
+func (d *Device) SetIRQLine(n int, fn func(level bool)) {
+	if n < 0 || n >= len(d.irq.fns) {
+		return
+	}
 	d.irq.mu.Lock()
 	defer d.irq.mu.Unlock()
-	d.irq.fn = fn
-	if fn != nil && d.irq.level.Load() {
+	d.irq.fns[n] = fn
+	if fn != nil && d.irq.lines[n] {
 		fn(true)
 	}
 }
 
-// IRQLevel reports the interrupt line's level: EIR & EIMR != 0.
+// IRQLines is how many MAC interrupt lines the part has: 3 where rings 1
+// and 2 have their own (int1, int2), else 1.
+func (d *Device) IRQLines() int { return d.prof.irqLines() }
+
+// IRQLevel reports whether any interrupt line is high: EIR & EIMR != 0.
 func (d *Device) IRQLevel() bool {
 	d.irq.mu.Lock()
 	defer d.irq.mu.Unlock()
 	return d.irq.level.Load()
+}
+
+// IRQLineLevel reports line n's level.
+func (d *Device) IRQLineLevel(n int) bool {
+	d.irq.mu.Lock()
+	defer d.irq.mu.Unlock()
+	return n >= 0 && n < len(d.irq.lines) && d.irq.lines[n]
 }
 
 // updateIRQ recomputes the level after EIR or EIMR changed.
@@ -83,13 +117,23 @@ func (d *Device) updateIRQ() {
 }
 
 func (d *Device) updateIRQLocked() {
-	lv := d.reg(regEIR)&d.reg(regEIMR) != 0
-	if lv == d.irq.level.Load() {
-		return
+	pend := d.reg(regEIR) & d.reg(regEIMR)
+	var lv [3]bool
+	if d.prof.irqLines() == 3 {
+		lv[1] = pend&irqLineEvents[1] != 0
+		lv[2] = pend&irqLineEvents[2] != 0
+		pend &^= irqLineEvents[1] | irqLineEvents[2]
 	}
-	d.irq.level.Store(lv)
-	if d.irq.fn != nil {
-		d.irq.fn(lv)
+	lv[0] = pend != 0
+	d.irq.level.Store(lv[0] || lv[1] || lv[2])
+	for n, l := range lv {
+		if l == d.irq.lines[n] {
+			continue
+		}
+		d.irq.lines[n] = l
+		if fn := d.irq.fns[n]; fn != nil {
+			fn(l)
+		}
 	}
 }
 

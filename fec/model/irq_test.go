@@ -159,3 +159,91 @@ func TestIRQCoalescingTimer(t *testing.T) {
 		t.Fatalf("held %d frames after reset", held)
 	}
 }
+
+// lineRec counts one line's rises.
+type lineRec struct {
+	mu    sync.Mutex
+	rises int
+}
+
+func (l *lineRec) set(level bool) {
+	if level {
+		l.mu.Lock()
+		l.rises++
+		l.mu.Unlock()
+	}
+}
+
+func (l *lineRec) n() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rises
+}
+
+// vlanFrame is a frame to ourMAC tagged with priority pcp.
+func vlanFrame(pcp int) []byte {
+	f := testFrame(ourMAC, 64, pcp)
+	g := append(append(append([]byte(nil), f[:12]...), 0x81, 0x00, byte(pcp<<5), 1), f[12:]...)
+	return g
+}
+
+// TestIRQLinesSplitByRing: on the i.MX8M (and i.MX7D, i.MX93) ring 1's
+// and ring 2's events raise lines int1 and int2 and nothing else, the
+// rest int0 (docs/hardware-fec.md §1: the "IRQ <-> queue assignment" of
+// the netdev thread on the i.MX8M trees' interrupt order); on the i.MX6SX
+// profile, with one line, ring 1's events raise int0. The device tree's
+// interrupt i is line DTIRQLine(i): int1, int2, int0 on the i.MX8M.
+func TestIRQLinesSplitByRing(t *testing.T) {
+	for _, c := range []struct {
+		soc   string
+		lines int
+		ring1 int // the line ring 1's frame raises
+	}{{"imx8mp", 3, 1}, {"imx7d", 3, 1}, {"imx6sx", 1, 0}} {
+		td := newTDrv(t, tOpts{soc: c.soc, enh: true, prom: true})
+		if td.d.IRQLines() != c.lines {
+			t.Fatalf("%s: %d lines, want %d", c.soc, td.d.IRQLines(), c.lines)
+		}
+		var ls [3]lineRec
+		for n := range ls {
+			td.d.SetIRQLine(n, ls[n].set)
+		}
+		td.d.Write32(regRCMR1, rcmr_MATCHEN|2) // priority 2 to ring 1
+		td.d.Write32(regEIMR, eir_RXF|eir_RXF1|eir_RXF2)
+		if !td.d.Receive(vlanFrame(2)) {
+			t.Fatalf("%s: ring 1's frame not received", c.soc)
+		}
+		for n := range ls {
+			if want := btoi(n == c.ring1); ls[n].n() != want {
+				t.Fatalf("%s: ring 1's frame: line %d rose %d times, want %d", c.soc, n, ls[n].n(), want)
+			}
+		}
+		if c.lines == 3 && (!td.d.IRQLineLevel(1) || td.d.IRQLineLevel(0)) {
+			t.Fatalf("%s: levels int0 %v int1 %v after ring 1's frame", c.soc, td.d.IRQLineLevel(0), td.d.IRQLineLevel(1))
+		}
+		if !td.d.Receive(testFrame(ourMAC, 64, 1)) {
+			t.Fatalf("%s: ring 0's frame not received", c.soc)
+		}
+		if c.lines == 3 && ls[0].n() != 1 {
+			t.Fatalf("%s: ring 0's frame: int0 rose %d times, want 1", c.soc, ls[0].n())
+		}
+	}
+	p, _ := LookupProfile("imx8mp")
+	if p.DTIRQLine(0) != 1 || p.DTIRQLine(1) != 2 || p.DTIRQLine(2) != 0 || p.DTIRQLine(3) != -1 {
+		t.Errorf("imx8mp tree order: %d %d %d %d, want 1 2 0 -1", p.DTIRQLine(0), p.DTIRQLine(1), p.DTIRQLine(2), p.DTIRQLine(3))
+	}
+	p, _ = LookupProfile("imx7d")
+	if p.DTIRQLine(0) != 0 || p.DTIRQLine(2) != 2 {
+		t.Errorf("imx7d tree order: %d .. %d, want 0 .. 2", p.DTIRQLine(0), p.DTIRQLine(2))
+	}
+	p, _ = LookupProfile("imx6ul")
+	if p.DTIRQLine(0) != 0 || p.DTIRQLine(1) != -1 {
+		t.Errorf("imx6ul: %d %d, want 0 -1", p.DTIRQLine(0), p.DTIRQLine(1))
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

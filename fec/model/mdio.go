@@ -237,7 +237,13 @@ func (d *Device) mdioExec(v uint32) {
 
 // phyAt is the PHY answering at MDIO address a, nil for none.
 func (d *Device) phyAt(a int) *phy {
-	if a == d.phy.addr {
+	d.busMu.Lock()
+	defer d.busMu.Unlock()
+	return d.phyAtLocked(a)
+}
+
+func (d *Device) phyAtLocked(a int) *phy {
+	if a == d.phy.addr && !d.phyElsewhere {
 		return &d.phy
 	}
 	for _, o := range d.others {

@@ -55,6 +55,37 @@ type Profile struct {
 	// the model takes 2 KiB, room for the 1984-byte frames every driver
 	// sends store-and-forward and too little for a jumbo frame.
 	TxFIFO int
+	// IRQLines is how many MAC interrupt lines the part has (§1, §4.8): 3
+	// where rings 1 and 2 raise their own lines int1 and int2 (i.MX7D,
+	// i.MX8M, i.MX93, i.MX8QM), else 1 (0 counts as 1).
+	IRQLines int
+	// DTIRQLines maps the device tree's interrupts, in the order the
+	// SoC's .dtsi lists them, to MAC lines: {1, 2, 0} where the tree
+	// lists int1, int2, int0 (the i.MX8M and i.MX93 trees, §1), nil for
+	// int0 first and the rest in order. Backends that deliver "interrupt
+	// i of the node" (uio_pdrv_genirq: i = 0 only, vfio-platform: every
+	// i) deliver line DTIRQLines[i].
+	DTIRQLines []int
+}
+
+// irqLines is IRQLines with 0 read as 1.
+func (p *Profile) irqLines() int {
+	if p.IRQLines == 3 {
+		return 3
+	}
+	return 1
+}
+
+// DTIRQLine is the MAC line behind the device tree's interrupt i, or -1
+// when the part has no such line.
+func (p *Profile) DTIRQLine(i int) int {
+	if i < 0 || i >= p.irqLines() {
+		return -1
+	}
+	if i < len(p.DTIRQLines) {
+		return p.DTIRQLines[i]
+	}
+	return i
 }
 
 // txFIFOBytes is every profile's TxFIFO (see there).
@@ -68,9 +99,12 @@ var profiles = map[string]Profile{}
 func init() {
 	imx6sx := Profile{Gigabit: true, EnhancedBD: true, Checksum: true, MultiQueue: true, RACC: true,
 		Coalesce: true, ERR007885: true, ClearSetupMII: true, MDIOC45: true, DBSWP: true, NonCoherent: true}
-	imx8mq := imx6sx
+	imx7d := imx6sx
+	imx7d.IRQLines = 3
+	imx8mq := imx7d
 	imx8mq.EEE = true
-	imx8qm := imx6sx
+	imx8mq.DTIRQLines = []int{1, 2, 0}
+	imx8qm := imx7d
 	imx8qm.Jumbo = true
 	add := func(name string, window int, p Profile, compat ...string) {
 		p.Name, p.WindowSize, p.Compatible = name, window, compat
@@ -84,7 +118,7 @@ func init() {
 	add("imx6ul", 0x4000, Profile{Gigabit: true, EnhancedBD: true, Checksum: true, RACC: true,
 		Coalesce: true, ERR007885: true, ClearSetupMII: true, MDIOC45: true, DBSWP: true, NonCoherent: true},
 		"fsl,imx6ul-fec", "fsl,imx6q-fec")
-	add("imx7d", 0x10000, imx6sx, "fsl,imx7d-fec", "fsl,imx6sx-fec")
+	add("imx7d", 0x10000, imx7d, "fsl,imx7d-fec", "fsl,imx6sx-fec")
 	add("imx8mq", 0x10000, imx8mq, "fsl,imx8mq-fec", "fsl,imx6sx-fec")
 	add("imx8mp", 0x10000, imx8mq, "fsl,imx8mp-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec")
 	add("imx93", 0x10000, imx8mq, "fsl,imx93-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec")
