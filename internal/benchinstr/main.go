@@ -1,5 +1,6 @@
 // Command benchinstr counts the instructions gopmd spends per packet on its
-// hot paths, per package, under valgrind's callgrind. scripts/bench-instr
+// hot paths, per package: on amd64 under valgrind's callgrind, on arm64
+// under qemu-aarch64 with a counting TCG plugin (arm64.go). scripts/bench-instr
 // runs it; see that script for how to use it.
 //
 // Each measurement runs one benchmark twice, at two packet counts (b.N),
@@ -25,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -53,8 +55,14 @@ var measurements = []measurement{
 		"ENETC forward, driver + pool, 2048-byte buffers (default), stand-in device", "doorbells/pkt"},
 	{"enetc-fwd-4096", "./enetc", "^BenchmarkForwardDriverOnly$/^whole-4096$", []string{"enetc", "pool", "dma", "driver"},
 		"ENETC forward, driver + pool, 4096-byte buffers, stand-in device", "doorbells/pkt"},
-	{"fec-fwd-bulk", "./bench", "^BenchmarkFECForward$", []string{"fec", "pool", "dma", "driver", "cache"},
-		"FEC forward, driver + pool + cache maintenance, bulk doorbells, no MMIO cost, i.MX8MP model (non-coherent)", "tx-doorbells/pkt"},
+	// The i.MX8MP model is non-coherent, so the simulated IOMMU keeps a
+	// device copy of the buffers and copies cache lines between the copies
+	// where a clean or invalidate would act (column cache, on both
+	// architectures). That copy is the simulator's, never part of "path".
+	// On arm64 the Region also issues the real DC CVAC/CIVAC lines and
+	// DSBs (dma/cache_arm64.go, column dma); amd64 has no such work.
+	{"fec-fwd-bulk", "./bench", "^BenchmarkFECForward$", []string{"fec", "pool", "dma", "driver"},
+		"FEC forward, driver + pool + dma (on arm64 the real DC CVAC/CIVAC maintenance), bulk doorbells, no MMIO cost, i.MX8MP model (non-coherent: its simulated cache copies are column cache, outside path)", "tx-doorbells/pkt"},
 	// The seed's whole-path form (informational, no budget): the ENETC
 	// forward with its model, recycling, against the same forward plus a
 	// fresh Go buffer and a map/unmap per packet on a non-coherent
@@ -75,6 +83,9 @@ const modulePrefix = "github.com/gopmd/gopmd/"
 func category(sym string, testFuncs map[string]bool) string {
 	if testFuncs[sym] {
 		return "harness"
+	}
+	if sym == unknownFunc {
+		return "other"
 	}
 	pkg := symbolPackage(sym)
 	switch {
@@ -249,24 +260,25 @@ func simBusFile(file string) bool {
 	return strings.HasSuffix(file, "dma/simiommu.go") || strings.HasSuffix(file, "dma/simfast.go")
 }
 
+// functionColumn is the column a function of p falls in: the simulated
+// cache's syncers are cache; the rest of the simulated IOMMU is the model's
+// bus; a function in a _test.go file is the harness; else its package's.
+func functionColumn(p *profile, fn string) string {
+	switch f := p.file[fn]; {
+	case cacheSyncers[fn]:
+		return "cache"
+	case simBusFile(f):
+		return "model"
+	case strings.HasSuffix(f, "_test.go"):
+		return "harness"
+	}
+	return category(fn, nil)
+}
+
 // byCategory sums a run's instructions per column: each function's own
 // instructions, by its package.
 func byCategory(p *profile) map[string]int64 {
-	testFuncs := map[string]bool{}
-	cat := func(fn string) string {
-		switch {
-		case cacheSyncers[fn]:
-			return "cache"
-		case simBusFile(p.file[fn]):
-			return "model"
-		}
-		return category(fn, testFuncs)
-	}
-	for fn, f := range p.file {
-		if strings.HasSuffix(f, "_test.go") {
-			testFuncs[fn] = true
-		}
-	}
+	cat := func(fn string) string { return functionColumn(p, fn) }
 	sums := map[string]int64{}
 	for fn, ir := range p.self {
 		sums[cat(fn)] += ir
@@ -289,6 +301,7 @@ func byCategory(p *profile) map[string]int64 {
 
 type result struct {
 	Name     string             `json:"name"`
+	Arch     string             `json:"arch"` // amd64 (callgrind) or arm64 (qemu-aarch64 and the counting plugin)
 	What     string             `json:"what"`
 	Package  string             `json:"package"`
 	Bench    string             `json:"bench"`
@@ -299,6 +312,14 @@ type result struct {
 	N1       int                `json:"n1"`
 	N2       int                `json:"n2"`
 	Budgets  []budgetCheck      `json:"budgets,omitempty"`
+	Top      []funcCost         `json:"top,omitempty"` // --top: the costliest functions
+}
+
+// funcCost is one function's own instructions per packet.
+type funcCost struct {
+	Func   string  `json:"func"`
+	Column string  `json:"column"`
+	PerPkt float64 `json:"per_packet"`
 }
 
 type budgetCheck struct {
@@ -309,10 +330,13 @@ type budgetCheck struct {
 }
 
 type budget struct {
-	name, figure string
-	max          float64
-	line         int
+	name, arch, figure string
+	max                float64
+	line               int
 }
+
+// arches are the architectures bench-instr counts on.
+var arches = []string{"amd64", "arm64"}
 
 func readBudgets(path string) ([]budget, error) {
 	b, err := os.ReadFile(path)
@@ -328,24 +352,33 @@ func readBudgets(path string) ([]budget, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) != 3 {
-			return nil, fmt.Errorf("%s:%d: want \"measurement figure max\", got %q", path, i+1, strings.TrimSpace(ln))
+		if len(f) != 4 {
+			return nil, fmt.Errorf("%s:%d: want \"measurement arch figure max\", got %q", path, i+1, strings.TrimSpace(ln))
 		}
-		max, err := strconv.ParseFloat(f[2], 64)
-		if err != nil || max <= 0 {
-			return nil, fmt.Errorf("%s:%d: budget %q is not a positive number of instructions", path, i+1, f[2])
-		}
+		name, arch, fig := f[0], f[1], f[2]
 		known := false
 		for _, m := range measurements {
-			known = known || m.Name == f[0]
+			known = known || m.Name == name
 		}
 		if !known {
-			return nil, fmt.Errorf("%s:%d: no measurement named %q (have: %s)", path, i+1, f[0], names())
+			return nil, fmt.Errorf("%s:%d: no measurement named %q (have: %s)", path, i+1, name, names())
 		}
-		if !validFigure(f[1]) {
-			return nil, fmt.Errorf("%s:%d: figure %q is not path, total or a column (%s)", path, i+1, f[1], strings.Join(columns, ", "))
+		if arch != "amd64" && arch != "arm64" {
+			return nil, fmt.Errorf("%s:%d: arch %q is not amd64 or arm64", path, i+1, arch)
 		}
-		out = append(out, budget{f[0], f[1], max, i + 1})
+		if !validFigure(fig) {
+			return nil, fmt.Errorf("%s:%d: figure %q is not path, total or a column (%s)", path, i+1, fig, strings.Join(columns, ", "))
+		}
+		max, err := strconv.ParseFloat(f[3], 64)
+		if err != nil || max <= 0 {
+			return nil, fmt.Errorf("%s:%d: budget %q is not a positive number of instructions", path, i+1, f[3])
+		}
+		for _, o := range out {
+			if o.name == name && o.arch == arch && o.figure == fig {
+				return nil, fmt.Errorf("%s:%d: a second budget for %s %s %s (the first: line %d)", path, i+1, name, arch, fig, o.line)
+			}
+		}
+		out = append(out, budget{name, arch, fig, max, i + 1})
 	}
 	return out, nil
 }
@@ -383,15 +416,20 @@ func (r *result) figure(f string) float64 {
 func main() {
 	var (
 		jsonOut  = flag.Bool("json", false, "print the results as JSON instead of a table")
+		arch     = flag.String("arch", "both", "where to count: amd64 (callgrind), arm64 (qemu-aarch64 and the counting plugin) or both")
 		n1       = flag.Int("n1", 50000, "packets in the first run")
 		n2       = flag.Int("n2", 100000, "packets in the second run")
 		only     = flag.String("only", "", "comma-separated measurements to run (default all: "+names()+")")
 		budgets  = flag.String("budgets", "scripts/instr-budgets", "budgets file; empty to skip the check")
-		keep     = flag.String("keep", "", "directory to keep the test binaries and callgrind files in (default: a temporary one, removed)")
-		valgrind = flag.String("valgrind", "valgrind", "valgrind command")
+		keep     = flag.String("keep", "", "directory to keep the test binaries and counts in (default: a temporary one, removed)")
+		top      = flag.Int("top", 0, "also list each measurement's N costliest functions, own instructions per packet")
+		valgrind = flag.String("valgrind", "valgrind", "valgrind command (amd64)")
+		qemu     = flag.String("qemu", "qemu-aarch64", "qemu-user command that loads TCG plugins (arm64; Debian's qemu-user, not qemu-user-static)")
+		cpu      = flag.String("cpu", "cortex-a72", "CPU qemu emulates (arm64): the LS1028A's core")
+		plugin   = flag.String("plugin", "", "the counting plugin, built from internal/benchinstr/tcgplugin/count.c (arm64; scripts/bench-instr builds it)")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: scripts/bench-instr [flags]\n\nInstructions per packet, per package, under callgrind. Flags:\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: scripts/bench-instr [flags]\n\nInstructions per packet, per package, under callgrind (amd64) and qemu-aarch64 (arm64). Flags:\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -400,6 +438,15 @@ func main() {
 	}
 	if *n1 < 1 || *n2 <= *n1 {
 		fail("packet counts --n1 %d and --n2 %d: need 0 < n1 < n2", *n1, *n2)
+	}
+	var archSel []string
+	switch *arch {
+	case "both":
+		archSel = arches
+	case "amd64", "arm64":
+		archSel = []string{*arch}
+	default:
+		fail("--arch %q: want amd64, arm64 or both", *arch)
 	}
 	sel := measurements
 	if *only != "" {
@@ -424,8 +471,24 @@ func main() {
 			fail("budgets: %v", err)
 		}
 	}
-	if _, err := exec.LookPath(*valgrind); err != nil {
-		fail("%s not found: install valgrind (scripts/bench-instr does it when run as root, or apt-get install valgrind)", *valgrind)
+	a64 := arm64Config{qemu: *qemu, cpu: *cpu, plugin: *plugin}
+	for _, a := range archSel {
+		switch a {
+		case "amd64":
+			if _, err := exec.LookPath(*valgrind); err != nil {
+				fail("%s not found: install valgrind (scripts/bench-instr does it when run as root, or apt-get install valgrind), or count on arm64 only (--arch arm64)", *valgrind)
+			}
+		case "arm64":
+			if _, err := exec.LookPath(*qemu); err != nil {
+				fail("%s not found: install Debian's qemu-user (scripts/bench-instr does it when run as root; qemu-user-static cannot load plugins), or count on amd64 only (--arch amd64)", *qemu)
+			}
+			if *plugin == "" {
+				fail("--plugin: no counting plugin given; run scripts/bench-instr, which builds it, or build internal/benchinstr/tcgplugin/count.c with cc -shared -fPIC and name it")
+			}
+			if _, err := os.Stat(*plugin); err != nil {
+				fail("--plugin: %v", err)
+			}
+		}
 	}
 	dir := *keep
 	if dir == "" {
@@ -439,47 +502,59 @@ func main() {
 		fail("%v", err)
 	}
 
-	built := map[string]string{}
 	var results []*result
-	for _, m := range sel {
-		bin, ok := built[m.Pkg]
-		if !ok {
-			bin = filepath.Join(dir, strings.ReplaceAll(strings.Trim(m.Pkg, "./"), "/", "_")+".test")
-			logf("building %s", m.Pkg)
-			if out, err := exec.Command("go", "test", "-c", "-o", bin, m.Pkg).CombinedOutput(); err != nil {
-				fail("go test -c %s: %v\n%s", m.Pkg, err, out)
+	for _, a := range archSel {
+		built := map[string]string{}
+		syms := map[string]*symtab{}
+		for _, m := range sel {
+			bin, ok := built[m.Pkg]
+			if !ok {
+				bin = filepath.Join(dir, a+"_"+strings.ReplaceAll(strings.Trim(m.Pkg, "./"), "/", "_")+".test")
+				logf("building %s for %s", m.Pkg, a)
+				cmd := exec.Command("go", "test", "-c", "-o", bin, m.Pkg)
+				cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+a, "CGO_ENABLED=0")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					fail("GOARCH=%s go test -c %s: %v\n%s", a, m.Pkg, err, out)
+				}
+				built[m.Pkg] = bin
+				if a == "arm64" {
+					s, err := loadSymbols(bin)
+					if err != nil {
+						fail("%v", err)
+					}
+					syms[bin] = s
+				}
 			}
-			built[m.Pkg] = bin
-		}
-		var sums [2]map[string]int64
-		var totals [2]int64
-		for i, n := range []int{*n1, *n2} {
-			logf("%s: %d packets under callgrind", m.Name, n)
-			cats, total, err := callgrind(*valgrind, bin, m, n, filepath.Join(dir, fmt.Sprintf("%s.%d.callgrind", m.Name, n)))
-			if err != nil {
-				fail("%s: %v", m.Name, err)
+			var profs [2]*profile
+			for i, n := range []int{*n1, *n2} {
+				var (
+					p   *profile
+					err error
+				)
+				if a == "amd64" {
+					logf("%s: %d packets under callgrind", m.Name, n)
+					p, err = callgrind(*valgrind, bin, m, n, filepath.Join(dir, fmt.Sprintf("%s.%d.callgrind", m.Name, n)))
+				} else {
+					logf("%s: %d packets under %s -cpu %s", m.Name, n, *qemu, *cpu)
+					p, err = qemuCount(a64, bin, syms[bin], m, n, filepath.Join(dir, fmt.Sprintf("%s.%d.tbcounts", m.Name, n)))
+				}
+				if err != nil {
+					fail("%s on %s: %v", m.Name, a, err)
+				}
+				profs[i] = p
 			}
-			sums[i], totals[i] = cats, total
+			r := perPacket(m, a, [2]map[string]int64{byCategory(profs[0]), byCategory(profs[1])},
+				[2]int64{profs[0].total, profs[1].total}, *n1, *n2)
+			r.Top = topFunctions(profs, *n2-*n1, *top)
+			results = append(results, r)
 		}
-		dn := float64(*n2 - *n1)
-		r := &result{Name: m.Name, What: m.What, Package: m.Pkg, Bench: m.Bench, PerPkt: map[string]float64{},
-			PathPkgs: m.Path, N1: *n1, N2: *n2, Total: round1(float64(totals[1]-totals[0]) / dn)}
-		for _, c := range columns {
-			r.PerPkt[c] = round1(float64(sums[1][c]-sums[0][c]) / dn)
-		}
-		var s int64
-		for _, c := range m.Path {
-			s += sums[1][c] - sums[0][c]
-		}
-		r.Path = round1(float64(s) / dn)
-		results = append(results, r)
 	}
 
 	failed := 0
 	var msgs []string
 	for _, r := range results {
 		for _, b := range bud {
-			if b.name != r.Name {
+			if b.name != r.Name || b.arch != r.Arch {
 				continue
 			}
 			v := r.figure(b.figure)
@@ -487,7 +562,7 @@ func main() {
 			r.Budgets = append(r.Budgets, c)
 			if !c.OK {
 				failed++
-				msgs = append(msgs, fmt.Sprintf("%s: %s is %.1f instructions per packet, over its budget of %.0f (%s line %d): find what added the instructions (callgrind files: --keep DIR), or raise the budget in the same commit and say why", r.Name, b.figure, v, b.max, *budgets, b.line))
+				msgs = append(msgs, fmt.Sprintf("%s on %s: %s is %.1f instructions per packet, over its budget of %.0f (%s line %d): find what added the instructions (the counts: --keep DIR, --top N), or raise the budget in the same commit and say why", r.Name, r.Arch, b.figure, v, b.max, *budgets, b.line))
 			}
 		}
 	}
@@ -508,11 +583,54 @@ func main() {
 	}
 }
 
-// callgrind runs one benchmark at n packets and returns its instructions
-// by column and in total.
-func callgrind(valgrind, bin string, m measurement, n int, out string) (map[string]int64, int64, error) {
-	cmd := exec.Command(valgrind, "--tool=callgrind", "--callgrind-out-file="+out, bin,
-		"-test.run=^$", "-test.bench="+m.Bench, fmt.Sprintf("-test.benchtime=%dx", n), "-test.count=1")
+// perPacket turns the two runs' sums into instructions per packet: the
+// difference over the difference in packets.
+func perPacket(m measurement, arch string, sums [2]map[string]int64, totals [2]int64, n1, n2 int) *result {
+	dn := float64(n2 - n1)
+	r := &result{Name: m.Name, Arch: arch, What: m.What, Package: m.Pkg, Bench: m.Bench, PerPkt: map[string]float64{},
+		PathPkgs: m.Path, N1: n1, N2: n2, Total: round1(float64(totals[1]-totals[0]) / dn)}
+	for _, c := range columns {
+		r.PerPkt[c] = round1(float64(sums[1][c]-sums[0][c]) / dn)
+	}
+	var s int64
+	for _, c := range m.Path {
+		s += sums[1][c] - sums[0][c]
+	}
+	r.Path = round1(float64(s) / dn)
+	return r
+}
+
+// topFunctions lists the n functions with the most own instructions per
+// packet (the difference of the two runs over dn packets).
+func topFunctions(profs [2]*profile, dn, n int) []funcCost {
+	if n <= 0 {
+		return nil
+	}
+	var out []funcCost
+	for fn, ir := range profs[1].self {
+		d := float64(ir-profs[0].self[fn]) / float64(dn)
+		if math.Abs(d) >= 0.05 {
+			out = append(out, funcCost{fn, functionColumn(profs[1], fn), round1(d)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].PerPkt != out[j].PerPkt {
+			return out[i].PerPkt > out[j].PerPkt
+		}
+		return out[i].Func < out[j].Func
+	})
+	return out[:min(n, len(out))]
+}
+
+// benchArgs are the test binary's flags that run m's benchmark once at n
+// iterations (packets).
+func benchArgs(m measurement, n int) []string {
+	return []string{"-test.run=^$", "-test.bench=" + m.Bench, fmt.Sprintf("-test.benchtime=%dx", n), "-test.count=1"}
+}
+
+// callgrind runs one benchmark at n packets and returns its profile.
+func callgrind(valgrind, bin string, m measurement, n int, out string) (*profile, error) {
+	cmd := exec.Command(valgrind, append([]string{"--tool=callgrind", "--callgrind-out-file=" + out, bin}, benchArgs(m, n)...)...)
 	// One P and no async preemption (callgrind trips on the signals) and no
 	// RDTSCP (valgrind's CPU does not decode it); no GC during the loop.
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off")
@@ -520,28 +638,37 @@ func callgrind(valgrind, bin string, m measurement, n int, out string) (map[stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, 0, fmt.Errorf("%s under callgrind: %v\n%s%s", filepath.Base(bin), err, tail(stdout.String()), tail(stderr.String()))
+		return nil, fmt.Errorf("%s under callgrind: %v\n%s%s", filepath.Base(bin), err, tail(stdout.String()), tail(stderr.String()))
 	}
-	if !strings.Contains(stdout.String(), "\nPASS") && !strings.HasPrefix(stdout.String(), "PASS") {
-		return nil, 0, fmt.Errorf("benchmark %s did not pass:\n%s", m.Bench, tail(stdout.String()))
-	}
-	ran := regexp.MustCompile(`(?m)^Benchmark\S*\s+`+strconv.Itoa(n)+`\s.*$`).FindAllString(stdout.String(), -1)
-	if len(ran) != 1 {
-		return nil, 0, fmt.Errorf("pattern %s ran %d benchmarks at %d iterations, want exactly 1:\n%s", m.Bench, len(ran), n, tail(stdout.String()))
-	}
-	if m.Must != "" && !metricPositive(ran[0], m.Must) {
-		return nil, 0, fmt.Errorf("benchmark %s reports no %s above 0, so it does not run the path it should measure:\n%s", m.Bench, m.Must, ran[0])
+	if err := checkBenchOutput(stdout.String(), m, n); err != nil {
+		return nil, err
 	}
 	f, err := os.Open(out)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer f.Close()
 	p, err := parseCallgrind(bufio.NewReader(f))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %v", out, err)
+		return nil, fmt.Errorf("%s: %v", out, err)
 	}
-	return byCategory(p), p.total, nil
+	return p, nil
+}
+
+// checkBenchOutput checks that the run passed, ran exactly one benchmark
+// at n iterations, and that it reports its Must metric above zero.
+func checkBenchOutput(stdout string, m measurement, n int) error {
+	if !strings.Contains(stdout, "\nPASS") && !strings.HasPrefix(stdout, "PASS") {
+		return fmt.Errorf("benchmark %s did not pass:\n%s", m.Bench, tail(stdout))
+	}
+	ran := regexp.MustCompile(`(?m)^Benchmark\S*\s+`+strconv.Itoa(n)+`\s.*$`).FindAllString(stdout, -1)
+	if len(ran) != 1 {
+		return fmt.Errorf("pattern %s ran %d benchmarks at %d iterations, want exactly 1:\n%s", m.Bench, len(ran), n, tail(stdout))
+	}
+	if m.Must != "" && !metricPositive(ran[0], m.Must) {
+		return fmt.Errorf("benchmark %s reports no %s above 0, so it does not run the path it should measure:\n%s", m.Bench, m.Must, ran[0])
+	}
+	return nil
 }
 
 // metricPositive reports whether a benchmark result line has "value unit"
@@ -557,35 +684,112 @@ func metricPositive(line, unit string) bool {
 	return false
 }
 
+// counter names how each architecture's figures were counted.
+var counter = map[string]string{
+	"amd64": "callgrind",
+	"arm64": "qemu-aarch64 and the counting plugin",
+}
+
 func printTable(w io.Writer, rs []*result) {
 	if len(rs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "instructions per packet (callgrind, difference of %d and %d packets)\n\n", rs[0].N1, rs[0].N2)
-	fmt.Fprintf(w, "%-24s %8s", "measurement", "path")
-	for _, c := range columns {
-		fmt.Fprintf(w, " %8s", c)
-	}
-	fmt.Fprintf(w, " %8s  %s\n", "total", "budget")
-	for _, r := range rs {
-		fmt.Fprintf(w, "%-24s %8.1f", r.Name, r.Path)
-		for _, c := range columns {
-			fmt.Fprintf(w, " %8.1f", r.PerPkt[c])
-		}
-		var bs []string
-		for _, b := range r.Budgets {
-			st := "ok"
-			if !b.OK {
-				st = "OVER"
+	var archs []string
+	for _, a := range arches {
+		for _, r := range rs {
+			if r.Arch == a {
+				archs = append(archs, a)
+				break
 			}
-			bs = append(bs, fmt.Sprintf("%s<=%.0f %s", b.Figure, b.Max, st))
 		}
-		fmt.Fprintf(w, " %8.1f  %s\n", r.Total, strings.Join(bs, ", "))
 	}
-	fmt.Fprintln(w)
+	for _, a := range archs {
+		var first *result
+		for _, r := range rs {
+			if r.Arch == a {
+				first = r
+				break
+			}
+		}
+		fmt.Fprintf(w, "%s: instructions per packet (%s, difference of %d and %d packets)\n\n", a, counter[a], first.N1, first.N2)
+		fmt.Fprintf(w, "%-24s %8s", "measurement", "path")
+		for _, c := range columns {
+			fmt.Fprintf(w, " %8s", c)
+		}
+		fmt.Fprintf(w, " %8s  %s\n", "total", "budget")
+		for _, r := range rs {
+			if r.Arch != a {
+				continue
+			}
+			fmt.Fprintf(w, "%-24s %8.1f", r.Name, r.Path)
+			for _, c := range columns {
+				fmt.Fprintf(w, " %8.1f", r.PerPkt[c])
+			}
+			fmt.Fprintf(w, " %8.1f  %s\n", r.Total, budgetText(r))
+		}
+		fmt.Fprintln(w)
+		for _, r := range rs {
+			if r.Arch != a || len(r.Top) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "%s on %s, own instructions per packet:\n", r.Name, a)
+			for _, f := range r.Top {
+				fmt.Fprintf(w, "  %8.1f  %-8s %s\n", f.PerPkt, f.Column, f.Func)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(archs) > 1 {
+		fmt.Fprintf(w, "path side by side\n\n%-24s", "measurement")
+		for _, a := range archs {
+			fmt.Fprintf(w, " %8s %-16s", a, "budget")
+		}
+		fmt.Fprintln(w)
+		for _, m := range measurements {
+			var row []*result
+			for _, a := range archs {
+				var found *result
+				for _, r := range rs {
+					if r.Name == m.Name && r.Arch == a {
+						found = r
+					}
+				}
+				row = append(row, found)
+			}
+			if row[0] == nil && row[1] == nil {
+				continue
+			}
+			fmt.Fprintf(w, "%-24s", m.Name)
+			for _, r := range row {
+				if r == nil {
+					fmt.Fprintf(w, " %8s %-16s", "-", "")
+					continue
+				}
+				fmt.Fprintf(w, " %8.1f %-16s", r.Path, budgetText(r))
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	seen := map[string]bool{}
 	for _, r := range rs {
-		fmt.Fprintf(w, "%-24s %s; path = %s\n", r.Name, r.What, strings.Join(r.PathPkgs, "+"))
+		if !seen[r.Name] {
+			seen[r.Name] = true
+			fmt.Fprintf(w, "%-24s %s; path = %s\n", r.Name, r.What, strings.Join(r.PathPkgs, "+"))
+		}
 	}
+}
+
+func budgetText(r *result) string {
+	var bs []string
+	for _, b := range r.Budgets {
+		st := "ok"
+		if !b.OK {
+			st = "OVER"
+		}
+		bs = append(bs, fmt.Sprintf("%s<=%.0f %s", b.Figure, b.Max, st))
+	}
+	return strings.Join(bs, ", ")
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }

@@ -98,23 +98,43 @@ func TestBudgetsFile(t *testing.T) {
 		}
 		return f
 	}
-	b, err := readBudgets(write("# c\npool-alloc-free path 40 # goal 30\n\nenetc-fwd-2048 enetc 100\n"))
-	if err != nil || len(b) != 2 || b[0].max != 40 || b[1].figure != "enetc" || b[1].line != 4 {
+	b, err := readBudgets(write("# c\npool-alloc-free amd64 path 40 # goal 30\n\nenetc-fwd-2048 arm64 enetc 100\n"))
+	if err != nil || len(b) != 2 || b[0].max != 40 || b[0].arch != "amd64" || b[1].arch != "arm64" || b[1].figure != "enetc" || b[1].line != 4 {
 		t.Fatalf("got %+v, %v", b, err)
 	}
 	for in, msg := range map[string]string{
-		"nosuch path 4\n":          `no measurement named "nosuch"`,
-		"pool-alloc-free cpu 4\n":  `figure "cpu"`,
-		"pool-alloc-free path x\n": `budget "x"`,
-		"pool-alloc-free path\n":   "want",
+		"nosuch amd64 path 4\n":                                        `no measurement named "nosuch"`,
+		"pool-alloc-free amd64 cpu 4\n":                                `figure "cpu"`,
+		"pool-alloc-free amd64 path x\n":                               `budget "x"`,
+		"pool-alloc-free riscv path 4\n":                               `arch "riscv"`,
+		"pool-alloc-free path 4\n":                                     "want",
+		"pool-alloc-free amd64 path 4\npool-alloc-free amd64 path 5\n": "a second budget",
 	} {
 		if _, err := readBudgets(write(in)); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: error %v, want one containing %q", in, err, msg)
 		}
 	}
-	// The file in the repository parses.
-	if _, err := readBudgets("../../scripts/instr-budgets"); err != nil {
+	// The same measurement may have a budget per architecture.
+	if _, err := readBudgets(write("pool-alloc-free amd64 path 4\npool-alloc-free arm64 path 5\n")); err != nil {
 		t.Error(err)
+	}
+	// The file in the repository parses, and gates every measurement it
+	// gates on one architecture on the other too.
+	rb, err := readBudgets("../../scripts/instr-budgets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]map[string]bool{}
+	for _, b := range rb {
+		if per[b.name] == nil {
+			per[b.name] = map[string]bool{}
+		}
+		per[b.name][b.arch] = true
+	}
+	for name, a := range per {
+		if !a["amd64"] || !a["arm64"] {
+			t.Errorf("scripts/instr-budgets: %s has a budget on %v only", name, a)
+		}
 	}
 }
 
