@@ -31,7 +31,7 @@ type Endpoint struct {
 }
 
 // attachOptions are the spec options attach understands.
-var attachOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-overwrite", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
+var attachOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-overwrite", "pcap-format", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
 
 // attach wires an endpoint as its spec's options say (peer=, pcap-in=,
 // pcap-out=, afpacket=, gen=, sink=). It returns a cleanup to run when the
@@ -147,8 +147,18 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 	default:
 		return fail(driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-speed", v, "unknown replay speed", "max (as fast as the port takes frames, lossless) or file (the capture's own timing)")))
 	}
-	if o.Has("pcap-overwrite") && !o.Has("pcap-out") {
-		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-overwrite applies to pcap-out=FILE; add pcap-out or drop pcap-overwrite"})
+	for _, k := range []string{"pcap-overwrite", "pcap-format"} {
+		if o.Has(k) && !o.Has("pcap-out") {
+			return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s applies to pcap-out=FILE; add pcap-out or drop %s", k, k)})
+		}
+	}
+	outFormat := wire.FormatFor(o.Get("pcap-out"))
+	if v := o.Get("pcap-format"); v != "" {
+		f, err := wire.ParsePcapFormat(v)
+		if err != nil {
+			return fail(driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-format", v, "unknown capture format", "pcap or pcapng (default: pcapng for a .pcapng file name, pcap otherwise)")))
+		}
+		outFormat = f
 	}
 	if o.Has("pcap-speed") && !o.Has("pcap-in") {
 		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-speed applies to pcap-in=FILE; add pcap-in or drop pcap-speed"})
@@ -172,11 +182,19 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		ep.AddSource(g)
 	}
 	if path := o.Get("pcap-in"); path != "" {
+		if err := pcapClash(path, false); err != nil {
+			return fail(fmt.Errorf("pcap-in: %w", err))
+		}
 		s, err := OpenPcapSource(path, fileSpeed)
 		if err != nil {
 			return fail(err)
 		}
 		closers = append(closers, s.Close)
+		release, err := claimPcapFile(s.r, path, "pcap-in of sim:"+ep.Name, false)
+		if err != nil {
+			return fail(fmt.Errorf("pcap-in: %w", err))
+		}
+		closers = append(closers, release)
 		e.pcap = s
 		ep.AddSource(s)
 	}
@@ -196,15 +214,25 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		if err != nil {
 			return fail(err)
 		}
+		// Before the file is created or truncated: never the file a
+		// pcap-in replays (or another pcap-out writes), whatever the flags.
+		if err := pcapClash(path, true); err != nil {
+			return fail(fmt.Errorf("pcap-out: %w", err))
+		}
 		f, err := safefile.Create(path, safefile.Options{Overwrite: over, OverwriteHint: "pcap-overwrite=1"})
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
-		w, err := wire.NewPcapWriter(f)
+		w, err := wire.NewPcapWriterFormat(f, outFormat)
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
 		closers = append(closers, w.Close)
+		release, err := claimPcapFile(w, path, "pcap-out of sim:"+ep.Name, true)
+		if err != nil {
+			return fail(fmt.Errorf("pcap-out: %w", err))
+		}
+		closers = append(closers, release)
 		txWires = append(txWires, w)
 	}
 	if sinkOn {

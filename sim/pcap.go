@@ -10,7 +10,7 @@ import (
 	"github.com/gopmd/gopmd/wire"
 )
 
-// PcapSource replays a pcap file into a port's receive side (a
+// PcapSource replays a capture file (pcap or pcapng) into a port's receive side (a
 // wire.Source). By default it is lossless: frames are offered only while
 // the port has buffers posted, as fast as it posts them. At file speed it
 // offers each frame when its capture timestamp comes due, and the port

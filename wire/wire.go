@@ -1,7 +1,8 @@
 // Package wire is the ground every simulated port and every frame tool
 // stands on: the boundary between a NIC port's MAC and whatever it is
 // connected to (Wire, Port, Source), the Ethernet minimum a sending MAC pads
-// to, a lock-free frame ring, and pcap files. It imports nothing of gopmd:
+// to, a lock-free frame ring, and capture files (pcap and pcapng, through gopacket's pcapgo). It
+// imports nothing of gopmd:
 // the device models (enetc/model, fec/model), the simulator (sim) and the
 // commands (l2fwd's --capture) use it side by side.
 package wire
