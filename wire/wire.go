@@ -1,10 +1,10 @@
 // Package wire is the ground every simulated port and every frame tool
 // stands on: the boundary between a NIC port's MAC and whatever it is
 // connected to (Wire, Port, Source), the Ethernet minimum a sending MAC pads
-// to, a lock-free frame ring, and capture files (pcap and pcapng, through gopacket's pcapgo). It
-// imports nothing of gopmd:
-// the device models (enetc/model, fec/model), the simulator (sim) and the
-// commands (l2fwd's --capture) use it side by side.
+// to, a lock-free frame ring, and capture files (pcap and pcapng, through
+// gopacket's pcapgo). It imports nothing of gopmd: the device models
+// (enetc/model, fec/model), the simulator (sim) and the commands (l2fwd's
+// --capture) use it side by side.
 package wire
 
 // MinFrame is the shortest Ethernet frame on a wire without its 4-byte FCS
