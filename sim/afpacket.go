@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -42,6 +43,7 @@ type AFPacket struct {
 	lastErr                     atomic.Pointer[error]
 	kdropsMu                    sync.Mutex
 	kdrops                      uint64 // PACKET_STATISTICS resets on read: summed here
+	waker                              // the model's engine, woken by each frame queued
 }
 
 // AFPacketStats are the counters of an AF_PACKET wire.
@@ -140,6 +142,7 @@ func (a *AFPacket) reader() {
 		if a.ring.Put(buf[:n]) { // a full ring counts the drop itself
 			a.rxFrames.Add(1)
 			a.rxBytes.Add(uint64(n))
+			a.wake()
 		}
 	}
 }
@@ -158,6 +161,9 @@ func (a *AFPacket) Next(dst []byte) (int, bool) {
 
 // Lossless implements wire.Source: the kernel does not wait for us.
 func (a *AFPacket) Lossless() bool { return false }
+
+// Due implements wire.Waker: frames come when the kernel hands them over.
+func (a *AFPacket) Due() (time.Time, bool) { return noClock() }
 
 // Transmit implements wire.Wire: the frame leaves through the interface.
 func (a *AFPacket) Transmit(frame []byte) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gopmd/gopmd/wire"
 )
@@ -51,6 +52,7 @@ type cableDir struct {
 	// short is where a frame below the minimum is padded; the sending
 	// port's goroutine is the only one that transmits into this direction.
 	short [wire.MinFrame]byte
+	waker // the receiving model's engine, woken by each frame put in ring
 }
 
 // Transmit implements wire.Wire. A frame below the Ethernet minimum (a
@@ -76,6 +78,7 @@ func (d *cableDir) Transmit(frame []byte) {
 	if d.ring.Put(frame) {
 		d.frames.Add(1)
 		d.bytes.Add(uint64(len(frame)))
+		d.wake()
 	}
 }
 
@@ -91,6 +94,9 @@ func (d *cableDir) Next(dst []byte) (int, bool) {
 // Lossless implements wire.Source: a cable does not wait for buffers; the
 // receiving MAC drops (and counts) what it has no buffer for.
 func (d *cableDir) Lossless() bool { return false }
+
+// Due implements wire.Waker: frames come when the far port sends them.
+func (d *cableDir) Due() (time.Time, bool) { return noClock() }
 
 func (d *cableDir) stats() CableStats {
 	s := CableStats{Frames: d.frames.Load(), Bytes: d.bytes.Load(), Delivered: d.delivered.Load(),

@@ -91,12 +91,14 @@ type Generator struct {
 	stream    uint16
 
 	// Owner state (the goroutine that calls Next).
-	sent   uint64
-	credit int64
-	start  time.Time
+	sent    uint64
+	credit  int64
+	start   time.Time
+	skipped bool // the last Next kept a frame out (too big): the next one is due now
 
 	frames, tooBig atomic.Uint64
 	held           atomic.Bool // set by PortView.Hold: no more frames
+	waker                      // woken by Release (PortView)
 }
 
 var streamIDs atomic.Uint32
@@ -270,6 +272,7 @@ func (g *Generator) Next(dst []byte) (int, bool) {
 		// The sink sees a gap in the flow's numbers: the loss shows
 		// there too.
 		g.tooBig.Add(1)
+		g.skipped = true
 		return 0, false
 	}
 	n := copy(dst, t)
@@ -298,6 +301,25 @@ func (g *Generator) refillCredit() bool {
 // Lossless implements wire.Source: at max rate the generator waits for
 // receive buffers; at a set rate it is a wire that runs on regardless.
 func (g *Generator) Lossless() bool { return g.rate == 0 }
+
+// Due implements wire.Waker: at a set rate, when the next frame is due
+// (the engine pulling it sleeps until then); nothing at max rate (the
+// receive room it waits for comes with the driver's doorbells) or once
+// its count is sent.
+func (g *Generator) Due() (time.Time, bool) {
+	if g.skipped {
+		g.skipped = false
+		return time.Now(), true
+	}
+	if g.rate == 0 || g.count != 0 && g.sent >= g.count || g.held.Load() {
+		return time.Time{}, false
+	}
+	if g.start.IsZero() {
+		return time.Now(), true
+	}
+	// The frame after the last one sent (refillCredit's arithmetic).
+	return g.start.Add(time.Duration(float64(g.sent+1) * 1e9 / g.rate)), true
+}
 
 // Done reports whether a generator with a Count has sent everything.
 func (g *Generator) Done() bool { return g.count != 0 && g.frames.Load()+g.tooBig.Load() >= g.count }

@@ -18,7 +18,7 @@ func TestGeneratorFlowsSpreadOverQueues(t *testing.T) {
 		t.Run(fmt.Sprintf("%d queues %d flows", c.queues, c.flows), func(t *testing.T) {
 			const perFlow = 8
 			count := c.flows * perFlow
-			spec := fmt.Sprintf("sim:enetc%d?queues=%d&gen=1&gen-flows=%d&gen-count=%d&link-poll=0&chip=genrss%d", 60+i, c.queues, c.flows, count, i)
+			spec := fmt.Sprintf("sim:enetc%d?queues=%d&gen=1&gen-flows=%d&gen-count=%d&link-poll=0&chip=genrss%d", 140+i, c.queues, c.flows, count, i)
 			p, err := driver.Open(spec)
 			if err != nil {
 				t.Fatal(err)

@@ -165,12 +165,15 @@ func (v *PortView) Hold() {
 func (v *PortView) Release() {
 	if g := v.e.gen; g != nil {
 		g.held.Store(false)
+		g.wake()
 	}
 	if p := v.e.pcap; p != nil {
 		p.held.Store(false)
+		p.wake()
 	}
 	if a := v.e.afp; a != nil {
 		a.held.Store(false)
+		a.wake()
 	}
 }
 
