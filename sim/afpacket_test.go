@@ -78,3 +78,63 @@ func TestAFPacketAcrossVeth(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAFPacketFollowsCarrier: the interface's carrier is the port's link.
+// Taking the veth's peer down takes the model's PHY link down (the driver
+// sees a link event), frames the port sends meanwhile are dropped and
+// counted as afpacket:link_down, and the peer coming back up brings the
+// link back. The reader sleeps in poll(2): the port's engine sleeps too.
+func TestAFPacketFollowsCarrier(t *testing.T) {
+	t.Parallel()
+	testnote.SkipEmulated(t, "the AF_PACKET link test", "qemu-user does not pass AF_PACKET's socket options through")
+	sfx := strconv.Itoa(os.Getpid() % 100000)
+	ifA, ifB := "gpmdlA"+sfx, "gpmdlB"+sfx
+	vethPair(t, ifA, ifB)
+	dev, err := openSpec(t, "sim:enetc160?mode=engine&afpacket="+ifA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Release()
+	m, a, v := ENETCModel("enetc160"), AFPacketOf("enetc160"), ViewOf("enetc160")
+	if !m.LinkUp() || !a.Stats().LinkUp {
+		t.Fatalf("link %v, afpacket link %v with the veth up", m.LinkUp(), a.Stats().LinkUp)
+	}
+	ip := func(args ...string) {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, out)
+		}
+	}
+	waitLink := func(up bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); m.LinkUp() != up; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the model's link stayed %v after the carrier went %v", !up, up)
+			}
+		}
+	}
+	ip("link", "set", ifB, "down")
+	waitLink(false)
+	if st := a.Stats(); st.LinkUp || st.LinkChanges != 1 {
+		t.Fatalf("after the carrier went: %+v", st)
+	}
+	for i := 0; i < 5; i++ {
+		a.Transmit(frameN(i))
+	}
+	lost := map[string]uint64{}
+	for _, l := range v.Losses() {
+		lost[l.Cause] = l.N
+	}
+	if st := a.Stats(); st.TxLinkDown != 5 || st.TxFrames != 0 || lost["afpacket:link_down"] != 5 {
+		t.Fatalf("5 frames sent without a carrier: %+v, losses %v", st, lost)
+	}
+	ip("link", "set", ifB, "up")
+	waitLink(true)
+	if st := a.Stats(); !st.LinkUp || st.LinkChanges != 2 {
+		t.Fatalf("after the carrier came back: %+v", st)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !m.EngineSleeping(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the engine of an idle afpacket port never slept")
+		}
+	}
+}

@@ -28,6 +28,12 @@ type Endpoint struct {
 	Engine bool
 	// Pump pulls the sources into the receive ring of a synchronous model.
 	Pump func() int
+	// SetLink sets the link of the port's PHY (a wire that knows its
+	// carrier, AF_PACKET, drives it); nil when the port has none.
+	SetLink func(up bool)
+	// LinkDownDrops counts the frames the port's MAC sent while its PHY
+	// had no link, lost there; nil when the model loses none that way.
+	LinkDownDrops func() uint64
 }
 
 // attachOptions are the spec options attach understands.
@@ -205,6 +211,15 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		}
 		closers = append(closers, a.Close)
 		e.afp = a
+		if ep.SetLink != nil {
+			// The interface's carrier is the port's link from now on; one
+			// down at open takes it down (link=down keeps it down until
+			// the carrier changes).
+			if !a.LinkUp() {
+				ep.SetLink(false)
+			}
+			a.OnLink(ep.SetLink)
+		}
 		ep.AddSource(a)
 		txWires = append(txWires, a)
 	}

@@ -135,7 +135,8 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	msi := newMSIIRQ(name)
 	dev.SetMSI(msi.send)
 	enetcModels.set(name, dev)
-	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
+	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump,
+		SetLink: dev.SetLink}, spec)
 	if err != nil {
 		forget()
 		return nil, err
