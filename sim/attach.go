@@ -36,8 +36,8 @@ type Endpoint struct {
 	LinkDownDrops func() uint64
 }
 
-// attachOptions are the spec options attach understands.
-var attachOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-overwrite", "pcap-format", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
+// attachOptions are the spec options attach understands (Options).
+var attachOptions = WiringOptions()
 
 // attach wires an endpoint as its spec's options say (peer=, pcap-in=,
 // pcap-out=, afpacket=, gen=, sink=). It returns a cleanup to run when the

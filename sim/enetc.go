@@ -22,8 +22,8 @@ const (
 // external MDIO bus: 2, as on the LS1028A-RDB's PF0 (docs/hardware-enetc.md §6).
 const ENETCPHYAddr = 2
 
-// enetcOptions are the spec options of sim:enetcN.
-var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "chip", "wiring", "speed", "of-node", "pf"}
+// enetcOptions are the spec options of sim:enetcN (Options).
+var enetcOptions = optionNames("model", "enetc")
 
 var enetcModels = newRegistry[model.Device]("enetc")
 
