@@ -2,10 +2,13 @@ package sim_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/testnote"
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/sim"
 )
@@ -151,5 +154,33 @@ func TestRateLimitedGeneratorSleepsBetweenFrames(t *testing.T) {
 				t.Fatalf("the engine woke %d times for %d frames", wakes, frames)
 			}
 		})
+	}
+}
+
+// TestIdleAFPacketPortSleeps: an engine-mode port joined to a Linux
+// interface costs nothing while the interface is quiet: the socket reader
+// sleeps in poll(2) and the engine sleeps until the reader hands it a
+// frame, which then arrives at once.
+func TestIdleAFPacketPortSleeps(t *testing.T) {
+	testnote.SkipEmulated(t, "the idle AF_PACKET port test", "qemu-user does not pass AF_PACKET's socket options through")
+	sfx := strconv.Itoa(os.Getpid() % 100000)
+	ifA, ifB := "gpmdiA"+sfx, "gpmdiB"+sfx
+	sim.VethPair(t, ifA, ifB)
+	pb := openStarted(t, "sim:enetc162?mode=engine&link-poll=0&chip=idleafp&afpacket="+ifA)
+	far, err := driver.Open("sim:enetc163?afpacket=" + ifB + "&chip=idleafp2") // synchronous, unstarted: only its wire is used
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	e, tx := sim.ENETCModel("enetc162"), sim.AFPacketOf("enetc163")
+	for lap := byte(1); lap <= 3; lap++ {
+		asleep(t, e)
+		if n := idleWakeups(e, 300*time.Millisecond); n > 2 {
+			t.Fatalf("lap %d: the engine of an idle afpacket port woke %d times in 300 ms", lap, n)
+		}
+		f := make([]byte, 60)
+		copy(f, []byte{0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, lap})
+		tx.Transmit(f)
+		receive(t, pb, lap)
 	}
 }

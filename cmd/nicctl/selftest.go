@@ -92,8 +92,7 @@ func (r *selftestResult) add(name string, pass bool, format string, a ...any) bo
 }
 
 // wiringOptions connect a sim port to something (peer first, as
-// sim.WiringOptions lists them); the self-test's peer
-// gets none of them.
+// sim.WiringOptions lists them); the self-test's peer gets none of them.
 var wiringOptions = sim.WiringOptions()
 
 // simPeer builds the spec pair of a cable for a sim device: DEV gets
