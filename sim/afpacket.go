@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -62,6 +65,7 @@ type AFPacket struct {
 	lastErr                     atomic.Pointer[error]
 	kdropsMu                    sync.Mutex
 	kdrops                      uint64 // PACKET_STATISTICS resets on read: summed here
+	ifDropBase, ifDrops         uint64 // the interface's rx_dropped at open, and since (kdropsMu)
 	waker                              // the model's engine, woken by each frame queued
 }
 
@@ -81,6 +85,10 @@ type AFPacketStats struct {
 	// KernelDrops: frames the kernel dropped because the socket's receive
 	// buffer was full (the reader fell behind): PACKET_STATISTICS' tp_drops.
 	KernelDrops uint64 `json:"kernel_drops"`
+	// IfDropped: frames the kernel dropped on the interface before any
+	// socket saw them (its rx_dropped since the port opened: a receive
+	// backlog that overflowed, as a burst into a veth does).
+	IfDropped uint64 `json:"if_dropped"`
 	// TxFrames/TxBytes: sent into the interface; TxErrors: refused by it;
 	// TxLinkDown: dropped because the interface had no carrier.
 	TxFrames   uint64 `json:"tx_frames"`
@@ -146,6 +154,7 @@ func OpenAFPacket(ifname string) (*AFPacket, error) {
 	}
 	a := &AFPacket{ifname: ifname, ifindex: ifi.Index, fd: fd, nl: nl, stopfd: stopfd,
 		ring: wire.NewFrameRing(afpacketSlots, CableSlotSize)}
+	a.ifDropBase, _ = ifRxDropped(ifname)
 	// The state now; the watch, subscribed above, reports every change
 	// from here on.
 	if cur, err := net.InterfaceByIndex(ifi.Index); err == nil {
@@ -312,7 +321,30 @@ func (a *AFPacket) Stats() AFPacketStats {
 		RxDropped: a.ring.Full.Load(), RxTooBig: a.ring.TooBig.Load() + a.ring.TooLong.Load(),
 		TxFrames: a.txFrames.Load(), TxBytes: a.txBytes.Load(), TxErrors: a.txErrors.Load(),
 		TxLinkDown: a.txLinkDown.Load(), LinkUp: a.carrier.Load(), LinkChanges: a.linkChanges.Load(),
-		KernelDrops: a.kernelDrops()}
+		KernelDrops: a.kernelDrops(), IfDropped: a.ifDropped()}
+}
+
+// ifRxDropped reads the interface's rx_dropped counter.
+func ifRxDropped(ifname string) (uint64, bool) {
+	b, err := os.ReadFile("/sys/class/net/" + ifname + "/statistics/rx_dropped")
+	if err != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return v, err == nil
+}
+
+// ifDropped is the interface's rx_dropped since the port opened (the last
+// value read once the interface or the port is gone).
+func (a *AFPacket) ifDropped() uint64 {
+	a.kdropsMu.Lock()
+	defer a.kdropsMu.Unlock()
+	if !a.stop.Load() {
+		if v, ok := ifRxDropped(a.ifname); ok && v >= a.ifDropBase {
+			a.ifDrops = v - a.ifDropBase
+		}
+	}
+	return a.ifDrops
 }
 
 // kernelDrops reads and sums the socket's drop counter.
@@ -331,7 +363,8 @@ func (a *AFPacket) kernelDrops() uint64 {
 // promiscuous membership). It reports a receive error that stopped the
 // reader early, or that the interface was deleted under the port.
 func (a *AFPacket) Close() error {
-	a.kernelDrops() // the last count before the socket goes
+	a.kernelDrops() // the last counts before the socket goes
+	a.ifDropped()
 	a.kdropsMu.Lock()
 	a.stop.Store(true)
 	a.kdropsMu.Unlock()

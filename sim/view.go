@@ -198,7 +198,7 @@ func (v *PortView) Losses() []Loss {
 	}
 	if a := v.e.afp; a != nil {
 		x := a.Stats()
-		l = append(l, Loss{"afpacket:kernel", x.KernelDrops}, Loss{"afpacket:queue_full", x.RxDropped},
+		l = append(l, Loss{"afpacket:kernel", x.KernelDrops}, Loss{"afpacket:if_dropped", x.IfDropped}, Loss{"afpacket:queue_full", x.RxDropped},
 			Loss{"afpacket:too_big", x.RxTooBig}, Loss{"afpacket:held", x.Held}, Loss{"afpacket:send_error", x.TxErrors},
 			Loss{"afpacket:link_down", x.TxLinkDown})
 	}

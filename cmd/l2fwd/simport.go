@@ -173,8 +173,8 @@ func wiringLines(p portJSON) []string {
 		l = append(l, fmt.Sprintf("sink got %d frames: lost %d, duplicated %d, reordered %d, unstamped %d", p.Sink.Frames, p.Sink.Lost, p.Sink.Duplicates, p.Sink.Reordered, p.Sink.Other))
 	}
 	if x := p.AFPacket; x != nil {
-		l = append(l, fmt.Sprintf("afpacket: %d frames in (%d handed to the port), %d out; lost: %d in the kernel (socket buffer full), %d queue full, %d too big, %d queued at stop, %d send errors, %d sent with no carrier; carrier changed %d times",
-			x.RxFrames, x.Delivered, x.TxFrames, x.KernelDrops, x.RxDropped, x.RxTooBig, x.Held, x.TxErrors, x.TxLinkDown, x.LinkChanges))
+		l = append(l, fmt.Sprintf("afpacket: %d frames in (%d handed to the port), %d out; lost: %d in the kernel (socket buffer full), %d on the interface (kernel backlog), %d queue full, %d too big, %d queued at stop, %d send errors, %d sent with no carrier; carrier changed %d times",
+			x.RxFrames, x.Delivered, x.TxFrames, x.KernelDrops, x.IfDropped, x.RxDropped, x.RxTooBig, x.Held, x.TxErrors, x.TxLinkDown, x.LinkChanges))
 	}
 	if x := p.PcapIn; x != nil {
 		state := "replayed in full"
