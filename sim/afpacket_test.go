@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,4 +139,61 @@ func TestAFPacketFollowsCarrier(t *testing.T) {
 			t.Fatal("the engine of an idle afpacket port never slept")
 		}
 	}
+}
+
+// TestAFPacketFloodAccounted: a flood from the far side of a veth, faster
+// than the port takes frames, is accounted frame for frame at the port's
+// wire: queued for the port, dropped because the queue was full, or
+// dropped by the kernel (PACKET_STATISTICS for the socket, rx_dropped for
+// the interface), each among the port's losses by cause.
+func TestAFPacketFloodAccounted(t *testing.T) {
+	t.Parallel()
+	testnote.SkipEmulated(t, "the AF_PACKET flood test", "qemu-user does not pass AF_PACKET's socket options through")
+	sfx := strconv.Itoa(os.Getpid() % 100000)
+	ifA, ifB := "gpmdfA"+sfx, "gpmdfB"+sfx
+	vethPair(t, ifA, ifB)
+	_, ca := newFake(t, "tafp5", false, "sim:tafp5?afpacket="+ifA)
+	defer ca()
+	a, v := AFPacketOf("tafp5"), ViewOf("tafp5")
+	var (
+		wg   sync.WaitGroup
+		sent atomic.Uint64
+	)
+	const senders, per = 4, 50000
+	for g := 0; g < senders; g++ {
+		b, err := OpenAFPacket(ifB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := frameN(g)
+			copy(f, []byte{0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb5})
+			for i := 0; i < per; i++ {
+				b.Transmit(f)
+			}
+			sent.Add(b.Stats().TxFrames)
+		}()
+	}
+	wg.Wait()
+	var st AFPacketStats
+	accounted := func() uint64 {
+		st = a.Stats()
+		return st.RxFrames + st.RxDropped + st.RxTooBig + st.KernelDrops + st.IfDropped
+	}
+	for deadline := time.Now().Add(20 * time.Second); accounted() < sent.Load() && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	}
+	if n := accounted(); n != sent.Load() {
+		t.Fatalf("%d frames sent into the veth, %d accounted at the port: %+v", sent.Load(), n, st)
+	}
+	lost := map[string]uint64{}
+	for _, l := range v.Losses() {
+		lost[l.Cause] = l.N
+	}
+	if lost["afpacket:kernel"] < st.KernelDrops || lost["afpacket:queue_full"] != st.RxDropped {
+		t.Fatalf("losses %v do not carry the wire's counts %+v", lost, st)
+	}
+	t.Logf("%d sent: %d queued, %d queue full, %d kernel (socket), %d kernel (interface)", sent.Load(), st.RxFrames, st.RxDropped, st.KernelDrops, st.IfDropped)
 }
