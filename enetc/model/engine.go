@@ -183,10 +183,10 @@ func (d *Device) idleWait(now time.Time, wait time.Duration) time.Duration {
 	}
 	for _, s := range *d.srcs.Load() {
 		switch {
-		case s.lossless:
-			least(engineStateCheck)
 		case s.waker == nil:
 			least(engineNap)
+		case s.pendN != 0: // a lossless source's frame waits for room
+			least(engineStateCheck)
 		}
 		if s.waker != nil {
 			if at, ok := s.waker.Due(); ok {

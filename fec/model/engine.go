@@ -120,7 +120,7 @@ func (d *Device) loop(stop, done chan struct{}) {
 		}
 		wait := noWait
 		if rxStarted {
-			wait = idleWait(srcs, time.Now())
+			wait = idleWait(srcs, time.Now(), d.roomWait)
 		}
 		d.run.sleeping.Store(true)
 		if wait != noWait {
@@ -142,10 +142,11 @@ func (d *Device) loop(stop, done chan struct{}) {
 // noWait is idleWait's "no deadline": sleep until kicked.
 const noWait = time.Duration(-1)
 
-// idleWait is how long an idle engine may sleep as its sources need it:
-// noWait when only kicks bring work. Engine goroutine only (it asks
-// clocked sources when they are due).
-func idleWait(srcs []wire.Source, now time.Time) time.Duration {
+// idleWait is how long an idle engine may sleep as its sources need it
+// (roomWait: a lossless one waits for receive room): noWait when only
+// kicks bring work. Engine goroutine only (it asks clocked sources when
+// they are due).
+func idleWait(srcs []wire.Source, now time.Time, roomWait bool) time.Duration {
 	wait := noWait
 	least := func(w time.Duration) {
 		if wait == noWait || w < wait {
@@ -155,10 +156,10 @@ func idleWait(srcs []wire.Source, now time.Time) time.Duration {
 	for _, s := range srcs {
 		w, ok := s.(wire.Waker)
 		switch {
-		case s.Lossless():
-			least(stateCheck)
 		case !ok:
 			least(sourcePoll)
+		case roomWait && s.Lossless():
+			least(stateCheck)
 		}
 		if ok {
 			if at, due := w.Due(); due {
@@ -182,6 +183,7 @@ func (d *Device) EngineSleeping() bool { return d.run.sleeping.Load() }
 func (d *Device) pull(srcs []wire.Source, limit int) int {
 	n := 0
 	room := -1
+	d.roomWait = false
 	for _, s := range srcs {
 		for n < limit {
 			if s.Lossless() {
@@ -189,6 +191,7 @@ func (d *Device) pull(srcs []wire.Source, limit int) int {
 					room = d.RxRoom()
 				}
 				if room <= 0 {
+					d.roomWait = true
 					break
 				}
 			}
