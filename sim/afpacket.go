@@ -57,6 +57,8 @@ type AFPacket struct {
 	gone        atomic.Bool                // the interface was deleted
 	onLink      atomic.Pointer[func(bool)] // the model's PHY link, following carrier
 	txLinkDown  atomic.Uint64
+	closeOnce   sync.Once
+	closeErr    error
 
 	rxFrames, rxBytes           atomic.Uint64
 	delivered                   atomic.Uint64 // handed to the port by Next
@@ -363,6 +365,13 @@ func (a *AFPacket) kernelDrops() uint64 {
 // promiscuous membership). It reports a receive error that stopped the
 // reader early, or that the interface was deleted under the port.
 func (a *AFPacket) Close() error {
+	a.closeOnce.Do(func() { a.closeErr = a.close() })
+	return a.closeErr
+}
+
+// close is Close, once: a second close(2) of a descriptor number could
+// close another's socket or file that took the number since.
+func (a *AFPacket) close() error {
 	a.kernelDrops() // the last counts before the socket goes
 	a.ifDropped()
 	a.kdropsMu.Lock()

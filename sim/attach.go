@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/safefile"
@@ -31,6 +32,9 @@ type Endpoint struct {
 	// SetLink sets the link of the port's PHY (a wire that knows its
 	// carrier, AF_PACKET, drives it); nil when the port has none.
 	SetLink func(up bool)
+	// LinkUp reports the link of the port's PHY (a cable carries nothing
+	// to a port without one); nil: always up.
+	LinkUp func() bool
 	// LinkDownDrops counts the frames the port's MAC sent while its PHY
 	// had no link, lost there; nil when the model loses none that way.
 	LinkDownDrops func() uint64
@@ -299,14 +303,23 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 	reg[ep.Name] = e
 	regMu.Unlock()
 
+	// Releasing twice would close the wires twice: a second close(2) of
+	// a descriptor number could close a socket or file that took it since.
+	var (
+		once sync.Once
+		cerr error
+	)
 	return func() error {
-		// Stop feeding the closing wires before they close.
-		ep.SetWire(&wire.Discard{})
-		regMu.Lock()
-		unplug(e)
-		delete(reg, ep.Name)
-		regMu.Unlock()
-		return undo()
+		once.Do(func() {
+			// Stop feeding the closing wires before they close.
+			ep.SetWire(&wire.Discard{})
+			regMu.Lock()
+			unplug(e)
+			delete(reg, ep.Name)
+			regMu.Unlock()
+			cerr = undo()
+		})
+		return cerr
 	}, nil
 }
 

@@ -136,7 +136,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	dev.SetMSI(msi.send)
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump,
-		SetLink: dev.SetLink}, spec)
+		SetLink: dev.SetLink, LinkUp: dev.LinkUp}, spec)
 	if err != nil {
 		forget()
 		return nil, err

@@ -104,7 +104,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		return nil, err
 	}
 	ep := &Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump,
-		SetLink: dev.SetLink, LinkDownDrops: func() uint64 { return dev.Stats().TxLinkDown }}
+		SetLink: dev.SetLink, LinkUp: dev.LinkUp, LinkDownDrops: func() uint64 { return dev.Stats().TxLinkDown }}
 	cleanup, err := attach(ep, spec)
 	if err != nil {
 		unreserve()

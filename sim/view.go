@@ -120,7 +120,7 @@ func (v *PortView) Carried() uint64 {
 		n += a.txFrames.Load() + a.txErrors.Load() + a.txLinkDown.Load()
 	}
 	if _, out := v.cableDirs(); out != nil {
-		n += out.frames.Load() + out.unplug.Load()
+		n += out.frames.Load() + out.unplug.Load() + out.linkDown.Load()
 	}
 	if f := v.e.ep.LinkDownDrops; f != nil {
 		n += f()
@@ -205,6 +205,7 @@ func (v *PortView) Losses() []Loss {
 	if in, out := v.cableDirs(); out != nil {
 		o := out.stats()
 		l = append(l, Loss{"cable:full", o.Full}, Loss{"cable:too_big", o.TooBig}, Loss{"cable:unplugged", o.Unplugged},
+			Loss{"cable:link_down", o.LinkDown},
 			Loss{"cable:too_long", in.stats().TooLong})
 	}
 	return l

@@ -187,7 +187,7 @@ func wiringLines(p portJSON) []string {
 		l = append(l, fmt.Sprintf("pcap-in: %d frames, %s; %d padded to the 60-byte minimum, %d too big for the receive buffers (kept out)", x.Frames, state, x.Padded, x.TooBig))
 	}
 	if c := p.Cable; c != nil {
-		l = append(l, fmt.Sprintf("cable out: %d frames carried (%d padded); lost: %d ring full, %d too big, %d peer not open", c.Frames, c.Padded, c.Full, c.TooBig, c.Unplugged))
+		l = append(l, fmt.Sprintf("cable out: %d frames carried (%d padded); lost: %d ring full, %d too big, %d peer not open, %d peer's link down", c.Frames, c.Padded, c.Full, c.TooBig, c.Unplugged, c.LinkDown))
 	}
 	return l
 }
