@@ -34,7 +34,7 @@ var Options = []Option{
 	{"mmio-cost", "model", "a duration from 0 to 1ms, such as `100ns`", "0",
 		"Time each register access takes (a busy wait), to stand for a bus slower than memory."},
 	{"link", "model", "`up` or `down`", "`up`",
-		"The link state the device's PHY starts with."},
+		"The link state the device's PHY starts with (with `afpacket`, it then follows the interface's carrier)."},
 
 	{"vf", "enetc", "`1` or `0`", "`0`",
 		"`1`: a virtual function (PCI device 0xef00) instead of a physical one (0xe100)."},
@@ -73,7 +73,7 @@ var Options = []Option{
 	{"pcap-format", "wiring", "`pcap` or `pcapng`, with `pcap-out`", "`pcapng` for a `.pcapng` name, `pcap` otherwise",
 		"The format `pcap-out` writes (classic pcap with nanosecond timestamps, or pcapng)."},
 	{"afpacket", "wiring", "a Linux interface name", "none",
-		"Joins the port to the interface through an AF_PACKET socket (root or CAP_NET_RAW; the interface goes promiscuous while the port is open). The interface's carrier is the port's link."},
+		"Joins the port to the interface through an AF_PACKET socket (root or CAP_NET_RAW; the interface goes promiscuous while the port is open). The interface's carrier is the port's link: the PHY's link goes down when the carrier does, and frames sent meanwhile are counted (`afpacket:link_down`)."},
 	{"gen", "wiring", "`1` or `0`", "`0` (any `gen-*` option turns it on)",
 		"A generator of Ethernet/IPv4/UDP frames into the port's receive side, each stamped with its flow and sequence number for a `sink`."},
 	{"gen-size", "wiring", fmt.Sprintf("%d to %d bytes", GenMinSize, GenMaxSize), fmt.Sprint(GenMinSize),
