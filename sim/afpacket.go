@@ -225,6 +225,12 @@ func (a *AFPacket) reader() {
 				if errors.Is(err, unix.ENETDOWN) {
 					break // the interface went down: the watch says so
 				}
+				if errors.Is(err, unix.ENODEV) {
+					// Deleted: nothing more comes (Close says so).
+					a.gone.Store(true)
+					a.setCarrier(false)
+					return
+				}
 				if !a.stop.Load() {
 					a.lastErr.Store(&err)
 				}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,4 +197,34 @@ func TestAFPacketFloodAccounted(t *testing.T) {
 		t.Fatalf("losses %v do not carry the wire's counts %+v", lost, st)
 	}
 	t.Logf("%d sent: %d queued, %d queue full, %d kernel (socket), %d kernel (interface)", sent.Load(), st.RxFrames, st.RxDropped, st.KernelDrops, st.IfDropped)
+}
+
+// TestAFPacketInterfaceDeleted: the interface deleted under an open port
+// takes its link down, frames sent since count as link down, and Close
+// says what happened.
+func TestAFPacketInterfaceDeleted(t *testing.T) {
+	t.Parallel()
+	testnote.SkipEmulated(t, "the AF_PACKET link test", "qemu-user does not pass AF_PACKET's socket options through")
+	sfx := strconv.Itoa(os.Getpid() % 100000)
+	ifA, ifB := "gpmddA"+sfx, "gpmddB"+sfx
+	vethPair(t, ifA, ifB)
+	a, err := OpenAFPacket(ifA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("ip", "link", "del", ifA).CombinedOutput(); err != nil {
+		t.Fatalf("ip link del: %v: %s", err, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); a.LinkUp(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the link stayed up after the interface was deleted")
+		}
+	}
+	a.Transmit(frameN(1))
+	if st := a.Stats(); st.TxLinkDown != 1 || st.TxErrors != 0 {
+		t.Fatalf("a frame sent after the deletion: %+v", st)
+	}
+	if err := a.Close(); err == nil || !strings.Contains(err.Error(), ifA) || !strings.Contains(err.Error(), "deleted") {
+		t.Fatalf("Close: %v, want one saying %s was deleted", err, ifA)
+	}
 }
