@@ -105,3 +105,9 @@ func claimPcapFile(f interface{ Stat() (os.FileInfo, error) }, path, use string,
 		return nil
 	}, nil
 }
+
+// OutputClash says whether path names a file an open simulated port's
+// pcap option reads or writes (by identity: through any link), which an
+// output file of the caller's (l2fwd's --capture) must never replace; nil
+// when it does not, or does not exist.
+func OutputClash(path string) error { return pcapClash(path, true) }

@@ -120,6 +120,25 @@ func TestTruncatedPcapExitsOne(t *testing.T) {
 	}
 }
 
+func TestCaptureNeverThePcapIn(t *testing.T) {
+	// --capture naming the file a pcap-in replays (here through a hard
+	// link) is refused even with --force, before the file is touched.
+	dir := t.TempDir()
+	in, link := filepath.Join(dir, "in.pcap"), filepath.Join(dir, "link.pcap")
+	writePcap(t, in, testFrames(t, 50, 64))
+	want, _ := os.ReadFile(in)
+	if err := os.Link(in, link); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runToEnd(t, "--stats-interval", "0", "--until-done", "--force", "--capture", link, "sim:enetc0?pcap-in="+in, "sim:enetc1?sink=1")
+	if code != 2 || !strings.Contains(stderr, "--capture") || !strings.Contains(stderr, "pcap-in of sim:enetc0") {
+		t.Fatalf("exit %d, want 2 naming the pcap-in: %s", code, stderr)
+	}
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, want) {
+		t.Fatalf("the capture changed (%d bytes, was %d)", len(got), len(want))
+	}
+}
+
 func TestPcapngReplays(t *testing.T) {
 	// pcapng in, as Wireshark saves it, and pcapng out (by the name):
 	// every frame through, in order.

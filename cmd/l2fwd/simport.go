@@ -67,6 +67,10 @@ func simSurroundings(specs []string) []surround {
 	return s
 }
 
+// outputClash refuses an output file a simulated port's pcap-in replays
+// or pcap-out writes (--capture, even with --force).
+func outputClash(path string) error { return sim.OutputClash(path) }
+
 // inputEnds tells --until-done whether a port's input ends by itself.
 func inputEnds(spec driver.Spec) (finite bool, endless string) { return sim.InputEnds(spec) }
 
