@@ -79,7 +79,7 @@ var Options = []Option{
 	{"gen-size", "wiring", fmt.Sprintf("%d to %d bytes", GenMinSize, GenMaxSize), fmt.Sprint(GenMinSize),
 		"Frame size on the wire, FCS included."},
 	{"gen-flows", "wiring", fmt.Sprintf("1 to %d", GenMaxFlows), "1",
-		"Distinct flows, sent round robin; their RSS hashes fall in buckets 0, 1, 2, ... in turn, so they spread evenly over a port's receive queues."},
+		"Distinct flows, sent round robin. With the RSS key the ENETC driver programs (the Microsoft specification's), their hashes fall in buckets 0, 1, 2, ... in turn, so however few they are they spread evenly over a port's receive queues."},
 	{"gen-rate", "wiring", "`max` or a frame rate from 1 to 1G, such as `1M`, `250k`, `1500`", "`max`",
 		"`max`: as fast as the port takes frames, losing none. A rate: frames per second whatever the port does (it drops and counts what it has no buffer for)."},
 	{"gen-count", "wiring", "a number of frames", "0 (no end)",
