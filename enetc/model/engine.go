@@ -181,6 +181,8 @@ func (d *Device) idleWait(now time.Time, wait time.Duration) time.Duration {
 	if !d.srcLive {
 		return wait // no source is pulled before RX starts (rxStarted)
 	}
+	d.rxMu.Lock() // the sources' owner state, as pump has it (a Pump call may pull too)
+	defer d.rxMu.Unlock()
 	for _, s := range *d.srcs.Load() {
 		switch {
 		case s.waker == nil:
