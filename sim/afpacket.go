@@ -1,11 +1,17 @@
 package sim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -24,16 +30,35 @@ const afpacketRcvBuf = 8 << 20
 // to the port's receive side (a wire.Source fed by a reader goroutine), and
 // frames the port transmits leave through the socket (a wire.Wire).
 //
+// The interface's link is the port's link: a netlink watch follows its
+// operational state (RTM_NEWLINK, IFF_RUNNING), and a carrier lost on the
+// interface (a cable pulled, a veth's peer taken down) takes the model's
+// PHY link down, so the driver sees a link event; frames the port sends
+// while the interface has no carrier are dropped here and counted
+// (TxLinkDown). The reader sleeps in poll(2) on the socket, the netlink
+// watch and a stop event, so an idle interface costs nothing.
+//
 // The peer's offloads must be off for frames to arrive as a wire would
 // carry them (ethtool -K IF tso off gso off tx off on the far side of a
 // veth): a segmentation-offloaded frame longer than a port buffer is
 // counted in RxTooBig and dropped.
 type AFPacket struct {
-	ifname string
-	fd     int
-	ring   *wire.FrameRing
-	stop   atomic.Bool
-	wg     sync.WaitGroup
+	ifname  string
+	ifindex int
+	fd      int
+	nl      int // NETLINK_ROUTE socket in RTMGRP_LINK
+	stopfd  int // eventfd: Close wakes the reader
+	ring    *wire.FrameRing
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+
+	carrier     atomic.Bool // the interface is up with a carrier (IFF_RUNNING)
+	linkChanges atomic.Uint64
+	gone        atomic.Bool                // the interface was deleted
+	onLink      atomic.Pointer[func(bool)] // the model's PHY link, following carrier
+	txLinkDown  atomic.Uint64
+	closeOnce   sync.Once
+	closeErr    error
 
 	rxFrames, rxBytes           atomic.Uint64
 	delivered                   atomic.Uint64 // handed to the port by Next
@@ -42,6 +67,8 @@ type AFPacket struct {
 	lastErr                     atomic.Pointer[error]
 	kdropsMu                    sync.Mutex
 	kdrops                      uint64 // PACKET_STATISTICS resets on read: summed here
+	ifDropBase, ifDrops         uint64 // the interface's rx_dropped at open, and since (kdropsMu)
+	waker                              // the model's engine, woken by each frame queued
 }
 
 // AFPacketStats are the counters of an AF_PACKET wire.
@@ -58,12 +85,22 @@ type AFPacketStats struct {
 	// Held: left in the queue when the port stopped taking frames.
 	Held uint64 `json:"held"`
 	// KernelDrops: frames the kernel dropped because the socket's receive
-	// buffer was full (the reader fell behind).
+	// buffer was full (the reader fell behind): PACKET_STATISTICS' tp_drops.
 	KernelDrops uint64 `json:"kernel_drops"`
-	// TxFrames/TxBytes: sent into the interface; TxErrors: refused by it.
-	TxFrames uint64 `json:"tx_frames"`
-	TxBytes  uint64 `json:"tx_bytes"`
-	TxErrors uint64 `json:"tx_errors"`
+	// IfDropped: frames the kernel dropped on the interface before any
+	// socket saw them (its rx_dropped since the port opened: a receive
+	// backlog that overflowed, as a burst into a veth does).
+	IfDropped uint64 `json:"if_dropped"`
+	// TxFrames/TxBytes: sent into the interface; TxErrors: refused by it;
+	// TxLinkDown: dropped because the interface had no carrier.
+	TxFrames   uint64 `json:"tx_frames"`
+	TxBytes    uint64 `json:"tx_bytes"`
+	TxErrors   uint64 `json:"tx_errors"`
+	TxLinkDown uint64 `json:"tx_link_down"`
+	// LinkUp: the interface is up with a carrier now; LinkChanges: how
+	// often that changed since the port opened.
+	LinkUp      bool   `json:"link_up"`
+	LinkChanges uint64 `json:"link_changes"`
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -104,42 +141,147 @@ func OpenAFPacket(ifname string) (*AFPacket, error) {
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, afpacketRcvBuf) != nil {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, afpacketRcvBuf)
 	}
-	// A receive timeout lets the reader notice Close.
-	tv := unix.Timeval{Usec: 100000}
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return fail("receive timeout", err)
+	nl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
+	if err != nil {
+		return fail("netlink socket for the link state", err)
 	}
-	a := &AFPacket{ifname: ifname, fd: fd, ring: wire.NewFrameRing(afpacketSlots, CableSlotSize)}
+	if err := unix.Bind(nl, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: unix.RTMGRP_LINK}); err != nil {
+		unix.Close(nl)
+		return fail("netlink link-state group", err)
+	}
+	stopfd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(nl)
+		return fail("eventfd", err)
+	}
+	a := &AFPacket{ifname: ifname, ifindex: ifi.Index, fd: fd, nl: nl, stopfd: stopfd,
+		ring: wire.NewFrameRing(afpacketSlots, CableSlotSize)}
+	a.ifDropBase, _ = ifRxDropped(ifname)
+	// The state now; the watch, subscribed above, reports every change
+	// from here on.
+	if cur, err := net.InterfaceByIndex(ifi.Index); err == nil {
+		a.carrier.Store(cur.Flags&net.FlagRunning != 0)
+	}
 	a.wg.Add(1)
 	go a.reader()
 	return a, nil
 }
 
-// reader moves frames from the socket into the ring.
+// OnLink sets the function told of every change of the interface's
+// carrier from now on (the model's PHY link, in attach). It is called on
+// the reader's goroutine.
+func (a *AFPacket) OnLink(f func(up bool)) { a.onLink.Store(&f) }
+
+// LinkUp reports whether the interface is up with a carrier.
+func (a *AFPacket) LinkUp() bool { return a.carrier.Load() }
+
+// setCarrier records the interface's state from the netlink watch.
+func (a *AFPacket) setCarrier(up bool) {
+	if a.carrier.Swap(up) == up {
+		return
+	}
+	a.linkChanges.Add(1)
+	if f := a.onLink.Load(); f != nil {
+		(*f)(up)
+	}
+}
+
+// afpacketBatch is how many frames the reader takes from the socket per
+// wake of the model's engine.
+const afpacketBatch = 64
+
+// reader moves frames from the socket into the ring and follows the
+// interface's link state; it sleeps in poll(2) until one of them, or
+// Close, has something.
 func (a *AFPacket) reader() {
 	defer a.wg.Done()
 	buf := make([]byte, CableSlotSize+1)
+	nlbuf := make([]byte, 1<<16)
+	fds := []unix.PollFd{{Fd: int32(a.fd), Events: unix.POLLIN}, {Fd: int32(a.nl), Events: unix.POLLIN}, {Fd: int32(a.stopfd), Events: unix.POLLIN}}
 	for !a.stop.Load() {
-		n, err := unix.Read(a.fd, buf)
-		if err != nil {
-			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
 				continue
 			}
-			if !a.stop.Load() {
-				a.lastErr.Store(&err)
-			}
+			a.lastErr.Store(&err)
 			return
 		}
-		if n > CableSlotSize {
-			a.ring.TooBig.Add(1)
+		if fds[2].Revents != 0 {
+			return // Close
+		}
+		if fds[1].Revents != 0 {
+			a.readLinkState(nlbuf)
+		}
+		if fds[0].Revents == 0 {
 			continue
 		}
-		// The kernel hands over frames as its stack built them; on a
-		// wire the sender's MAC pads them to the minimum.
-		n = wire.Pad(buf, n)
-		if a.ring.Put(buf[:n]) { // a full ring counts the drop itself
-			a.rxFrames.Add(1)
-			a.rxBytes.Add(uint64(n))
+		queued := 0
+		for i := 0; i < afpacketBatch; i++ {
+			n, err := recvDontWait(a.fd, buf)
+			if err != nil {
+				if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+					break
+				}
+				if errors.Is(err, unix.ENETDOWN) {
+					break // the interface went down: the watch says so
+				}
+				if errors.Is(err, unix.ENODEV) {
+					// Deleted: nothing more comes (Close says so).
+					a.gone.Store(true)
+					a.setCarrier(false)
+					return
+				}
+				if !a.stop.Load() {
+					a.lastErr.Store(&err)
+				}
+				return
+			}
+			if n > CableSlotSize {
+				a.ring.TooBig.Add(1)
+				continue
+			}
+			// The kernel hands over frames as its stack built them; on a
+			// wire the sender's MAC pads them to the minimum.
+			n = wire.Pad(buf, n)
+			if a.ring.Put(buf[:n]) { // a full ring counts the drop itself
+				a.rxFrames.Add(1)
+				a.rxBytes.Add(uint64(n))
+				queued++
+			}
+		}
+		if queued != 0 {
+			a.wake()
+		}
+	}
+}
+
+// readLinkState reads the netlink messages waiting and follows the
+// interface's RTM_NEWLINK (and RTM_DELLINK) notices.
+func (a *AFPacket) readLinkState(buf []byte) {
+	for {
+		n, _, err := unix.Recvfrom(a.nl, buf, unix.MSG_DONTWAIT)
+		if err != nil || n < unix.NLMSG_HDRLEN {
+			return // EAGAIN: all read (ENOBUFS: notices lost; the next one brings the state)
+		}
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			if (m.Header.Type != unix.RTM_NEWLINK && m.Header.Type != unix.RTM_DELLINK) || len(m.Data) < unix.SizeofIfInfomsg {
+				continue
+			}
+			index := int32(binary.NativeEndian.Uint32(m.Data[4:8])) // ifinfomsg.ifi_index
+			flags := binary.NativeEndian.Uint32(m.Data[8:12])       // ifinfomsg.ifi_flags
+			if int(index) != a.ifindex {
+				continue
+			}
+			if m.Header.Type == unix.RTM_DELLINK {
+				a.gone.Store(true)
+				a.setCarrier(false)
+				continue
+			}
+			a.setCarrier(flags&unix.IFF_RUNNING != 0)
 		}
 	}
 }
@@ -159,8 +301,16 @@ func (a *AFPacket) Next(dst []byte) (int, bool) {
 // Lossless implements wire.Source: the kernel does not wait for us.
 func (a *AFPacket) Lossless() bool { return false }
 
-// Transmit implements wire.Wire: the frame leaves through the interface.
+// Due implements wire.Waker: frames come when the kernel hands them over.
+func (a *AFPacket) Due() (time.Time, bool) { return noClock() }
+
+// Transmit implements wire.Wire: the frame leaves through the interface,
+// or is dropped and counted (TxLinkDown) while it has no carrier.
 func (a *AFPacket) Transmit(frame []byte) {
+	if !a.carrier.Load() {
+		a.txLinkDown.Add(1)
+		return
+	}
 	if _, err := unix.Write(a.fd, frame); err != nil {
 		a.txErrors.Add(1)
 		return
@@ -178,7 +328,31 @@ func (a *AFPacket) Stats() AFPacketStats {
 	return AFPacketStats{RxFrames: a.rxFrames.Load(), RxBytes: a.rxBytes.Load(), Delivered: a.delivered.Load(), Held: held,
 		RxDropped: a.ring.Full.Load(), RxTooBig: a.ring.TooBig.Load() + a.ring.TooLong.Load(),
 		TxFrames: a.txFrames.Load(), TxBytes: a.txBytes.Load(), TxErrors: a.txErrors.Load(),
-		KernelDrops: a.kernelDrops()}
+		TxLinkDown: a.txLinkDown.Load(), LinkUp: a.carrier.Load(), LinkChanges: a.linkChanges.Load(),
+		KernelDrops: a.kernelDrops(), IfDropped: a.ifDropped()}
+}
+
+// ifRxDropped reads the interface's rx_dropped counter.
+func ifRxDropped(ifname string) (uint64, bool) {
+	b, err := os.ReadFile("/sys/class/net/" + ifname + "/statistics/rx_dropped")
+	if err != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return v, err == nil
+}
+
+// ifDropped is the interface's rx_dropped since the port opened (the last
+// value read once the interface or the port is gone).
+func (a *AFPacket) ifDropped() uint64 {
+	a.kdropsMu.Lock()
+	defer a.kdropsMu.Unlock()
+	if !a.stop.Load() {
+		if v, ok := ifRxDropped(a.ifname); ok && v >= a.ifDropBase {
+			a.ifDrops = v - a.ifDropBase
+		}
+	}
+	return a.ifDrops
 }
 
 // kernelDrops reads and sums the socket's drop counter.
@@ -193,18 +367,34 @@ func (a *AFPacket) kernelDrops() uint64 {
 	return a.kdrops
 }
 
-// Close stops the reader and closes the socket (which also ends the
+// Close stops the reader and closes the sockets (which also ends the
 // promiscuous membership). It reports a receive error that stopped the
-// reader early.
+// reader early, or that the interface was deleted under the port.
 func (a *AFPacket) Close() error {
-	a.kernelDrops() // the last count before the socket goes
+	a.closeOnce.Do(func() { a.closeErr = a.close() })
+	return a.closeErr
+}
+
+// close is Close, once: a second close(2) of a descriptor number could
+// close another's socket or file that took the number since.
+func (a *AFPacket) close() error {
+	a.kernelDrops() // the last counts before the socket goes
+	a.ifDropped()
 	a.kdropsMu.Lock()
 	a.stop.Store(true)
 	a.kdropsMu.Unlock()
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1) // eventfd counts in host order
+	_, _ = unix.Write(a.stopfd, one[:])
 	a.wg.Wait()
 	err := unix.Close(a.fd)
+	unix.Close(a.nl)
+	unix.Close(a.stopfd)
 	if p := a.lastErr.Load(); p != nil {
 		return fmt.Errorf("afpacket=%s: receive: %w", a.ifname, *p)
+	}
+	if a.gone.Load() {
+		return fmt.Errorf("afpacket=%s: the interface was deleted while the port ran (frames sent since were dropped and counted as link down)", a.ifname)
 	}
 	if err != nil {
 		return fmt.Errorf("afpacket=%s: close: %w", a.ifname, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/safefile"
@@ -28,10 +29,19 @@ type Endpoint struct {
 	Engine bool
 	// Pump pulls the sources into the receive ring of a synchronous model.
 	Pump func() int
+	// SetLink sets the link of the port's PHY (a wire that knows its
+	// carrier, AF_PACKET, drives it); nil when the port has none.
+	SetLink func(up bool)
+	// LinkUp reports the link of the port's PHY (a cable carries nothing
+	// to a port without one); nil: always up.
+	LinkUp func() bool
+	// LinkDownDrops counts the frames the port's MAC sent while its PHY
+	// had no link, lost there; nil when the model loses none that way.
+	LinkDownDrops func() uint64
 }
 
-// attachOptions are the spec options attach understands.
-var attachOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-overwrite", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
+// attachOptions are the spec options attach understands (Options).
+var attachOptions = WiringOptions()
 
 // attach wires an endpoint as its spec's options say (peer=, pcap-in=,
 // pcap-out=, afpacket=, gen=, sink=). It returns a cleanup to run when the
@@ -147,8 +157,18 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 	default:
 		return fail(driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-speed", v, "unknown replay speed", "max (as fast as the port takes frames, lossless) or file (the capture's own timing)")))
 	}
-	if o.Has("pcap-overwrite") && !o.Has("pcap-out") {
-		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-overwrite applies to pcap-out=FILE; add pcap-out or drop pcap-overwrite"})
+	for _, k := range []string{"pcap-overwrite", "pcap-format"} {
+		if o.Has(k) && !o.Has("pcap-out") {
+			return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s applies to pcap-out=FILE; add pcap-out or drop %s", k, k)})
+		}
+	}
+	outFormat := wire.FormatFor(o.Get("pcap-out"))
+	if v := o.Get("pcap-format"); v != "" {
+		f, err := wire.ParsePcapFormat(v)
+		if err != nil {
+			return fail(driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-format", v, "unknown capture format", "pcap or pcapng (default: pcapng for a .pcapng file name, pcap otherwise)")))
+		}
+		outFormat = f
 	}
 	if o.Has("pcap-speed") && !o.Has("pcap-in") {
 		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-speed applies to pcap-in=FILE; add pcap-in or drop pcap-speed"})
@@ -172,11 +192,19 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		ep.AddSource(g)
 	}
 	if path := o.Get("pcap-in"); path != "" {
+		if err := pcapClash(path, false); err != nil {
+			return fail(fmt.Errorf("pcap-in: %w", err))
+		}
 		s, err := OpenPcapSource(path, fileSpeed)
 		if err != nil {
 			return fail(err)
 		}
 		closers = append(closers, s.Close)
+		release, err := claimPcapFile(s.r, path, "pcap-in of sim:"+ep.Name, false)
+		if err != nil {
+			return fail(fmt.Errorf("pcap-in: %w", err))
+		}
+		closers = append(closers, release)
 		e.pcap = s
 		ep.AddSource(s)
 	}
@@ -187,6 +215,15 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		}
 		closers = append(closers, a.Close)
 		e.afp = a
+		if ep.SetLink != nil {
+			// The interface's carrier is the port's link from now on; one
+			// down at open takes it down (link=down keeps it down until
+			// the carrier changes).
+			if !a.LinkUp() {
+				ep.SetLink(false)
+			}
+			a.OnLink(ep.SetLink)
+		}
 		ep.AddSource(a)
 		txWires = append(txWires, a)
 	}
@@ -196,15 +233,25 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		if err != nil {
 			return fail(err)
 		}
+		// Before the file is created or truncated: never the file a
+		// pcap-in replays (or another pcap-out writes), whatever the flags.
+		if err := pcapClash(path, true); err != nil {
+			return fail(fmt.Errorf("pcap-out: %w", err))
+		}
 		f, err := safefile.Create(path, safefile.Options{Overwrite: over, OverwriteHint: "pcap-overwrite=1"})
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
-		w, err := wire.NewPcapWriter(f)
+		w, err := wire.NewPcapWriterFormat(f, outFormat)
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
 		closers = append(closers, w.Close)
+		release, err := claimPcapFile(w, path, "pcap-out of sim:"+ep.Name, true)
+		if err != nil {
+			return fail(fmt.Errorf("pcap-out: %w", err))
+		}
+		closers = append(closers, release)
 		txWires = append(txWires, w)
 	}
 	if sinkOn {
@@ -256,14 +303,23 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 	reg[ep.Name] = e
 	regMu.Unlock()
 
+	// Releasing twice would close the wires twice: a second close(2) of
+	// a descriptor number could close a socket or file that took it since.
+	var (
+		once sync.Once
+		cerr error
+	)
 	return func() error {
-		// Stop feeding the closing wires before they close.
-		ep.SetWire(&wire.Discard{})
-		regMu.Lock()
-		unplug(e)
-		delete(reg, ep.Name)
-		regMu.Unlock()
-		return undo()
+		once.Do(func() {
+			// Stop feeding the closing wires before they close.
+			ep.SetWire(&wire.Discard{})
+			regMu.Lock()
+			unplug(e)
+			delete(reg, ep.Name)
+			regMu.Unlock()
+			cerr = undo()
+		})
+		return cerr
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gopmd/gopmd/wire"
 )
@@ -28,6 +29,9 @@ type CableStats struct {
 	Padded uint64 `json:"padded"`
 	// Unplugged counts frames sent while the peer port was not open.
 	Unplugged uint64 `json:"unplugged"`
+	// LinkDown counts frames sent while the peer port's PHY had no link:
+	// a cable carries nothing then, whatever the sender's MAC believes.
+	LinkDown uint64 `json:"link_down"`
 	// Full counts frames lost because the in-memory ring was full (the
 	// receiving model's engine fell behind); TooBig frames longer than
 	// CableSlotSize; TooLong frames longer than the receiving port's
@@ -42,7 +46,9 @@ type CableStats struct {
 type cableDir struct {
 	direct    wire.Port // both sides synchronous: deliver at once
 	ring      *wire.FrameRing
+	farUp     func() bool // the receiving port's PHY link; nil: always up
 	plugged   atomic.Bool
+	linkDown  atomic.Uint64
 	frames    atomic.Uint64
 	bytes     atomic.Uint64
 	delivered atomic.Uint64
@@ -51,6 +57,7 @@ type cableDir struct {
 	// short is where a frame below the minimum is padded; the sending
 	// port's goroutine is the only one that transmits into this direction.
 	short [wire.MinFrame]byte
+	waker // the receiving model's engine, woken by each frame put in ring
 }
 
 // Transmit implements wire.Wire. A frame below the Ethernet minimum (a
@@ -59,6 +66,10 @@ type cableDir struct {
 func (d *cableDir) Transmit(frame []byte) {
 	if !d.plugged.Load() {
 		d.unplug.Add(1)
+		return
+	}
+	if d.farUp != nil && !d.farUp() {
+		d.linkDown.Add(1)
 		return
 	}
 	if len(frame) < wire.MinFrame {
@@ -76,6 +87,7 @@ func (d *cableDir) Transmit(frame []byte) {
 	if d.ring.Put(frame) {
 		d.frames.Add(1)
 		d.bytes.Add(uint64(len(frame)))
+		d.wake()
 	}
 }
 
@@ -92,9 +104,12 @@ func (d *cableDir) Next(dst []byte) (int, bool) {
 // receiving MAC drops (and counts) what it has no buffer for.
 func (d *cableDir) Lossless() bool { return false }
 
+// Due implements wire.Waker: frames come when the far port sends them.
+func (d *cableDir) Due() (time.Time, bool) { return noClock() }
+
 func (d *cableDir) stats() CableStats {
 	s := CableStats{Frames: d.frames.Load(), Bytes: d.bytes.Load(), Delivered: d.delivered.Load(),
-		Padded: d.padded.Load(), Unplugged: d.unplug.Load()}
+		Padded: d.padded.Load(), Unplugged: d.unplug.Load(), LinkDown: d.linkDown.Load()}
 	if d.ring != nil {
 		s.Full, s.TooBig, s.TooLong = d.ring.Full.Load(), d.ring.TooBig.Load(), d.ring.TooLong.Load()
 	}
@@ -119,7 +134,7 @@ func (c *Cable) Stats() (ab, ba CableStats) { return c.ab.stats(), c.ba.stats() 
 
 // newCableDir builds the direction from one endpoint to another.
 func newCableDir(from, to *Endpoint) *cableDir {
-	d := &cableDir{}
+	d := &cableDir{farUp: to.LinkUp}
 	if from.Engine || to.Engine {
 		d.ring = wire.NewFrameRing(CableSlots, CableSlotSize)
 		to.AddSource(d)

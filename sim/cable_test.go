@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -150,5 +152,46 @@ func TestCablePadsShortFrames(t *testing.T) {
 		}
 		cb()
 		ca()
+	}
+}
+
+// TestCableCountsLinkDown: a cable carries nothing to a port whose PHY
+// has no link: frames sent into it meanwhile are dropped at the cable and
+// counted as cable:link_down among the sender's losses; with the link
+// back they are carried again. Both ways of carrying: straight between
+// two synchronous models, and through the ring an engine pulls.
+func TestCableCountsLinkDown(t *testing.T) {
+	t.Parallel()
+	for i, mode := range []string{"", "&mode=engine"} {
+		an, bn := fmt.Sprintf("enetc%d", 164+2*i), fmt.Sprintf("enetc%d", 165+2*i)
+		a, err := openSpec(t, "sim:"+an+"?peer=sim:"+bn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := openSpec(t, "sim:"+bn+"?chip=cable"+mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := CableOf(an)
+		ENETCModel(bn).SetLink(false)
+		for k := 0; k < 3; k++ {
+			c.ab.Transmit(frameN(k))
+		}
+		ab, _ := c.Stats()
+		lost := map[string]uint64{}
+		for _, l := range ViewOf(an).Losses() {
+			lost[l.Cause] = l.N
+		}
+		if ab.LinkDown != 3 || ab.Frames != 0 || lost["cable:link_down"] != 3 || ViewOf(an).Carried() != 3 {
+			t.Fatalf("%s: 3 frames into a cable whose far end has no link: %+v, losses %v", mode, ab, lost)
+		}
+		ENETCModel(bn).SetLink(true)
+		c.ab.Transmit(frameN(4))
+		if ab, _ = c.Stats(); ab.Frames != 1 || ab.LinkDown != 3 {
+			t.Fatalf("%s: with the link back: %+v", mode, ab)
+		}
+		if err := errors.Join(b.Release(), a.Release()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -22,8 +22,8 @@ const (
 // external MDIO bus: 2, as on the LS1028A-RDB's PF0 (docs/hardware-enetc.md §6).
 const ENETCPHYAddr = 2
 
-// enetcOptions are the spec options of sim:enetcN.
-var enetcOptions = []string{"vf", "mode", "mmio-cost", "link", "chip", "wiring", "speed", "of-node", "pf"}
+// enetcOptions are the spec options of sim:enetcN (Options).
+var enetcOptions = optionNames("model", "enetc")
 
 var enetcModels = newRegistry[model.Device]("enetc")
 
@@ -135,7 +135,8 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	msi := newMSIIRQ(name)
 	dev.SetMSI(msi.send)
 	enetcModels.set(name, dev)
-	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}, spec)
+	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump,
+		SetLink: dev.SetLink, LinkUp: dev.LinkUp}, spec)
 	if err != nil {
 		forget()
 		return nil, err

@@ -10,19 +10,10 @@ import (
 	"github.com/gopmd/gopmd/fec/model"
 )
 
-// fecOptions are the spec options of sim:fecN: soc=NAME (default
-// model.DefaultSoC, imx8mp), mode=sync|engine, mmio-cost=DURATION,
-// link=down, speed=10|100|1000 (the link partner's top speed, which the
-// PHY resolves unless the driver leaves it out of the PHY's advertisement,
-// as over RMII; default the part's top speed), phy-addr=N (the PHY's MDIO address, default 0),
-// shared-phy=N[,N...] (further PHYs answering on the same MDIO bus, as
-// another ENET's PHY does on a shared bus), irq-lines=N (the device
-// tree's first N interrupts reach user space, as uio_pdrv_genirq delivers
-// only the first: irq-lines=1; default every one, as vfio-platform does;
-// interrupt i is the MAC line model.Profile.DTIRQLine(i)). The descriptor
+// fecOptions are the spec options of sim:fecN (Options). The descriptor
 // format is not an option: the driver selects it with ECR.EN1588, as on
 // silicon.
-var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed", "phy-addr", "shared-phy", "irq-lines"}
+var fecOptions = optionNames("model", "fec")
 
 var fecModels = newRegistry[model.Device]("fec")
 
@@ -112,7 +103,8 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		unreserve()
 		return nil, err
 	}
-	ep := &Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump}
+	ep := &Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump,
+		SetLink: dev.SetLink, LinkUp: dev.LinkUp, LinkDownDrops: func() uint64 { return dev.Stats().TxLinkDown }}
 	cleanup, err := attach(ep, spec)
 	if err != nil {
 		unreserve()

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+
+	enetcmodel "github.com/gopmd/gopmd/enetc/model"
 )
 
 // Generated frames are Ethernet/IPv4/UDP. The UDP payload starts with a
@@ -42,9 +44,19 @@ type GenConfig struct {
 	// packet generators count it (default 64). Frames are carried without
 	// the FCS, so a 64-byte frame is 60 bytes of data.
 	Size int
-	// Flows is the number of distinct flows (UDP source port and IPv4
-	// source address vary), sent round robin (default 1).
+	// Flows is the number of distinct flows, sent round robin (default
+	// 1). Flow f comes from IPv4 source address 10.0.f/256.f%256 and a UDP
+	// source port chosen so that the flow's RSS hash (Toeplitz over the
+	// addresses and ports, with RSSKey) falls in bucket f mod 64: with an
+	// indirection table that maps bucket i to queue i mod N, as drivers
+	// set it by default, the flows spread evenly over N receive queues
+	// (N a power of two up to 64), however few of them there are.
 	Flows int
+	// RSSKey is the 40-byte Toeplitz key the receiving port hashes with;
+	// nil is the Microsoft RSS specification's example key, the one the
+	// ENETC driver programs. With another key the flows still differ, but
+	// spread over the queues only as their hashes fall.
+	RSSKey *[40]byte
 	// Rate is the frame rate in frames per second; 0 is as fast as the port
 	// takes them, never losing one for lack of receive buffers.
 	Rate float64
@@ -79,12 +91,14 @@ type Generator struct {
 	stream    uint16
 
 	// Owner state (the goroutine that calls Next).
-	sent   uint64
-	credit int64
-	start  time.Time
+	sent    uint64
+	credit  int64
+	start   time.Time
+	skipped bool // the last Next kept a frame out (too big): the next one is due now
 
 	frames, tooBig atomic.Uint64
 	held           atomic.Bool // set by PortView.Hold: no more frames
+	waker                      // woken by Release (PortView)
 }
 
 var streamIDs atomic.Uint32
@@ -119,11 +133,17 @@ func NewGenerator(cfg GenConfig) (*Generator, error) {
 	g.templates = make([]byte, g.flows*g.frameLen)
 	payload := make([]byte, g.frameLen-stampOffset)
 	buf := gopacket.NewSerializeBuffer()
+	key := cfg.RSSKey
+	if key == nil {
+		key = &msRSSKey
+	}
+	ports := newFlowPorts(key)
 	for f := 0; f < g.flows; f++ {
 		eth := &layers.Ethernet{SrcMAC: cfg.Src, DstMAC: cfg.Dst, EthernetType: layers.EthernetTypeIPv4}
+		src := [4]byte{10, 0, byte(f >> 8), byte(f)}
 		ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP,
-			SrcIP: net.IPv4(10, 0, byte(f>>8), byte(f)), DstIP: net.IPv4(10, 1, 0, 1)}
-		udp := &layers.UDP{SrcPort: layers.UDPPort(1024 + f), DstPort: 9}
+			SrcIP: net.IP(src[:]), DstIP: net.IP(genDstIP[:])}
+		udp := &layers.UDP{SrcPort: layers.UDPPort(ports.forFlow(src, f)), DstPort: genDstPort}
 		if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
 			return nil, fmt.Errorf("generator: %w", err)
 		}
@@ -144,6 +164,65 @@ func NewGenerator(cfg GenConfig) (*Generator, error) {
 		binary.BigEndian.PutUint16(s[8:], uint16(f))
 	}
 	return g, nil
+}
+
+// genDstIP and genDstPort are where generated frames go: 10.1.0.1, UDP
+// port 9 (discard).
+var genDstIP = [4]byte{10, 1, 0, 1}
+
+const genDstPort = 9
+
+// msRSSKey is the Toeplitz key of the Microsoft RSS specification's
+// examples ("Verifying the RSS Hash Calculation"), which the ENETC driver
+// programs (enetc/rss.go).
+var msRSSKey = [40]byte{
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+	0x6a, 0x42, 0xb3, 0x8f, 0xa1, 0xf8, 0x74, 0xfa,
+}
+
+// rssBuckets is how many low bits of the hash the flows are steered by:
+// 64 buckets, as many as the ENETC's indirection table has.
+const rssBuckets = 64
+
+// flowPorts picks each flow's UDP source port. The Toeplitz hash is
+// linear (XOR) in its input bits, so a flow's hash is the hash of its
+// addresses and destination port XOR the hash of its source port alone:
+// for each wanted low-bits value there is a source port whose own hash
+// supplies it. (Varying the source address and port together by the flow
+// number, as this generator once did, let their contributions cancel in
+// the low bits with this key: 16 flows all hashed to one queue of two.)
+type flowPorts struct {
+	key  *[40]byte
+	port [rssBuckets]uint16 // a source port whose own hash has these low bits; 0: none
+}
+
+func newFlowPorts(key *[40]byte) *flowPorts {
+	fp := &flowPorts{key: key}
+	found := 0
+	for p := 1024; p <= 0xffff && found < rssBuckets; p++ {
+		in := [12]byte{8: byte(p >> 8), 9: byte(p)}
+		b := enetcmodel.Toeplitz(key, in[:]) % rssBuckets
+		if fp.port[b] == 0 {
+			fp.port[b] = uint16(p)
+			found++
+		}
+	}
+	return fp
+}
+
+// forFlow is the source port of flow f from address src: one that puts
+// the flow's hash in bucket f mod 64, or 1024+f when the key leaves that
+// bucket out of reach.
+func (fp *flowPorts) forFlow(src [4]byte, f int) uint16 {
+	in := [12]byte{src[0], src[1], src[2], src[3], genDstIP[0], genDstIP[1], genDstIP[2], genDstIP[3], 10: genDstPort >> 8, 11: genDstPort & 0xff}
+	rest := enetcmodel.Toeplitz(fp.key, in[:]) % rssBuckets
+	if p := fp.port[rest^uint32(f%rssBuckets)]; p != 0 {
+		return p
+	}
+	return uint16(1024 + f)
 }
 
 // ParseRate parses a frame rate: "max" (or "" or "0") is 0, otherwise a
@@ -193,6 +272,7 @@ func (g *Generator) Next(dst []byte) (int, bool) {
 		// The sink sees a gap in the flow's numbers: the loss shows
 		// there too.
 		g.tooBig.Add(1)
+		g.skipped = true
 		return 0, false
 	}
 	n := copy(dst, t)
@@ -221,6 +301,25 @@ func (g *Generator) refillCredit() bool {
 // Lossless implements wire.Source: at max rate the generator waits for
 // receive buffers; at a set rate it is a wire that runs on regardless.
 func (g *Generator) Lossless() bool { return g.rate == 0 }
+
+// Due implements wire.Waker: at a set rate, when the next frame is due
+// (the engine pulling it sleeps until then); nothing at max rate (the
+// receive room it waits for comes with the driver's doorbells) or once
+// its count is sent.
+func (g *Generator) Due() (time.Time, bool) {
+	if g.skipped {
+		g.skipped = false
+		return time.Now(), true
+	}
+	if g.rate == 0 || g.count != 0 && g.sent >= g.count || g.held.Load() {
+		return time.Time{}, false
+	}
+	if g.start.IsZero() {
+		return time.Now(), true
+	}
+	// The frame after the last one sent (refillCredit's arithmetic).
+	return g.start.Add(time.Duration(float64(g.sent+1) * 1e9 / g.rate)), true
+}
 
 // Done reports whether a generator with a Count has sent everything.
 func (g *Generator) Done() bool { return g.count != 0 && g.frames.Load()+g.tooBig.Load() >= g.count }

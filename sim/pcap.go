@@ -10,7 +10,7 @@ import (
 	"github.com/gopmd/gopmd/wire"
 )
 
-// PcapSource replays a pcap file into a port's receive side (a
+// PcapSource replays a capture file (pcap or pcapng) into a port's receive side (a
 // wire.Source). By default it is lossless: frames are offered only while
 // the port has buffers posted, as fast as it posts them. At file speed it
 // offers each frame when its capture timestamp comes due, and the port
@@ -36,6 +36,7 @@ type PcapSource struct {
 	done                   atomic.Bool
 	held                   atomic.Bool // set by PortView.Hold: no more frames
 	err                    atomic.Pointer[error]
+	waker                  // woken by Release (PortView)
 }
 
 // OpenPcapSource opens a capture file for replay. fileSpeed replays at the
@@ -97,6 +98,16 @@ func (s *PcapSource) Next(dst []byte) (int, bool) {
 
 // Lossless implements wire.Source.
 func (s *PcapSource) Lossless() bool { return !s.fileSpeed }
+
+// Due implements wire.Waker: at file speed, when the frame read next is
+// due; nothing as fast as the port takes frames (the receive room it
+// waits for comes with the driver's doorbells) or once the file is done.
+func (s *PcapSource) Due() (time.Time, bool) {
+	if !s.fileSpeed || s.held.Load() || s.pending == nil {
+		return time.Time{}, false
+	}
+	return s.start.Add(s.due), true
+}
 
 // Done reports whether the replay is over: the whole file was read, or a
 // damaged record stopped it (Err says which).

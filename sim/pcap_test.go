@@ -138,23 +138,36 @@ func TestPcapInRejectsNonEthernet(t *testing.T) {
 	}
 }
 
-func TestPcapNgRefused(t *testing.T) {
+func TestPcapngReplayed(t *testing.T) {
 	t.Parallel()
-	// pcapng is not replayed (issue 11.5): the error names the file and
-	// says how to convert it.
+	// pcapng, as Wireshark and tshark save by default, replays like a
+	// pcap: here one written by pcapgo with its default interface.
 	p := filepath.Join(t.TempDir(), "in.pcapng")
 	f, _ := os.Create(p)
 	w, err := pcapgo.NewNgWriter(f, layers.LinkTypeEthernet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := frameN(0)
-	w.WritePacket(ciFor(fr), fr)
+	for i := 0; i < 4; i++ {
+		fr := frameN(i)
+		w.WritePacket(ciFor(fr), fr)
+	}
 	w.Flush()
 	f.Close()
-	_, err = OpenPcapSource(p, false)
-	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "editcap -F pcap") {
-		t.Fatalf("pcapng: %v", err)
+	s, err := OpenPcapSource(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var buf [2048]byte
+	for i := 0; i < 4; i++ {
+		n, ok := s.Next(buf[:])
+		if !ok || !bytes.Equal(buf[:n], frameN(i)) {
+			t.Fatalf("frame %d: ok %v, % x", i, ok, buf[:n])
+		}
+	}
+	if _, ok := s.Next(buf[:]); ok || !s.Done() || s.Err() != nil || s.Frames() != 4 {
+		t.Fatalf("end: done %v err %v frames %d", s.Done(), s.Err(), s.Frames())
 	}
 }
 
@@ -253,5 +266,126 @@ func TestPcapOutRefusesLinksAndExistingFiles(t *testing.T) {
 	}
 	if data, _, err := r.ReadPacketData(); err != nil || !bytes.Equal(data, frameN(1)) {
 		t.Fatalf("overwritten file's first frame: %v", err)
+	}
+}
+
+// TestPcapOutNeverTheInputFile: a pcap-out naming the file a pcap-in
+// replays, under its own name, a symbolic link or a hard link, in the same
+// spec or another port's, is refused before anything is written, whatever
+// pcap-overwrite says; the capture is left as it was.
+func TestPcapOutNeverTheInputFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.pcap")
+	w, err := wire.CreatePcap(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		w.Write(time.Now(), frameN(i))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(in)
+	sym, hard := filepath.Join(dir, "sym.pcap"), filepath.Join(dir, "hard.pcap")
+	if err := os.Symlink(in, sym); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, spec string }{
+		{"same name, overwrite", "sim:tsame0?pcap-in=" + in + "&pcap-out=" + in + "&pcap-overwrite=1"},
+		{"same name", "sim:tsame0?pcap-in=" + in + "&pcap-out=" + in},
+		{"hard link, overwrite", "sim:tsame0?pcap-in=" + in + "&pcap-out=" + hard + "&pcap-overwrite=1"},
+		{"input through a symbolic link", "sim:tsame0?pcap-in=" + sym + "&pcap-out=" + hard + "&pcap-overwrite=1"},
+		{"pcapng output", "sim:tsame0?pcap-in=" + in + "&pcap-out=" + in + "&pcap-overwrite=1&pcap-format=pcapng"},
+	} {
+		_, _, err := tryFake("tsame0", false, c.spec)
+		if err == nil || !strings.Contains(err.Error(), "pcap-in of sim:tsame0") || !strings.Contains(err.Error(), "the same file") {
+			t.Errorf("%s: %v, want a refusal naming the pcap-in it would destroy", c.name, err)
+		}
+		if got, _ := os.ReadFile(in); !bytes.Equal(got, want) {
+			t.Fatalf("%s: the capture changed (%d bytes, was %d)", c.name, len(got), len(want))
+		}
+	}
+	// Across ports: one replays the file, another may not write it, and
+	// a file being written may not be replayed.
+	_, cin := newFake(t, "tsame1", false, "sim:tsame1?pcap-in="+in)
+	if _, _, err := tryFake("tsame2", false, "sim:tsame2?pcap-out="+hard+"&pcap-overwrite=1"); err == nil || !strings.Contains(err.Error(), "pcap-in of sim:tsame1") {
+		t.Errorf("another port's pcap-out of the replayed file: %v", err)
+	}
+	// Two replays of one file are fine.
+	_, cin2 := newFake(t, "tsame3", false, "sim:tsame3?pcap-in="+sym)
+	if err := cin2(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cin(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, want) {
+		t.Fatal("the capture changed")
+	}
+	out := filepath.Join(dir, "out.pcap")
+	_, cout := newFake(t, "tsame4", false, "sim:tsame4?pcap-out="+out)
+	if _, _, err := tryFake("tsame5", false, "sim:tsame5?pcap-in="+out); err == nil || !strings.Contains(err.Error(), "pcap-out of sim:tsame4") {
+		t.Errorf("replaying the file a pcap-out writes: %v", err)
+	}
+	if err := cout(); err != nil {
+		t.Fatal(err)
+	}
+	// Once closed, the file is free again.
+	_, cin3 := newFake(t, "tsame5", false, "sim:tsame5?pcap-in="+out)
+	if err := cin3(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPcapOutFormat: pcap-out writes pcapng for a .pcapng name or with
+// pcap-format=pcapng, and a pcapng replays like a pcap.
+func TestPcapOutFormat(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		file, opt string
+		want      wire.PcapFormat
+	}{
+		{"a.pcapng", "", wire.FormatPcapng},
+		{"b.cap", "&pcap-format=pcapng", wire.FormatPcapng},
+		{"c.pcapng", "&pcap-format=pcap", wire.FormatPcap},
+		{"d.pcap", "", wire.FormatPcap},
+	} {
+		p := filepath.Join(dir, c.file)
+		name := "tfmt" + c.file[:1]
+		a, ca := newFake(t, name, false, "sim:"+name+"?pcap-out="+p+c.opt)
+		for i := 0; i < 3; i++ {
+			a.send(frameN(i))
+		}
+		if err := ca(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := wire.OpenPcap(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Format() != c.want {
+			t.Errorf("%s%s: wrote %v, want %v", c.file, c.opt, r.Format(), c.want)
+		}
+		r.Close()
+		b, cb := newFake(t, name+"r", false, "sim:"+name+"r?pcap-in="+p)
+		b.pump()
+		if got := b.frames(); len(got) != 3 || !bytes.Equal(got[2], frameN(2)) {
+			t.Errorf("%s: replayed %d frames", c.file, len(got))
+		}
+		if err := cb(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := tryFake("tfmtx", false, "sim:tfmtx?pcap-out="+filepath.Join(dir, "x")+"&pcap-format=erf"); err == nil || !strings.Contains(err.Error(), "pcap-format") {
+		t.Errorf("pcap-format=erf: %v", err)
+	}
+	if _, _, err := tryFake("tfmtx", false, "sim:tfmtx?pcap-format=pcap"); err == nil || !strings.Contains(err.Error(), "applies to pcap-out") {
+		t.Errorf("pcap-format without pcap-out: %v", err)
 	}
 }

@@ -117,10 +117,13 @@ func (v *PortView) Carried() uint64 {
 		n += k.Stats().Frames
 	}
 	if a := v.e.afp; a != nil {
-		n += a.txFrames.Load() + a.txErrors.Load()
+		n += a.txFrames.Load() + a.txErrors.Load() + a.txLinkDown.Load()
 	}
 	if _, out := v.cableDirs(); out != nil {
-		n += out.frames.Load() + out.unplug.Load()
+		n += out.frames.Load() + out.unplug.Load() + out.linkDown.Load()
+	}
+	if f := v.e.ep.LinkDownDrops; f != nil {
+		n += f()
 	}
 	return n
 }
@@ -165,20 +168,28 @@ func (v *PortView) Hold() {
 func (v *PortView) Release() {
 	if g := v.e.gen; g != nil {
 		g.held.Store(false)
+		g.wake()
 	}
 	if p := v.e.pcap; p != nil {
 		p.held.Store(false)
+		p.wake()
 	}
 	if a := v.e.afp; a != nil {
 		a.held.Store(false)
+		a.wake()
 	}
 }
 
 // Losses are the frames lost around the port, by cause: frames its sources
-// could not hand it (too big for its buffers) and frames lost on the wires
-// it transmits into (its cable's ring, an unplugged cable, AF_PACKET).
+// could not hand it (too big for its buffers), frames its MAC sent while
+// its PHY had no link (phy:link_down, lost between MAC and wire), and
+// frames lost on the wires it transmits into (its cable's ring, an
+// unplugged cable, AF_PACKET, whose interface may have no carrier).
 func (v *PortView) Losses() []Loss {
 	var l []Loss
+	if f := v.e.ep.LinkDownDrops; f != nil {
+		l = append(l, Loss{"phy:link_down", f()})
+	}
 	if g := v.e.gen; g != nil {
 		l = append(l, Loss{"gen:too_big", g.tooBig.Load()})
 	}
@@ -187,12 +198,14 @@ func (v *PortView) Losses() []Loss {
 	}
 	if a := v.e.afp; a != nil {
 		x := a.Stats()
-		l = append(l, Loss{"afpacket:kernel", x.KernelDrops}, Loss{"afpacket:queue_full", x.RxDropped},
-			Loss{"afpacket:too_big", x.RxTooBig}, Loss{"afpacket:held", x.Held}, Loss{"afpacket:send_error", x.TxErrors})
+		l = append(l, Loss{"afpacket:kernel", x.KernelDrops}, Loss{"afpacket:if_dropped", x.IfDropped}, Loss{"afpacket:queue_full", x.RxDropped},
+			Loss{"afpacket:too_big", x.RxTooBig}, Loss{"afpacket:held", x.Held}, Loss{"afpacket:send_error", x.TxErrors},
+			Loss{"afpacket:link_down", x.TxLinkDown})
 	}
 	if in, out := v.cableDirs(); out != nil {
 		o := out.stats()
 		l = append(l, Loss{"cable:full", o.Full}, Loss{"cable:too_big", o.TooBig}, Loss{"cable:unplugged", o.Unplugged},
+			Loss{"cable:link_down", o.LinkDown},
 			Loss{"cable:too_long", in.stats().TooLong})
 	}
 	return l

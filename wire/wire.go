@@ -1,10 +1,13 @@
 // Package wire is the ground every simulated port and every frame tool
 // stands on: the boundary between a NIC port's MAC and whatever it is
 // connected to (Wire, Port, Source), the Ethernet minimum a sending MAC pads
-// to, a lock-free frame ring, and pcap files. It imports nothing of gopmd:
-// the device models (enetc/model, fec/model), the simulator (sim) and the
-// commands (l2fwd's --capture) use it side by side.
+// to, a lock-free frame ring, and capture files (pcap and pcapng, through
+// gopacket's pcapgo). It imports nothing of gopmd: the device models
+// (enetc/model, fec/model), the simulator (sim) and the commands (l2fwd's
+// --capture) use it side by side.
 package wire
+
+import "time"
 
 // MinFrame is the shortest Ethernet frame on a wire without its 4-byte FCS
 // (64 bytes with it, IEEE 802.3 clause 3.2.8): a sending MAC pads a shorter
@@ -59,6 +62,25 @@ type Source interface {
 	// Lossless reports whether the source must never lose a frame for lack
 	// of receive buffers: then frames are only pulled while RxRoom > 0.
 	Lossless() bool
+}
+
+// Waker is a Source that tells the engine pulling it when to look again,
+// so an engine whose sources have nothing sleeps instead of polling them:
+// frames that come from another goroutine (a socket reader, a cable) wake
+// it, frames that come by a clock (a rate, a capture's timestamps) fall
+// due at a time it can sleep until.
+type Waker interface {
+	Source
+	// SetWake gives the source the function that wakes the engine pulling
+	// it, before the first Next. The source calls it, from any goroutine,
+	// whenever a frame becomes available that an earlier Next could not
+	// return; wake never blocks and may be called when nobody sleeps.
+	SetWake(wake func())
+	// Due is asked after Next returned ok=false, on the goroutine that
+	// calls Next: the time the source's own clock makes its next frame
+	// due. ok=false: no clock; only a wake brings more (or nothing, the
+	// source has ended).
+	Due() (at time.Time, ok bool)
 }
 
 // Discard is a Wire that drops everything (and counts it).

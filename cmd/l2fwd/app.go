@@ -288,6 +288,9 @@ func (a *app) open() error {
 func (a *app) setup() error {
 	n := len(a.ports)
 	if a.o.capture != "" {
+		if err := outputClash(a.o.capture); err != nil {
+			return fmt.Errorf("--capture: %w", err)
+		}
 		f, err := safefile.Create(a.o.capture, safefile.Options{Overwrite: a.o.force, OverwriteHint: "--force"})
 		if err != nil {
 			return fmt.Errorf("--capture: %w", err)

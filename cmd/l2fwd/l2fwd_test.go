@@ -372,6 +372,34 @@ func TestCapture(t *testing.T) {
 	}
 }
 
+// TestCapturePcapng: a --capture file named .pcapng is written as pcapng.
+func TestCapturePcapng(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	p0.load(0, testFrames(t, 100, 64))
+	file := filepath.Join(t.TempDir(), "fwd.pcapng")
+	code, _, errOut := runUntil(t, []string{"--capture", file, "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == 100 })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil || r.LinkType() != layers.LinkTypeEthernet {
+		t.Fatalf("capture is not an Ethernet pcapng: %v", err)
+	}
+	sent := p1.txFrames()
+	for i := range sent {
+		data, _, err := r.ReadPacketData()
+		if err != nil || !bytes.Equal(data, sent[i]) {
+			t.Fatalf("captured frame %d: %v", i, err)
+		}
+	}
+}
+
 // TestCaptureFileSafety: --capture never follows a planted symbolic link
 // and replaces an existing capture only with --force.
 func TestCaptureFileSafety(t *testing.T) {

@@ -120,15 +120,49 @@ func TestTruncatedPcapExitsOne(t *testing.T) {
 	}
 }
 
-func TestPcapNgIsRefused(t *testing.T) {
-	in := filepath.Join(t.TempDir(), "in.pcapng")
-	ng := []byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0}
-	if err := os.WriteFile(in, ng, 0o644); err != nil {
+func TestCaptureNeverThePcapIn(t *testing.T) {
+	// --capture naming the file a pcap-in replays (here through a hard
+	// link) is refused even with --force, before the file is touched.
+	dir := t.TempDir()
+	in, link := filepath.Join(dir, "in.pcap"), filepath.Join(dir, "link.pcap")
+	writePcap(t, in, testFrames(t, 50, 64))
+	want, _ := os.ReadFile(in)
+	if err := os.Link(in, link); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runToEnd(t, "--stats-interval", "0", "--until-done", "sim:enetc0?pcap-in="+in, "sim:enetc1?sink=1")
-	if code != 2 || !strings.Contains(stderr, in) || !strings.Contains(stderr, "editcap -F pcap") {
-		t.Fatalf("exit %d, want 2 with the file named and how to convert it: %s", code, stderr)
+	code, _, stderr := runToEnd(t, "--stats-interval", "0", "--until-done", "--force", "--capture", link, "sim:enetc0?pcap-in="+in, "sim:enetc1?sink=1")
+	if code != 2 || !strings.Contains(stderr, "--capture") || !strings.Contains(stderr, "pcap-in of sim:enetc0") {
+		t.Fatalf("exit %d, want 2 naming the pcap-in: %s", code, stderr)
+	}
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, want) {
+		t.Fatalf("the capture changed (%d bytes, was %d)", len(got), len(want))
+	}
+}
+
+func TestPcapngReplays(t *testing.T) {
+	// pcapng in, as Wireshark saves it, and pcapng out (by the name):
+	// every frame through, in order.
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.pcapng"), filepath.Join(dir, "out.pcapng")
+	frames := testFrames(t, 200, 64)
+	writePcap(t, in, frames)
+	code, _, stderr := runToEnd(t, "--stats-interval", "0", "--no-mac-updating", "--until-done", "sim:enetc0?pcap-in="+in, "sim:enetc1?pcap-out="+out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := wire.OpenPcap(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Format() != wire.FormatPcapng {
+		t.Fatalf("%s written as %v, want pcapng", out, r.Format())
+	}
+	for i := range frames {
+		f, _, err := r.Next()
+		if err != nil || !bytes.Equal(f, frames[i]) {
+			t.Fatalf("frame %d: %v", i, err)
+		}
 	}
 }
 

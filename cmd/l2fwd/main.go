@@ -130,7 +130,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 		return fmt.Errorf("unknown mode %q: use fwd, drop, tx or pass", s)
 	})
 	fs.DurationVar(&o.statsInterval, "stats-interval", time.Second, "print the stats table this often, 100ms or more (0: only the summary)")
-	fs.StringVar(&o.capture, "capture", "", "write copies of forwarded frames into this pcap file (overflow is counted, never waited for)")
+	fs.StringVar(&o.capture, "capture", "", "write copies of forwarded frames into this capture file, pcapng if it ends in .pcapng (overflow is counted, never waited for)")
 	fs.BoolVar(&o.unsafeNoIOMMU, "unsafe-noiommu", false, "allow devices without an IOMMU (UIO, VFIO no-IOMMU): the NIC can then DMA anywhere")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (loopback only unless --metrics-any), e.g. 127.0.0.1:9464 or :9464")
 	fs.BoolVar(&o.metricsAny, "metrics-any", false, "allow --metrics on a non-loopback address")

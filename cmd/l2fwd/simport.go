@@ -67,6 +67,10 @@ func simSurroundings(specs []string) []surround {
 	return s
 }
 
+// outputClash refuses an output file a simulated port's pcap-in replays
+// or pcap-out writes (--capture, even with --force).
+func outputClash(path string) error { return sim.OutputClash(path) }
+
 // inputEnds tells --until-done whether a port's input ends by itself.
 func inputEnds(spec driver.Spec) (finite bool, endless string) { return sim.InputEnds(spec) }
 
@@ -173,8 +177,8 @@ func wiringLines(p portJSON) []string {
 		l = append(l, fmt.Sprintf("sink got %d frames: lost %d, duplicated %d, reordered %d, unstamped %d", p.Sink.Frames, p.Sink.Lost, p.Sink.Duplicates, p.Sink.Reordered, p.Sink.Other))
 	}
 	if x := p.AFPacket; x != nil {
-		l = append(l, fmt.Sprintf("afpacket: %d frames in (%d handed to the port), %d out; lost: %d in the kernel (socket buffer full), %d queue full, %d too big, %d queued at stop, %d send errors",
-			x.RxFrames, x.Delivered, x.TxFrames, x.KernelDrops, x.RxDropped, x.RxTooBig, x.Held, x.TxErrors))
+		l = append(l, fmt.Sprintf("afpacket: %d frames in (%d handed to the port), %d out; lost: %d in the kernel (socket buffer full), %d on the interface (kernel backlog), %d queue full, %d too big, %d queued at stop, %d send errors, %d sent with no carrier; carrier changed %d times",
+			x.RxFrames, x.Delivered, x.TxFrames, x.KernelDrops, x.IfDropped, x.RxDropped, x.RxTooBig, x.Held, x.TxErrors, x.TxLinkDown, x.LinkChanges))
 	}
 	if x := p.PcapIn; x != nil {
 		state := "replayed in full"
@@ -187,7 +191,7 @@ func wiringLines(p portJSON) []string {
 		l = append(l, fmt.Sprintf("pcap-in: %d frames, %s; %d padded to the 60-byte minimum, %d too big for the receive buffers (kept out)", x.Frames, state, x.Padded, x.TooBig))
 	}
 	if c := p.Cable; c != nil {
-		l = append(l, fmt.Sprintf("cable out: %d frames carried (%d padded); lost: %d ring full, %d too big, %d peer not open", c.Frames, c.Padded, c.Full, c.TooBig, c.Unplugged))
+		l = append(l, fmt.Sprintf("cable out: %d frames carried (%d padded); lost: %d ring full, %d too big, %d peer not open, %d peer's link down", c.Frames, c.Padded, c.Full, c.TooBig, c.Unplugged, c.LinkDown))
 	}
 	return l
 }

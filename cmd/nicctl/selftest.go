@@ -91,9 +91,9 @@ func (r *selftestResult) add(name string, pass bool, format string, a ...any) bo
 	return pass
 }
 
-// wiringOptions connect a sim port to something; the self-test's peer
-// gets none of them.
-var wiringOptions = []string{"peer", "pcap-in", "pcap-out", "pcap-overwrite", "pcap-speed", "afpacket", "gen", "gen-size", "gen-flows", "gen-rate", "gen-count", "sink"}
+// wiringOptions connect a sim port to something (peer first, as
+// sim.WiringOptions lists them); the self-test's peer gets none of them.
+var wiringOptions = sim.WiringOptions()
 
 // simPeer builds the spec pair of a cable for a sim device: DEV gets
 // peer=, and the far end, a model of the same kind with DEV's other

@@ -350,6 +350,9 @@ func (d *Device) writeRing(off, v uint32) {
 			if v&tbmr_EN != 0 && !d.engine {
 				d.processTx(n) // frames queued on a disabled ring leave now
 			}
+			if v&tbmr_EN != 0 && d.engine {
+				d.kickEngine() // as above, on the engine
+			}
 			if v&tbmr_EN == 0 && d.engine {
 				d.engMu.Lock() // quiet once the write returns (see below)
 				//lint:ignore SA2001 waits for the engine's round to end (see below)
@@ -384,6 +387,9 @@ func (d *Device) writeRing(off, v uint32) {
 		}
 	}
 	d.set(off, v)
+	if d.engine && dir == 1 && reg == regRBMR && v&rbmr_EN != 0 {
+		d.kickEngine() // the engine starts pulling the sources (rxStarted)
+	}
 	if d.engine && (reg == regRBMR || reg == regTBMR) && v&rbmr_EN == 0 {
 		// A disabled ring is quiet once the write returns: the engine
 		// finishes the round it is in (which may still be filling this

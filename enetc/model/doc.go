@@ -28,7 +28,11 @@
 // Engine (Config.Engine true): Start launches one goroutine that polls the
 // TX doorbells, the control ring and the sources (these from the moment
 // the SI and its ring 0 are first enabled, so a rate-limited source never
-// sends into a port its driver has not started); Stop ends it. StartOn
+// sends into a port its driver has not started); Stop ends it. With
+// nothing to do it sleeps, and costs no CPU, until there is work: a
+// doorbell or a register write that lets frames move, a source that has a
+// frame (a wire.Waker wakes it), or the time a clocked source's next frame
+// is due. StartOn
 // runs the device on a shared Engine instead, one goroutine for several
 // devices (sim: every engine-mode sim:enetcN shares one). Receive from
 // other goroutines (a cable's peer) is serialised with the engine by a

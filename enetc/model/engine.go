@@ -11,12 +11,18 @@ import (
 // engineIdleSpins is how many empty rounds the engine yields before it
 // sleeps, and engineIdleTime how long at least: a driver that falls behind
 // for a moment (its core taken by another thread, a GC pause) must not find
-// the engine asleep when it catches up. engineNap is how long it then
-// sleeps unless a doorbell (TBPIR, RBCIR, SICBDRPIR) wakes it.
+// the engine asleep when it catches up. Asleep, it wakes when there is
+// work: a doorbell (TBPIR, RBCIR, SICBDRPIR) or a register write that lets
+// frames move, a source that has a frame (wire.Waker), or the time a
+// clocked source's next frame is due. engineNap is how often it still
+// looks at a source that cannot wake it (a wire.Source that is not a
+// wire.Waker), engineStateCheck how often at a lossless source waiting
+// for receive room (room comes with RBCIR writes, which wake it anyway).
 const (
-	engineIdleSpins = 256
-	engineIdleTime  = time.Millisecond
-	engineNap       = 50 * time.Microsecond
+	engineIdleSpins  = 256
+	engineIdleTime   = time.Millisecond
+	engineNap        = 50 * time.Microsecond
+	engineStateCheck = 100 * time.Millisecond
 )
 
 // engineRxBatch is how many frames a round pulls from each source: small
@@ -112,10 +118,10 @@ func (d *Device) rxStarted() bool {
 }
 
 // run is the engine of one device: rounds until Stop, yielding between busy
-// rounds and napping when idle.
+// rounds and sleeping when idle.
 func (d *Device) run(done chan struct{}) {
 	defer close(done)
-	timer := time.NewTimer(engineNap)
+	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	idle := 0
 	var idleSince time.Time
@@ -131,14 +137,86 @@ func (d *Device) run(done chan struct{}) {
 			runtime.Gosched()
 			continue
 		}
+		// Announce the sleep, then look once more: work published before
+		// the announcement is found by this round, work published after it
+		// sees the announcement and wakes us (kickEngine).
 		d.sleeping.Store(true)
-		timer.Reset(engineNap)
-		select {
-		case <-d.wake:
-		case <-timer.C:
+		if d.stop.Load() || d.round() != 0 {
+			d.sleeping.Store(false)
+			idle = 0
+			continue
 		}
+		sleep(d.wake, timer, d.idleWait(time.Now(), noWait))
+		d.wakeups.Add(1)
 		d.sleeping.Store(false)
 	}
+}
+
+// noWait is idleWait's "no deadline": sleep until woken.
+const noWait = time.Duration(-1)
+
+// sleep waits for a wake or for wait to pass (noWait: no timeout).
+func sleep(wake chan struct{}, timer *time.Timer, wait time.Duration) {
+	if wait == noWait {
+		<-wake
+		return
+	}
+	timer.Reset(wait)
+	select {
+	case <-wake:
+		timer.Stop()
+	case <-timer.C:
+	}
+}
+
+// idleWait is how long the engine may sleep with this device idle, as the
+// least of wait and what its sources need: noWait when only wakes bring
+// work. Engine goroutine only (it asks clocked sources when they are due).
+func (d *Device) idleWait(now time.Time, wait time.Duration) time.Duration {
+	least := func(w time.Duration) {
+		if wait == noWait || w < wait {
+			wait = max(w, 0)
+		}
+	}
+	if !d.srcLive {
+		return wait // no source is pulled before RX starts (rxStarted)
+	}
+	d.rxMu.Lock() // the sources' owner state, as pump has it (a Pump call may pull too)
+	defer d.rxMu.Unlock()
+	for _, s := range *d.srcs.Load() {
+		switch {
+		case s.waker == nil:
+			least(engineNap)
+		case s.pendN != 0: // a lossless source's frame waits for room
+			least(engineStateCheck)
+		}
+		if s.waker != nil {
+			if at, ok := s.waker.Due(); ok {
+				least(at.Sub(now))
+			}
+		}
+	}
+	return wait
+}
+
+// EngineWakeups counts the times the DMA engine running this device woke
+// from sleep (for the shared engine, StartOn: its wake-ups, for all its
+// devices): an idle engine sleeps until there is work, so the count stays
+// still while nothing moves.
+func (d *Device) EngineWakeups() uint64 {
+	if e := d.shared.Load(); e != nil {
+		return e.wakeups.Load()
+	}
+	return d.wakeups.Load()
+}
+
+// EngineSleeping reports whether the DMA engine running this device is
+// asleep now.
+func (d *Device) EngineSleeping() bool {
+	if e := d.shared.Load(); e != nil {
+		return e.sleeping.Load()
+	}
+	return d.sleeping.Load()
 }
 
 // idleLong counts one more empty round and reports whether the engine has
@@ -162,6 +240,7 @@ type Engine struct {
 	running  bool
 	stop     atomic.Bool
 	sleeping atomic.Bool
+	wakeups  atomic.Uint64
 	wake     chan struct{}
 	done     chan struct{}
 }
@@ -239,16 +318,19 @@ func (e *Engine) kick() {
 
 func (e *Engine) run(done chan struct{}) {
 	defer close(done)
-	timer := time.NewTimer(engineNap)
+	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	idle := 0
 	var idleSince time.Time
-	for !e.stop.Load() {
+	round := func() int {
 		work := 0
 		for _, d := range *e.devs.Load() {
 			work += d.round()
 		}
-		if work != 0 {
+		return work
+	}
+	for !e.stop.Load() {
+		if round() != 0 {
 			idle = 0
 			continue
 		}
@@ -256,12 +338,21 @@ func (e *Engine) run(done chan struct{}) {
 			runtime.Gosched()
 			continue
 		}
+		// As Device.run: announce, look once more, then sleep.
 		e.sleeping.Store(true)
-		timer.Reset(engineNap)
-		select {
-		case <-e.wake:
-		case <-timer.C:
+		if e.stop.Load() || round() != 0 {
+			e.sleeping.Store(false)
+			idle = 0
+			continue
 		}
+		wait, now := noWait, time.Now()
+		for _, d := range *e.devs.Load() {
+			d.engMu.Lock() // srcLive, and the sources' owner state
+			wait = d.idleWait(now, wait)
+			d.engMu.Unlock()
+		}
+		sleep(e.wake, timer, wait)
+		e.wakeups.Add(1)
 		e.sleeping.Store(false)
 	}
 }

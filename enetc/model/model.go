@@ -186,6 +186,7 @@ type Device struct {
 	running  atomic.Bool
 	stop     atomic.Bool
 	sleeping atomic.Bool
+	wakeups  atomic.Uint64
 	shared   atomic.Pointer[Engine] // the shared engine running this device, if any
 	wake     chan struct{}
 	done     chan struct{}
@@ -200,6 +201,7 @@ type wireBox struct{ w wire.Wire }
 // fit yet waits in pend (owned by whoever pumps).
 type srcEntry struct {
 	s        wire.Source
+	waker    wire.Waker // s, when it can wake the engine; else nil
 	lossless bool
 	pend     []byte
 	pendN    int
@@ -438,9 +440,14 @@ func (d *Device) AddSource(s wire.Source) {
 	if e.lossless {
 		e.pend = make([]byte, txScratch)
 	}
+	if w, ok := s.(wire.Waker); ok {
+		e.waker = w
+		w.SetWake(d.kickEngine)
+	}
 	n = append(n, e)
 	d.srcs.Store(&n)
 	d.srcMu.Unlock()
+	d.kickEngine()
 }
 
 // Port is the receive side of the device as the wire sees it.

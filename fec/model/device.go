@@ -118,7 +118,10 @@ type Device struct {
 	unimpl  []Access
 
 	run runState
-	irq irqState
+	// roomWait: the last pull stopped because a lossless source found no
+	// receive room (owned by whoever pulls: the engine, or Pump).
+	roomWait bool
+	irq      irqState
 }
 
 type wireHolder struct{ w wire.Wire }

@@ -47,8 +47,10 @@
 // runs one goroutine that processes TX rings when TDAR is active and pulls
 // sources, from the first RDAR write that finds an empty buffer on (the
 // moment synchronous mode first pulls them), so a rate-limited source
-// never sends into a MAC its driver has not started; Receive may be called
-// from any goroutine. Registers and descriptor status words are accessed
+// never sends into a MAC its driver has not started; with nothing to do it
+// sleeps until there is work (a doorbell, a source that has a frame: a
+// wire.Waker wakes it, or the time a clocked source's next frame is due).
+// Receive may be called from any goroutine. Registers and descriptor status words are accessed
 // with atomics in both modes.
 //
 // # Choices where the reference is silent

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopmd/gopmd/wire"
@@ -10,11 +11,13 @@ import (
 
 // runState is the engine goroutine's control.
 type runState struct {
-	mu      sync.Mutex
-	kickc   chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	running bool
+	mu       sync.Mutex
+	kickc    chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	running  bool
+	sleeping atomic.Bool
+	wakeups  atomic.Uint64
 }
 
 func (r *runState) init() { r.kickc = make(chan struct{}, 1) }
@@ -27,8 +30,17 @@ func (r *runState) kick() {
 	}
 }
 
-// sourcePoll is how often an idle engine with sources looks for frames.
-const sourcePoll = 20 * time.Microsecond
+// An idle engine sleeps until there is work: a doorbell (TDAR, RDAR) or a
+// register write that lets frames move, a source that has a frame
+// (wire.Waker), or the time a clocked source's next frame is due.
+// sourcePoll is how often it still looks at a source that cannot wake it
+// (a wire.Source that is not a wire.Waker), stateCheck how often at a
+// lossless source waiting for receive room (room comes with RDAR writes,
+// which wake it anyway).
+const (
+	sourcePoll = 20 * time.Microsecond
+	stateCheck = 100 * time.Millisecond
+)
 
 // pumpLimit bounds the frames one Pump call pulls (a generator never ends).
 const pumpLimit = 1 << 16
@@ -106,31 +118,72 @@ func (d *Device) loop(stop, done chan struct{}) {
 			}
 			continue
 		}
-		if len(srcs) > 0 {
-			t.Reset(sourcePoll)
-			select {
-			case <-stop:
-				t.Stop()
-				return
-			case <-d.run.kickc:
-				t.Stop()
-			case <-t.C:
-			}
-			continue
+		wait := noWait
+		if rxStarted {
+			wait = idleWait(srcs, time.Now(), d.roomWait)
+		}
+		d.run.sleeping.Store(true)
+		if wait != noWait {
+			t.Reset(wait)
 		}
 		select {
 		case <-stop:
+			t.Stop()
 			return
 		case <-d.run.kickc:
+			t.Stop()
+		case <-t.C:
 		}
+		d.run.wakeups.Add(1)
+		d.run.sleeping.Store(false)
 	}
 }
+
+// noWait is idleWait's "no deadline": sleep until kicked.
+const noWait = time.Duration(-1)
+
+// idleWait is how long an idle engine may sleep as its sources need it
+// (roomWait: a lossless one waits for receive room): noWait when only
+// kicks bring work. Engine goroutine only (it asks clocked sources when
+// they are due).
+func idleWait(srcs []wire.Source, now time.Time, roomWait bool) time.Duration {
+	wait := noWait
+	least := func(w time.Duration) {
+		if wait == noWait || w < wait {
+			wait = max(w, 0)
+		}
+	}
+	for _, s := range srcs {
+		w, ok := s.(wire.Waker)
+		switch {
+		case !ok:
+			least(sourcePoll)
+		case roomWait && s.Lossless():
+			least(stateCheck)
+		}
+		if ok {
+			if at, due := w.Due(); due {
+				least(at.Sub(now))
+			}
+		}
+	}
+	return wait
+}
+
+// EngineWakeups counts the times the engine goroutine woke from sleep: an
+// idle engine sleeps until there is work, so the count stays still while
+// nothing moves.
+func (d *Device) EngineWakeups() uint64 { return d.run.wakeups.Load() }
+
+// EngineSleeping reports whether the engine goroutine is asleep now.
+func (d *Device) EngineSleeping() bool { return d.run.sleeping.Load() }
 
 // pull offers up to limit frames from the sources to the RX side. Lossless
 // sources give frames only while the ring has room.
 func (d *Device) pull(srcs []wire.Source, limit int) int {
 	n := 0
 	room := -1
+	d.roomWait = false
 	for _, s := range srcs {
 		for n < limit {
 			if s.Lossless() {
@@ -138,6 +191,7 @@ func (d *Device) pull(srcs []wire.Source, limit int) int {
 					room = d.RxRoom()
 				}
 				if room <= 0 {
+					d.roomWait = true
 					break
 				}
 			}
@@ -188,5 +242,8 @@ func (d *Device) AddSource(s wire.Source) {
 	copy(n, old)
 	n = append(n, s)
 	d.sources.Store(&n)
+	if w, ok := s.(wire.Waker); ok {
+		w.SetWake(d.run.kick)
+	}
 	d.run.kick()
 }

@@ -35,6 +35,9 @@ func (d *Device) rdarWrite(i int) {
 	}
 	r := &d.rx[i]
 	n := r.req.Add(1)
+	if d.engine && len(*d.sources.Load()) != 0 {
+		d.run.kick() // buffers are back: a lossless source's frames come in
+	}
 	// The DMA fetches the current BD at once: if it is not empty, RDAR
 	// clears again and receiving stays stopped.
 	if d.engine {

@@ -1,0 +1,4 @@
+package sim
+
+// For the external tests of this directory (package sim_test).
+var VethPair = vethPair
