@@ -415,6 +415,9 @@ func (t *Timer) Close() error {
 // be open (driver.OpenClock on the timer function, 0000:00:00.4 on the
 // LS1028A). The port does not own it: its Close does nothing.
 func (p *Port) Clock() (driver.Clock, error) {
+	if p.shut.Load() {
+		return nil, p.errClosed()
+	}
 	c, ok := driver.ChipClock(p.dev.Chip)
 	if !ok {
 		return nil, fmt.Errorf("enetc %s: %w: the chip's 1588 timer is not open; open it first (driver.OpenClock(\"pci:0000:00:00.4\"), or sim:enetc-timerN with this port's chip=)", p.name, driver.ErrNoClock)

@@ -18,7 +18,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
+var options = []string{"bd", "phy", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks", "ptp-clock"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -154,6 +154,10 @@ type Port struct {
 	watchDone    chan struct{} // closed by the watcher when it ends
 
 	irq irqState // RX interrupts (irq.go)
+
+	ptpMu sync.Mutex
+	ptp   *ptpClock // the 1588 timer once Clock was called (ptp.go)
+	ptpHz uint64    // ptp-clock=
 
 	statsMu  sync.Mutex
 	mibLast  [len(mibNames)]uint32
@@ -311,6 +315,9 @@ func (p *Port) parseOptions(o map[string][]string) error {
 	}
 	p.enhanced = p.prof.has(qBufDescEx)
 	if err := p.parseIRQOptions(get); err != nil {
+		return err
+	}
+	if err := p.parsePTPOptions(get); err != nil {
 		return err
 	}
 	if v, ok := get("shift16"); ok {
@@ -524,6 +531,8 @@ func (p *Port) reset() error {
 	if p.mibBased {
 		p.mibAccumulateLocked()
 	}
+	p.ptpSave() // the reset wipes the 1588 timer
+	defer p.ptpRestore()
 	pulse := !p.prof.has(qMultiQueues) && !p.prof.has(qNoHardReset)
 	if pulse {
 		r.Write32(regECR, ecr_RESET)
@@ -767,6 +776,7 @@ func (p *Port) Close() error {
 	if p.closed {
 		return nil
 	}
+	p.ptpClose()
 	err := p.Stop()
 	p.ctl.Lock()
 	defer p.ctl.Unlock()

@@ -1,12 +1,10 @@
 package sim
 
 import (
-	"strconv"
 	"sync"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc/model"
-	"github.com/gopmd/gopmd/internal/simtime"
 )
 
 // ENETCTimerDeviceID is the PCI device ID of the LS1028A's 1588 timer
@@ -46,29 +44,9 @@ func openENETCTimer(name string, spec driver.Spec, cfg driver.Config) (*driver.D
 	if !chipNameRE.MatchString(chipName) {
 		return nil, bad("chip", "not a chip name", "up to 32 letters, digits, '-' or '_' naming the simulated LS1028A whose timer this is; without chip= the one every sim:enetcN without chip= is on")
 	}
-	osc := simtime.Oscillator{NominalHz: model.DefaultTimerHz}
-	if v := o.Get("ref-clock"); v != "" {
-		hz, err := strconv.ParseUint(v, 10, 64)
-		if err != nil || hz <= 100_000_000 || hz > 1_000_000_000 {
-			return nil, bad("ref-clock", "out of range", "the oscillator's rate in Hz, above 100 MHz and at most 1 GHz")
-		}
-		osc.NominalHz = hz
-	}
-	if v := o.Get("freq-error"); v != "" {
-		ppb, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ppb < -1_000_000 || ppb > 1_000_000 {
-			return nil, bad("freq-error", "out of range", "the oscillator's frequency error in ppb, from -1000000 to 1000000")
-		}
-		osc.ErrorPPB = ppb
-	}
-	var tl *simtime.Timeline
-	switch o.Get("timeline") {
-	case "", "wall":
-		tl = simtime.NewWall()
-	case "manual":
-		tl = simtime.NewManual()
-	default:
-		return nil, bad("timeline", "unknown timeline", "wall (model time follows the host's clock) or manual (it moves only when a test advances it)")
+	osc, tl, err := clockOptions(spec, "ref-clock", model.DefaultTimerHz, 100_000_001, 1_000_000_000)
+	if err != nil {
+		return nil, err
 	}
 	if err := enetcTimers.reserve(name); err != nil {
 		return nil, err

@@ -15,9 +15,12 @@ import (
 // PHY resolves unless the driver leaves it out of the PHY's advertisement,
 // as over RMII; default the part's top speed), phy-addr=N (the PHY's MDIO address, default 0),
 // shared-phy=N[,N...] (further PHYs answering on the same MDIO bus, as
-// another ENET's PHY does on a shared bus). The descriptor format is not an option: the driver
+// another ENET's PHY does on a shared bus), ptp-clock=HZ (the 1588 timer's
+// clock, default 100 MHz; the driver reads the same option),
+// freq-error=PPB (how far off that clock runs) and timeline=wall|manual
+// (the model time it runs on). The descriptor format is not an option: the driver
 // selects it with ECR.EN1588, as on silicon.
-var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed", "phy-addr", "shared-phy"}
+var fecOptions = []string{"soc", "mode", "mmio-cost", "link", "speed", "phy-addr", "shared-phy", "ptp-clock", "freq-error", "timeline"}
 
 var fecModels = newRegistry[model.Device]("fec")
 
@@ -83,6 +86,11 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		}
 	}
 
+	osc, tl, err := clockOptions(spec, "ptp-clock", model.DefaultPTPClockHz, 8_000_000, 1_000_000_000)
+	if err != nil {
+		return nil, err
+	}
+
 	if err := fecModels.reserve(name); err != nil {
 		return nil, err
 	}
@@ -91,7 +99,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 	iommu := sharedIOMMU(prof.NonCoherent)
 	dev, err := model.New(model.Config{Name: name, SoC: prof.Name, MAC: fecMAC(name), IOMMU: iommu,
 		Engine: engine, MMIOCost: cost, LinkDown: linkDown, LinkSpeed: speed,
-		PHYAddr: phyAddr, SharedPHYs: shared})
+		PHYAddr: phyAddr, SharedPHYs: shared, PTPClock: osc, Timeline: tl})
 	if err != nil {
 		unreserve()
 		return nil, err
