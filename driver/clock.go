@@ -42,7 +42,7 @@ func (t Time) String() string {
 }
 
 // maxTimeSec is the largest whole second a Time holds.
-const maxTimeSec = (1<<63-1)/1_000_000_000 - 1
+const maxTimeSec int64 = (1<<63-1)/1_000_000_000 - 1
 
 // ParseTime reads "SEC" or "SEC.FRACTION" (up to nine digits) as a Time.
 func ParseTime(s string) (Time, error) {

@@ -305,3 +305,15 @@ func TestTimerOpenErrors(t *testing.T) {
 		t.Fatalf("OpenClock on a port = %v, want ErrNoClock", err)
 	}
 }
+
+func TestTimerNowAllocatesNothing(t *testing.T) {
+	c, m, _ := openTimer(t, "")
+	if n := testing.AllocsPerRun(100, func() {
+		m.Advance(time.Microsecond)
+		if _, err := c.Now(); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("Now allocates %g times per call", n)
+	}
+}

@@ -269,3 +269,19 @@ func TestPTPClockClosedWithPort(t *testing.T) {
 		t.Fatalf("ClockOf a closed port = %v, want ErrClosed", err)
 	}
 }
+
+func TestPTPNowAllocatesNothing(t *testing.T) {
+	c, m, _ := portClock(t, "timeline=manual")
+	po := c.(driver.PeriodicOutput)
+	if err := po.SetPerOut(0, 0, time.Second); err != nil { // Now services it too
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		m.AdvanceTime(10 * time.Millisecond)
+		if _, err := c.Now(); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("Now allocates %g times per call", n)
+	}
+}
