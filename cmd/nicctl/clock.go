@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pci"
 )
 
 func init() {
@@ -257,4 +258,35 @@ func clockOffset(e *env, c driver.Clock) (int64, error) {
 		}
 	}
 	return best, nil
+}
+
+// clockUsers says who still timestamps with a clock device that is about
+// to leave the kernel: the LS1028A's timer function is the PTP clock of
+// every ENETC function on its bus (Linux's PF driver finds it by PCI ID),
+// so while one of them is bound to a kernel driver, taking the timer away
+// breaks that port's hardware timestamps.
+func clockUsers(e *env, d *pci.Device) []string {
+	dev := &driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision}
+	if _, ok := driver.ClaimsClock(dev); !ok {
+		return nil
+	}
+	inv, err := e.sys.Inventory()
+	if err != nil {
+		return []string{"whether kernel ENETC ports still use this timer could not be checked: " + err.Error()}
+	}
+	var why []string
+	for _, o := range inv {
+		if o.Address.Domain != d.Address.Domain || o.Address.Bus != d.Address.Bus || o.Address == d.Address {
+			continue
+		}
+		if k, ok := pciKinds[o.ID()]; !ok || !k.port {
+			continue
+		}
+		switch o.Driver {
+		case "", pci.DriverVFIO, pci.DriverUIO:
+			continue
+		}
+		why = append(why, fmt.Sprintf("%s (%s, kernel driver %s) timestamps with this timer: it is the port's PTP clock; move the port to gopmd first", o.Address, o.ID(), o.Driver))
+	}
+	return why
 }
