@@ -155,9 +155,10 @@ type Port struct {
 
 	irq irqState // RX interrupts (irq.go)
 
-	ptpMu sync.Mutex
-	ptp   *ptpClock // the 1588 timer once Clock was called (ptp.go)
-	ptpHz uint64    // ptp-clock=
+	ptpMu   sync.Mutex
+	ptp     *ptpClock // the 1588 timer once Clock was called (ptp.go)
+	ptpHz   uint64    // ptp-clock=
+	ptpGone bool      // Close has begun: Clock refuses (ptpMu)
 
 	statsMu  sync.Mutex
 	mibLast  [len(mibNames)]uint32

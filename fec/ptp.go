@@ -107,7 +107,7 @@ type ptpClock struct {
 func (p *Port) Clock() (driver.Clock, error) {
 	p.ptpMu.Lock()
 	defer p.ptpMu.Unlock()
-	if p.shut.Load() {
+	if p.shut.Load() || p.ptpGone {
 		return nil, p.errClosed()
 	}
 	if p.ptp != nil {
@@ -479,9 +479,13 @@ func (p *Port) clockIfOpen() *ptpClock {
 	return p.ptp
 }
 
-// ptpClose ends the clock before the port releases its registers.
+// ptpClose ends the clock before the port releases its registers; Clock
+// refuses from here on, so no keeper starts on a closing port.
 func (p *Port) ptpClose() {
-	c := p.clockIfOpen()
+	p.ptpMu.Lock()
+	p.ptpGone = true
+	c := p.ptp
+	p.ptpMu.Unlock()
 	if c == nil {
 		return
 	}
