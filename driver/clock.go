@@ -200,14 +200,27 @@ func OpenClock(spec string) (Clock, error) {
 	clockMu.Lock()
 	drvs := append([]ClockDriver(nil), clockDrivers...)
 	clockMu.Unlock()
-	var anyOpts []string
+	// Before the device is touched: options no device could take. Whether
+	// it is a clock is known only once it is open; a port's options then
+	// get ErrNoClock, not an option error, so a caller can open it as a
+	// port instead.
+	anyOpts := append([]string{}, genericOptions...)
 	for _, d := range drvs {
 		anyOpts = append(anyOpts, d.Options...)
 	}
+	regMu.Lock()
+	for _, d := range drivers {
+		anyOpts = append(anyOpts, d.Options...)
+	}
+	regMu.Unlock()
 	if err := checkClockOptions(s, backendOpts, anyOpts); err != nil {
 		return nil, err
 	}
-	dev, err := b.Open(s, Config{}.Defaults())
+	cfg, err := applyOptions(s, Config{})
+	if err != nil {
+		return nil, err
+	}
+	dev, err := b.Open(s, cfg.Defaults())
 	if err != nil {
 		return nil, inSpec(spec, err)
 	}
@@ -221,7 +234,7 @@ func OpenClock(spec string) (Clock, error) {
 		if !d.Match(dev) {
 			continue
 		}
-		if err := checkClockOptions(s, backendOpts, d.Options); err != nil {
+		if err := checkClockOptions(s, backendOpts, append([]string{"unsafe-noiommu"}, d.Options...)); err != nil {
 			release()
 			return nil, err
 		}

@@ -58,12 +58,23 @@ func TestClockSetFromSystemClock(t *testing.T) {
 	}
 }
 
+func TestClockOfAPortWithItsOptions(t *testing.T) {
+	// A port's spec with the driver's options (ptp-clock=, link-poll=) and
+	// the generic ones: not a clock device, so nicctl opens the port.
+	out := mustRun(t, "clock", "sim:fec43?soc=imx6q&ptp-clock=125000000&link-poll=0&queues=1&timeline=manual", "set", "7.5", "get")
+	if out != "set clock time to 7.500000000\nclock time is 7.500000000\n" {
+		t.Fatalf("clock on a FEC port with options: %q", out)
+	}
+}
+
 func TestClockErrors(t *testing.T) {
 	wantError(t, exitUsage, []string{"clock", "sim:enetc-timer42"}, "missing arguments")
 	wantError(t, exitUsage, []string{"clock", "sim:enetc-timer42", "jump"}, "unknown command", "get, set")
 	wantError(t, exitUsage, []string{"clock", "sim:enetc-timer42", "adj"}, "adj", "seconds")
 	wantError(t, exitUsage, []string{"clock", "sim:enetc-timer42", "set", "1.0000000001"}, "nine decimals")
 	wantError(t, exitUsage, []string{"clock", "sim:enetc-timer42?ref-clock=3", "get"}, "ref-clock")
+	wantError(t, exitUsage, []string{"clock", "sim:enetc-timer42?queues=2", "get"}, "queues", "unknown option for a clock")
+	wantError(t, exitUsage, []string{"clock", "sim:enetc-timer42?frobs=2", "get"}, "frobs")
 	wantError(t, exitFailed, []string{"clock", "sim:enetc-timer42?timeline=manual", "freq", "2e9"}, "ppb")
 	// An ENETC port's clock is its chip's timer, a device of its own.
 	wantError(t, exitFailed, []string{"clock", "sim:enetc42", "get"}, "timer is not open", "sim:enetc-timerN")
