@@ -34,9 +34,12 @@ func (t Time) Add(d time.Duration) Time { return t + Time(d) }
 // Sub is the duration t - u.
 func (t Time) Sub(u Time) time.Duration { return time.Duration(t - u) }
 
-// String formats t as seconds with nine decimals ("1764655200.000000123"),
-// as phc_ctl prints a clock.
+// String formats t as seconds with nine decimals ("1764655200.000000123",
+// "-1.250000000"), as phc_ctl prints a clock.
 func (t Time) String() string {
+	if t < 0 {
+		return "-" + (-t).String() // a time before the epoch reads as ParseTime takes it
+	}
 	s, ns := t.Sec(), t.Nsec()
 	return strconv.FormatInt(s, 10) + "." + fmt.Sprintf("%09d", ns)
 }
