@@ -319,9 +319,10 @@ var genericOptions = []string{"queues", "rxq", "txq", "rx-ring", "tx-ring", "poo
 // ErrNoDriver is wrapped when no registered driver claims a device.
 var ErrNoDriver = errors.New("no driver for this device")
 
-// Claims returns the name of the registered driver that claims a device
-// by its identity (Bus with VendorID/DeviceID, or Compatible), and whether
-// one does. Tools use it to refuse to rebind what no driver here can drive.
+// Claims returns the name of the registered driver (of a port, or of a
+// clock: ClaimsClock) that claims a device by its identity (Bus with
+// VendorID/DeviceID, or Compatible), and whether one does. Tools use it to
+// refuse to rebind what no driver here can drive.
 func Claims(d *Device) (string, bool) {
 	regMu.Lock()
 	drvs := append([]Driver(nil), drivers...)
@@ -331,7 +332,7 @@ func Claims(d *Device) (string, bool) {
 			return dr.Name, true
 		}
 	}
-	return "", false
+	return ClaimsClock(d)
 }
 
 // DriverNames lists the registered drivers, for messages.

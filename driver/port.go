@@ -14,6 +14,12 @@ import (
 // (lock-free by ownership, as in DPDK): a burst entered while another
 // goroutine is inside one on the same queue panics with *ConcurrentUse.
 // Stats, Link and OnLinkChange may be called from any goroutine.
+//
+// A port may implement optional interfaces; assert them, never a driver
+// type: Inspector and LiveInspector (its rings, for tools), PHYAccess
+// (MDIO), RegisterDumper (named registers), MulticastFilter (group
+// addresses) and ClockPort (its 1588 hardware clock: use ClockOf). Its
+// queues may implement RxInterrupter and DirectRecycler.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo

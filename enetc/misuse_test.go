@@ -52,6 +52,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.Rings":     func() error { return wantNil(ep.Rings() == nil, "Rings read registers") },
 			"Port.LiveRings": func() error { return wantNil(ep.LiveRings() == nil, "LiveRings read registers") },
 			"Port.RSSTable":  func() error { return wantNil(ep.RSSTable() == nil, "RSSTable read freed memory") },
+			"Port.Clock":     func() error { _, err := ep.Clock(); return drvtest.IsClosed(err) },
 			"Port.MDIORead":  func() error { _, err := ep.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite": func() error {
 				return drvtest.IsClosed(ep.MDIOWrite(1, 0, 0))

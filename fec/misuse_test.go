@@ -60,6 +60,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.Registers":          func() error { return wantNil(p.Registers() == nil, "Registers read registers") },
 			"Port.Rings":              func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
 			"Port.LiveRings":          func() error { return wantNil(p.LiveRings() == nil, "LiveRings read registers") },
+			"Port.Clock":              func() error { _, err := p.Clock(); return drvtest.IsClosed(err) },
 			"Port.MDIORead":           func() error { _, err := p.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite":          func() error { return drvtest.IsClosed(p.MDIOWrite(1, 0, 0)) },
 			"Port.ProbeIRQ":           func() error { return drvtest.IsClosed(p.ProbeIRQ(0)) },

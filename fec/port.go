@@ -18,7 +18,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks"}
+var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks", "ptp-clock"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -164,6 +164,11 @@ type Port struct {
 	fixedOpt  fixedLinkOpt
 
 	irq irqState // RX interrupts (irq.go)
+
+	ptpMu   sync.Mutex
+	ptp     *ptpClock // the 1588 timer once Clock was called (ptp.go)
+	ptpHz   uint64    // ptp-clock=
+	ptpGone bool      // Close has begun: Clock refuses (ptpMu)
 
 	statsMu  sync.Mutex
 	mibLast  [len(mibNames)]uint32
@@ -328,6 +333,9 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		return err
 	}
 	if err := p.parseFixedLink(get); err != nil {
+		return err
+	}
+	if err := p.parsePTPOptions(get); err != nil {
 		return err
 	}
 	if v, ok := get("shift16"); ok {
@@ -541,6 +549,8 @@ func (p *Port) reset() error {
 	if p.mibBased {
 		p.mibAccumulateLocked()
 	}
+	p.ptpSave() // the reset wipes the 1588 timer
+	defer p.ptpRestore()
 	pulse := !p.prof.has(qMultiQueues) && !p.prof.has(qNoHardReset)
 	if pulse {
 		r.Write32(regECR, ecr_RESET)
@@ -784,6 +794,7 @@ func (p *Port) Close() error {
 	if p.closed {
 		return nil
 	}
+	p.ptpClose()
 	err := p.Stop()
 	p.ctl.Lock()
 	defer p.ctl.Unlock()

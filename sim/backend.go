@@ -34,7 +34,8 @@ func registerModel(kind string, options []string, open func(name string, spec dr
 	models[kind] = modelOpener{options: options, open: open}
 }
 
-var simNameRE = regexp.MustCompile(`^([a-z]+)([0-9]+)$`)
+// simNameRE splits a sim name into kind and number: "enetc0", "enetc-timer0".
+var simNameRE = regexp.MustCompile(`^([a-z]+(?:-[a-z]+)*)([0-9]+)$`)
 
 func openSim(spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	m := simNameRE.FindStringSubmatch(spec.Name)

@@ -90,6 +90,11 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 		irqLines = n
 	}
 
+	osc, tl, err := clockOptions(spec, "ptp-clock", model.DefaultPTPClockHz, 8_000_000, 1_000_000_000)
+	if err != nil {
+		return nil, err
+	}
+
 	if err := fecModels.reserve(name); err != nil {
 		return nil, err
 	}
@@ -98,7 +103,7 @@ func openFEC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, 
 	iommu := sharedIOMMU(prof.NonCoherent)
 	dev, err := model.New(model.Config{Name: name, SoC: prof.Name, MAC: fecMAC(name), IOMMU: iommu,
 		Engine: engine, MMIOCost: cost, LinkDown: linkDown, LinkSpeed: speed,
-		PHYAddr: phyAddr, SharedPHYs: shared})
+		PHYAddr: phyAddr, SharedPHYs: shared, PTPClock: osc, Timeline: tl})
 	if err != nil {
 		unreserve()
 		return nil, err

@@ -19,7 +19,8 @@ type Option struct {
 	// Name is the key, as in sim:enetc0?Name=Value.
 	Name string
 	// Group is who takes it: "model" (every simulated device), "enetc",
-	// "fec" or "wiring" (what the port is connected to; every device).
+	// "fec", "enetc-timer" (the 1588 timer function, which takes only its
+	// own) or "wiring" (what the port is connected to; every device).
 	Group string
 	// Value is what it takes, Default what applies without it.
 	Value, Default string
@@ -59,6 +60,22 @@ var Options = []Option{
 		"Further PHYs answering on the same MDIO bus, as another ENET's PHY does on a shared bus."},
 	{"irq-lines", "fec", "1 to the number of the part's interrupt lines", "every line, as vfio-platform delivers them",
 		"The device tree's first N interrupts reach user space: `1` as uio_pdrv_genirq delivers only the first. Interrupt i is the MAC line the tree lists i-th."},
+
+	{"ptp-clock", "fec", "8000000 to 1000000000 (Hz)", "100 MHz",
+		"The rate of the clock that drives the ENET's 1588 timer; the driver reads the same option (the part's device tree gives it to Linux)."},
+	{"freq-error", "fec", "-1000000 to 1000000 (ppb)", "0",
+		"How far the 1588 timer's clock runs off its nominal rate."},
+	{"timeline", "fec", "`wall` or `manual`", "`wall`",
+		"The model time the 1588 timer counts: `wall` follows the host's clock; `manual` moves only when a test advances it."},
+
+	{"chip", "enetc-timer", "up to 32 letters, digits, `-` or `_`", "one chip for every `sim:enetcN`",
+		"The simulated LS1028A whose 1588 timer function this is: it becomes the clock of that chip's `sim:enetcN` ports (same `chip=`)."},
+	{"ref-clock", "enetc-timer", "100000001 to 1000000000 (Hz)", "400 MHz",
+		"The timer's reference clock; the driver reads the same option, as the board's device tree gives it to Linux."},
+	{"freq-error", "enetc-timer", "-1000000 to 1000000 (ppb)", "0",
+		"How far the timer's reference clock runs off its nominal rate."},
+	{"timeline", "enetc-timer", "`wall` or `manual`", "`wall`",
+		"The model time the timer counts: `wall` follows the host's clock; `manual` moves only when a test advances it."},
 
 	{"peer", "wiring", "`sim:NAME`, another simulated port", "none",
 		"A cable to that port: open both, the second to open completes it. Between two `sync` ports a frame crosses on the sender's goroutine; otherwise through a ring the receiver pulls. Not with `sink`, `afpacket` or `pcap-out`."},
@@ -131,6 +148,7 @@ too.
 		{"model", "Every simulated device", "`sim:enetcN` and `sim:fecN` both take these."},
 		{"enetc", "`sim:enetcN`: the ENETC of the LS1028A", ""},
 		{"fec", "`sim:fecN`: the FEC/ENET of i.MX SoCs", ""},
+		{"enetc-timer", "`sim:enetc-timerN`: the LS1028A's 1588 timer function", "A timer takes these and no others: it has no wire."},
 		{"wiring", "What a port is connected to", "Every simulated device takes these. Without any, the port transmits into a counting discard and receives nothing."},
 	} {
 		fmt.Fprintf(&b, "\n## %s\n\n", g.title)

@@ -35,7 +35,8 @@ func TestOptionsTableCoversTheCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyRE := regexp.MustCompile(`(?:Options\.(?:Get|Has)|\bo\.(?:Get|Has)|boolOption\(spec,|\bbad)\(?\s*"([a-z][a-z0-9-]*)"`)
-	groupOf := map[string][]string{"enetc.go": {"model", "enetc"}, "fec.go": {"model", "fec"}, "backend.go": {"model"}, "attach.go": {"wiring"}, "view.go": {"wiring"}}
+	groupOf := map[string][]string{"enetc.go": {"model", "enetc"}, "fec.go": {"model", "fec"}, "backend.go": {"model"}, "attach.go": {"wiring"}, "view.go": {"wiring"},
+		"clock.go": {"fec", "enetc-timer"}, "enetctimer.go": {"enetc-timer"}}
 	seen := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -69,6 +70,8 @@ func TestOptionsTableCoversTheCode(t *testing.T) {
 			takes = enetcOptions
 		case "fec":
 			takes = fecOptions
+		case "enetc-timer":
+			takes = enetcTimerOptions
 		default:
 			takes = append(append([]string(nil), enetcOptions...), attachOptions...)
 		}

@@ -57,7 +57,7 @@ func TestBadInputTable(t *testing.T) {
 		// Specs and options, on commands that open a port.
 		{exitUsage, []string{"regs", "bogus"}, []string{`"bogus"`, "accepted forms"}},
 		{exitUsage, []string{"regs", "uio:/tmp/uio0"}, []string{`"/tmp/uio0"`, "/dev/uioN"}},
-		{exitUsage, []string{"regs", "sim:zz0"}, []string{`"zz0"`, "enetc, fec"}},
+		{exitUsage, []string{"regs", "sim:zz0"}, []string{`"zz0"`, "enetc, enetc-timer, fec"}},
 		{exitUsage, []string{"regs", "sim:enetc0?color=red"}, []string{"option color", "accepted: "}},
 		{exitUsage, []string{"regs", "sim:enetc0?soc=imx8mp"}, []string{"option soc", "accepted: ", "vf"}},
 		{exitUsage, []string{"regs", "sim:fec0?in-band=off"}, []string{"option in-band", "the fec driver", "accepted: "}},

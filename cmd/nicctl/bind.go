@@ -394,6 +394,9 @@ func (t target) refuse(e *env, cmd string) ([]string, error) {
 		if _, ok := driver.Claims(&driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision}); !ok {
 			why = append(why, fmt.Sprintf("no gopmd driver (%s) claims it (PCI ID %s, class %06x)", strings.Join(driver.DriverNames(), ", "), d.ID(), d.Class))
 		}
+		if strings.HasPrefix(cmd, "bind ") {
+			why = append(why, clockUsers(e, d)...)
+		}
 	}
 	uses, err := e.sys.InUse(bus, t.name)
 	if err != nil {

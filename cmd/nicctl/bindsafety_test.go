@@ -41,6 +41,8 @@ func TestBindRefusals(t *testing.T) {
 			[]string{"refusing to bind 0002:01:00.0 vfio-pci", "mounted on /"}},
 		{"the ENETC MDIO function", "ls1028a", nil, []string{"bind", "0000:00:00.3", "vfio-pci"},
 			[]string{"no gopmd driver", "1957:ee01"}},
+		{"the 1588 timer while a kernel ENETC port uses it", "ls1028a", nil, []string{"bind", "0000:00:00.4", "vfio-pci"},
+			[]string{"refusing to bind 0000:00:00.4 vfio-pci", "0000:00:00.1 (1957:e100, kernel driver fsl_enetc) timestamps with this timer", "--force"}},
 		{"an Intel NIC no gopmd driver drives", "ls1028a", nil, []string{"bind", "0001:01:00.0", "uio_pci_generic"},
 			[]string{"no gopmd driver", "8086:10d3"}},
 		{"a port whose interface is up", "ls1028a", func(t *testing.T, root string) {

@@ -85,7 +85,7 @@ type command struct {
 var commands []*command
 
 // order is the help order; commands register from init in file order.
-var order = []string{"list", "bind", "unbind", "sriov", "info", "regs", "mdio", "phy", "link", "stats", "rings", "selftest", "pktgen", "bench"}
+var order = []string{"list", "bind", "unbind", "sriov", "info", "regs", "mdio", "phy", "link", "clock", "stats", "rings", "selftest", "pktgen", "bench"}
 
 func register(c *command) {
 	commands = append(commands, c)
@@ -138,6 +138,13 @@ func usage(w io.Writer) {
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
+		// A negative number is an argument, not a flag ("clock DEV adj -0.5"):
+		// no flag name starts with a digit.
+		if len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && (args[0][1] >= '0' && args[0][1] <= '9' || args[0][1] == '.') {
+			pos = append(pos, args[0])
+			args = args[1:]
+			continue
+		}
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}

@@ -35,7 +35,8 @@ const (
 )
 
 // pciKind names the PCI functions of the LS1028A integrated endpoint
-// (docs/hardware-enetc.md §1.1); port is true for the ones gopmd drives.
+// (docs/hardware-enetc.md §1.1, §12); port is true for the ones gopmd
+// drives (the timer as a clock).
 var pciKinds = map[string]struct {
 	kind string
 	port bool
@@ -43,7 +44,7 @@ var pciKinds = map[string]struct {
 	"1957:e100": {"ENETC PF", true},
 	"1957:ef00": {"ENETC VF", true},
 	"1957:ee01": {"ENETC central MDIO", false},
-	"1957:ee02": {"ENETC PTP timer", false},
+	"1957:ee02": {"ENETC PTP timer", true}, // a clock: nicctl clock, driver.OpenClock
 }
 
 // listEntry is one device in the list.
@@ -191,6 +192,10 @@ func pciUsable(e *env, d *pci.Device, port, known bool) (bool, string) {
 	if uses, err := e.sys.InUse("pci", addr); err == nil && len(uses) > 0 {
 		// nicctl bind would refuse it: say why instead of suggesting it.
 		return false, "held by kernel driver " + d.Driver + ", and the host uses it (" + uses[0].What + "): leave it, or take it down first"
+	}
+	if users := clockUsers(e, d); len(users) > 0 {
+		// nicctl bind would refuse it: the kernel's ports use the clock.
+		return false, "held by kernel driver " + d.Driver + ", and " + users[0]
 	}
 	return false, "held by kernel driver " + d.Driver + ": " + how
 }

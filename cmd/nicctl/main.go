@@ -2,7 +2,8 @@
 // gopmd can drive on this machine, hands PCI functions to vfio-pci or
 // uio_pci_generic and back, and looks into one port: registers with decoded
 // fields, MDIO and the PHY, link, counters, descriptor rings, a loopback
-// self-test and a packet generator and benchmark.
+// self-test and a packet generator and benchmark; and reads, sets and
+// adjusts a 1588 hardware clock as linuxptp's phc_ctl does.
 //
 //	nicctl [--root DIR] COMMAND [flags] [ARGS]
 //	nicctl --version

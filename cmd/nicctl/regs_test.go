@@ -191,7 +191,7 @@ func TestRegsErrors(t *testing.T) {
 		{exitUsage, []string{"regs", "bogus"}, []string{`"bogus"`, "accepted forms"}},
 		{exitUsage, []string{"regs", "0000:00:99.0"}, []string{"0000:00:99.0", "above 0x1f"}},
 		{exitUsage, []string{"regs", "sim:enetc0?color=red"}, []string{"option color: unknown option", "accepted: "}},
-		{exitUsage, []string{"regs", "sim:zz0"}, []string{"zz0", "enetc, fec"}},
+		{exitUsage, []string{"regs", "sim:zz0"}, []string{"zz0", "enetc, enetc-timer, fec"}},
 		{exitFailed, []string{"--root", "testdata/imx8mp", "regs", "platform:30bf0000.ethernet"}, []string{"30bf0000.ethernet", "imx-dwmac"}},
 		{exitFailed, []string{"--root", "testdata/imx8mp", "regs", "platform:nosuch"}, []string{"nosuch", "no such device"}},
 		{exitFailed, []string{"--root", "testdata/ls1028a", "regs", "0000:00:00.1"}, []string{"0000:00:00.1", "fsl_enetc"}},

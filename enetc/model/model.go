@@ -77,7 +77,8 @@ type Config struct {
 // transaction runs on one function, a register access to any function is a
 // recorded model error of the function accessed.
 type Chip struct {
-	mdio atomic.Pointer[Device] // the function whose MDIO transaction runs, if any
+	mdio  atomic.Pointer[Device] // the function whose MDIO transaction runs, if any
+	timer atomic.Pointer[Timer]  // the chip's 1588 timer (timer.go), nil until attached
 }
 
 // NewChip returns a chip for functions to share through Config.Chip.

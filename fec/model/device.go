@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/internal/simtime"
 	"github.com/gopmd/gopmd/wire"
 )
 
@@ -48,6 +49,12 @@ type Config struct {
 	// CoalesceClockHz is the clock RX interrupt coalescing's timer counts
 	// (RXICn.ICTT is in units of 64 of its cycles); 0 means 125 MHz.
 	CoalesceClockHz int64
+	// PTPClock is the 1588 timer's clock: its nominal rate (0: 100 MHz,
+	// DefaultPTPClockHz) and its frequency error.
+	PTPClock simtime.Oscillator
+	// Timeline is the model time the 1588 timer's clock runs on; nil
+	// follows the host's clock.
+	Timeline *simtime.Timeline
 	// MDIOTime is how long a management frame takes (about 25 µs at the
 	// usual 2.5 MHz MDC); 0 completes it inside the MMFR write. A driver
 	// must then wait for EIR.MII before reading MMFR, as on silicon.
@@ -75,6 +82,7 @@ type Device struct {
 	bootMAC [6]byte
 
 	regs [regSpan / 4]atomic.Uint32
+	ptp  ptpTimer             // the 1588 timer (ptp.go)
 	defs [regSpan / 4]*regDef // nil: not present on this part
 
 	nrings int
@@ -199,6 +207,7 @@ func New(cfg Config) (*Device, error) {
 	}
 	d.wire.Store(&wireHolder{&CountingDiscard{}})
 	d.sources.Store(&[]wire.Source{})
+	d.ptp.init(cfg.Timeline, cfg.PTPClock)
 	d.resetRegs()
 	d.writeMAC(cfg.MAC)
 	d.run.init()
@@ -324,6 +333,11 @@ func (d *Device) Read32(off uint32) uint32 {
 		d.recordUnimpl(off, false, 0)
 		return 0
 	}
+	if off >= regATCR && off <= regTCSR0+28 {
+		if v, ok := d.ptp.read(off); ok {
+			return v
+		}
+	}
 	switch off {
 	case regEIR, regMMFR:
 		d.mdioPoll()
@@ -362,6 +376,9 @@ func (d *Device) Write32(off uint32, v uint32) {
 	}
 	if off >= regSpan || d.defs[off/4] == nil {
 		d.recordUnimpl(off, true, v)
+		return
+	}
+	if off >= regATCR && off <= regTCSR0+28 && d.ptp.write(off, v) {
 		return
 	}
 	def := d.defs[off/4]
@@ -462,6 +479,7 @@ func (d *Device) resetRegs() {
 			d.regs[i].Store(0)
 		}
 	}
+	d.ptp.reset()
 	for i := 0; i < 3; i++ {
 		d.rx[i].req.Store(0)
 		d.rx[i].cur = 0
