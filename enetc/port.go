@@ -63,17 +63,16 @@ const (
 	// fcsLen is the FCS the device strips on RX and appends on TX.
 	fcsLen = 4
 	// defaultLinkPoll is how often the link watcher polls the PHY. Every
-	// poll holds the data path off for one MDIO transaction (ERR050089: TX
-	// bursts wait, RX bursts return nothing), and if the OS deschedules the
-	// watcher meanwhile the queues wait for it: once a second keeps that
-	// cost negligible and notices a link change within a second
-	// (link-poll= overrides it).
+	// MDIO register access of a poll holds the data path off for itself
+	// (ERR050089: TX bursts wait, RX bursts return nothing), and if the OS
+	// deschedules the watcher meanwhile the queues wait for it: once a
+	// second keeps that cost negligible and notices a link change within a
+	// second (link-poll= overrides it).
 	defaultLinkPoll = time.Second
-	// minLinkPoll is the shortest link-poll= taken. One poll is one MDIO
-	// transaction of up to seven clause-22 reads (~26 µs each at 2.5 MHz),
-	// during which TX bursts wait and RX bursts return nothing: at 10 ms
-	// that is under 2% of the time, shorter polls buy nothing a link change
-	// needs.
+	// minLinkPoll is the shortest link-poll= taken. One poll is up to ten
+	// clause-22 reads (~26 µs each at 2.5 MHz) of some seven MDIO register
+	// accesses each, during each of which TX bursts wait and RX bursts
+	// return nothing: shorter polls buy nothing a link change needs.
 	minLinkPoll = 10 * time.Millisecond
 )
 
@@ -125,7 +124,7 @@ type Port struct {
 	linkEv     driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
 	maxTx      int
 	maxRx      int
-	mdioPorts  []*Port // the ports whose gates the running MDIO transaction closed
+	mdioPorts  []*Port // the ports whose gates the running MDIO register access closed
 	// 64-bit totals of the 32-bit device counters (stats.go), under ctl.
 	dcrAcc       []acc32 // RBDCR of each RX ring
 	macAcc       []acc32 // macCounters
@@ -258,7 +257,7 @@ func (p *Port) parseOptions() error {
 			return driver.BadOption("link-poll", v, "not a poll interval", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
 		}
 		if d > 0 && d < minLinkPoll {
-			return driver.BadOption("link-poll", v, "polls the PHY too often: every poll holds every ENETC port's data path off for one MDIO transaction (ERR050089)", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
+			return driver.BadOption("link-poll", v, "polls the PHY too often: every MDIO register access of a poll holds every ENETC port's data path off (ERR050089)", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
 		}
 		p.linkPoll = d
 	}

@@ -147,7 +147,7 @@ func TestERR050089Detected(t *testing.T) {
 	d := newHarness(t, Config{PF: true, PHYAddr: 1, Chip: chip}).d
 	d.Write32(EMDIOBase+regMDIO_CFG, mdioCfg)
 	d.Write32(EMDIOBase+regMDIO_CTL, 1<<5|mii.BMSR|mdio_ctl_READ)
-	d.Read32(regSIMR) // between two MDIO register accesses: allowed
+	d.Read32(regSIMR)                            // between two MDIO register accesses: allowed
 	chip.inWindow = func() { d.Read32(regSIMR) } // lands inside the next access
 	d.Read32(EMDIOBase + regMDIO_CFG)
 	chip.inWindow = nil
@@ -223,4 +223,3 @@ func TestMDIOFrameOnClock(t *testing.T) {
 		t.Fatalf("MDIOFrames %d, want 1", n)
 	}
 }
-
