@@ -51,6 +51,12 @@ func (d *Device) MDIOBusyUntil() (time.Duration, bool) {
 	return time.Duration(end), end > c.now.Load()
 }
 
+// MDIOAccessing reports whether an MDIO register access to a function of
+// the device's chip is under way (the ERR050089 window). On a Clock such an
+// access takes no model time: a harness that moves the clock on keeps still
+// while one is under way.
+func (d *Device) MDIOAccessing() bool { return d.chip.mdio.Load() != nil }
+
 // startFrame puts one MDIO frame on bus b: it keeps the bus busy for
 // MDIOFrameTime of model time, if the function has a Clock.
 func (d *Device) startFrame(b *mdioBus) {
