@@ -380,6 +380,7 @@ func (p *Port) writePromisc() {
 func (p *Port) configureSI() error {
 	r := p.regs
 	r.Write32(regSICAR0, sicar0_VALUE) // ring and frame DMA snoop, no allocate (§2.1)
+	r.Write32(regSICAR1, sicar1_VALUE) // MSI-X message writes: device memory, no snoop (as Linux, FreeBSD)
 	r.Write32(regSIMR, simr_EN)
 	c := r.Read32(regSICAPR0)
 	tx := int(c>>sicapr0_TXBDR_SHIFT) & sicapr0_BDR_MASK
