@@ -3,6 +3,7 @@ package enetc
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/internal/mii"
 )
@@ -430,10 +432,14 @@ func (p *Port) mdioWrite22(phy, reg int, v uint16) error {
 	return p.mdioWrite22At(regEMDIO, phy, reg, v)
 }
 
-// findPHY picks the PHY: option phy=N or phy=none, else the first address
-// whose ID registers answer. Without one the link is treated as fixed (an
-// internal port). Called from New.
-func (p *Port) findPHY() {
+// findPHY picks the PHY: option phy=N or phy=none; else the device
+// tree's phy-handle when it names a PHY on the port's own MDIO bus (a PHY
+// on the LS1028A's central MDIO function, 00:00.3, where mainline puts the
+// RDB's PHYs since 2021, is refused with what to do: gopmd does not drive
+// that function); else the first address whose ID registers answer.
+// Without one the link is fixed (an internal port). It records why in
+// phyWhy (PHYChoice). Called from New.
+func (p *Port) findPHY() error {
 	p.lock()
 	defer p.unlock()
 	p.phyAddr = -1
@@ -441,27 +447,76 @@ func (p *Port) findPHY() {
 		v := o.Get("phy")
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < 32 {
 			p.phyAddr = n
+			p.phyWhy = fmt.Sprintf("phy=%d: address %d on the port's own MDIO bus, as the option says", n, n)
+		} else {
+			p.phyWhy = "phy=none: no PHY, a fixed link (with a PCS, the link is the PCS's)"
 		}
-		return
+		return nil
 	}
 	if p.phyMode == modeInternal {
-		return // a fixed link inside the SoC: no PHY to look for
+		p.phyWhy = "none: an internal port, a fixed link inside the SoC"
+		return nil // a fixed link inside the SoC: no PHY to look for
+	}
+	dt, err := devtree.ReadPHY(p.dev.OFNode)
+	if err != nil {
+		return fmt.Errorf("enetc %s: %w; give phy=N (the PHY's address on the port's MDIO bus) or phy=none (fixed link) to choose by hand", p.name, err)
+	}
+	if dt.Found {
+		return p.phyFromDT(dt)
 	}
 	for a := 0; a < 32; a++ {
 		id1, err1 := p.mdioRead22(a, mii.PHYID1)
 		id2, err2 := p.mdioRead22(a, mii.PHYID2)
 		if err1 != nil || err2 != nil {
 			if errors.Is(err1, ErrMDIOTimeout) || errors.Is(err2, ErrMDIOTimeout) {
-				return // no working MDIO: fixed link
+				p.phyWhy = "none: the port's MDIO controller stayed busy, so no PHY could be read; a fixed link"
+				return nil // no working MDIO: fixed link
 			}
 			continue
 		}
-		if (id1 == 0xFFFF && id2 == 0xFFFF) || (id1 == 0 && id2 == 0) {
+		if (id1 == 0xFFFF && id1 == id2) || (id1 == 0 && id2 == 0) {
 			continue
 		}
 		p.phyAddr = a
-		return
+		p.phyWhy = fmt.Sprintf("address %d, the first on the port's own MDIO bus whose ID registers answer (ID %#08x): the device tree names no PHY", a, uint32(id1)<<16|uint32(id2))
+		return nil
 	}
+	p.phyWhy = "none: the device tree names no PHY and none answers on the port's own MDIO bus; a fixed link"
+	return nil
+}
+
+// phyFromDT takes the PHY the device tree names (caller holds p.lock).
+func (p *Port) phyFromDT(dt devtree.PHY) error {
+	if dt.Fixed {
+		p.phyWhy = "none: the device tree's fixed-link, no PHY"
+		return nil
+	}
+	own := filepath.Clean(p.dev.OFNode)
+	switch {
+	case dt.Bus != "" && filepath.Clean(dt.Bus) == own:
+		p.phyAddr = dt.Addr
+		p.phyWhy = fmt.Sprintf("address %d on the port's own MDIO bus: the device tree's %s names %s", dt.Addr, dt.Prop, dt.Node)
+		return nil
+	case devtree.CentralMDIO(dt.Parent):
+		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the LS1028A's central MDIO function (%s, PCI 00:00.3, 1957:ee01; mainline's RDB tree puts its PHYs there since 2021), which gopmd does not drive: "+
+			"give phy=none to take the link from the Lynx PCS alone (SGMII or 2500BASE-X; the PHY keeps what the bootloader or kernel set), "+
+			"or phy=%d to reach it through this port's own MDIO controller where the board wires that one to the PHY (NXP calls MDIO through the port defeatured on the LS1028A)",
+			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent, dt.Addr)
+	default:
+		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the MDIO bus of %s, which this port's MDIO registers do not drive: give phy=none (fixed link, or the PCS's link) or phy=N if this port's own MDIO reaches a PHY",
+			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent)
+	}
+}
+
+// PHYChoice says which PHY the port uses and why: the option, the device
+// tree's phy-handle, a scan, or none (nicctl info prints it).
+func (p *Port) PHYChoice() string {
+	p.lock()
+	defer p.unlock()
+	if !p.pf {
+		return "none: a VF has no MDIO bus; the PF owns the PHY"
+	}
+	return p.phyWhy
 }
 
 // PHYAddr is the MDIO address of the port's PHY, or -1 when the port runs

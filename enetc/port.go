@@ -112,6 +112,7 @@ type Port struct {
 	allMulti   bool
 	mcGroups   map[[6]byte]struct{} // multicast groups joined (multicast.go)
 	phyAddr    int                  // -1: no PHY found, fixed link
+	phyWhy     string               // which PHY and why (findPHY, PHYChoice)
 	phyMode    phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
 	inband     bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
 	pcsIfMode  uint16               // what the PCS's IF_MODE holds (SGMII out of band)
@@ -202,7 +203,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.findPHY()
+		if err := p.findPHY(); err != nil {
+			return nil, err
+		}
 	}
 	l := driver.Link{Up: true, SpeedMbps: p.fixedSpeed, FullDuplex: true}
 	p.link = l
