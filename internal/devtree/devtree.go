@@ -166,3 +166,49 @@ var centralMDIO = []string{"pci1957,ee01", "fsl,enetc-mdio"}
 // CentralMDIO reports whether node is an MDIO controller of its own (the
 // LS1028A's central MDIO function, 00:00.3), not a MAC's mdio subnode.
 func CentralMDIO(node string) bool { return Compatible(node, centralMDIO...) }
+
+// Phandle reads node's phandle (or the older linux,phandle); ok is false
+// when nothing refers to the node (it has none).
+func Phandle(node string) (uint32, bool) {
+	for _, name := range []string{"phandle", "linux,phandle"} {
+		if v, err := U32(filepath.Join(node, name)); err == nil {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// Referrers are the nodes whose one-cell property prop refers to node by
+// its phandle (a switch port's ethernet = <&node>, for one), in walk
+// order; none when node has no phandle.
+func Referrers(node, prop string) ([]string, error) {
+	ph, ok := Phandle(node)
+	if !ok {
+		return nil, nil
+	}
+	root, ok := Root(node)
+	if !ok {
+		return nil, fmt.Errorf("device-tree node %s is not under a devicetree/base directory", node)
+	}
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable corner of the tree says nothing
+		}
+		if d.IsDir() || d.Name() != prop {
+			return nil
+		}
+		if v, err := U32(path); err == nil && v == ph {
+			out = append(out, filepath.Dir(path))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Enabled reports whether node's status is absent, "okay" or "ok" (the
+// device-tree specification's enabled values).
+func Enabled(node string) bool {
+	s := Strings(filepath.Join(node, "status"))
+	return len(s) == 0 || s[0] == "okay" || s[0] == "ok"
+}
