@@ -19,17 +19,19 @@
 // of any ENETC function may be lost or corrupted, so the rule spans every
 // port of the chip (Linux takes one global rwlock). Every control-path
 // register access (bring-up, Stats, Link, SetMTU, ...) holds its port's
-// mutex and the read side of the chip's lock; an MDIO transaction holds
-// the write side. The data path takes no lock: it follows the stop
-// protocol of package internal/gate, whose MDIO bit an MDIO transaction on
-// any port sets in the gate of every open port of the chip before it waits
-// until no queue of any of them is inside a burst. So no ring register
-// (RBCIR, TBPIR, TBCIR) is touched while MDIO runs. The chip is
+// mutex and the read side of the chip's lock; each MDIO register access
+// holds the write side, for that access only, as Linux does. The data path
+// takes no lock: it follows the stop protocol of package internal/gate,
+// whose MDIO bit an MDIO register access on any port sets in the gate of
+// every open port of the chip before it waits until no queue of any of
+// them is inside a burst. So no ring register (RBCIR, TBPIR, TBCIR) is
+// touched during an MDIO register access, and the rings run while a frame
+// is on the MDIO wire. The chip is
 // driver.Device.Chip: every real ENETC function of the process shares one
 // (backends that reach silicon leave it empty); simulated chips (sim's
 // chip= option) each keep their own. An RX burst that finds the gate closed
 // returns 0 and the caller polls again; a TX burst waits, off the gate, for
-// the transaction to end (bounded by mdioGateWaitMax) and then sends:
+// the access to end (bounded by mdioGateWaitMax) and then sends:
 // housekeeping never costs a frame. On arm64, the target, the handshake
 // costs two store-releases and a load-acquire per burst; on amd64 each of
 // Go's atomic stores is an XCHG.

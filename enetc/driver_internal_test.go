@@ -26,6 +26,7 @@ func TestBringUpProgramsReference(t *testing.T) {
 	}{
 		{"PM0_RX_FIFO", regPM0_RX_FIFO, 1},
 		{"SICAR0", regSICAR0, 0x2B2B6727},
+		{"SICAR1", regSICAR1, 0x00300030}, // MSI-X writes (Linux enetc_configure_si, FreeBSD enetc_init_hw)
 		{"PM0_MAXFRM", regPM0_MAXFRM, 1522},
 		{"TBMR(0)", txRingReg(0, regTBMR), tbmr_EN},
 		{"RBMR(0)", rxRingReg(0, regRBMR), rbmr_EN},

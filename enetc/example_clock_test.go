@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	_ "github.com/gopmd/gopmd/enetc" // the ENETC driver and its timer
 	"github.com/gopmd/gopmd/sim"
 )
 

@@ -11,10 +11,16 @@ import (
 // RX interrupts (§2.1, §2.2, §4.6).
 //
 // The ENETC signals an RX ring's interrupt as an MSI-X message to the
-// table entry SIMSIRRV(n) names; the backend routes entry v to a
+// table entry SIMSIRRV(n) names (its writes carry SICAR1's attributes,
+// which bring-up sets as Linux does); the backend routes entry v to a
 // descriptor (VFIO_DEVICE_SET_IRQS with an eventfd; the simulated
 // function the same). Ring n uses entry n+1, leaving entry 0 to the SI's
-// own events, as Linux does. RBIER stays 0 while the ring is polled. To
+// own events, as Linux does. The first arm of any queue opens the entries
+// of every RX queue, the highest first: VFIO enables MSI-X with entries
+// 0..v at the first routing of entry v and, where the interrupt controller
+// has no dynamic MSI-X (the LS1028A's GICv3 ITS), can add none past them
+// later, so that first call must size the block for them all (Linux
+// allocates its vectors at once too, pci_alloc_irq_vectors). RBIER stays 0 while the ring is polled. To
 // sleep, a queue's goroutine arms: SIMSIRRV(n) = n+1, RBICR0 = ICEN with a
 // threshold of one frame and RBICR1 = 0 (no timer), or what the spec
 // options rx-coalesce-frames= and rx-coalesce-ticks= say, W1C the ring's bit in
@@ -44,6 +50,7 @@ type irqState struct {
 	rxirq.Port
 	coalFrames uint32
 	coalTicks  uint32
+	vectors    bool // every RX queue's MSI-X entry is open (openVectors)
 }
 
 // parseIRQOptions reads rx-coalesce-frames= and rx-coalesce-ticks=.
@@ -84,8 +91,8 @@ func (p *Port) stopIRQ() { p.irq.Stop(nil) }
 func (p *Port) closeIRQ() { p.irq.Close(p.cfg.StopTimeout) }
 
 // ArmInterrupt clears the ring's interrupt detect and enables its
-// interrupt (driver.RxInterrupter). The first call opens the ring's MSI-X
-// entry through the backend.
+// interrupt (driver.RxInterrupter). The first call of any queue opens the
+// MSI-X entries of every RX queue through the backend (openVectors).
 func (q *rxQueue) ArmInterrupt() error {
 	p := q.port
 	s := &p.irq
@@ -104,10 +111,10 @@ func (q *rxQueue) ArmInterrupt() error {
 	case p.dev.OpenIRQ == nil:
 		return fmt.Errorf("enetc %s: rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", p.name, q.idx, p.dev.Backend, driver.ErrNoInterrupt)
 	}
-	vector := msixRingBase + q.idx
-	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(vector) }); err != nil {
-		return fmt.Errorf("enetc %s: rx%d: open MSI-X entry %d: %w", p.name, q.idx, vector, err)
+	if err := p.openVectors(); err != nil {
+		return err
 	}
+	vector := msixRingBase + q.idx
 	r := p.regs
 	r.Write32(regSIMSIRRV+4*uint32(q.idx), uint32(vector))
 	r.Write32(rxRingReg(q.idx, regRBICR0), rbicr0_ICEN|s.coalFrames) // default one frame: no delay
@@ -120,6 +127,28 @@ func (q *rxQueue) ArmInterrupt() error {
 	q.irq.Armed++
 	return nil
 }
+
+// openVectors opens the MSI-X entry of every RX queue, the highest first,
+// so that the backend's first VFIO_DEVICE_SET_IRQS enables them all (see
+// the top of this file). Caller holds p.irq.Mu.
+func (p *Port) openVectors() error {
+	s := &p.irq
+	if s.vectors {
+		return nil
+	}
+	for i := len(p.rx) - 1; i >= 0; i-- {
+		vector := msixRingBase + i
+		if err := s.Open(&p.rx[i].irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(vector) }); err != nil {
+			return fmt.Errorf("enetc %s: rx%d: open MSI-X entry %d of entries 1 to %d (one per RX queue, all at the first arm): %w", p.name, i, vector, len(p.rx), err)
+		}
+	}
+	s.vectors = true
+	return nil
+}
+
+// MSIXVectors is how many MSI-X entries the port asks for at its first
+// RX interrupt arm: entry 0 (the SI's) and one per RX queue.
+func (p *Port) MSIXVectors() int { return msixRingBase + len(p.rx) }
 
 // DisarmInterrupt disables the ring's interrupt and consumes a pending one
 // (driver.RxInterrupter).

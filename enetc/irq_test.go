@@ -120,3 +120,39 @@ func TestCoalescingBundlesFrames(t *testing.T) {
 	}
 	w.Disarm()
 }
+
+// TestArmOpensEveryVectorAtOnce: on the LS1028A VFIO cannot add an MSI-X
+// entry once MSI-X is enabled (no dynamic MSI-X on its GICv3 ITS), and the
+// simulated function refuses one the same way. The first arm of RX queue 0
+// must therefore open the entries of every RX queue in one enable, so that
+// queues 1 and 2 can arm after it.
+func TestArmOpensEveryVectorAtOnce(t *testing.T) {
+	const queues = 3
+	name := fmt.Sprintf("enetc%d", 300+irqSeq.Add(1))
+	p, err := driver.OpenConfig("sim:"+name+"?link-poll=0", driver.Config{RxQueues: queues, TxQueues: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("close %s: %v", name, err)
+		}
+	})
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if v := p.(interface{ MSIXVectors() int }).MSIXVectors(); v != queues+1 {
+		t.Errorf("MSIXVectors %d, want %d (entry 0 and one per RX queue)", v, queues+1)
+	}
+	for i := 0; i < queues; i++ {
+		if err := p.RxQueue(i).(driver.RxInterrupter).ArmInterrupt(); err != nil {
+			t.Fatalf("arm rx%d after rx0..rx%d: %v", i, i-1, err)
+		}
+	}
+	if v, n := sim.ENETCMSIX(name); v != queues+1 || n != 1 {
+		t.Fatalf("MSI-X enabled %d times with %d entries, want once with %d", n, v, queues+1)
+	}
+	for i := 0; i < queues; i++ {
+		p.RxQueue(i).(driver.RxInterrupter).DisarmInterrupt()
+	}
+}

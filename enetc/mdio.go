@@ -3,6 +3,7 @@ package enetc
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -10,13 +11,14 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 	"github.com/gopmd/gopmd/internal/gate"
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
 // MDIO on the PF's external MDIO controller (EMDIO, §2.9), clause 22 and 45,
 // under the ERR050089 rule: see the package documentation for how the data
-// path is kept off the registers while a transaction runs.
+// path is kept off the registers during each MDIO register access.
 
 // mdioTimeout bounds each busy-wait (the reference: 10 ms).
 const mdioTimeout = 10 * time.Millisecond
@@ -27,14 +29,22 @@ var ErrMDIOTimeout = errors.New("MDIO controller stayed busy")
 // ErrMDIONoResponse is wrapped when a read finds no PHY answering (RD_ER).
 var ErrMDIONoResponse = errors.New("no PHY answered the MDIO read")
 
-// ERR050089 spans the whole chip: an MDIO access concurrent with any other
-// register access of any ENETC function of the chip may be lost (reference
-// §5.4; Linux takes one global rwlock for all of them). So the rule is kept
-// across every port of the chip, not per port: every control path holds the
-// read side of its chip's rw while it touches registers (Port.lock), an
-// MDIO transaction the write side; and the data path of every port of the
-// chip is held off by the MDIO bit of its gate, which an MDIO transaction
-// on any of them sets.
+// ERR050089 spans the whole chip: an MDIO register access concurrent with
+// any other register access of any ENETC function of the chip may be lost
+// (reference §5.4; Linux takes one global rwlock for all of them). So the
+// rule is kept across every port of the chip, not per port: every control
+// path holds the read side of its chip's rw while it touches registers
+// (Port.lock), each MDIO register access the write side; and the data path
+// of every port of the chip is held off by the MDIO bit of its gate, which
+// an MDIO register access on any of them sets for that access only.
+//
+// The unit is the register access, not the transaction, as in Linux, whose
+// MDIO accessors take the erratum lock for writing around each register
+// access (enetc_hw.h enetc_port_rd_mdio/enetc_port_wr_mdio) and let the data
+// path run while a frame is on the MDIO wire. Holding the data path off for
+// a whole transaction would cost far more: one link poll (up to 7 PHY and 3
+// PCS reads, each a 25.6 µs MDIO frame at 2.5 MHz) is 0.2 ms or more, over
+// 760 minimum-size frames at 2.5 Gb/s against a 512-BD ring.
 //
 // The chip is driver.Device.Chip. Every backend that reaches silicon leaves
 // it empty, so every real ENETC function of the process shares one rule, as
@@ -44,9 +54,9 @@ type chip struct {
 	name string
 	rw   sync.RWMutex
 	mu   sync.Mutex // guards ports
-	// ports is every open port of the chip, whose gates an MDIO
-	// transaction closes. Copied on write: a transaction keeps the slice
-	// it closed the gates of, to open the same ones.
+	// ports is every open port of the chip, whose gates an MDIO register
+	// access closes. Copied on write: an access keeps the slice it closed
+	// the gates of, to open the same ones.
 	ports []*Port
 	refs  int // ports from New to Close, under chips.mu
 }
@@ -83,7 +93,7 @@ func (c *chip) release() {
 	}
 }
 
-// register adds p to the ports an MDIO transaction on its chip holds off.
+// register adds p to the ports an MDIO register access on its chip holds off.
 func (p *Port) register() {
 	c := p.chip
 	c.mu.Lock()
@@ -101,7 +111,7 @@ func (p *Port) unregister() {
 }
 
 // lock takes the port's control-path lock and the read side of its chip's
-// ERR050089 lock: no MDIO transaction on any port of the chip runs while
+// ERR050089 lock: no MDIO register access on any port of the chip runs while
 // the caller touches registers. Never nested.
 func (p *Port) lock() {
 	p.ctl.Lock()
@@ -114,11 +124,11 @@ func (p *Port) unlock() {
 	p.linkEv.Flush() // link changes seen under the lock, with no lock held
 }
 
-// mdioBegin starts an MDIO transaction (caller holds p.lock): it trades the
-// read side of the chip's ERR050089 lock for the write side, so no control
-// path of any port of the chip touches a register, then closes the gate of
-// every such port's data path and waits until none of their queues is
-// inside a burst.
+// mdioBegin starts one MDIO register access (caller holds p.lock): it
+// trades the read side of the chip's ERR050089 lock for the write side, so
+// no control path of any port of the chip touches a register, then closes
+// the gate of every such port's data path and waits until none of their
+// queues is inside a burst.
 func (p *Port) mdioBegin() {
 	c := p.chip
 	c.rw.RUnlock()
@@ -142,7 +152,8 @@ func (p *Port) mdioBegin() {
 // waitIdle waits until no queue of p is inside a burst (its gate closed).
 func (p *Port) waitIdle() { p.waitQueuesIdle(time.Time{}) }
 
-// mdioEnd opens the gates again and returns to the read side.
+// mdioEnd ends the access: it opens the gates again and returns to the
+// read side.
 func (p *Port) mdioEnd() {
 	for _, x := range p.mdioPorts {
 		x.gate.Open(gate.MDIO)
@@ -152,29 +163,45 @@ func (p *Port) mdioEnd() {
 	p.chip.rw.RLock()
 }
 
-// mdioGateWaitMax bounds how long a TX burst waits for an MDIO transaction
-// to end. A transaction normally closes the gate for tens of microseconds
-// (an MDIO frame at 2.5 MHz takes about 26 µs); each of its busy-waits is
-// bounded by mdioTimeout, but the thread running it can be descheduled by a
-// loaded host for tens of milliseconds (measured: up to 80 ms with six
-// runnable threads on two cores). Linux's data path waits for the erratum
-// lock without any bound; this one gives up only when the gate stayed
-// closed far longer than any transaction can take, which means the process
-// is being stopped or starved: the burst then takes nothing (TxBurst
-// returns 0) and drv_tx<n>_mdio_wait_timeouts counts it.
+// mdioRd reads the MDIO controller register at off as one ERR050089
+// access (caller holds p.lock).
+func (p *Port) mdioRd(off uint32) uint32 {
+	p.mdioBegin()
+	v := p.regs.Read32(off)
+	p.mdioEnd()
+	return v
+}
+
+// mdioWr writes the MDIO controller register at off as one ERR050089
+// access (caller holds p.lock).
+func (p *Port) mdioWr(off, v uint32) {
+	p.mdioBegin()
+	p.regs.Write32(off, v)
+	p.mdioEnd()
+}
+
+// mdioGateWaitMax bounds how long a TX burst waits for an MDIO register
+// access to end. An access normally closes the gate for well under a
+// microsecond, but the thread running it can be descheduled by a loaded
+// host for tens of milliseconds (measured: up to 80 ms with six runnable
+// threads on two cores). Linux's data path waits for the erratum lock
+// without any bound; this one gives up only when the gate stayed closed far
+// longer than any access can take, which means the process is being stopped
+// or starved: the burst then takes nothing (TxBurst returns 0) and
+// drv_tx<n>_mdio_wait_timeouts counts it.
 const mdioGateWaitMax = time.Second
 
 // mdioSpin is how long a waiting burst spins on the gate before it also
-// yields its processor at every check: an MDIO frame at 2.5 MHz takes about
-// 26 µs, and the goroutine running the transaction may need the processor
-// the burst's goroutine holds (GOMAXPROCS at or below the busy goroutines).
+// yields its processor at every check: the goroutine running the MDIO
+// access may need the processor the burst's goroutine holds (GOMAXPROCS at
+// or below the busy goroutines).
 const mdioSpin = 5 * time.Microsecond
 
 // waitMDIO is TxBurst's slow path, taken when it found the MDIO bit of its
 // gate set (the caller has entered the burst): like the Linux driver, whose
 // data path waits for the ERR050089 lock, the burst waits for the
-// transaction to end instead of refusing frames for it. It leaves the burst
-// (its flag down) so the transaction can start, spins on the gate, enters
+// MDIO register access to end instead of refusing frames for it. It leaves
+// the burst (its flag down) so the access can start, spins on the gate, enters
 // the burst again and returns the gate value it then read, inside the
 // burst. That value still has gate.MDIO set only when the wait went past
 // mdioGateWaitMax. The waits are counted per queue (Stats: drv_tx<n>_mdio_*).
@@ -187,7 +214,7 @@ func (q *txQueue) waitMDIO() uint32 {
 		timedOut bool
 	)
 	for i := 1; ; i++ {
-		q.burst.Leave() // let the transaction see this queue idle
+		q.burst.Leave() // let the MDIO access see this queue idle
 		for q.gate.Load()&gate.MDIO != 0 {
 			i++
 			if i&63 != 0 {
@@ -224,20 +251,29 @@ func (q *txQueue) waitMDIO() uint32 {
 
 func (p *Port) mdioWait() error { return p.mdioWaitAt(regEMDIO) }
 
-// mdioWaitAt busy-waits for the MDIO controller at base (EMDIO or IMDIO).
+// mdioPollGap is how long the busy-wait leaves between two reads of
+// MDIO_CFG: each read holds every port's data path off (ERR050089), the
+// frame on the MDIO wire does not, and it lasts about 26 µs at 2.5 MHz.
+// Linux polls every 10 µs (enetc_mdio_wait_complete).
+const mdioPollGap = 5 * time.Microsecond
+
+// mdioWaitAt busy-waits for the MDIO controller at base (EMDIO or IMDIO),
+// reading MDIO_CFG as one ERR050089 access each time; between reads the
+// data path runs.
 func (p *Port) mdioWaitAt(base uint32) error {
 	deadline := time.Now().Add(mdioTimeout)
 	for i := 0; ; i++ {
-		if p.regs.Read32(base+regMDIO_CFG)&mdio_cfg_BSY == 0 {
+		if p.mdioRd(base+regMDIO_CFG)&mdio_cfg_BSY == 0 {
 			return nil
 		}
-		if i > 16 && !time.Now().Before(deadline) {
+		now := time.Now()
+		if i > 16 && !now.Before(deadline) {
 			return fmt.Errorf("enetc %s: MDIO_CFG.BSY still set after %v: %w (is the port's MDIO clocked?)", p.name, mdioTimeout, ErrMDIOTimeout)
 		}
-		if i > 16 {
-			// Spin, do not sleep: the data path waits at the gate for the
-			// whole transaction (ERR050089), and a timer sleep lasts far
-			// longer than the ~26 µs an MDIO frame takes at 2.5 MHz.
+		// Spin with the gates open, do not sleep: a timer sleep lasts far
+		// longer than the frame; yield, so that the data path (or whatever
+		// moves the frame on) gets a processor.
+		for time.Since(now) < mdioPollGap {
 			runtime.Gosched()
 		}
 	}
@@ -303,8 +339,6 @@ func (p *Port) MDIORead45(phy, devad, reg int) (uint16, error) {
 	if p.closed {
 		return 0, p.errClosed()
 	}
-	p.mdioBegin()
-	defer p.mdioEnd()
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
 		return 0, err
 	}
@@ -328,24 +362,21 @@ func (p *Port) MDIOWrite45(phy, devad, reg int, v uint16) error {
 	if p.closed {
 		return p.errClosed()
 	}
-	p.mdioBegin()
-	defer p.mdioEnd()
 	if err := p.mdioSetup45(phy, devad, reg); err != nil {
 		return err
 	}
-	p.regs.Write32(regEMDIO+regMDIO_DATA, uint32(v)) // starts the write cycle
+	p.mdioWr(regEMDIO+regMDIO_DATA, uint32(v)) // starts the write cycle
 	return p.mdioWait()
 }
 
 // mdioSetup45: CFG with ENC45, wait, CTL = phy|devad, ADDR = reg, wait.
 func (p *Port) mdioSetup45(phy, devad, reg int) error {
-	r := p.regs
-	r.Write32(regEMDIO+regMDIO_CFG, mdio_cfg_VALC45)
+	p.mdioWr(regEMDIO+regMDIO_CFG, mdio_cfg_VALC45)
 	if err := p.mdioWait(); err != nil {
 		return err
 	}
-	r.Write32(regEMDIO+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(devad))
-	r.Write32(regEMDIO+regMDIO_ADDR, uint32(reg))
+	p.mdioWr(regEMDIO+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(devad))
+	p.mdioWr(regEMDIO+regMDIO_ADDR, uint32(reg)) // starts the address cycle
 	return p.mdioWait()
 }
 
@@ -354,64 +385,61 @@ func (p *Port) mdioReadCycle(ctl uint32) (uint16, error) { return p.mdioReadCycl
 
 // mdioReadCycleAt is mdioReadCycle on the controller at base.
 func (p *Port) mdioReadCycleAt(base, ctl uint32) (uint16, error) {
-	r := p.regs
-	r.Write32(base+regMDIO_CTL, ctl|mdio_ctl_READ)
+	p.mdioWr(base+regMDIO_CTL, ctl|mdio_ctl_READ)
 	if err := p.mdioWaitAt(base); err != nil {
 		return 0xFFFF, err
 	}
-	if r.Read32(base+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
+	if p.mdioRd(base+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
 		return 0xFFFF, fmt.Errorf("enetc %s: MDIO read (CTL %#x): %w", p.name, ctl, ErrMDIONoResponse)
 	}
-	return uint16(r.Read32(base+regMDIO_DATA) & mdio_data_MASK), nil
+	return uint16(p.mdioRd(base+regMDIO_DATA) & mdio_data_MASK), nil
 }
 
-// mdioRead22 is a clause-22 read (§2.9) as one transaction. Caller holds ctl.
+// mdioRead22 is a clause-22 read (§2.9) on the port's EMDIO. Caller holds
+// ctl.
 func (p *Port) mdioRead22(phy, reg int) (uint16, error) {
-	p.mdioBegin()
-	defer p.mdioEnd()
-	return p.mdioRead22In(phy, reg)
+	return p.mdioRead22At(regEMDIO, phy, reg)
 }
-
-// mdioRead22In is a clause-22 read inside a transaction the caller began.
-func (p *Port) mdioRead22In(phy, reg int) (uint16, error) { return p.mdioRead22At(regEMDIO, phy, reg) }
 
 // mdioRead22At is a clause-22 read on the controller at base (EMDIO, or
-// IMDIO for the PCS) inside a transaction the caller began.
+// IMDIO for the PCS), every register access of it one ERR050089 access.
+// Caller holds ctl.
 func (p *Port) mdioRead22At(base uint32, phy, reg int) (uint16, error) {
-	r := p.regs
-	r.Write32(base+regMDIO_CFG, mdio_cfg_VALUE)
+	p.mdioWr(base+regMDIO_CFG, mdio_cfg_VALUE)
 	if err := p.mdioWaitAt(base); err != nil {
 		return 0xFFFF, err
 	}
 	ctl := uint32(phy)<<mdio_ctl_PORT | uint32(reg)
-	r.Write32(base+regMDIO_CTL, ctl)
+	p.mdioWr(base+regMDIO_CTL, ctl)
 	return p.mdioReadCycleAt(base, ctl)
 }
 
-// mdioWrite22At is a clause-22 write on the controller at base inside a
-// transaction the caller began.
+// mdioWrite22At is a clause-22 write on the controller at base, every
+// register access of it one ERR050089 access. Caller holds ctl.
 func (p *Port) mdioWrite22At(base uint32, phy, reg int, v uint16) error {
-	r := p.regs
-	r.Write32(base+regMDIO_CFG, mdio_cfg_VALUE)
+	p.mdioWr(base+regMDIO_CFG, mdio_cfg_VALUE)
 	if err := p.mdioWaitAt(base); err != nil {
 		return err
 	}
-	r.Write32(base+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(reg))
-	r.Write32(base+regMDIO_DATA, uint32(v)) // starts the write cycle
+	p.mdioWr(base+regMDIO_CTL, uint32(phy)<<mdio_ctl_PORT|uint32(reg))
+	p.mdioWr(base+regMDIO_DATA, uint32(v)) // starts the write cycle
 	return p.mdioWaitAt(base)
 }
 
-// mdioWrite22 is a clause-22 write (§2.9). Caller holds ctl.
+// mdioWrite22 is a clause-22 write (§2.9) on the port's EMDIO. Caller
+// holds ctl.
 func (p *Port) mdioWrite22(phy, reg int, v uint16) error {
-	p.mdioBegin()
-	defer p.mdioEnd()
 	return p.mdioWrite22At(regEMDIO, phy, reg, v)
 }
 
-// findPHY picks the PHY: option phy=N or phy=none, else the first address
-// whose ID registers answer. Without one the link is treated as fixed (an
-// internal port). Called from New.
-func (p *Port) findPHY() {
+// findPHY picks the PHY: option phy=N or phy=none; else the device
+// tree's phy-handle when it names a PHY on the port's own MDIO bus (a PHY
+// on the LS1028A's central MDIO function, 00:00.3, where mainline puts the
+// RDB's PHYs since 2021, is refused with what to do: gopmd does not drive
+// that function); else the first address whose ID registers answer.
+// Without one the link is fixed (an internal port). It records why in
+// phyWhy (PHYChoice). Called from New.
+func (p *Port) findPHY() error {
 	p.lock()
 	defer p.unlock()
 	p.phyAddr = -1
@@ -419,27 +447,76 @@ func (p *Port) findPHY() {
 		v := o.Get("phy")
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < 32 {
 			p.phyAddr = n
+			p.phyWhy = fmt.Sprintf("phy=%d: address %d on the port's own MDIO bus, as the option says", n, n)
+		} else {
+			p.phyWhy = "phy=none: no PHY, a fixed link (with a PCS, the link is the PCS's)"
 		}
-		return
+		return nil
 	}
 	if p.phyMode == modeInternal {
-		return // a fixed link inside the SoC: no PHY to look for
+		p.phyWhy = "none: an internal port, a fixed link inside the SoC"
+		return nil // a fixed link inside the SoC: no PHY to look for
+	}
+	dt, err := devtree.ReadPHY(p.dev.OFNode)
+	if err != nil {
+		return fmt.Errorf("enetc %s: %w; give phy=N (the PHY's address on the port's MDIO bus) or phy=none (fixed link) to choose by hand", p.name, err)
+	}
+	if dt.Found {
+		return p.phyFromDT(dt)
 	}
 	for a := 0; a < 32; a++ {
 		id1, err1 := p.mdioRead22(a, mii.PHYID1)
 		id2, err2 := p.mdioRead22(a, mii.PHYID2)
 		if err1 != nil || err2 != nil {
 			if errors.Is(err1, ErrMDIOTimeout) || errors.Is(err2, ErrMDIOTimeout) {
-				return // no working MDIO: fixed link
+				p.phyWhy = "none: the port's MDIO controller stayed busy, so no PHY could be read; a fixed link"
+				return nil // no working MDIO: fixed link
 			}
 			continue
 		}
-		if (id1 == 0xFFFF && id2 == 0xFFFF) || (id1 == 0 && id2 == 0) {
+		if (id1 == 0xFFFF && id1 == id2) || (id1 == 0 && id2 == 0) {
 			continue
 		}
 		p.phyAddr = a
-		return
+		p.phyWhy = fmt.Sprintf("address %d, the first on the port's own MDIO bus whose ID registers answer (ID %#08x): the device tree names no PHY", a, uint32(id1)<<16|uint32(id2))
+		return nil
 	}
+	p.phyWhy = "none: the device tree names no PHY and none answers on the port's own MDIO bus; a fixed link"
+	return nil
+}
+
+// phyFromDT takes the PHY the device tree names (caller holds p.lock).
+func (p *Port) phyFromDT(dt devtree.PHY) error {
+	if dt.Fixed {
+		p.phyWhy = "none: the device tree's fixed-link, no PHY"
+		return nil
+	}
+	own := filepath.Clean(p.dev.OFNode)
+	switch {
+	case dt.Bus != "" && filepath.Clean(dt.Bus) == own:
+		p.phyAddr = dt.Addr
+		p.phyWhy = fmt.Sprintf("address %d on the port's own MDIO bus: the device tree's %s names %s", dt.Addr, dt.Prop, dt.Node)
+		return nil
+	case devtree.CentralMDIO(dt.Parent):
+		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the LS1028A's central MDIO function (%s, PCI 00:00.3, 1957:ee01; mainline's RDB tree puts its PHYs there since 2021), which gopmd does not drive: "+
+			"give phy=none to take the link from the Lynx PCS alone (SGMII or 2500BASE-X; the PHY keeps what the bootloader or kernel set), "+
+			"or phy=%d to reach it through this port's own MDIO controller where the board wires that one to the PHY (NXP calls MDIO through the port defeatured on the LS1028A)",
+			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent, dt.Addr)
+	default:
+		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the MDIO bus of %s, which this port's MDIO registers do not drive: give phy=none (fixed link, or the PCS's link) or phy=N if this port's own MDIO reaches a PHY",
+			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent)
+	}
+}
+
+// PHYChoice says which PHY the port uses and why: the option, the device
+// tree's phy-handle, a scan, or none (nicctl info prints it).
+func (p *Port) PHYChoice() string {
+	p.lock()
+	defer p.unlock()
+	if !p.pf {
+		return "none: a VF has no MDIO bus; the PF owns the PHY"
+	}
+	return p.phyWhy
 }
 
 // PHYAddr is the MDIO address of the port's PHY, or -1 when the port runs
@@ -452,17 +529,15 @@ func (p *Port) PHYAddr() int {
 
 // readPHYLink reads link, speed and duplex from the PHY's clause-22
 // registers (mii.ReadLink; the eMAC runs at 1000 Mb/s) and, for SGMII and
-// 2500BASE-X, the PCS (pcs.go), all in one MDIO transaction: the data path
-// is held off once per poll, not once per register. With a PCS the link is
-// up when the PCS and the PHY (if any) are, at the PCS's speed and duplex.
-// Caller holds ctl.
+// 2500BASE-X, the PCS (pcs.go). Each MDIO register access holds the data
+// path off for itself only (ERR050089). With a PCS the link is up when the
+// PCS and the PHY (if any) are, at the PCS's speed and duplex. Caller
+// holds ctl.
 func (p *Port) readPHYLink() (driver.Link, error) {
-	p.mdioBegin()
-	defer p.mdioEnd()
 	var l driver.Link
 	if a := p.phyAddr; a >= 0 {
 		var err error
-		l, err = mii.ReadLink(func(reg int) (uint16, error) { return p.mdioRead22In(a, reg) }, true)
+		l, err = mii.ReadLink(func(reg int) (uint16, error) { return p.mdioRead22(a, reg) }, true)
 		if err != nil || !p.hasPCS() {
 			return l, err
 		}

@@ -61,10 +61,13 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.MDIOWrite45": func() error {
 				return drvtest.IsClosed(ep.MDIOWrite45(1, 1, 0, 0))
 			},
-			"Port.PHYAddr":    func() error { ep.PHYAddr(); return nil },    // the driver's memory only
-			"Port.PHYMode":    func() error { ep.PHYMode(); return nil },    // a fact of the spec and device tree found at New
-			"Port.VFMessages": func() error { ep.VFMessages(); return nil }, // a counter in the driver's memory
-			"Port.UpdateLink": func() error { return wantNil(ep.UpdateLink() == driver.Link{}, "UpdateLink not down") },
+			"Port.PHYAddr":           func() error { ep.PHYAddr(); return nil },           // the driver's memory only
+			"Port.MSIXVectors":       func() error { ep.MSIXVectors(); return nil },       // a count, no register
+			"Port.PHYChoice":         func() error { ep.PHYChoice(); return nil },         // the driver's memory only
+			"Port.SwitchCPUPortLink": func() error { ep.SwitchCPUPortLink(); return nil }, // read at New
+			"Port.PHYMode":           func() error { ep.PHYMode(); return nil },           // a fact of the spec and device tree found at New
+			"Port.VFMessages":        func() error { ep.VFMessages(); return nil },        // a counter in the driver's memory
+			"Port.UpdateLink":        func() error { return wantNil(ep.UpdateLink() == driver.Link{}, "UpdateLink not down") },
 			"Port.TxDoorbells": func() error {
 				return wantNil(ep.TxDoorbells(0) == 1, "TxDoorbells lost its count")
 			},

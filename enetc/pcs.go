@@ -198,8 +198,6 @@ func (p *Port) setupInterface() error {
 			{mii.BMCR, mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB}, // AN off
 		}
 	}
-	p.mdioBegin()
-	defer p.mdioEnd()
 	for _, s := range steps {
 		if err := p.mdioWrite22At(regIMDIO, pcsAddr, int(s[0]), s[1]); err != nil {
 			return fmt.Errorf("enetc %s: programming the PCS for %v (register %#x): %w", p.name, p.phyMode, s[0], err)
@@ -215,8 +213,7 @@ func (p *Port) writeIfMode(v uint32) {
 	p.regs.Write32(regPM1_IF_MODE, v)
 }
 
-// readPCSLink reads the PCS's view of the SerDes link inside the caller's
-// MDIO transaction: BMSR twice (the link bit latches low), and for SGMII
+// readPCSLink reads the PCS's view of the SerDes link: BMSR twice (the link bit latches low), and for SGMII
 // the in-band AN result (partner word: link, duplex, speed).
 func (p *Port) readPCSLink() (driver.Link, error) {
 	if _, err := p.mdioRead22At(regIMDIO, pcsAddr, mii.BMSR); err != nil {
@@ -257,8 +254,7 @@ func (p *Port) readPCSLink() (driver.Link, error) {
 }
 
 // followPCS forces the PHY's speed and duplex into the PCS's IF_MODE for
-// SGMII without in-band AN (Linux lynx_pcs_link_up_sgmii), inside the
-// caller's MDIO transaction.
+// SGMII without in-band AN (Linux lynx_pcs_link_up_sgmii).
 func (p *Port) followPCS(l driver.Link) error {
 	if p.phyMode != modeSGMII || p.inband || !l.Up {
 		return nil

@@ -19,7 +19,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -63,17 +63,16 @@ const (
 	// fcsLen is the FCS the device strips on RX and appends on TX.
 	fcsLen = 4
 	// defaultLinkPoll is how often the link watcher polls the PHY. Every
-	// poll holds the data path off for one MDIO transaction (ERR050089: TX
-	// bursts wait, RX bursts return nothing), and if the OS deschedules the
-	// watcher meanwhile the queues wait for it: once a second keeps that
-	// cost negligible and notices a link change within a second
-	// (link-poll= overrides it).
+	// MDIO register access of a poll holds the data path off for itself
+	// (ERR050089: TX bursts wait, RX bursts return nothing), and if the OS
+	// deschedules the watcher meanwhile the queues wait for it: once a
+	// second keeps that cost negligible and notices a link change within a
+	// second (link-poll= overrides it).
 	defaultLinkPoll = time.Second
-	// minLinkPoll is the shortest link-poll= taken. One poll is one MDIO
-	// transaction of up to seven clause-22 reads (~26 µs each at 2.5 MHz),
-	// during which TX bursts wait and RX bursts return nothing: at 10 ms
-	// that is under 2% of the time, shorter polls buy nothing a link change
-	// needs.
+	// minLinkPoll is the shortest link-poll= taken. One poll is up to ten
+	// clause-22 reads (~26 µs each at 2.5 MHz) of some seven MDIO register
+	// accesses each, during each of which TX bursts wait and RX bursts
+	// return nothing: shorter polls buy nothing a link change needs.
 	minLinkPoll = 10 * time.Millisecond
 )
 
@@ -104,28 +103,31 @@ type Port struct {
 	closed  bool
 	// shut is closed for the lock-free readers (Link): set by Close under
 	// ctl, before the device is released.
-	shut       atomic.Bool
-	final      driver.PortStats // the counters Close read before it released the device
-	needsReset bool
-	mac        net.HardwareAddr
-	mtu        int
-	promisc    bool
-	allMulti   bool
-	mcGroups   map[[6]byte]struct{} // multicast groups joined (multicast.go)
-	phyAddr    int                  // -1: no PHY found, fixed link
-	phyMode    phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
-	inband     bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
-	pcsIfMode  uint16               // what the PCS's IF_MODE holds (SGMII out of band)
-	fixedSpeed int                  // Mb/s a link without PHY or PCS reports
-	link       driver.Link
-	linkPoll   time.Duration
-	watchStop  chan struct{}
-	watchDone  chan struct{}
-	linkValue  atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
-	linkEv     driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
-	maxTx      int
-	maxRx      int
-	mdioPorts  []*Port // the ports whose gates the running MDIO transaction closed
+	shut        atomic.Bool
+	final       driver.PortStats // the counters Close read before it released the device
+	needsReset  bool
+	mac         net.HardwareAddr
+	mtu         int
+	promisc     bool
+	allMulti    bool
+	mcGroups    map[[6]byte]struct{} // multicast groups joined (multicast.go)
+	phyAddr     int                  // -1: no PHY found, fixed link
+	phyWhy      string               // which PHY and why (findPHY, PHYChoice)
+	switchLink  string               // the switch port whose CPU port this is (switchport.go)
+	takeCPUPort bool                 // switch-cpu-port=take
+	phyMode     phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
+	inband      bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
+	pcsIfMode   uint16               // what the PCS's IF_MODE holds (SGMII out of band)
+	fixedSpeed  int                  // Mb/s a link without PHY or PCS reports
+	link        driver.Link
+	linkPoll    time.Duration
+	watchStop   chan struct{}
+	watchDone   chan struct{}
+	linkValue   atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
+	linkEv      driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
+	maxTx       int
+	maxRx       int
+	mdioPorts   []*Port // the ports whose gates the running MDIO register access closed
 	// 64-bit totals of the 32-bit device counters (stats.go), under ctl.
 	dcrAcc       []acc32 // RBDCR of each RX ring
 	macAcc       []acc32 // macCounters
@@ -181,6 +183,12 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if err := p.resolvePHYMode(); err != nil {
 		return nil, err
 	}
+	if err := p.parseSwitchOption(); err != nil {
+		return nil, err
+	}
+	if err := p.checkSwitchLink(); err != nil {
+		return nil, err
+	}
 	if err := p.checkConfig(); err != nil {
 		return nil, err
 	}
@@ -203,7 +211,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.findPHY()
+		if err := p.findPHY(); err != nil {
+			return nil, err
+		}
 	}
 	l := driver.Link{Up: true, SpeedMbps: p.fixedSpeed, FullDuplex: true}
 	p.link = l
@@ -258,7 +268,7 @@ func (p *Port) parseOptions() error {
 			return driver.BadOption("link-poll", v, "not a poll interval", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
 		}
 		if d > 0 && d < minLinkPoll {
-			return driver.BadOption("link-poll", v, "polls the PHY too often: every poll holds every ENETC port's data path off for one MDIO transaction (ERR050089)", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
+			return driver.BadOption("link-poll", v, "polls the PHY too often: every MDIO register access of a poll holds every ENETC port's data path off (ERR050089)", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
 		}
 		p.linkPoll = d
 	}
@@ -383,6 +393,7 @@ func (p *Port) writePromisc() {
 func (p *Port) configureSI() error {
 	r := p.regs
 	r.Write32(regSICAR0, sicar0_VALUE) // ring and frame DMA snoop, no allocate (§2.1)
+	r.Write32(regSICAR1, sicar1_VALUE) // MSI-X message writes: device memory, no snoop (as Linux, FreeBSD)
 	r.Write32(regSIMR, simr_EN)
 	c := r.Read32(regSICAPR0)
 	tx := int(c>>sicapr0_TXBDR_SHIFT) & sicapr0_BDR_MASK

@@ -67,7 +67,10 @@ const (
 	sicapr0_BDR_MASK    = 0xFF
 )
 
-// Cache attribute values (§2.1): reads and writes snoop without allocating.
+// Cache attribute values (§2.1): reads and writes snoop without allocating;
+// SICAR1, the attributes of the SI's MSI-X message writes, says device
+// memory, no snoop, no allocate (Linux enetc_configure_si and FreeBSD
+// enetc_init_hw write it before the SI is enabled).
 const (
 	sicar0_VALUE = 0x2B2B6727
 	sicar1_VALUE = 0x00300030

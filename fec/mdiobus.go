@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // The MDIO bus a port's PHY sits on (docs/hardware-fec.md §5.5).
@@ -221,7 +223,7 @@ func (p *Port) attachPHYBus(busNode, phyNode string, addr int) error {
 // sysfs the node's devicetree directory belongs to) and returns its
 // network interface and driver; ifname is "" when it has none.
 func netdevOfNode(node string) (ifname, drv string, err error) {
-	base, ok := dtRoot(node)
+	base, ok := devtree.Root(node)
 	if !ok {
 		return "", "", fmt.Errorf("%s is not under a devicetree/base directory: cannot find its platform device", node)
 	}

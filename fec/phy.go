@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
@@ -40,56 +41,6 @@ type dtPHY struct {
 	fixedFull  bool
 }
 
-// dtRoot is the device-tree root of node: the nearest ancestor called
-// devicetree/base (sysfs spells it /sys/firmware/devicetree/base).
-func dtRoot(node string) (string, bool) {
-	for d := filepath.Clean(node); d != "/" && d != "."; d = filepath.Dir(d) {
-		if filepath.Base(d) == "base" && filepath.Base(filepath.Dir(d)) == "devicetree" {
-			return d, true
-		}
-	}
-	return "", false
-}
-
-// u32Prop reads a one-cell big-endian property.
-func u32Prop(path string) (uint32, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	if len(b) != 4 {
-		return 0, fmt.Errorf("%s: %d bytes, want one 4-byte cell", path, len(b))
-	}
-	return binary.BigEndian.Uint32(b), nil
-}
-
-// findPhandle walks the tree under root for the node whose phandle (or
-// the older linux,phandle) is ph. Symlinks are not followed: sysfs
-// device-tree nodes are plain directories.
-func findPhandle(root string, ph uint32) (string, error) {
-	var found string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || found != "" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || (d.Name() != "phandle" && d.Name() != "linux,phandle") {
-			return nil
-		}
-		if v, err := u32Prop(path); err == nil && v == ph {
-			found = filepath.Dir(path)
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	if found == "" {
-		if err == nil {
-			err = fmt.Errorf("no node under %s has phandle %#x", root, ph)
-		}
-		return "", err
-	}
-	return found, nil
-}
-
 // readDTPHY reads node's phy-handle (or phy, or phy-device, the older
 // names the Ethernet binding keeps) and the PHY node it points to, or
 // its fixed-link subnode. found is false when the node says nothing.
@@ -107,7 +58,7 @@ func readDTPHY(node string) (dtPHY, error) {
 	var ph uint32
 	var prop string
 	for _, name := range []string{"phy-handle", "phy", "phy-device"} {
-		v, err := u32Prop(filepath.Join(node, name))
+		v, err := devtree.U32(filepath.Join(node, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -120,15 +71,15 @@ func readDTPHY(node string) (dtPHY, error) {
 	if prop == "" {
 		return r, nil
 	}
-	root, ok := dtRoot(node)
+	root, ok := devtree.Root(node)
 	if !ok {
 		return r, fmt.Errorf("device-tree node %s is not under a devicetree/base directory: cannot resolve its %s", node, prop)
 	}
-	phyNode, err := findPhandle(root, ph)
+	phyNode, err := devtree.FindPhandle(root, ph)
 	if err != nil {
 		return r, fmt.Errorf("device-tree %s/%s = %#x: %w", node, prop, ph, err)
 	}
-	reg, err := u32Prop(filepath.Join(phyNode, "reg"))
+	reg, err := devtree.U32(filepath.Join(phyNode, "reg"))
 	if err != nil {
 		return r, fmt.Errorf("device-tree PHY node %s (the port's %s): reg: %w", phyNode, prop, err)
 	}
@@ -157,7 +108,7 @@ func readDTFixedLink(node string) (ok bool, speed int, full bool, err error) {
 		return false, 0, false, fmt.Errorf("device-tree %s: %w", path, err)
 	}
 	if fi.IsDir() {
-		v, err := u32Prop(filepath.Join(path, "speed"))
+		v, err := devtree.U32(filepath.Join(path, "speed"))
 		if err != nil {
 			return false, 0, false, fmt.Errorf("device-tree fixed-link node %s: speed: %w", path, err)
 		}

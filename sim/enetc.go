@@ -39,6 +39,24 @@ func ENETCModel(name string) *model.Device {
 	return enetcModels.get(trimScheme(name))
 }
 
+// enetcMSI is the MSI-X side of each open sim:enetcN, by name (ENETCMSIX).
+var enetcMSI sync.Map
+
+// ENETCMSIX reports how many entries MSI-X of the open simulated ENETC
+// function name was enabled with (0: not yet) and how many times it was
+// enabled; as VFIO without dynamic MSI-X, the first routed entry sizes the
+// block and no entry can be added past it.
+func ENETCMSIX(name string) (vectors, enables int) {
+	v, ok := enetcMSI.Load(trimScheme(name))
+	if !ok {
+		return 0, 0
+	}
+	m := v.(*msiIRQ)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.vectors, m.enables
+}
+
 // enetcMAC is the MAC a simulated ENETC starts with: locally administered,
 // 02:00:00:e1:HH:LL with the device number.
 func enetcMAC(name string) [6]byte {
@@ -99,6 +117,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	}
 	forget := func() {
 		enetcModels.forget(name)
+		enetcMSI.Delete(name)
 		enetcChips.put(chipName)
 	}
 	iommu := sharedIOMMU(false)
@@ -134,6 +153,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	}
 	msi := newMSIIRQ(name)
 	dev.SetMSI(msi.send)
+	enetcMSI.Store(name, msi)
 	enetcModels.set(name, dev)
 	cleanup, err := attach(&Endpoint{Name: name, Port: dev.Port(), SetWire: dev.SetWire, AddSource: dev.AddSource, Engine: engine, Pump: dev.Pump,
 		SetLink: dev.SetLink, LinkUp: dev.LinkUp}, spec)

@@ -196,9 +196,27 @@ func TestENETCChips(t *testing.T) {
 	} {
 		m, o := ENETCModel(fmt.Sprintf("enetc7%d", c.mdio)), ENETCModel(fmt.Sprintf("enetc7%d", c.other))
 		before := o.Stats().ERR050089
-		m.Write32(reg("EMDIO_ADDR"), 1) // an address cycle starts a transaction
-		o.Read32(reg("SIMR"))
-		m.Read32(reg("EMDIO_CFG")) // the BSY poll ends it
+		// The window is one MDIO register access: another goroutine
+		// hammers o while m's MDIO accesses run (the model yields inside
+		// each, so one of o's accesses lands in it if the rule spans both).
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					o.Read32(reg("SIMR"))
+				}
+			}
+		}()
+		for i := 0; i < 2000 && o.Stats().ERR050089 == before; i++ {
+			m.Read32(reg("EMDIO_CFG"))
+		}
+		close(stop)
+		<-done
 		if got := o.Stats().ERR050089 - before; (got != 0) != c.recorded {
 			t.Errorf("MDIO on %s, access on %s: %d ERR050089 records, want recorded %v", m.Name(), o.Name(), got, c.recorded)
 		}

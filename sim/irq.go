@@ -94,10 +94,19 @@ func (h *simIRQ) Close() error {
 // msiIRQ stands behind a model's MSI-X messages as VFIO does: each
 // message is an edge delivered to the eventfds of its table entry's open
 // handles; nothing holds it masked (Unmask does nothing).
+//
+// Like VFIO on an interrupt controller without dynamic MSI-X (the
+// LS1028A's GICv3 ITS), the first routing of entry v enables MSI-X with
+// entries 0..v (vfio_msi_enable sizes the block with start+count), and an
+// entry past them cannot be opened later: a driver must open its highest
+// entry first, or all at once.
 type msiIRQ struct {
 	name    string
 	mu      sync.Mutex
 	handles map[int]map[*msiHandle]struct{}
+	// vectors is the size of the enabled block (0: MSI-X not enabled
+	// yet); enables counts the enables (one while the function is open).
+	vectors, enables int
 }
 
 func newMSIIRQ(name string) *msiIRQ {
@@ -121,17 +130,24 @@ func (m *msiIRQ) open(i int) (driver.IRQ, error) {
 	if i < 0 || i >= maxMSIX {
 		return nil, fmt.Errorf("sim %s: no MSI-X entry %d (the function has %d)", m.name, i, maxMSIX)
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.vectors == 0:
+		m.vectors = i + 1
+		m.enables++
+	case i >= m.vectors:
+		return nil, fmt.Errorf("sim %s: MSI-X entry %d: MSI-X is enabled with %d entries and, without dynamic MSI-X, no entry can be added (VFIO_DEVICE_SET_IRQS: EINVAL): open the highest entry first", m.name, i, m.vectors)
+	}
 	ev, err := irqfd.NewEventfd()
 	if err != nil {
 		return nil, fmt.Errorf("sim %s: interrupt: %w", m.name, err)
 	}
 	h := &msiHandle{ev: ev, m: m, vector: i}
-	m.mu.Lock()
 	if m.handles[i] == nil {
 		m.handles[i] = map[*msiHandle]struct{}{}
 	}
 	m.handles[i][h] = struct{}{}
-	m.mu.Unlock()
 	return h, nil
 }
 

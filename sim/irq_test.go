@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -61,13 +62,13 @@ func TestLevelIRQMasksUntilUnmasked(t *testing.T) {
 // MSI-X: each message reaches only its entry's handles; there is no mask.
 func TestMSIIRQPerEntry(t *testing.T) {
 	m := newMSIIRQ("enetc9")
-	one, _ := m.open(1)
-	two, _ := m.open(2)
-	defer one.Close()
-	defer two.Close()
 	if _, err := m.open(maxMSIX); err == nil {
 		t.Fatal("opened an entry past the table")
 	}
+	two, _ := m.open(2) // the highest first: MSI-X enabled with entries 0..2
+	one, _ := m.open(1)
+	defer one.Close()
+	defer two.Close()
 	m.send(1)
 	m.send(1)
 	if n, _ := one.Ack(); n != 2 {
@@ -78,4 +79,30 @@ func TestMSIIRQPerEntry(t *testing.T) {
 	}
 	two.Close()
 	m.send(2) // no handle: dropped, as an unrouted vector
+}
+
+// MSI-X without dynamic allocation, as VFIO on the LS1028A: the first
+// routed entry sizes the block; an entry past it cannot be added later,
+// one within it can.
+func TestMSIIRQNoDynamicMSIX(t *testing.T) {
+	m := newMSIIRQ("enetc9")
+	one, err := m.open(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	if h, err := m.open(2); err == nil || !strings.Contains(err.Error(), "dynamic MSI-X") {
+		if h != nil {
+			h.Close()
+		}
+		t.Fatalf("entry 2 after entry 1: %v, want a refusal naming dynamic MSI-X", err)
+	}
+	zero, err := m.open(0)
+	if err != nil {
+		t.Fatalf("entry 0 within the block: %v", err)
+	}
+	zero.Close()
+	if m.vectors != 2 || m.enables != 1 {
+		t.Fatalf("MSI-X enabled %d times with %d entries, want once with 2", m.enables, m.vectors)
+	}
 }

@@ -16,8 +16,9 @@ import (
 func init() {
 	register(&command{
 		name: "info", args: "DEV", min: 1, max: 1,
-		summary: "driver, BARs/regions and sizes, capabilities, MAC, link",
-		run:     func(e *env, a []string) (any, error) { return infoCmd(e, a[0]) },
+		summary:   "driver, BARs/regions and sizes, capabilities, MAC, link, PHY and why, switch link, MSI-X vectors",
+		forceHelp: "open an ENETC function the device tree makes a switch's CPU port (the LS1028A-RDB's PF2) anyway (switch-cpu-port=take)",
+		run:       func(e *env, a []string) (any, error) { return infoCmd(e, a[0]) },
 	})
 }
 
@@ -55,21 +56,29 @@ type infoResult struct {
 	PCICaps []pciCap `json:"pci_capabilities,omitempty"`
 
 	// What the gopmd driver says once the port is open.
-	Driver      string    `json:"driver,omitempty"`
-	Backend     string    `json:"backend,omitempty"`
-	Device      string    `json:"device,omitempty"`
-	MAC         string    `json:"mac,omitempty"`
-	Link        *linkInfo `json:"link,omitempty"`
-	PHY         *int      `json:"phy,omitempty"` // MDIO address; -1: fixed link
-	Caps        []string  `json:"caps,omitempty"`
-	RxQueues    int       `json:"rx_queues,omitempty"`
-	TxQueues    int       `json:"tx_queues,omitempty"`
-	MaxRxQueues int       `json:"max_rx_queues,omitempty"`
-	MaxTxQueues int       `json:"max_tx_queues,omitempty"`
-	RxRingSize  int       `json:"rx_ring_size,omitempty"`
-	TxRingSize  int       `json:"tx_ring_size,omitempty"`
-	MTU         int       `json:"mtu,omitempty"`
-	MaxMTU      int       `json:"max_mtu,omitempty"`
+	Driver  string    `json:"driver,omitempty"`
+	Backend string    `json:"backend,omitempty"`
+	Device  string    `json:"device,omitempty"`
+	MAC     string    `json:"mac,omitempty"`
+	Link    *linkInfo `json:"link,omitempty"`
+	PHY     *int      `json:"phy,omitempty"` // MDIO address; -1: fixed link
+	// PHYChoice says which PHY the driver uses and why (ENETC PF).
+	PHYChoice string `json:"phy_choice,omitempty"`
+	// SwitchLink names the switch port whose CPU port the function is
+	// (ENETC: the LS1028A-RDB's PF2).
+	SwitchLink string `json:"switch_link,omitempty"`
+	// MSIXVectors is how many MSI-X entries the port opens at its first
+	// RX interrupt arm (ENETC: entry 0 and one per RX queue).
+	MSIXVectors int      `json:"msix_vectors,omitempty"`
+	Caps        []string `json:"caps,omitempty"`
+	RxQueues    int      `json:"rx_queues,omitempty"`
+	TxQueues    int      `json:"tx_queues,omitempty"`
+	MaxRxQueues int      `json:"max_rx_queues,omitempty"`
+	MaxTxQueues int      `json:"max_tx_queues,omitempty"`
+	RxRingSize  int      `json:"rx_ring_size,omitempty"`
+	TxRingSize  int      `json:"tx_ring_size,omitempty"`
+	MTU         int      `json:"mtu,omitempty"`
+	MaxMTU      int      `json:"max_mtu,omitempty"`
 	// Hugepages is the host's 2 MiB page pool (hardware devices only; not
 	// for a non-coherent FEC, whose driver takes no huge pages).
 	Hugepages *hugepageInfo `json:"hugepages,omitempty"`
@@ -152,15 +161,21 @@ func (r *infoResult) text(w io.Writer) {
 	if r.Link != nil {
 		p("link", "%s", driver.Link{Up: r.Link.Up, SpeedMbps: r.Link.SpeedMbps, FullDuplex: r.Link.FullDuplex})
 	}
-	if r.PHY != nil {
-		switch {
-		case *r.PHY >= 0:
-			p("phy", "MDIO address %d", *r.PHY)
-		case r.FixedLink != "":
-			p("phy", "none (fixed link: %s)", r.FixedLink)
-		default:
-			p("phy", "none (fixed link)")
-		}
+	switch {
+	case r.PHYChoice != "":
+		p("phy", "%s", r.PHYChoice)
+	case r.PHY != nil && *r.PHY >= 0:
+		p("phy", "MDIO address %d", *r.PHY)
+	case r.PHY != nil && r.FixedLink != "":
+		p("phy", "none (fixed link: %s)", r.FixedLink)
+	case r.PHY != nil:
+		p("phy", "none (fixed link)")
+	}
+	if r.SwitchLink != "" {
+		p("switch", "%s", r.SwitchLink)
+	}
+	if r.MSIXVectors > 0 {
+		p("msi-x", "%d vectors at the first RX interrupt arm (entry 0 and one per RX queue, opened at once)", r.MSIXVectors)
 	}
 	r.fecText(p)
 	p("caps", "%s", strings.Join(r.Caps, ", "))
@@ -275,6 +290,15 @@ func infoCmd(e *env, dev string) (any, error) {
 		r.PHY = &a
 	}
 	fecInfo(r, p)
+	if q, ok := p.(interface{ PHYChoice() string }); ok {
+		r.PHYChoice = q.PHYChoice()
+	}
+	if q, ok := p.(interface{ SwitchCPUPortLink() string }); ok {
+		r.SwitchLink = q.SwitchCPUPortLink()
+	}
+	if q, ok := p.(interface{ MSIXVectors() int }); ok {
+		r.MSIXVectors = q.MSIXVectors()
+	}
 	if sp.Scheme == "sim" {
 		simRegions(r, sp)
 	}

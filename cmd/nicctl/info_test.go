@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -118,5 +121,51 @@ func TestInfoFEC(t *testing.T) {
 	r = infoJSON(t, "sim:fec0?soc=imx6ul&phy=none")
 	if r.PHY == nil || *r.PHY != -1 || !strings.Contains(r.FixedLink, "100 Mb/s") || !strings.Contains(r.FixedLink, "phy-mode rmii") {
 		t.Errorf("imx6ul phy=none: phy %v fixed link %q", r.PHY, r.FixedLink)
+	}
+}
+
+// writeDT writes device-tree files (path under base: contents) and returns
+// base, a sysfs-like devicetree/base directory.
+func writeDT(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	base := filepath.Join(t.TempDir(), "sys/firmware/devicetree/base")
+	for p, b := range files {
+		f := filepath.Join(base, p)
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base
+}
+
+// On an LS1028A-like tree, info names the PHY the driver takes and why,
+// the MSI-X vectors it will ask for, and PF2's link to the Felix switch:
+// PF2 is refused with the switch port named, and --force opens it.
+func TestInfoLS1028ABoard(t *testing.T) {
+	cell := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+	base := writeDT(t, map[string][]byte{
+		"pcie/ethernet@0,0/phy-handle":                   cell(0x20),
+		"pcie/ethernet@0,0/phy-connection-type":          []byte("sgmii\x00"),
+		"pcie/ethernet@0,0/mdio/ethernet-phy@2/reg":      cell(2),
+		"pcie/ethernet@0,0/mdio/ethernet-phy@2/phandle":  cell(0x20),
+		"pcie/ethernet@0,2/phandle":                      cell(0x30),
+		"pcie/ethernet@0,2/phy-mode":                     []byte("internal\x00"),
+		"pcie/ethernet-switch@0,5/ports/port@4/ethernet": cell(0x30),
+	})
+	r := infoJSON(t, "sim:enetc60?wiring=sgmii&rxq=4&of-node="+filepath.Join(base, "pcie/ethernet@0,0"))
+	if r.PHY == nil || *r.PHY != 2 || !strings.Contains(r.PHYChoice, "phy-handle") || r.MSIXVectors != 5 || r.SwitchLink != "" {
+		t.Errorf("PF0: phy %v (%q), %d MSI-X vectors, switch %q; want address 2 from phy-handle, 5 vectors, no switch", r.PHY, r.PHYChoice, r.MSIXVectors, r.SwitchLink)
+	}
+	pf2 := "sim:enetc61?wiring=internal&of-node=" + filepath.Join(base, "pcie/ethernet@0,2")
+	code, _, errOut := nicctl(t, "info", pf2)
+	if code == 0 || !strings.Contains(errOut, "port@4") || !strings.Contains(errOut, "--force") {
+		t.Errorf("info PF2: exit %d, stderr %q; want a refusal naming the switch port and --force", code, errOut)
+	}
+	r = infoJSON(t, "--force", pf2)
+	if !strings.Contains(r.SwitchLink, "port@4") || !strings.Contains(r.PHYChoice, "internal") {
+		t.Errorf("info --force PF2: switch %q, phy %q", r.SwitchLink, r.PHYChoice)
 	}
 }

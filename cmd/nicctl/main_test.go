@@ -155,13 +155,13 @@ func TestOfflineTree(t *testing.T) {
 
 // TestForceOnlyWhereWritten: only mdio and selftest write registers, so
 // only they take --force for that; bind, unbind and sriov take it to
-// override their refusals.
+// override their refusals, info to open an ENETC switch CPU port.
 func TestForceOnlyWhereWritten(t *testing.T) {
 	for _, c := range commands {
 		if c.force != (c.name == "mdio" || c.name == "selftest") {
 			t.Errorf("%s: force %v", c.name, c.force)
 		}
-		if (c.forceHelp != "") != (c.name == "bind" || c.name == "unbind" || c.name == "sriov") {
+		if (c.forceHelp != "") != (c.name == "bind" || c.name == "unbind" || c.name == "sriov" || c.name == "info") {
 			t.Errorf("%s: force help %q", c.name, c.forceHelp)
 		}
 		if !c.force && c.forceHelp == "" {

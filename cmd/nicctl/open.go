@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/pci"
 )
@@ -179,6 +180,16 @@ func openPort(e *env, dev string, cfg driver.Config) (driver.Port, driver.Spec, 
 		cfg.UnsafeNoIOMMU = true
 	}
 	p, err := driver.OpenConfig(dev, cfg)
+	if errors.Is(err, enetc.ErrSwitchCPUPort) && e.force {
+		// --force: take a function the device tree makes a switch's
+		// CPU port (the LS1028A-RDB's PF2) anyway.
+		fmt.Fprintf(e.stderr, "%s: --force: opening it with switch-cpu-port=take although %s\n", dev, oneLine(err.Error()))
+		sep := "?"
+		if strings.Contains(dev, "?") {
+			sep = "&"
+		}
+		p, err = driver.OpenConfig(dev+sep+"switch-cpu-port=take", cfg)
+	}
 	if err != nil {
 		var se *driver.SpecError
 		var fe *safefile.Error

@@ -107,9 +107,12 @@
 //     registers through an FLR and through its own BMCR reset. Every
 //     bring-up of Linux, U-Boot and gopmd links. Empty PHYMode: not
 //     modelled.
-//   - ERR050089: a register access outside the MDIO block between the
-//     start of an MDIO cycle and the next MDIO_CFG read (the BSY poll) is
-//     recorded as a model error and counted.
+//   - ERR050089: a register access to any function of the chip made while
+//     an MDIO register access is under way is recorded as a model error and
+//     counted. The window is one MDIO register access, as Linux holds its
+//     erratum lock per access (enetc_port_rd_mdio); accesses while a frame
+//     is on the MDIO wire are allowed. With a Clock (SetClock), a cycle
+//     keeps MDIO_CFG.BSY set for MDIOFrameTime of model time.
 //   - PM0_RX_FIFO erratum: with a value other than 1, RX locks up after
 //     Config.FIFOLockAfter frames (default 256) until a function reset;
 //     lost frames count in RDRNTP.

@@ -105,16 +105,20 @@ func (d *Device) round() int {
 }
 
 // rxStarted reports whether the receive side has been started: the SI
-// enabled (SIMR.EN) and its ring 0 (RBMR.EN), which a driver sets once the
-// ring's BDs are written (docs/hardware-enetc.md §4.3). The engine pulls no
-// source before then, as synchronous mode pulls them first at the enabling
-// writes: a lossless source would wait for room anyway; a rate-limited one,
-// a wire that runs on regardless, starts its clock then, so none of its
-// frames meets a port its driver has not started. From then on it runs
-// regardless (the MAC being off, the link down, a Stop): what the port
-// cannot take is discarded and counted (RDRP, RBDCR).
+// enabled (SIMR.EN), its ring 0 (RBMR.EN), which a driver sets once the
+// ring's BDs are written (docs/hardware-enetc.md §4.3), and on a PF the
+// MAC's receive side (PM0_CMD_CFG.RX_EN), which drivers set last, at link
+// up (Linux's mac_link_up, gopmd's first link poll, after its MDIO reads).
+// The engine pulls no source before then, as synchronous mode pulls them
+// first at the enabling writes: a lossless source would wait for room
+// anyway; a rate-limited one, a wire that runs on regardless, starts its
+// clock then, so none of its frames meets a port its driver has not
+// finished starting. From then on it runs regardless (the MAC being off,
+// the link down, a Stop): what the port cannot take is discarded and
+// counted (RDRP, RBDCR).
 func (d *Device) rxStarted() bool {
-	return d.get(regSIMR)&simr_EN != 0 && d.get(regRBMR)&rbmr_EN != 0
+	return d.get(regSIMR)&simr_EN != 0 && d.get(regRBMR)&rbmr_EN != 0 &&
+		(!d.pf || d.get(regPM0_CMD_CFG)&pm_cmd_cfg_RX_EN != 0)
 }
 
 // run is the engine of one device: rounds until Stop, yielding between busy

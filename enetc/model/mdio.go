@@ -1,14 +1,75 @@
 package model
 
 import (
+	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
-// mdioBus is one MDIO controller's registers (§2.9).
+// mdioBus is one MDIO controller's registers (§2.9), and the model time at
+// which the MDIO frame it runs ends (with a Clock; 0: none in flight).
 type mdioBus struct {
 	cfg, ctl, data, addr atomic.Uint32
+	busyUntil            atomic.Int64
+}
+
+// MDIOFrameTime is how long one MDIO frame (32-bit preamble, 32-bit frame:
+// IEEE 802.3 clause 22.2.4.5) keeps the bus busy at 2.5 MHz, the clause-22
+// maximum MDC rate (22.2.2.13): on a Clock, MDIO_CFG.BSY stays set that
+// long after a cycle starts.
+const MDIOFrameTime = 25600 * time.Nanosecond
+
+// Clock is model time for what the model times on its own: with a Clock
+// (SetClock), an MDIO cycle keeps MDIO_CFG.BSY set for MDIOFrameTime of
+// it, and only Advance moves it on, never the wall clock. Without one an
+// MDIO cycle ends as it starts (BSY is never seen set).
+type Clock struct{ now atomic.Int64 }
+
+// NewClock returns a clock at model time 0.
+func NewClock() *Clock { return &Clock{} }
+
+// Now is the model time.
+func (c *Clock) Now() time.Duration { return time.Duration(c.now.Load()) }
+
+// Advance moves model time on by d.
+func (c *Clock) Advance(d time.Duration) { c.now.Add(int64(d)) }
+
+// SetClock times the function's MDIO cycles on c (nil: they end at once).
+func (d *Device) SetClock(c *Clock) { d.clock.Store(c) }
+
+// MDIOBusyUntil is the model time at which the MDIO frame in flight on
+// either of the function's MDIO controllers ends, and whether one is in
+// flight (never without a Clock).
+func (d *Device) MDIOBusyUntil() (time.Duration, bool) {
+	c := d.clock.Load()
+	if c == nil {
+		return 0, false
+	}
+	end := max(d.emdio.busyUntil.Load(), d.imdio.busyUntil.Load())
+	return time.Duration(end), end > c.now.Load()
+}
+
+// MDIOAccessing reports whether an MDIO register access to a function of
+// the device's chip is under way (the ERR050089 window). On a Clock such an
+// access takes no model time: a harness that moves the clock on keeps still
+// while one is under way.
+func (d *Device) MDIOAccessing() bool { return d.chip.mdio.Load() != nil }
+
+// startFrame puts one MDIO frame on bus b: it keeps the bus busy for
+// MDIOFrameTime of model time, if the function has a Clock.
+func (d *Device) startFrame(b *mdioBus) {
+	d.st.mdioFrames.Add(1)
+	if c := d.clock.Load(); c != nil {
+		b.busyUntil.Store(c.now.Load() + int64(MDIOFrameTime))
+	}
+}
+
+// busy reports whether bus b's frame is still on the wire.
+func (d *Device) busy(b *mdioBus) bool {
+	c := d.clock.Load()
+	return c != nil && c.now.Load() < b.busyUntil.Load()
 }
 
 // PHYSSR is the PHY's vendor status register, laid out as the AR8031's
@@ -44,28 +105,50 @@ func (p *phy) reset() {
 	p.gbcr.Store(mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF)
 }
 
-// err050089 records a register access made while an MDIO transaction runs
-// on function m of the chip (d itself, or another function).
+// err050089 records a register access made while an MDIO register access
+// of function m of the chip (d itself, or another function) is under way.
 func (d *Device) err050089(off uint32, m *Device) {
-	if m == d && ((off >= EMDIOBase && off < EMDIOBase+16) || (off >= IMDIOBase && off < IMDIOBase+16)) {
-		return // the transaction's own accesses
-	}
 	d.st.err050089.Add(1)
 	where := ""
 	if m != d {
 		where = " on " + m.name
 	}
-	d.recordErr("ERR050089: access to %s (%#x) while an MDIO transaction runs%s: on LS1028A it may be dropped or corrupted; serialise MDIO against all other register accesses of every ENETC function", regName(off), off, where)
+	d.recordErr("ERR050089: access to %s (%#x) during an MDIO register access%s: on LS1028A either may be dropped or corrupted; serialise every MDIO register access against all other register accesses of every ENETC function", regName(off), off, where)
 }
 
-// mdioRead reads an MDIO controller register. A CFG read shows the
-// transaction finished (BSY is never set for longer than the access that
-// starts it), which ends the ERR050089 window.
+// mdioWindow opens the ERR050089 window of one MDIO register access and
+// returns the function that closes it. The window is the access, not the
+// transaction: Linux takes its erratum lock for writing around each MDIO
+// register access (enetc_hw.h enetc_port_rd_mdio/enetc_port_wr_mdio) and
+// lets every other access run while a cycle is on the MDIO wire, so that is
+// what the erratum allows. Inside the window the model yields its processor
+// once, so that an unserialised access from another goroutine has a chance
+// to land in it and be recorded.
+func (d *Device) mdioWindow() (end func()) {
+	if !d.chip.mdio.CompareAndSwap(nil, d) {
+		return func() {} // another MDIO access is under way: recorded by the caller's check
+	}
+	if h := d.chip.inWindow; h != nil {
+		h()
+	} else {
+		runtime.Gosched()
+	}
+	return d.endWindow
+}
+
+func (d *Device) endWindow() { d.chip.mdio.CompareAndSwap(d, nil) }
+
+// mdioRead reads an MDIO controller register. CFG shows BSY while the
+// frame a cycle started is on the wire (on a Clock; else never).
 func (d *Device) mdioRead(b *mdioBus, reg uint32) uint32 {
+	defer d.mdioWindow()()
 	switch reg {
 	case regMDIO_CFG:
-		d.chip.mdio.CompareAndSwap(d, nil) // the BSY poll: the transaction is over
-		return b.cfg.Load() &^ mdio_cfg_BSY
+		v := b.cfg.Load() &^ mdio_cfg_BSY
+		if d.busy(b) {
+			v |= mdio_cfg_BSY
+		}
+		return v
 	case regMDIO_CTL:
 		return b.ctl.Load()
 	case regMDIO_DATA:
@@ -77,20 +160,21 @@ func (d *Device) mdioRead(b *mdioBus, reg uint32) uint32 {
 // mdioWrite writes an MDIO controller register; CTL with READ set starts a
 // read cycle, DATA starts a write cycle, ADDR (clause 45) an address cycle.
 func (d *Device) mdioWrite(b *mdioBus, reg uint32, v uint32) {
+	defer d.mdioWindow()()
 	switch reg {
 	case regMDIO_CFG:
 		b.cfg.Store(v &^ (mdio_cfg_BSY | mdio_cfg_RD_ER))
 		return
 	case regMDIO_ADDR:
 		b.addr.Store(v & 0xFFFF)
-		d.chip.mdio.Store(d)
+		d.startFrame(b) // the clause-45 address frame
 		return
 	case regMDIO_CTL:
 		b.ctl.Store(v &^ mdio_ctl_READ)
 		if v&mdio_ctl_READ == 0 {
 			return
 		}
-		d.chip.mdio.Store(d)
+		d.startFrame(b)
 		val, ok := d.mdioAccess(b, false, 0)
 		cfg := b.cfg.Load() &^ mdio_cfg_RD_ER
 		if !ok {
@@ -102,7 +186,7 @@ func (d *Device) mdioWrite(b *mdioBus, reg uint32, v uint32) {
 		return
 	case regMDIO_DATA:
 		b.data.Store(v & 0xFFFF)
-		d.chip.mdio.Store(d)
+		d.startFrame(b)
 		d.mdioAccess(b, true, uint16(v))
 	}
 }

@@ -136,15 +136,22 @@ func TestMDIOInternalPCS(t *testing.T) {
 	}
 }
 
+// TestERR050089Detected: the window is one MDIO register access, as Linux
+// holds its erratum lock for writing around each (enetc_hw.h
+// enetc_port_rd_mdio): an access that lands inside one is recorded; accesses
+// between the MDIO register accesses of a transaction, while its frame is
+// on the MDIO wire, are not.
 func TestERR050089Detected(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{PF: true, PHYAddr: 1})
-	d := h.d
+	chip := NewChip()
+	d := newHarness(t, Config{PF: true, PHYAddr: 1, Chip: chip}).d
 	d.Write32(EMDIOBase+regMDIO_CFG, mdioCfg)
 	d.Write32(EMDIOBase+regMDIO_CTL, 1<<5|mii.BMSR|mdio_ctl_READ)
-	d.Read32(regSIMR) // another register while the read runs
+	d.Read32(regSIMR)                            // between two MDIO register accesses: allowed
+	chip.inWindow = func() { d.Read32(regSIMR) } // lands inside the next access
 	d.Read32(EMDIOBase + regMDIO_CFG)
-	d.Read32(regSIMR) // after BSY was seen clear: fine
+	chip.inWindow = nil
+	d.Read32(regSIMR)
 	if s := d.Stats(); s.ERR050089 != 1 {
 		t.Fatalf("ERR050089 count %d, want 1", s.ERR050089)
 	}
@@ -154,8 +161,8 @@ func TestERR050089Detected(t *testing.T) {
 }
 
 // TestERR050089AcrossFunctions: the window spans every function of a chip.
-// An access to another function's registers while one function's MDIO
-// transaction runs is recorded by the function accessed; functions of
+// An access to another function's registers during one function's MDIO
+// register access is recorded by the function accessed; functions of
 // another chip are not concerned.
 func TestERR050089AcrossFunctions(t *testing.T) {
 	t.Parallel()
@@ -164,12 +171,14 @@ func TestERR050089AcrossFunctions(t *testing.T) {
 	b := newHarness(t, Config{PF: true, Chip: chip, Name: "enetc1"}).d
 	other := newHarness(t, Config{PF: true, Name: "enetc9"}).d
 	a.Write32(EMDIOBase+regMDIO_CFG, mdioCfg)
+	chip.inWindow = func() {
+		b.Read32(regTBCIR)                    // another function of the chip: a violation
+		b.Read32(EMDIOBase + regMDIO_CFG)     // its MDIO block too
+		other.Write32(regTBPIR+RingStride, 0) // another chip: fine
+	}
 	a.Write32(EMDIOBase+regMDIO_CTL, 1<<5|mii.BMSR|mdio_ctl_READ)
-	b.Read32(regTBCIR)                    // another function of the chip: a violation
-	b.Read32(EMDIOBase + regMDIO_CFG)     // its MDIO block too, and it does not end a's transaction
-	other.Write32(regTBPIR+RingStride, 0) // another chip: fine
-	a.Read32(EMDIOBase + regMDIO_CFG)     // a's BSY poll ends the window
-	b.Read32(regTBCIR)                    // fine now
+	chip.inWindow = nil
+	b.Read32(regTBCIR) // fine now
 	if s := b.Stats(); s.ERR050089 != 2 {
 		t.Errorf("function b: ERR050089 count %d, want 2", s.ERR050089)
 	}
@@ -181,5 +190,36 @@ func TestERR050089AcrossFunctions(t *testing.T) {
 	}
 	if s := other.Stats(); s.ERR050089 != 0 {
 		t.Errorf("another chip: ERR050089 count %d, want 0", s.ERR050089)
+	}
+}
+
+// TestMDIOFrameOnClock: with a Clock, a cycle keeps MDIO_CFG.BSY set for
+// one MDIO frame of model time, and only the clock moves it on.
+func TestMDIOFrameOnClock(t *testing.T) {
+	t.Parallel()
+	d := newHarness(t, Config{PF: true, PHYAddr: 1}).d
+	c := NewClock()
+	d.SetClock(c)
+	d.Write32(EMDIOBase+regMDIO_CFG, mdioCfg)
+	d.Write32(EMDIOBase+regMDIO_CTL, 1<<5|mii.BMSR|mdio_ctl_READ)
+	if end, busy := d.MDIOBusyUntil(); !busy || end != MDIOFrameTime {
+		t.Fatalf("MDIOBusyUntil %v, %v; want %v, true", end, busy, MDIOFrameTime)
+	}
+	if d.Read32(EMDIOBase+regMDIO_CFG)&mdio_cfg_BSY == 0 {
+		t.Fatal("BSY clear at model time 0")
+	}
+	c.Advance(MDIOFrameTime - 1)
+	if d.Read32(EMDIOBase+regMDIO_CFG)&mdio_cfg_BSY == 0 {
+		t.Fatal("BSY clear before the frame's end")
+	}
+	c.Advance(1)
+	if d.Read32(EMDIOBase+regMDIO_CFG)&mdio_cfg_BSY != 0 {
+		t.Fatal("BSY still set at the frame's end")
+	}
+	if _, busy := d.MDIOBusyUntil(); busy {
+		t.Fatal("a frame still in flight")
+	}
+	if n := d.Stats().MDIOFrames; n != 1 {
+		t.Fatalf("MDIOFrames %d, want 1", n)
 	}
 }

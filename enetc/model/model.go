@@ -74,11 +74,14 @@ type Config struct {
 
 // Chip is what the ENETC functions of one LS1028A share. ERR050089 spans
 // all of them (Linux guards it with one global lock): while an MDIO
-// transaction runs on one function, a register access to any function is a
-// recorded model error of the function accessed.
+// register access to one function is under way, a register access to any
+// function is a recorded model error of the function accessed.
 type Chip struct {
-	mdio  atomic.Pointer[Device] // the function whose MDIO transaction runs, if any
+	mdio  atomic.Pointer[Device] // the function whose MDIO register access is under way, if any
 	timer atomic.Pointer[Timer]  // the chip's 1588 timer (timer.go), nil until attached
+	// inWindow, when set (tests), runs inside every MDIO register access's
+	// window instead of the yield.
+	inWindow func()
 }
 
 // NewChip returns a chip for functions to share through Config.Chip.
@@ -139,6 +142,7 @@ type Device struct {
 	latchDown atomic.Bool  // PHY BMSR link latched low since the last read
 	emdio     mdioBus
 	imdio     mdioBus
+	clock     atomic.Pointer[Clock] // times MDIO cycles (SetClock); nil: instant
 	phy       phy
 	pcs       pcs
 
@@ -413,7 +417,6 @@ func (d *Device) reset() {
 	d.mbox.pending = false
 	d.mbox.mu.Unlock()
 	d.faults.clear()
-	d.chip.mdio.CompareAndSwap(d, nil) // a reset ends this function's MDIO transaction
 }
 
 // set stores a register's value (no side effects).

@@ -116,6 +116,7 @@ type counters struct {
 	txErrors, dmaFaults, faultsInjected   atomic.Uint64
 	resets, err050089                     atomic.Uint64
 	msis                                  atomic.Uint64 // MSI-X messages sent (irq.go)
+	mdioFrames                            atomic.Uint64 // MDIO frames put on either bus (mdio.go)
 }
 
 // Stats are the model's counters, for tests and benchmarks.
@@ -151,11 +152,14 @@ type Stats struct {
 	WireDiscards uint64
 	// Resets counts function-level resets.
 	Resets uint64
-	// ERR050089 counts register accesses made while an MDIO transaction
-	// was running (also recorded as model errors).
+	// ERR050089 counts register accesses made during an MDIO register
+	// access (also recorded as model errors).
 	ERR050089 uint64
 	// MSIs counts MSI-X messages sent (RX interrupts, irq.go).
 	MSIs uint64
+	// MDIOFrames counts the MDIO frames (read, write, clause-45 address
+	// cycles) the function's two MDIO controllers put on their buses.
+	MDIOFrames uint64
 }
 
 // Stats returns a snapshot of the model's counters.
@@ -177,6 +181,7 @@ func (d *Device) Stats() Stats {
 	s.WireDiscards = d.discard.frames.Load()
 	s.Resets, s.ERR050089 = c.resets.Load(), c.err050089.Load()
 	s.MSIs = c.msis.Load()
+	s.MDIOFrames = c.mdioFrames.Load()
 	return s
 }
 

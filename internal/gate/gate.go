@@ -3,7 +3,7 @@
 //
 // A burst (RxBurst, TxBurst, Reclaim) first raises its queue's flag, then
 // reads the port's gate once (Flag.Enter). A control path that must keep
-// bursts off the rings (Stop, an ENETC MDIO transaction) first closes the
+// bursts off the rings (Stop, an ENETC MDIO register access) first closes the
 // gate, then waits until no flag is raised (WaitIdle). Go's atomics are
 // sequentially consistent, so one side always sees the other: a burst that
 // read the gate open has raised its flag before the closer looks, and the
@@ -15,10 +15,11 @@
 //     every burst returns 0 (RX writes no doorbell, TX takes no frame);
 //   - LinkDown: the link is down: RX runs, TX takes every frame, frees it
 //     and counts it as link_down, as a NIC without carrier drops;
-//   - MDIO: an MDIO transaction that must not overlap other register
-//     accesses runs (ENETC ERR050089): RX bursts and Reclaim return 0; a TX
-//     burst leaves (its flag down), waits for the bit to clear and enters
-//     again, so the transaction costs no frame (bounded: enetc waitMDIO).
+//   - MDIO: an MDIO register access that must not overlap other register
+//     accesses runs (ENETC ERR050089; one access, not a whole transaction,
+//     as Linux locks): RX bursts and Reclaim return 0; a TX burst leaves
+//     (its flag down), waits for the bit to clear and enters again, so the
+//     access costs no frame (bounded: enetc waitMDIO).
 //
 // Cost per burst: a store, a load and a store, no read-modify-write.
 package gate
@@ -34,7 +35,7 @@ import (
 const (
 	Stopped  uint32 = 1 << iota // the port is stopped or stopping
 	LinkDown                    // the link is down: TX drops
-	MDIO                        // an MDIO transaction runs (ENETC ERR050089)
+	MDIO                        // an MDIO register access runs (ENETC ERR050089)
 
 	// Closed are the bits that turn a burst away with 0 (a TX burst waits
 	// out MDIO first).
