@@ -65,7 +65,7 @@ func TestBadInputTable(t *testing.T) {
 		{[]string{"platform:.."}, []string{`".."`, "accepted forms"}},
 		{[]string{"platform:eth\x1b[2J"}, []string{"control character", "accepted forms"}},
 		{[]string{"uio:/tmp/uio0"}, []string{`"/tmp/uio0"`, "/dev/uioN"}},
-		{[]string{"sim:nope9"}, []string{`"nope9"`, "sim:<kind><N>", "enetc, fec"}},
+		{[]string{"sim:nope9"}, []string{`"nope9"`, "sim:<kind><N>", "enetc, enetc-timer, fec"}},
 		{[]string{e0, e0}, []string{"sim:enetc40", "already open", "close it"}},
 		// Unknown and repeated options.
 		{[]string{e0 + "?gen=1&gen=0"}, []string{"option gen", "given 2 times", "give each option once"}},
