@@ -524,8 +524,9 @@ func (p *Port) PF() bool { return p.pf }
 
 // Start implements driver.Port: it programs and enables every ring with its
 // BDs fully written first (§4.2, §4.3), then enables the MAC if the link is
-// up. Call it before any queue goroutine polls: it fills the RX rings from
-// their pools as their owner. After a Stop that left a TX ring stuck it
+// up. It fills the RX rings from their pools as their owner before it
+// opens the gate: a queue goroutine may keep polling through Stop and
+// Start, its bursts return 0 until then. After a Stop that left a TX ring stuck it
 // first resets the function and sets the port up again.
 func (p *Port) Start() error {
 	p.lock()

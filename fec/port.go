@@ -594,7 +594,8 @@ func (p *Port) ecr() uint32 {
 }
 
 // Start programs the rings and the MAC and enables it (§5.3 steps 5-7):
-// frames flow when it returns.
+// frames flow when it returns. A queue goroutine may keep polling through
+// Stop and Start: its bursts return 0 until the RX rings are filled.
 func (p *Port) Start() error {
 	defer p.linkEv.Flush() // runs after ctl is released
 	p.ctl.Lock()
@@ -652,11 +653,14 @@ func (p *Port) Start() error {
 	r.Write32(regMIBC, 0)     // counters on
 	p.startIRQ()
 	r.Write32(regECR, p.ecr())
-	p.gate.Open(gate.Stopped) // bursts may run from here on
 	for _, q := range p.rx {
 		q.refill() // posts every buffer and writes RDAR once
 	}
 	p.started = true
+	// Only now, with every ring set up and the RX rings filled from their
+	// pools, may a queue goroutine's burst run: one that polls during
+	// Start sees the gate closed and returns 0 until here.
+	p.gate.Open(gate.Stopped)
 	var every time.Duration
 	if (p.phyAddr >= 0 || p.prof.has(qERR006358)) && p.linkPoll > 0 {
 		every = p.linkPoll
