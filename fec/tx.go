@@ -153,7 +153,6 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.reclaimOwn()
 	}
 	start, nbd := q.ntu, 0
-	var sent uint64
 	n := 0
 	for ; n < len(pkts); n++ {
 		// Fast path: one-BD frames, in a loop that calls nothing.
@@ -162,7 +161,6 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 			nbd += k
 			q.inFlight += k
 			q.frames += k
-			sent += uint64(k)
 			if n == len(pkts) {
 				break
 			}
@@ -232,14 +230,11 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.ntu = t          // next free slot
 		q.inFlight += segs // owned by the MAC until reclaim sees R clear
 		q.frames++
-		sent++
 	}
-	q.flushSync()    // every frame byte cleaned before an R bit hands a BD over
-	var bytes uint64 // the lengths of the BDs written: the frames' bytes
+	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
 	if nbd > 0 {
-		bytes = q.publish(start, nbd)
+		q.publish(start, nbd)
 	}
-	q.stats.Add(sent, bytes)
 	q.burst.Leave()
 	return n
 }
@@ -368,9 +363,8 @@ func (q *txQueue) flushSync() {
 	}
 }
 
-// publish hands nbd BDs from start to the MAC and rings TDAR once. It
-// returns the BDs' lengths summed: the bytes of the frames they hold.
-func (q *txQueue) publish(start, nbd int) uint64 {
+// publish hands nbd BDs from start to the MAC and rings TDAR once.
+func (q *txQueue) publish(start, nbd int) {
 	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
 	// Last BD first: the MAC, which may still be running, stops at the
 	// first BD without R, so it never sees part of a frame or burst.
@@ -378,29 +372,24 @@ func (q *txQueue) publish(start, nbd int) uint64 {
 	// the rest from slot 0; the second run's BDs come after the first's.
 	n1 := min(nbd, q.ring.size-start)
 	p1, p2 := q.pend[start:start+n1], q.pend[:nbd-n1]
-	var bytes uint64
 	if enh := q.ring.enh; enh != nil {
-		bytes = publishRun(enh[:len(p2)], p2) + publishRun(enh[start:start+n1], p1)
+		publishRun(enh[:len(p2)], p2)
+		publishRun(enh[start:start+n1], p1)
 	} else {
-		bytes = publishRun(q.ring.leg[:len(p2)], p2) + publishRun(q.ring.leg[start:start+n1], p1)
+		publishRun(q.ring.leg[:len(p2)], p2)
+		publishRun(q.ring.leg[start:start+n1], p1)
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
 	q.kick()
-	return bytes
 }
 
 // publishRun stores the words 0 pend (at least as long as bds) into the
-// BDs of one format B, last BD first, and returns their lengths summed.
-func publishRun[B bdLeg | bdEnh](bds []B, pend []uint32) uint64 {
+// BDs of one format B, last BD first.
+func publishRun[B bdLeg | bdEnh](bds []B, pend []uint32) {
 	pend = pend[:len(bds)]
-	var bytes uint64
 	for i := len(bds) - 1; i >= 0; i-- {
-		w := pend[i]
-		_, length := sc(w)
-		bytes += uint64(length)
-		atomic.StoreUint32(bdWord0(&bds[i]), w)
+		atomic.StoreUint32(bdWord0(&bds[i]), pend[i])
 	}
-	return bytes
 }
 
 // kick writes TDAR. On ERR007885 parts a write racing the uDMA's clear can
@@ -503,76 +492,103 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The completed BDs from ntc: one status load each, and their esc
 	// words. At most two runs: from ntc up to the ring's end, then from
 	// slot 0.
-	start, k, errs := q.ntc, 0, 0
+	start, k := q.ntc, 0
+	var done txDoneRun
 	for i := start; k < q.inFlight; i = 0 {
 		run := min(q.inFlight-k, q.ring.size-i)
-		bufs := q.bufs[i : i+run]
-		var n, e int
+		bufs, pend := q.bufs[i:i+run], q.pend[i:i+run]
+		var n int
 		if enh := q.ring.enh; enh != nil {
-			n, e = txDone(enh[i:i+run], bufs)
+			n = txDone(enh[i:i+run], bufs, pend, &done)
 		} else {
-			n, e = txDone(q.ring.leg[i:i+run], bufs)
+			n = txDone(q.ring.leg[i:i+run], bufs, pend, &done)
 		}
 		k += n // the MAC is done with these BDs
-		errs += e
 		if n < run {
 			break
 		}
-	}
-	if errs > 0 {
-		q.stats.Drop(driver.CauseFrame, uint64(errs)) // sent with an error the MAC reported
 	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
 	// are not cleared: only in-flight ones are read, and TxBurst writes
 	// every slot it fills (nil for a frame's BDs before its last). What
 	// FreeSlots counts, the slots that hold a packet, are the frames done.
-	var done int
+	var frames int
 	if end := start + k; end > q.ring.size {
-		done = pool.FreeSlots(own, q.bufs[start:]) + pool.FreeSlots(own, q.bufs[:end-q.ring.size])
+		frames = pool.FreeSlots(own, q.bufs[start:]) + pool.FreeSlots(own, q.bufs[:end-q.ring.size])
 	} else {
-		done = pool.FreeSlots(own, q.bufs[start:end])
+		frames = pool.FreeSlots(own, q.bufs[start:end])
 	}
 	q.ntc = start + k
 	if q.ntc >= q.ring.size {
 		q.ntc -= q.ring.size
 	}
 	q.inFlight -= k
-	q.frames -= done
+	q.frames -= frames
+	// Sent: the frames done less those the MAC reported an error for
+	// (counted as frame errors, not sent).
+	if done.errs > 0 {
+		q.stats.Drop(driver.CauseFrame, uint64(done.errs))
+	}
+	q.stats.Add(uint64(frames-done.errs), done.bytes-done.errBytes)
 	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
 		// ERR006358: TDAR cleared although ready BDs remain.
 		q.regs.Write32(q.tdar, dar_ACTIVE)
 		q.rekicks.Add(1)
 		q.doorbells.Add(1)
 	}
-	return done
+	return frames
 }
 
-// txDone is reclaimTo's walk over BDs of one format B (bufs at least as
-// long as bds): how many BDs from the first on the MAC is done with, and
-// for how many frames among them (a frame's packet is parked at its last
-// BD) the MAC reported an error in the esc word.
-func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet) (n, errs int) {
+// txDoneRun is what reclaimTo's walks found: the bytes of the BDs the MAC
+// is done with, and the frames among them it reported an error for, with
+// their bytes.
+type txDoneRun struct {
+	bytes, errBytes uint64
+	errs            int
+}
+
+// txDone is reclaimTo's walk over BDs of one format B (bufs and pend at
+// least as long as bds): how many BDs from the first on the MAC is done
+// with. It adds their lengths to d.bytes, from the words 0 TxBurst wrote
+// (pend: the driver's own copy, not the device's write-back), and counts in
+// d the frames among them (a frame's packet is parked at its last BD) whose
+// last BD has an error in the esc word, with their bytes.
+func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txDoneRun) (n int) {
+	pend = pend[:len(bds)]
 	var esc uint32 // the esc words ORed: an error is rare
+	var bytes uint64
 	for ; n < len(bds); n++ {
 		bd := &bds[n]
 		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
 		esc |= txESC(bd)
+		bytes += uint64(pend[n] & 0xFFFF)
 	}
+	d.bytes += bytes
 	if esc&txbd_ESC_ERR_MASK != 0 {
 		// Some BD has one: count the frames whose last BD has (the MAC
 		// writes no BD it does not own, so the words are the ones loaded
-		// above).
+		// above), and their bytes: a frame's BDs run up to its last. A
+		// frame that began before this run has its bytes before it
+		// counted as sent (rare: an error on a chained frame across the
+		// ring's end).
 		bufs = bufs[:n]
+		var fb uint64
 		for i := range bufs {
-			if bufs[i] != nil && txESC(&bds[i])&txbd_ESC_ERR_MASK != 0 {
-				errs++
+			fb += uint64(pend[i] & 0xFFFF)
+			if bufs[i] == nil {
+				continue
 			}
+			if txESC(&bds[i])&txbd_ESC_ERR_MASK != 0 {
+				d.errs++
+				d.errBytes += fb
+			}
+			fb = 0
 		}
 	}
-	return n, errs
+	return n
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher
@@ -594,13 +610,14 @@ func (q *txQueue) stallCheck() {
 	}
 }
 
-// drain frees every frame left on the ring after the MAC was disabled.
+// drain frees every frame left on the ring after the MAC was disabled,
+// counting each as stopped: TxBurst took it, the MAC never sent it.
 func (q *txQueue) drain() {
 	for q.inFlight > 0 {
 		if pk := q.bufs[q.ntc]; pk != nil {
 			q.bufs[q.ntc] = nil
 			pk.Free() // the disabled MAC will not send it: back to its pool
-			q.stats.Drop(driver.CauseLinkDown, 1)
+			q.stats.Drop(driver.CauseStopped, 1)
 		}
 		q.ntc = q.next(q.ntc)
 		q.inFlight--
