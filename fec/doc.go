@@ -33,6 +33,13 @@
 // RXICn: one interrupt per N frames, 1-255, or T units of 64 ENET clock
 // cycles after the first, 1-65535; default off).
 //
+// Every frame is received or counted by cause; TX counts a frame sent once
+// reclaim finds the MAC done with it without an error (a TXE in an
+// enhanced BD counts it as a frame error instead), and Stop counts the
+// frames it takes back unsent as stopped. A receive DMA fault leaves only
+// EIR.EBERR: Stats, the counter and link polls and each MAC reset count it
+// as one dma_fault (Port.Stats).
+//
 // RX queues implement driver.RxInterrupter (irq.go) where the backend
 // delivers the MAC's interrupt (uio:, platform: through UIO, sim:): an
 // adaptive worker sleeps on it (driver.RxWaiter).

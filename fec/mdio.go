@@ -147,11 +147,15 @@ func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 			p.statsMu.Lock()
 			if !p.shut.Load() {
 				p.mibAccumulateLocked()
+				p.busErrorLocked()
 			}
 			p.statsMu.Unlock()
 		case <-tick:
 			p.ctl.Lock()
 			if p.started {
+				p.statsMu.Lock()
+				p.busErrorLocked()
+				p.statsMu.Unlock()
 				if p.phyAddr >= 0 || p.macHeld {
 					p.updateLinkLocked()
 				}

@@ -156,6 +156,7 @@ type Port struct {
 	irq irqState // RX interrupts (irq.go)
 
 	statsMu  sync.Mutex
+	busErrs  uint64 // EBERR found set and not a TX frame's (busErrorLocked)
 	mibLast  [len(mibNames)]uint32
 	mibSum   [len(mibNames)]uint64
 	mibBased bool // mibLast holds the counters' values after a reset
@@ -512,6 +513,7 @@ func (p *Port) reset() error {
 	defer p.statsMu.Unlock()
 	if p.mibBased {
 		p.mibAccumulateLocked()
+		p.busErrorLocked() // before the reset clears EIR
 	}
 	pulse := !p.prof.has(qMultiQueues) && !p.prof.has(qNoHardReset)
 	if pulse {

@@ -529,6 +529,11 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// (counted as frame errors, not sent).
 	if done.errs > 0 {
 		q.stats.Drop(driver.CauseFrame, uint64(done.errs))
+		if done.busErr {
+			// A transmit DMA fault (FE) also set EIR.EBERR: counted here,
+			// not again as a receive one (busErrorLocked).
+			q.regs.Write32(regEIR, eir_EBERR)
+		}
 	}
 	q.stats.Add(uint64(frames-done.errs), done.bytes-done.errBytes)
 	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
@@ -546,6 +551,7 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 type txDoneRun struct {
 	bytes, errBytes uint64
 	errs            int
+	busErr          bool // an error frame has FE: its data read faulted
 }
 
 // txDone is reclaimTo's walk over BDs of one format B (bufs and pend at
@@ -581,9 +587,10 @@ func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txD
 			if bufs[i] == nil {
 				continue
 			}
-			if txESC(&bds[i])&txbd_ESC_ERR_MASK != 0 {
+			if e := txESC(&bds[i]); e&txbd_ESC_ERR_MASK != 0 {
 				d.errs++
 				d.errBytes += fb
+				d.busErr = d.busErr || e&txbd_FE != 0
 			}
 			fb = 0
 		}
