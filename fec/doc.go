@@ -27,7 +27,9 @@
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
-// default 1s, 0 only at Start, UpdateLink and Reclaim),
+// default 1s, and every 10 ms while frames flow, since the MAC does not
+// sense the link and sends into a dead one until the poll sees it; 0 only
+// at Start, UpdateLink and Reclaim),
 // dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU),
 // rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt coalescing,
 // RXICn: one interrupt per N frames, 1-255, or T units of 64 ENET clock

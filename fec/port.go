@@ -78,8 +78,9 @@ const (
 	// deriving the MDC divider: user space does not know the real clock,
 	// and a slower MDC than needed is always safe.
 	ipgHzBound = 266_000_000
-	// defaultLinkPoll is how often the link watcher reads the PHY: a few
-	// MDIO frames of ~25 µs each, once a second (link-poll= overrides it).
+	// defaultLinkPoll is how often the link watcher reads the PHY while
+	// no frame flows: a few MDIO frames of ~25 µs each, once a second
+	// (link-poll= overrides it; fastLinkPoll while frames flow).
 	defaultLinkPoll = time.Second
 )
 
@@ -699,7 +700,10 @@ func (p *Port) Stop() error {
 		errs = append(errs, fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.name, p.cfg.StopTimeout))
 	}
 	for _, q := range p.tx {
-		for q.reclaim(); q.inFlight > 0 && time.Now().Before(deadline); q.reclaim() {
+		if q.reclaim(); !p.phyLink.Up {
+			continue // nothing leaves while the link is down: drain counts them stopped
+		}
+		for ; q.inFlight > 0 && time.Now().Before(deadline); q.reclaim() {
 			time.Sleep(50 * time.Microsecond)
 		}
 		if q.inFlight > 0 {

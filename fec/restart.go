@@ -26,7 +26,9 @@ import (
 //     restart, nothing is dropped and no buffer changes hands;
 //  5. program ECR.SPEED, RCR.RMII_10T/DRT, TCR.FDEN (with GTS clear) and
 //     TFWR while the MAC is disabled, as the reference asks for TCR.FDEN;
-//  6. enable the MAC and ring RDAR and TDAR.
+//  6. enable the MAC and ring RDAR, and TDAR if the link is up (the MAC
+//     does not sense the link: frames it fetched now would go nowhere;
+//     they wait on the ring for the restart at link up).
 //
 // ctl is held and the port is started. Each wait is bounded by
 // Config.StopTimeout, and a wait that runs out leaves the port consistent
@@ -90,7 +92,7 @@ func (p *Port) restartMAC(l driver.Link) error {
 		}
 	}
 	for i, q := range p.tx {
-		if q.inFlight > 0 {
+		if q.inFlight > 0 && l.Up { // down: the MAC would send them into nothing; they wait
 			r.Write32(regTDARn[i], dar_ACTIVE)
 		}
 	}

@@ -536,8 +536,10 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 		}
 	}
 	q.stats.Add(uint64(frames-done.errs), done.bytes-done.errBytes)
-	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
-		// ERR006358: TDAR cleared although ready BDs remain.
+	if q.inFlight > 0 && q.gate.Load()&gate.LinkDown == 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
+		// ERR006358: TDAR cleared although ready BDs remain. Not while the
+		// link is down: the MAC, which does not sense the link, would send
+		// them into nothing; they wait for the restart at link up.
 		q.regs.Write32(q.tdar, dar_ACTIVE)
 		q.rekicks.Add(1)
 		q.doorbells.Add(1)
