@@ -97,6 +97,9 @@ func (p *Port) restartMAC(l driver.Link) error {
 		}
 	}
 	p.macHeld = false
+	if !l.Up {
+		p.gate.Close(gate.LinkDown) // before bursts run again: none queues a frame for the dead link
+	}
 	p.gate.Open(gate.Stopped)
 	return r.Err()
 }
