@@ -157,6 +157,18 @@ func rebaseTx(q *txQueue) {
 	}
 	n := q.ring.size
 	rotateRing(&q.ring, q.bufs, f, txbd_W)
+	if f != 0 {
+		// The driver's copies of the words 0 and the bursts' ends move
+		// with their BDs.
+		pend := make([]uint32, n)
+		for i := range pend {
+			pend[i] = q.pend[(i+f)%n]
+		}
+		copy(q.pend, pend)
+		for h := q.mHead; h != q.mTail; h = (h + 1) % len(q.marks) {
+			q.marks[h].end = (q.marks[h].end - f + n) % n
+		}
+	}
 	q.ntc, q.ntu = (q.ntc-f+n)%n, (q.ntu-f+n)%n
 }
 

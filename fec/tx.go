@@ -16,32 +16,41 @@ import (
 // MAC and not yet reclaimed; the packet of a frame is parked at the slot of
 // its last BD and freed when the MAC has cleared R there.
 type txQueue struct {
-	port      *Port
-	id        int
-	ring      bdRing
-	bufs      []*pool.Packet // frame parked at its last BD's slot
-	pend      []uint32       // word 0 of each BD of the burst being built
-	syncR     *dma.Region    // the region of the spans below
-	spans     []dma.Span     // the burst's frame bytes, cleaned in one call before the R bits
-	ntu       int            // next to use: the next slot to fill
-	ntc       int            // next to clean: the oldest slot not yet reclaimed
-	inFlight  int            // BDs owned by the MAC or not yet reclaimed
-	frames    int            // frames among them
-	reclaimAt int            // reclaim when fewer free slots than this
-	tdar      uint32
-	regs      driver.Regs
-	enhanced  bool
-	esc       uint32 // esc word for every BD: FTYPE = ring id on AVB rings
-	txAlign   uint64
-	err007885 bool
-	stats     driver.Counters
-	doorbells atomic.Uint64
-	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
-	reach     uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
-	owners    []txOwner
-	lastPool  *pool.Pool // ownerIn's last look-up, and its answer
-	lastOwner uint16
-	gate      *gate.Gate
+	port     *Port
+	id       int
+	ring     bdRing
+	bufs     []*pool.Packet // frame parked at its last BD's slot
+	pend     []uint32       // word 0 of each BD of the burst being built
+	syncR    *dma.Region    // the region of the spans below
+	spans    []dma.Span     // the burst's frame bytes, cleaned in one call before the R bits
+	ntu      int            // next to use: the next slot to fill
+	ntc      int            // next to clean: the oldest slot not yet reclaimed
+	inFlight int            // BDs owned by the MAC or not yet reclaimed
+	frames   int            // frames among them
+	// marks holds, from mHead to mTail (slots of the ring), one entry per
+	// burst on the ring: the slot after its last BD and the bytes queued
+	// from Start up to there. A burst's bytes count as sent once reclaim
+	// passes its end (reclaimTo); queued and done are the bytes queued and
+	// counted so far.
+	marks        []txMark
+	mHead, mTail int
+	queued, done uint64
+	errBytes     uint64 // bytes of errored frames not yet taken off a done burst's
+	reclaimAt    int    // reclaim when fewer free slots than this
+	tdar         uint32
+	regs         driver.Regs
+	enhanced     bool
+	esc          uint32 // esc word for every BD: FTYPE = ring id on AVB rings
+	txAlign      uint64
+	err007885    bool
+	stats        driver.Counters
+	doorbells    atomic.Uint64
+	rekicks      atomic.Uint64 // ERR006358 TDAR re-writes
+	reach        uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
+	owners       []txOwner
+	lastPool     *pool.Pool // ownerIn's last look-up, and its answer
+	lastOwner    uint16
+	gate         *gate.Gate
 	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
 	// for none), and the burst flag of the RX queue it refills, read on
 	// every reclaim as the proof that no other goroutine runs that RX
@@ -61,7 +70,7 @@ type txOwner struct {
 func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	q := &txQueue{
 		port: p, id: id, ring: ring,
-		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
+		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size), marks: make([]txMark, ring.size),
 		spans: make([]dma.Span, 0, ring.size),
 		tdar:  regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
@@ -79,6 +88,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 
 func (q *txQueue) init() {
 	q.ntu, q.ntc, q.inFlight, q.frames = 0, 0, 0, 0
+	q.mHead, q.mTail, q.queued, q.done, q.errBytes = 0, 0, 0, 0, 0
 	for i := 0; i < q.ring.size; i++ {
 		for k := 1; k < q.ring.stride; k++ {
 			q.ring.set(i, k, 0)
@@ -233,7 +243,13 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	}
 	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
 	if nbd > 0 {
-		q.publish(start, nbd)
+		q.queued += q.publish(start, nbd)
+		// One mark per burst on the ring, and a burst holds a BD at
+		// least: the marks never outnumber the slots.
+		q.marks[q.mTail] = txMark{end: q.ntu, bytes: q.queued}
+		if q.mTail++; q.mTail == len(q.marks) {
+			q.mTail = 0
+		}
 	}
 	q.burst.Leave()
 	return n
@@ -363,8 +379,16 @@ func (q *txQueue) flushSync() {
 	}
 }
 
-// publish hands nbd BDs from start to the MAC and rings TDAR once.
-func (q *txQueue) publish(start, nbd int) {
+// txMark is the end of a burst on the ring: the slot after its last BD,
+// and the bytes queued from Start up to there.
+type txMark struct {
+	end   int
+	bytes uint64
+}
+
+// publish hands nbd BDs from start to the MAC and rings TDAR once. It
+// returns the BDs' lengths summed: the bytes of the frames they hold.
+func (q *txQueue) publish(start, nbd int) uint64 {
 	dma.WriteBarrier() // addresses and esc before the R bits that hand them over
 	// Last BD first: the MAC, which may still be running, stops at the
 	// first BD without R, so it never sees part of a frame or burst.
@@ -372,24 +396,29 @@ func (q *txQueue) publish(start, nbd int) {
 	// the rest from slot 0; the second run's BDs come after the first's.
 	n1 := min(nbd, q.ring.size-start)
 	p1, p2 := q.pend[start:start+n1], q.pend[:nbd-n1]
+	var bytes uint64
 	if enh := q.ring.enh; enh != nil {
-		publishRun(enh[:len(p2)], p2)
-		publishRun(enh[start:start+n1], p1)
+		bytes = publishRun(enh[:len(p2)], p2) + publishRun(enh[start:start+n1], p1)
 	} else {
-		publishRun(q.ring.leg[:len(p2)], p2)
-		publishRun(q.ring.leg[start:start+n1], p1)
+		bytes = publishRun(q.ring.leg[:len(p2)], p2) + publishRun(q.ring.leg[start:start+n1], p1)
 	}
 	dma.DoorbellBarrier() // every R bit visible before the doorbell
 	q.kick()
+	return bytes
 }
 
 // publishRun stores the words 0 pend (at least as long as bds) into the
-// BDs of one format B, last BD first.
-func publishRun[B bdLeg | bdEnh](bds []B, pend []uint32) {
+// BDs of one format B, last BD first, and returns their lengths summed.
+func publishRun[B bdLeg | bdEnh](bds []B, pend []uint32) uint64 {
 	pend = pend[:len(bds)]
+	var bytes uint64
 	for i := len(bds) - 1; i >= 0; i-- {
-		atomic.StoreUint32(bdWord0(&bds[i]), pend[i])
+		w := pend[i]
+		_, length := sc(w)
+		bytes += uint64(length)
+		atomic.StoreUint32(bdWord0(&bds[i]), w)
 	}
+	return bytes
 }
 
 // kick writes TDAR. On ERR007885 parts a write racing the uDMA's clear can
@@ -526,7 +555,24 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	q.inFlight -= k
 	q.frames -= frames
 	// Sent: the frames done less those the MAC reported an error for
-	// (counted as frame errors, not sent).
+	// (counted as frame errors, not sent), and the bytes of every burst
+	// now done whole less the errored frames'.
+	bytes := q.done
+	for h := q.mHead; h != q.mTail; {
+		m := q.marks[h]
+		d := m.end - start // BDs from start to the burst's end, wrapping
+		if d <= 0 {
+			d += q.ring.size
+		}
+		if d > k {
+			break // the MAC is not done with this burst
+		}
+		bytes = m.bytes
+		if h++; h == len(q.marks) {
+			h = 0
+		}
+		q.mHead = h
+	}
 	if done.errs > 0 {
 		q.stats.Drop(driver.CauseFrame, uint64(done.errs))
 		if done.busErr {
@@ -535,8 +581,17 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 			q.regs.Write32(regEIR, eir_EBERR)
 		}
 	}
-	q.stats.Add(uint64(frames-done.errs), done.bytes-done.errBytes)
-	if q.inFlight > 0 && q.gate.Load()&gate.LinkDown == 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
+	sent := bytes - q.done
+	if done.errBytes|q.errBytes != 0 {
+		// Errored frames' bytes come off the bursts' as those are done
+		// (an errored frame may be done before its burst).
+		e := q.errBytes + done.errBytes
+		take := min(e, sent)
+		sent, q.errBytes = sent-take, e-take
+	}
+	q.stats.Add(uint64(frames-done.errs), sent) // a burst ends with a frame: frames > 0 when bytes moved
+	q.done = bytes
+	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 && q.gate.Load()&gate.LinkDown == 0 {
 		// ERR006358: TDAR cleared although ready BDs remain. Not while the
 		// link is down: the MAC, which does not sense the link, would send
 		// them into nothing; they wait for the restart at link up.
@@ -547,35 +602,31 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	return frames
 }
 
-// txDoneRun is what reclaimTo's walks found: the bytes of the BDs the MAC
-// is done with, and the frames among them it reported an error for, with
-// their bytes.
+// txDoneRun is what reclaimTo's walks found: the frames among the BDs the
+// MAC is done with that it reported an error for, and their bytes.
 type txDoneRun struct {
-	bytes, errBytes uint64
-	errs            int
-	busErr          bool // an error frame has FE: its data read faulted
+	errBytes uint64
+	errs     int
+	busErr   bool // an error frame has FE: its data read faulted
 }
 
 // txDone is reclaimTo's walk over BDs of one format B (bufs and pend at
 // least as long as bds): how many BDs from the first on the MAC is done
-// with. It adds their lengths to d.bytes, from the words 0 TxBurst wrote
-// (pend: the driver's own copy, not the device's write-back), and counts in
-// d the frames among them (a frame's packet is parked at its last BD) whose
-// last BD has an error in the esc word, with their bytes.
+// with. It counts in d the frames among them (a frame's packet is parked
+// at its last BD) whose last BD has an error in the esc word, with their
+// bytes, from the words 0 TxBurst wrote (pend: the driver's own copy, not
+// the device's write-back).
 func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txDoneRun) (n int) {
-	pend = pend[:len(bds)]
 	var esc uint32 // the esc words ORed: an error is rare
-	var bytes uint64
 	for ; n < len(bds); n++ {
 		bd := &bds[n]
 		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
 			break // the MAC still owns it
 		}
 		esc |= txESC(bd)
-		bytes += uint64(pend[n] & 0xFFFF)
 	}
-	d.bytes += bytes
 	if esc&txbd_ESC_ERR_MASK != 0 {
+		pend = pend[:len(bds)]
 		// Some BD has one: count the frames whose last BD has (the MAC
 		// writes no BD it does not own, so the words are the ones loaded
 		// above), and their bytes: a frame's BDs run up to its last. A
@@ -632,5 +683,6 @@ func (q *txQueue) drain() {
 		q.inFlight--
 	}
 	q.frames = 0
-	q.ntu, q.ntc = 0, 0 // ETHEREN=0 rewound the MAC to TDSR: so do we
+	q.mHead, q.done, q.errBytes = q.mTail, q.queued, 0 // none of their bytes was sent
+	q.ntu, q.ntc = 0, 0                                // ETHEREN=0 rewound the MAC to TDSR: so do we
 }
