@@ -110,3 +110,41 @@ func TestQueuedFramesWaitForLink(t *testing.T) {
 		t.Fatalf("TX counts %d sent, drops %v; want the 5 sent", st.Packets, st.Drops)
 	}
 }
+
+// TestTxBytesAcrossRestart queues frames behind a hung TX engine on a ring
+// whose next slot is not its first, then renegotiates the link's speed:
+// the MAC restart turns the ring so that slot becomes the first, and the
+// frames, sent after it, count sent with their bytes, once.
+func TestTxBytesAcrossRestart(t *testing.T) {
+	t.Parallel()
+	p, m := openSim(t, "soc=imx8mp&link-poll=0")
+	w := &capture{}
+	m.SetWire(w)
+	pl, tx := p.RxQueue(0).Pool(), p.TxQueue(0)
+	reclaim := func() {
+		for i := 0; i < 100 && tx.Pending() > 0; i++ {
+			tx.Reclaim()
+		}
+	}
+	if n := tx.TxBurst(txFrames(t, pl, 3)); n != 3 { // the next slot is 3
+		t.Fatalf("TxBurst took %d of 3", n)
+	}
+	reclaim()
+	m.SetTxStall(true)
+	if n := tx.TxBurst(txFrames(t, pl, 5)); n != 5 {
+		t.Fatalf("TxBurst took %d of 5", n)
+	}
+	if err := m.SetLinkSpeed(100); err != nil {
+		t.Fatal(err)
+	}
+	p.UpdateLink() // the DMA is busy: the restart holds the MAC disabled
+	m.SetTxStall(false)
+	if l := p.UpdateLink(); !l.Up || l.SpeedMbps != 100 || p.MACRestarts() == 0 {
+		t.Fatalf("link %+v after the speed change, %d MAC restarts", l, p.MACRestarts())
+	}
+	reclaim()
+	st := p.Stats().Tx
+	if got := len(w.take()); got != 8 || st.Packets != 8 || st.Bytes != 8*100 || st.TotalDrops() != 0 {
+		t.Fatalf("%d frames on the wire; TX counts %d sent, %d bytes, drops %v; want 8, 800, none", got, st.Packets, st.Bytes, st.Drops)
+	}
+}
