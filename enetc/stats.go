@@ -158,7 +158,8 @@ func (p *Port) statsLocked() driver.PortStats {
 // counts the frames whose BDs the device consumed, to tx.Drops[CauseFrame]:
 // a ring's consumer index passes a frame whether the MAC sent it or not,
 // so only TERR tells them apart, for the port, not a ring (the queues'
-// counters keep what their rings consumed). An error is moved once the
+// counters keep what their rings consumed; Bytes keeps the failed
+// frames' bytes, whose lengths TERR does not give). An error is moved once the
 // driver counted as many frames consumed since the last look (the device
 // counts a failed frame before its consumer index passes it), so Packets
 // never goes down. On a PF whose VFs transmit, TERR counts their errors

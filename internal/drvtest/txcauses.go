@@ -81,7 +81,11 @@ func TxCauses(t *testing.T, r TxRig) {
 			t.Errorf("%s: %d frames on the wire, want %d", name, d, wire)
 		}
 	}
+	b0 := p.Stats().Tx.Bytes
 	step("good frames", 10, driver.CauseFrame, 0, 10, func() { send(mk(10, 100)) })
+	if b := p.Stats().Tx.Bytes - b0; b != 10*100 {
+		t.Errorf("good frames: %d bytes counted sent, want %d", b, 10*100)
+	}
 	step("TX DMA faults", 8, driver.CauseFrame, 2, 8, func() {
 		r.InjectDMAFault(2)
 		send(mk(10, 100))
