@@ -130,12 +130,13 @@ type Port struct {
 	dcrAcc       []acc32 // RBDCR of each RX ring
 	macAcc       []acc32 // macCounters
 	ufdmf, mfdmf acc32
-	// txConsumed and txErrTaken are txErrorsLocked's: the frames the TX
-	// queues counted consumed at the last look, and the TERR errors moved
-	// from them to CauseFrame so far.
+	rssOn        bool
+	rssEntries   int
+
+	// txConsumed and txErrTaken are txErrorsLocked's, under ctl: the
+	// frames the TX queues counted consumed at the last look, and the TERR
+	// errors moved from them to CauseFrame so far.
 	txConsumed, txErrTaken uint64
-	rssOn                  bool
-	rssEntries             int
 
 	ringMem  *dma.Region // all BD rings, the CBDR and the RSS table buffer
 	msgMem   *dma.Region // VF messages: a PF's receive buffers, a VF's send buffer (vf.go)

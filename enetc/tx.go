@@ -15,8 +15,20 @@ import (
 // while the port is stopped).
 type txQueue struct {
 	// Hot, owner-only state.
-	bds  []txBD
-	bufs []*pool.Packet // frame head at the slot of its last BD; nil elsewhere
+	bds       []txBD
+	bufs      []*pool.Packet // frame head at the slot of its last BD; nil elsewhere
+	mask      uint32
+	ntu       uint32 // next BD to fill; the last value written to TBPIR
+	ntc       uint32 // next BD to reclaim; follows TBCIR
+	maxLen    uint32 // longest frame accepted, FCS excluded
+	reclaimAt uint32 // reclaim when fewer free slots than this
+	pending   int    // frames queued and not yet reclaimed
+	gate      *gate.Gate
+	regs      driver.Regs
+	tbpir     uint32
+	tbcir     uint32
+	reach     uint32 // pool.ReachLow(the device's DMA domain): a buffer from another is refused
+
 	// marks holds, from mHead to mTail (ring indices), one entry per burst
 	// on the ring: where it ends and the bytes queued from Start up to
 	// there. A burst's bytes count as sent once the device consumed it
@@ -25,17 +37,6 @@ type txQueue struct {
 	marks        []txMark
 	mHead, mTail uint32
 	queued, done uint64
-	mask         uint32
-	ntu          uint32 // next BD to fill; the last value written to TBPIR
-	ntc          uint32 // next BD to reclaim; follows TBCIR
-	maxLen       uint32 // longest frame accepted, FCS excluded
-	reclaimAt    uint32 // reclaim when fewer free slots than this
-	pending      int    // frames queued and not yet reclaimed
-	gate         *gate.Gate
-	regs         driver.Regs
-	tbpir        uint32
-	tbcir        uint32
-	reach        uint32 // pool.ReachLow(the device's DMA domain): a buffer from another is refused
 	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
 	// for none), and the burst flag of the RX queue it refills, read on
 	// every reclaim as the proof that no other goroutine runs that RX

@@ -16,17 +16,41 @@ import (
 // MAC and not yet reclaimed; the packet of a frame is parked at the slot of
 // its last BD and freed when the MAC has cleared R there.
 type txQueue struct {
-	port     *Port
-	id       int
-	ring     bdRing
-	bufs     []*pool.Packet // frame parked at its last BD's slot
-	pend     []uint32       // word 0 of each BD of the burst being built
-	syncR    *dma.Region    // the region of the spans below
-	spans    []dma.Span     // the burst's frame bytes, cleaned in one call before the R bits
-	ntu      int            // next to use: the next slot to fill
-	ntc      int            // next to clean: the oldest slot not yet reclaimed
-	inFlight int            // BDs owned by the MAC or not yet reclaimed
-	frames   int            // frames among them
+	port      *Port
+	id        int
+	ring      bdRing
+	bufs      []*pool.Packet // frame parked at its last BD's slot
+	pend      []uint32       // word 0 of each BD of the burst being built
+	syncR     *dma.Region    // the region of the spans below
+	spans     []dma.Span     // the burst's frame bytes, cleaned in one call before the R bits
+	ntu       int            // next to use: the next slot to fill
+	ntc       int            // next to clean: the oldest slot not yet reclaimed
+	inFlight  int            // BDs owned by the MAC or not yet reclaimed
+	frames    int            // frames among them
+	reclaimAt int            // reclaim when fewer free slots than this
+	tdar      uint32
+	regs      driver.Regs
+	enhanced  bool
+	esc       uint32 // esc word for every BD: FTYPE = ring id on AVB rings
+	txAlign   uint64
+	err007885 bool
+	stats     driver.Counters
+	doorbells atomic.Uint64
+	rekicks   atomic.Uint64 // ERR006358 TDAR re-writes
+	reach     uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
+	owners    []txOwner
+	lastPool  *pool.Pool // ownerIn's last look-up, and its answer
+	lastOwner uint16
+	gate      *gate.Gate
+	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
+	// for none), and the burst flag of the RX queue it refills, read on
+	// every reclaim as the proof that no other goroutine runs that RX
+	// queue.
+	direct   *pool.Pool
+	directRx *gate.Flag
+
+	burst gate.Flag // raised while inside a burst (the stop handshake)
+
 	// marks holds, from mHead to mTail (slots of the ring), one entry per
 	// burst on the ring: the slot after its last BD and the bytes queued
 	// from Start up to there. A burst's bytes count as sent once reclaim
@@ -36,29 +60,6 @@ type txQueue struct {
 	mHead, mTail int
 	queued, done uint64
 	errBytes     uint64 // bytes of errored frames not yet taken off a done burst's
-	reclaimAt    int    // reclaim when fewer free slots than this
-	tdar         uint32
-	regs         driver.Regs
-	enhanced     bool
-	esc          uint32 // esc word for every BD: FTYPE = ring id on AVB rings
-	txAlign      uint64
-	err007885    bool
-	stats        driver.Counters
-	doorbells    atomic.Uint64
-	rekicks      atomic.Uint64 // ERR006358 TDAR re-writes
-	reach        uint32        // pool.ReachLow(the device's DMA domain): what a buffer must have
-	owners       []txOwner
-	lastPool     *pool.Pool // ownerIn's last look-up, and its answer
-	lastOwner    uint16
-	gate         *gate.Gate
-	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
-	// for none), and the burst flag of the RX queue it refills, read on
-	// every reclaim as the proof that no other goroutine runs that RX
-	// queue.
-	direct   *pool.Pool
-	directRx *gate.Flag
-
-	burst gate.Flag // raised while inside a burst (the stop handshake)
 }
 
 // txOwner is the leak-report id of this queue in one of the port's pools.
