@@ -674,7 +674,8 @@ func (p *Port) Start() error {
 }
 
 // Stop quiesces the port in the safe order: refuse new TX, wait (bounded
-// by Config.StopTimeout) for queued frames to leave, graceful TX stop,
+// by Config.StopTimeout; not while the link is down, when none can) for
+// queued frames to leave (those left count as stopped), graceful TX stop,
 // disable the MAC (which rewinds its ring pointers), wait for the DMA to go
 // idle, and take every buffer back from the rings (counting each frame the
 // MAC had written into an RX ring unread: drain). From its start every
