@@ -53,7 +53,9 @@ const (
 	// error's cause instead (as RxBurst would have counted it), and a frame
 	// the device had begun but not finished writing counts here too. Only
 	// a port stopped under traffic counts any: poll the queues empty
-	// before Stop to receive them instead.
+	// before Stop to receive them instead. On TX: a frame TxBurst took
+	// that was still queued, unsent, when Stop disabled the port (Stop
+	// waits Config.StopTimeout for the ring to drain first).
 	CauseStopped
 	// NumCauses is the number of causes: the length of a Drops array.
 	NumCauses
@@ -71,6 +73,11 @@ func (c Cause) String() string {
 
 // QueueStats are one queue's counters, or a sum of them.
 type QueueStats struct {
+	// Packets and Bytes: on RX the frames received (returned by RxBurst);
+	// on TX the frames the device sent, counted once it is done with them
+	// (at a reclaim: TxBurst's when the ring runs low, Reclaim, Stop), so a
+	// frame TxBurst took is either sent or in Drops by one cause once the
+	// port is stopped.
 	Packets uint64
 	// Bytes counts the frames' bytes from the destination MAC to the end
 	// of the payload (padding included), without the FCS, preamble or

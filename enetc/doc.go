@@ -43,9 +43,11 @@
 // to RBBSR, the frame within the posted BDs; TBCIR must lie in the ring and
 // between the driver's consumer and producer indices. A failed check drops
 // the frame as driver.CauseBadDescriptor and recycles its buffers. A BD that
-// stays not ready while a later one is ready is given up after
-// rxStuckPolls looks at the later one, taken once every rxPeekEvery polls of
-// an idle ring (a lost status write would otherwise stall the ring).
+// stays not ready while a later posted one is ready is given up after
+// rxStuckPolls looks, taken once every rxPeekEvery polls of an idle ring (a
+// lost status write would otherwise stall the ring); the looks find the
+// ready one however far ahead, one status word each, so any number of lost
+// write-backs in a row is given up, BD after BD.
 // The reference does not document the RX error bits, so any non-zero error
 // byte counts as driver.CauseFrame. One case no driver can detect: if the
 // first BD of a multi-BD frame loses its status (or its F bit turns up

@@ -147,8 +147,8 @@ func TestStopWithStalledTx(t *testing.T) {
 		t.Fatalf("Stop with a stalled ring: err = %v", err)
 	}
 	st := s.port.Stats()
-	if st.Tx.Drops[driver.CauseDMAFault] != 10 {
-		t.Errorf("lost TX frames counted %v, want 10 as dma_fault", st.Tx.Drops)
+	if st.Tx.Drops[driver.CauseStopped] != 10 || st.Tx.TotalDrops() != 10 || st.Tx.Packets != 0 {
+		t.Errorf("lost TX frames counted %v, %d sent; want 10 as stopped, none sent", st.Tx.Drops, st.Tx.Packets)
 	}
 	if n := s.port.RxQueue(0).Pool().InFlight(); n != 0 {
 		t.Errorf("%d buffers in flight", n)

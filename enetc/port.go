@@ -135,6 +135,11 @@ type Port struct {
 	rssOn        bool
 	rssEntries   int
 
+	// txConsumed and txErrTaken are txErrorsLocked's, under ctl: the
+	// frames the TX queues counted consumed at the last look, and the TERR
+	// errors moved from them to CauseFrame so far.
+	txConsumed, txErrTaken uint64
+
 	ringMem  *dma.Region // all BD rings, the CBDR and the RSS table buffer
 	msgMem   *dma.Region // VF messages: a PF's receive buffers, a VF's send buffer (vf.go)
 	vfMsgs   atomic.Uint64
@@ -538,8 +543,9 @@ func (p *Port) PF() bool { return p.pf }
 
 // Start implements driver.Port: it programs and enables every ring with its
 // BDs fully written first (§4.2, §4.3), then enables the MAC if the link is
-// up. Call it before any queue goroutine polls: it fills the RX rings from
-// their pools as their owner. After a Stop that left a TX ring stuck it
+// up. It fills the RX rings from their pools as their owner before it
+// opens the gate: a queue goroutine may keep polling through Stop and
+// Start, its bursts return 0 until then. After a Stop that left a TX ring stuck it
 // first resets the function and sets the port up again.
 func (p *Port) Start() error {
 	p.lock()
@@ -685,7 +691,7 @@ func (p *Port) stopLocked() error {
 		for p.regs.Read32(txRingReg(q.idx, regTBSR))&tbsr_BUSY != 0 && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Microsecond)
 		}
-		if n := q.drain(!p.linkValue.Load().Up); n > 0 {
+		if n := q.drain(); n > 0 {
 			p.needsReset = true
 			errs = append(errs, fmt.Errorf("enetc %s: TX ring %d did not drain within %v (TBCIR %d, TBPIR %d): %d frames dropped; the ring needs a function reset (erratum: PI/CI cannot be reset), which Close performs",
 				p.name, q.idx, p.cfg.StopTimeout, q.hwCI(), q.ntu, n))
@@ -728,8 +734,9 @@ func (p *Port) waitQueuesIdle(deadline time.Time) {
 // stays safe. Afterwards every method fails closed (driver.ErrClosed, see
 // package driver); a second Close returns nil.
 func (p *Port) Close() error {
-	if err := p.Stop(); err != nil && !p.needsReset && !errors.Is(err, driver.ErrClosed) {
-		return err
+	stopErr := p.Stop()
+	if stopErr != nil && !p.needsReset && !errors.Is(stopErr, driver.ErrClosed) {
+		return stopErr
 	}
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
@@ -742,6 +749,9 @@ func (p *Port) Close() error {
 	defer p.unregister()       // its queues are never polled again; the chip's rule lets go of it
 	p.closeIRQ()
 	var errs []error
+	if stopErr != nil && !errors.Is(stopErr, driver.ErrClosed) {
+		errs = append(errs, stopErr) // a TX ring that did not drain: its frames were dropped
+	}
 	leaked := false
 	// Waiting for buffers touches no register, so it runs without the
 	// ERR050089 read lock: another port's Stop, which may be what returns

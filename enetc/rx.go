@@ -52,7 +52,7 @@ type rxQueue struct {
 	hashMask uint32     // all ones with RSS, else 0: the write-back's hash ANDed with it
 	rxFlags  pool.Flags // FlagRSSHash with RSS, else 0
 	rxOff    uint16     // the headroom as SetRx takes it
-	stuck    uint32     // looks that found BD ntc not ready but a later one ready
+	lost     lostLooks  // looks at BD ntc not ready (lostBD)
 	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
 
 	ctr driver.Counters
@@ -195,7 +195,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			// poll; only every rxPeekEvery-th poll looks past it for a BD
 			// the device skipped.
 			q.idle++
-			if q.idle%rxPeekEvery != 0 || !q.lostBD(ntc, posted > 1) {
+			if q.idle%rxPeekEvery != 0 || !q.lostBD(ntc, posted-1) {
 				break
 			}
 			q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
@@ -233,7 +233,7 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		posted -= k
 	}
 	if ntc != q.ntc {
-		q.stuck = 0 // progress: whatever looked stuck was not
+		q.lost = lostLooks{} // progress: whatever looked stuck was not
 	}
 	q.ntc = ntc
 	q.ctr.Add(uint64(n), bytes)
@@ -291,23 +291,40 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 	return len(bds), bytes
 }
 
-// lostBD is the stuck-BD recovery: BD j is not written back; it reports
-// whether the device skipped it (a lost status write), that is whether a
-// later BD (j+1, when more says one is posted) is ready while j has stayed
-// not ready for rxStuckPolls looks. Then the caller drops j rather than
-// stall the ring forever.
-func (q *rxQueue) lostBD(j uint32, more bool) bool {
-	if !more || q.bds[(j+1)&q.mask].loadStatus()&rxbd_LSTATUS_R == 0 { // the next BD, wrapping
+// lostBD is the stuck-BD recovery: BD j is not written back, and ahead
+// BDs are posted after it. It reports whether the device skipped j (a lost
+// status write), that is whether a later posted BD is ready while j has
+// stayed not ready for rxStuckPolls looks from then on. Then the caller
+// drops j rather than stall the ring forever. Each look until a ready BD
+// is found reads one status word ahead, the next one each time (j+1, j+2,
+// ..., round again), so any number of lost write-backs in a row is found:
+// a BD is given up at most ahead + rxStuckPolls looks after it stalled
+// the ring, and then the next, each by itself (every step of ntc starts
+// the looks again).
+func (q *rxQueue) lostBD(j, ahead uint32) bool {
+	if ahead == 0 {
 		return false
 	}
-	q.stuck++
-	if q.stuck < rxStuckPolls {
+	if q.lost.stuck == 0 {
+		i := (j + 1 + q.lost.scan%ahead) & q.mask // a BD after j, wrapping
+		q.lost.scan++
+		if q.bds[i].loadStatus()&rxbd_LSTATUS_R == 0 {
+			return false
+		}
+	}
+	q.lost.stuck++ // a later BD is ready: j was skipped, or is being written
+	if q.lost.stuck < rxStuckPolls {
 		return false
 	}
-	q.stuck = 0
+	q.lost = lostLooks{}
 	q.skipped.Add(1)
 	return true
 }
+
+// lostLooks is lostBD's state for the BD at ntc: looks spent finding a
+// ready BD after it (scan) and, once one was found, looks since (stuck).
+// RxBurst zeroes it, one store, when ntc moves.
+type lostLooks struct{ stuck, scan uint32 }
 
 // frameBDs finds the BDs of the frame that starts at ntc (BD ntc ready,
 // not final, with status first) among the posted ones. It returns k = 0 while a BD of it is
@@ -328,7 +345,7 @@ func (q *rxQueue) frameBDs(ntc, posted, first uint32) (k, st uint32) {
 		j = (j + 1) & mask // next BD of the frame, wrapping
 		s := q.bds[j].loadStatus()
 		if s&rxbd_LSTATUS_R == 0 {
-			if q.lostBD(j, k+1 < posted) {
+			if q.lostBD(j, posted-k-1) { // j is the frame's BD k+1 of the posted
 				return k + 1, st // the frame so far and the skipped BD
 			}
 			return 0, 0 // wait for the rest of the frame

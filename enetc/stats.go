@@ -133,6 +133,7 @@ func (p *Port) statsLocked() driver.PortStats {
 		s.Rx.Drops[driver.CauseUndersize] += s.HW["RUND"]
 		s.Rx.Drops[driver.CauseMACDiscard] += s.HW["RDRP"]
 		s.Rx.Drops[driver.CauseFiltered] += p.ufdmf.total + p.mfdmf.total
+		p.txErrorsLocked(&s.Tx, s.HW["TERR"])
 		for _, m := range sharedNames {
 			s.HW[m.shared] = s.HW[m.ref]
 		}
@@ -150,6 +151,25 @@ func (p *Port) statsLocked() driver.PortStats {
 	}
 	s.HW["link_speed_mbps"] = uint64(l.SpeedMbps)
 	return s
+}
+
+// txErrorsLocked moves the frames the MAC failed to send (terr: TERR, its
+// transmit error count, a TX DMA fault among them) from tx.Packets, which
+// counts the frames whose BDs the device consumed, to tx.Drops[CauseFrame]:
+// a ring's consumer index passes a frame whether the MAC sent it or not,
+// so only TERR tells them apart, for the port, not a ring (the queues'
+// counters keep what their rings consumed; Bytes keeps the failed
+// frames' bytes, whose lengths TERR does not give). An error is moved once the
+// driver counted as many frames consumed since the last look (the device
+// counts a failed frame before its consumer index passes it), so Packets
+// never goes down. On a PF whose VFs transmit, TERR counts their errors
+// too. Caller holds ctl.
+func (p *Port) txErrorsLocked(tx *driver.QueueStats, terr uint64) {
+	grew := tx.Packets - p.txConsumed // frames consumed since the last look
+	p.txConsumed = tx.Packets
+	p.txErrTaken = min(terr, p.txErrTaken+grew)
+	tx.Packets -= p.txErrTaken
+	tx.Drops[driver.CauseFrame] += p.txErrTaken
 }
 
 // RegValue is one register and the value read from it.

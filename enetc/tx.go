@@ -28,6 +28,15 @@ type txQueue struct {
 	tbpir     uint32
 	tbcir     uint32
 	reach     uint32 // pool.ReachLow(the device's DMA domain): a buffer from another is refused
+
+	// marks holds, from mHead to mTail (ring indices), one entry per burst
+	// on the ring: where it ends and the bytes queued from Start up to
+	// there. A burst's bytes count as sent once the device consumed it
+	// whole (sentUpTo); queued and done are the bytes queued and counted
+	// sent from Start on.
+	marks        []txMark
+	mHead, mTail uint32
+	queued, done uint64
 	// RecycleDirect: the pool whose owner goroutine is this queue's (nil
 	// for none), and the burst flag of the RX queue it refills, read on
 	// every reclaim as the proof that no other goroutine runs that RX
@@ -55,7 +64,7 @@ type txQueue struct {
 func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {
 	n := len(mem) / bdSize
 	return &txQueue{
-		bds: txRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
+		bds: txRing(mem), bufs: make([]*pool.Packet, n), marks: make([]txMark, n), mask: uint32(n - 1),
 		maxLen: uint32(p.maxFrame() - fcsLen), reclaimAt: uint32(n / 2),
 		gate: &p.gate, regs: p.regs, tbpir: txRingReg(i, regTBPIR), tbcir: txRingReg(i, regTBCIR),
 		reach: pool.ReachLow(dma.DomainID(p.dev.Mapper)), port: p, idx: i, iova: iova,
@@ -84,6 +93,7 @@ func (q *txQueue) setup() error {
 		q.bds[i] = txBD{}
 	}
 	q.ntu, q.ntc = pi, ci
+	q.mHead, q.mTail, q.queued, q.done = 0, 0, 0, 0
 	return nil
 }
 
@@ -180,9 +190,8 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		frames++
 		bytes += uint64(total)
 	}
-	q.publish(ntu)
+	q.publish(ntu, bytes)
 	q.pending += frames
-	q.ctr.Add(uint64(frames), bytes)
 	q.burst.Leave()
 	return n
 }
@@ -266,9 +275,10 @@ func (q *txQueue) putChain(pk *pool.Packet, ntu, total uint32) uint32 {
 	return ntu
 }
 
-// publish hands the BDs written up to ntu to the device: one barrier, one
-// TBPIR write, none when the burst wrote no BD.
-func (q *txQueue) publish(ntu uint32) {
+// publish hands the BDs written up to ntu, bytes of frames, to the device:
+// one barrier, one TBPIR write, none when the burst wrote no BD. It marks
+// where the burst ends (marks).
+func (q *txQueue) publish(ntu uint32, bytes uint64) {
 	if ntu == q.ntu {
 		return
 	}
@@ -276,6 +286,18 @@ func (q *txQueue) publish(ntu uint32) {
 	q.regs.Write32(q.tbpir, ntu)
 	q.ntu = ntu
 	q.doorbells.Add(1)
+	q.queued += bytes
+	// One mark per burst on the ring, and a burst holds a BD at least: the
+	// marks never outnumber the ring's slots.
+	q.marks[q.mTail&q.mask] = txMark{end: ntu, bytes: q.queued}
+	q.mTail = (q.mTail + 1) & q.mask
+}
+
+// txMark is the end of a burst on the ring: the slot after its last BD, and
+// the bytes queued from Start up to there.
+type txMark struct {
+	end   uint32
+	bytes uint64
 }
 
 // refuse frees a frame the device cannot take and counts it: as
@@ -329,7 +351,29 @@ func (q *txQueue) reclaim() int {
 		q.burst.Leave()
 		q.port.concurrentUse("tx", q.idx, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
 	}
-	return q.freeUpTo(ci, own)
+	return q.sentUpTo(ci, own)
+}
+
+// sentUpTo frees the frames in slots [ntc, end), which the device consumed
+// and sent, as freeUpTo does, and counts them sent; and the bytes of every
+// burst the device consumed whole (marks). end must lie in the ring.
+func (q *txQueue) sentUpTo(end uint32, own *pool.Pool) int {
+	mask, ntc := q.mask, q.ntc
+	if end == ntc {
+		return 0
+	}
+	bytes := q.done
+	for h := q.mHead; h != q.mTail; h = (h + 1) & mask {
+		m := q.marks[h&mask]
+		if (m.end-ntc)&mask > (end-ntc)&mask { // BDs from ntc, wrapping
+			break // the device has not consumed this burst whole
+		}
+		bytes, q.mHead = m.bytes, (h+1)&mask
+	}
+	n := q.freeUpTo(end, own)
+	q.ctr.Add(uint64(n), bytes-q.done) // a burst ends with a frame: n > 0 when bytes moved
+	q.done = bytes
+	return n
 }
 
 // RecycleDirect implements driver.DirectRecycler: rx must be an RX queue
@@ -371,22 +415,18 @@ func (q *txQueue) freeUpTo(end uint32, own *pool.Pool) int {
 	return total
 }
 
-// drain, on a disabled ring, frees what the device consumed and then the
-// frames it never sent, counting those as lost. It returns how many were
+// drain, on a disabled ring, frees what the device consumed (counted
+// sent) and then the frames it never sent, counting those as stopped:
+// TxBurst took them, Stop found them still queued. It returns how many were
 // lost. Control goroutine, port stopped.
-func (q *txQueue) drain(linkDown bool) int {
+func (q *txQueue) drain() int {
 	ci := q.hwCI()
 	inflight := (q.ntu - q.ntc) & q.mask // BDs queued and not yet reclaimed, wrapping
 	if ci <= q.mask && (ci-q.ntc)&q.mask <= inflight {
-		q.freeUpTo(ci, nil) // the control goroutine owns no pool: shared frees
+		q.sentUpTo(ci, nil) // the control goroutine owns no pool: shared frees
 	}
 	lost := q.freeUpTo(q.ntu, nil)
-	if lost > 0 {
-		cause := driver.CauseDMAFault // the device stopped consuming the ring
-		if linkDown {
-			cause = driver.CauseLinkDown
-		}
-		q.ctr.Drop(cause, uint64(lost))
-	}
+	q.ctr.Drop(driver.CauseStopped, uint64(lost))
+	q.mHead, q.done = q.mTail, q.queued // none of their bytes was sent
 	return lost
 }

@@ -35,15 +35,24 @@
 // rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
-// default 1s, 0 only at Start, UpdateLink and Reclaim), mac=ADDR (the
-// port's address; default what PALR/PAUR hold, or one derived from the
-// spec when they hold no station's address: zero, multicast, broadcast;
-// such an address given to mac= or SetMAC is refused, as on the ENETC),
+// default 1s, and every 10 ms while frames flow, since the MAC does not
+// sense the link and sends into a dead one until the poll sees it; 0 only
+// at Start, UpdateLink and Reclaim), mac=ADDR (the port's address; default
+// what PALR/PAUR hold, or one derived from the spec when they hold no
+// station's address: zero, multicast, broadcast; such an address given to
+// mac= or SetMAC is refused, as on the ENETC),
 // dma-coherent=1 (declare the device's DMA cache-coherent, as under QEMU),
 // rx-coalesce-frames=N and rx-coalesce-ticks=T (RX interrupt coalescing,
 // RXICn: one interrupt per N frames, 1-255 and at most half the RX ring,
 // or T units of 64 ENET clock cycles after the first, 1-65535; default
 // off).
+//
+// Every frame is received or counted by cause; TX counts a frame sent once
+// reclaim finds the MAC done with it without an error (a TXE in an
+// enhanced BD counts it as a frame error instead), and Stop counts the
+// frames it takes back unsent as stopped. A receive DMA fault leaves only
+// EIR.EBERR: Stats, the counter and link polls and each MAC reset count it
+// as one dma_fault (Port.Stats).
 //
 // RX queues implement driver.RxInterrupter (irq.go) where the backend
 // delivers the MAC's interrupt (platform: through vfio-platform or UIO,

@@ -146,17 +146,26 @@ func (p *Port) UpdateLink() driver.Link {
 // PHY, so that a renegotiated speed or duplex reaches ECR/RCR/TCR without
 // anyone asking, and on ERR006358 parts it is the stall detector the
 // erratum asks for (txStallCheck); every counterPoll it accumulates the
-// MIB counters so none wraps unseen.
+// MIB counters so none wraps unseen. While frames flow it reads the PHY
+// every fastLinkPoll instead: the MAC does not sense the link, so frames
+// it sends between a cable pull and the poll that sees it go nowhere,
+// uncounted; the faster poll bounds them to fastLinkPoll's worth. Whether
+// frames flow it looks every idleLook (two atomic loads per queue, no
+// MDIO).
 func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 	defer close(done)
 	var tick <-chan time.Time
+	var period time.Duration
+	var t *time.Ticker
 	if interval > 0 {
-		t := time.NewTicker(interval)
+		period = min(interval, idleLook)
+		t = time.NewTicker(period)
 		defer t.Stop()
 		tick = t.C
 	}
 	ct := time.NewTicker(counterPoll)
 	defer ct.Stop()
+	mark, lastRead := p.trafficMark(), time.Now()
 	for {
 		select {
 		case <-stop:
@@ -165,15 +174,34 @@ func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 			p.statsMu.Lock()
 			if !p.shut.Load() {
 				p.mibAccumulateLocked()
+				p.busErrorLocked()
 			}
 			p.statsMu.Unlock()
-		case <-tick:
+		case now := <-tick:
+			m := p.trafficMark()
+			busy := m != mark
+			mark = m
+			np := min(interval, idleLook)
+			if busy {
+				np = min(interval, fastLinkPoll)
+			}
+			if np != period {
+				period = np
+				t.Reset(period)
+			}
+			if !busy && now.Sub(lastRead) < interval {
+				continue // idle, and the PHY was read within interval
+			}
+			lastRead = now
 			p.ctl.Lock()
 			if p.started {
+				p.statsMu.Lock()
+				p.busErrorLocked()
+				p.statsMu.Unlock()
 				if p.phyAddr >= 0 || p.macHeld {
 					p.updateLinkLocked()
 				}
-				if p.prof.has(qERR006358) {
+				if p.prof.has(qERR006358) && p.phyLink.Up { // down: queued frames wait for the link
 					for _, q := range p.tx {
 						q.stallCheck()
 					}
@@ -183,6 +211,29 @@ func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 			p.linkEv.Flush()
 		}
 	}
+}
+
+// The link watcher's pace: it reads the PHY every fastLinkPoll while
+// frames flow (a few MDIO frames of ~25 µs each: some 1 % of the MDIO
+// bus), every link-poll= interval otherwise, and looks whether frames flow
+// every idleLook.
+const (
+	fastLinkPoll = 10 * time.Millisecond
+	idleLook     = 100 * time.Millisecond
+)
+
+// trafficMark moves whenever a queue hands the MAC buffers or frames (its
+// RDAR and TDAR writes): the watcher compares two marks to tell whether
+// frames flow.
+func (p *Port) trafficMark() uint64 {
+	var n uint64
+	for _, q := range p.rx {
+		n += q.doorbells.Load()
+	}
+	for _, q := range p.tx {
+		n += q.doorbells.Load()
+	}
+	return n
 }
 
 // stopWatcher ends the watcher goroutine, if one runs, and waits for it.

@@ -78,8 +78,9 @@ const (
 	// deriving the MDC divider: user space does not know the real clock,
 	// and a slower MDC than needed is always safe.
 	ipgHzBound = 266_000_000
-	// defaultLinkPoll is how often the link watcher reads the PHY: a few
-	// MDIO frames of ~25 µs each, once a second (link-poll= overrides it).
+	// defaultLinkPoll is how often the link watcher reads the PHY while
+	// no frame flows: a few MDIO frames of ~25 µs each, once a second
+	// (link-poll= overrides it; fastLinkPoll while frames flow).
 	defaultLinkPoll = time.Second
 )
 
@@ -171,6 +172,7 @@ type Port struct {
 	ptpGone bool      // Close has begun: Clock refuses (ptpMu)
 
 	statsMu  sync.Mutex
+	busErrs  uint64 // EBERR found set and not a TX frame's (busErrorLocked)
 	mibLast  [len(mibNames)]uint32
 	mibSum   [len(mibNames)]uint64
 	mibBased bool // mibLast holds the counters' values after a reset
@@ -548,6 +550,7 @@ func (p *Port) reset() error {
 	defer p.statsMu.Unlock()
 	if p.mibBased {
 		p.mibAccumulateLocked()
+		p.busErrorLocked() // before the reset clears EIR
 	}
 	p.ptpSave() // the reset wipes the 1588 timer
 	defer p.ptpRestore()
@@ -632,7 +635,8 @@ func (p *Port) ecr() uint32 {
 }
 
 // Start programs the rings and the MAC and enables it (§5.3 steps 5-7):
-// frames flow when it returns.
+// frames flow when it returns. A queue goroutine may keep polling through
+// Stop and Start: its bursts return 0 until the RX rings are filled.
 func (p *Port) Start() error {
 	defer p.linkEv.Flush() // runs after ctl is released
 	p.ctl.Lock()
@@ -690,11 +694,14 @@ func (p *Port) Start() error {
 	r.Write32(regMIBC, 0)     // counters on
 	p.startIRQ()
 	r.Write32(regECR, p.ecr())
-	p.gate.Open(gate.Stopped) // bursts may run from here on
 	for _, q := range p.rx {
 		q.refill() // posts every buffer and writes RDAR once
 	}
 	p.started = true
+	// Only now, with every ring set up and the RX rings filled from their
+	// pools, may a queue goroutine's burst run: one that polls during
+	// Start sees the gate closed and returns 0 until here.
+	p.gate.Open(gate.Stopped)
 	var every time.Duration
 	if (p.phyAddr >= 0 || p.prof.has(qERR006358)) && p.linkPoll > 0 {
 		every = p.linkPoll
@@ -705,7 +712,8 @@ func (p *Port) Start() error {
 }
 
 // Stop quiesces the port in the safe order: refuse new TX, wait (bounded
-// by Config.StopTimeout) for queued frames to leave, graceful TX stop,
+// by Config.StopTimeout; not while the link is down, when none can) for
+// queued frames to leave (those left count as stopped), graceful TX stop,
 // disable the MAC (which rewinds its ring pointers), wait for the DMA to go
 // idle, and take every buffer back from the rings (counting each frame the
 // MAC had written into an RX ring unread: drain). From its start every
@@ -731,7 +739,10 @@ func (p *Port) Stop() error {
 		errs = append(errs, fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.name, p.cfg.StopTimeout))
 	}
 	for _, q := range p.tx {
-		for q.reclaim(); q.inFlight > 0 && time.Now().Before(deadline); q.reclaim() {
+		if q.reclaim(); !p.phyLink.Up {
+			continue // nothing leaves while the link is down: drain counts them stopped
+		}
+		for ; q.inFlight > 0 && time.Now().Before(deadline); q.reclaim() {
 			time.Sleep(50 * time.Microsecond)
 		}
 		if q.inFlight > 0 {

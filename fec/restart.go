@@ -26,7 +26,9 @@ import (
 //     restart, nothing is dropped and no buffer changes hands;
 //  5. program ECR.SPEED, RCR.RMII_10T/DRT, TCR.FDEN (with GTS clear) and
 //     TFWR while the MAC is disabled, as the reference asks for TCR.FDEN;
-//  6. enable the MAC and ring RDAR and TDAR.
+//  6. enable the MAC and ring RDAR, and TDAR if the link is up (the MAC
+//     does not sense the link: frames it fetched now would go nowhere;
+//     they wait on the ring for the restart at link up).
 //
 // ctl is held and the port is started. Each wait is bounded by
 // Config.StopTimeout, and a wait that runs out leaves the port consistent
@@ -90,11 +92,14 @@ func (p *Port) restartMAC(l driver.Link) error {
 		}
 	}
 	for i, q := range p.tx {
-		if q.inFlight > 0 {
+		if q.inFlight > 0 && l.Up { // down: the MAC would send them into nothing; they wait
 			r.Write32(regTDARn[i], dar_ACTIVE)
 		}
 	}
 	p.macHeld = false
+	if !l.Up {
+		p.gate.Close(gate.LinkDown) // before bursts run again: none queues a frame for the dead link
+	}
 	p.gate.Open(gate.Stopped)
 	return r.Err()
 }
@@ -152,6 +157,18 @@ func rebaseTx(q *txQueue) {
 	}
 	n := q.ring.size
 	rotateRing(&q.ring, q.bufs, f, txbd_W)
+	if f != 0 {
+		// The driver's copies of the words 0 and the bursts' ends move
+		// with their BDs.
+		pend := make([]uint32, n)
+		for i := range pend {
+			pend[i] = q.pend[(i+f)%n]
+		}
+		copy(q.pend, pend)
+		for h := q.mHead; h != q.mTail; h = (h + 1) % len(q.marks) {
+			q.marks[h].end = (q.marks[h].end - f + n) % n
+		}
+	}
 	q.ntc, q.ntu = (q.ntc-f+n)%n, (q.ntu-f+n)%n
 }
 

@@ -387,8 +387,8 @@ func TestStopWithStalledTX(t *testing.T) {
 	if n := pool.InFlight(); n != 0 {
 		t.Fatalf("%d buffers still out after Stop", n)
 	}
-	if d := p.Stats().Tx.Drops[driver.CauseLinkDown]; d != 5 {
-		t.Fatalf("%d stranded frames counted, want 5", d)
+	if st := p.Stats().Tx; st.Drops[driver.CauseStopped] != 5 || st.Packets != 0 || st.TotalDrops() != 5 {
+		t.Fatalf("TX counts %d sent and drops %v; want the 5 stranded frames as stopped, none sent", st.Packets, st.Drops)
 	}
 }
 

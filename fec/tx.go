@@ -50,6 +50,16 @@ type txQueue struct {
 	directRx *gate.Flag
 
 	burst gate.Flag // raised while inside a burst (the stop handshake)
+
+	// marks holds, from mHead to mTail (slots of the ring), one entry per
+	// burst on the ring: the slot after its last BD and the bytes queued
+	// from Start up to there. A burst's bytes count as sent once reclaim
+	// passes its end (reclaimTo); queued and done are the bytes queued and
+	// counted so far.
+	marks        []txMark
+	mHead, mTail int
+	queued, done uint64
+	errBytes     uint64 // bytes of errored frames not yet taken off a done burst's
 }
 
 // txOwner is the leak-report id of this queue in one of the port's pools.
@@ -61,7 +71,7 @@ type txOwner struct {
 func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	q := &txQueue{
 		port: p, id: id, ring: ring,
-		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size),
+		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size), marks: make([]txMark, ring.size),
 		spans: make([]dma.Span, 0, ring.size),
 		tdar:  regTDARn[id], regs: p.regs,
 		enhanced: p.enhanced, txAlign: p.prof.txAlign(), err007885: p.prof.has(qERR007885),
@@ -79,6 +89,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 
 func (q *txQueue) init() {
 	q.ntu, q.ntc, q.inFlight, q.frames = 0, 0, 0, 0
+	q.mHead, q.mTail, q.queued, q.done, q.errBytes = 0, 0, 0, 0, 0
 	for i := 0; i < q.ring.size; i++ {
 		for k := 1; k < q.ring.stride; k++ {
 			q.ring.set(i, k, 0)
@@ -153,7 +164,6 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.reclaimOwn()
 	}
 	start, nbd := q.ntu, 0
-	var sent uint64
 	n := 0
 	for ; n < len(pkts); n++ {
 		// Fast path: one-BD frames, in a loop that calls nothing.
@@ -162,7 +172,6 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 			nbd += k
 			q.inFlight += k
 			q.frames += k
-			sent += uint64(k)
 			if n == len(pkts) {
 				break
 			}
@@ -232,14 +241,17 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.ntu = t          // next free slot
 		q.inFlight += segs // owned by the MAC until reclaim sees R clear
 		q.frames++
-		sent++
 	}
-	q.flushSync()    // every frame byte cleaned before an R bit hands a BD over
-	var bytes uint64 // the lengths of the BDs written: the frames' bytes
+	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
 	if nbd > 0 {
-		bytes = q.publish(start, nbd)
+		q.queued += q.publish(start, nbd)
+		// One mark per burst on the ring, and a burst holds a BD at
+		// least: the marks never outnumber the slots.
+		q.marks[q.mTail] = txMark{end: q.ntu, bytes: q.queued}
+		if q.mTail++; q.mTail == len(q.marks) {
+			q.mTail = 0
+		}
 	}
-	q.stats.Add(sent, bytes)
 	q.burst.Leave()
 	return n
 }
@@ -366,6 +378,13 @@ func (q *txQueue) flushSync() {
 		q.syncR.SyncSpansForDevice(q.spans)
 		q.spans = q.spans[:0]
 	}
+}
+
+// txMark is the end of a burst on the ring: the slot after its last BD,
+// and the bytes queued from Start up to there.
+type txMark struct {
+	end   int
+	bytes uint64
 }
 
 // publish hands nbd BDs from start to the MAC and rings TDAR once. It
@@ -503,56 +522,102 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 	// The completed BDs from ntc: one status load each, and their esc
 	// words. At most two runs: from ntc up to the ring's end, then from
 	// slot 0.
-	start, k, errs := q.ntc, 0, 0
+	start, k := q.ntc, 0
+	var done txDoneRun
 	for i := start; k < q.inFlight; i = 0 {
 		run := min(q.inFlight-k, q.ring.size-i)
-		bufs := q.bufs[i : i+run]
-		var n, e int
+		bufs, pend := q.bufs[i:i+run], q.pend[i:i+run]
+		var n int
 		if enh := q.ring.enh; enh != nil {
-			n, e = txDone(enh[i:i+run], bufs)
+			n = txDone(enh[i:i+run], bufs, pend, &done)
 		} else {
-			n, e = txDone(q.ring.leg[i:i+run], bufs)
+			n = txDone(q.ring.leg[i:i+run], bufs, pend, &done)
 		}
 		k += n // the MAC is done with these BDs
-		errs += e
 		if n < run {
 			break
 		}
-	}
-	if errs > 0 {
-		q.stats.Drop(driver.CauseFrame, uint64(errs)) // sent with an error the MAC reported
 	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
 	// are not cleared: only in-flight ones are read, and TxBurst writes
 	// every slot it fills (nil for a frame's BDs before its last). What
 	// FreeSlots counts, the slots that hold a packet, are the frames done.
-	var done int
+	var frames int
 	if end := start + k; end > q.ring.size {
-		done = pool.FreeSlots(own, q.bufs[start:]) + pool.FreeSlots(own, q.bufs[:end-q.ring.size])
+		frames = pool.FreeSlots(own, q.bufs[start:]) + pool.FreeSlots(own, q.bufs[:end-q.ring.size])
 	} else {
-		done = pool.FreeSlots(own, q.bufs[start:end])
+		frames = pool.FreeSlots(own, q.bufs[start:end])
 	}
 	q.ntc = start + k
 	if q.ntc >= q.ring.size {
 		q.ntc -= q.ring.size
 	}
 	q.inFlight -= k
-	q.frames -= done
-	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 {
-		// ERR006358: TDAR cleared although ready BDs remain.
+	q.frames -= frames
+	// Sent: the frames done less those the MAC reported an error for
+	// (counted as frame errors, not sent), and the bytes of every burst
+	// now done whole less the errored frames'.
+	bytes := q.done
+	for h := q.mHead; h != q.mTail; {
+		m := q.marks[h]
+		d := m.end - start // BDs from start to the burst's end, wrapping
+		if d <= 0 {
+			d += q.ring.size
+		}
+		if d > k {
+			break // the MAC is not done with this burst
+		}
+		bytes = m.bytes
+		if h++; h == len(q.marks) {
+			h = 0
+		}
+		q.mHead = h
+	}
+	if done.errs > 0 {
+		q.stats.Drop(driver.CauseFrame, uint64(done.errs))
+		if done.busErr {
+			// A transmit DMA fault (FE) also set EIR.EBERR: counted here,
+			// not again as a receive one (busErrorLocked).
+			q.regs.Write32(regEIR, eir_EBERR)
+		}
+	}
+	sent := bytes - q.done
+	if done.errBytes|q.errBytes != 0 {
+		// Errored frames' bytes come off the bursts' as those are done
+		// (an errored frame may be done before its burst).
+		e := q.errBytes + done.errBytes
+		take := min(e, sent)
+		sent, q.errBytes = sent-take, e-take
+	}
+	q.stats.Add(uint64(frames-done.errs), sent) // a burst ends with a frame: frames > 0 when bytes moved
+	q.done = bytes
+	if q.inFlight > 0 && q.regs.Read32(q.tdar)&dar_ACTIVE == 0 && q.gate.Load()&gate.LinkDown == 0 {
+		// ERR006358: TDAR cleared although ready BDs remain. Not while the
+		// link is down: the MAC, which does not sense the link, would send
+		// them into nothing; they wait for the restart at link up.
 		q.regs.Write32(q.tdar, dar_ACTIVE)
 		q.rekicks.Add(1)
 		q.doorbells.Add(1)
 	}
-	return done
+	return frames
 }
 
-// txDone is reclaimTo's walk over BDs of one format B (bufs at least as
-// long as bds): how many BDs from the first on the MAC is done with, and
-// for how many frames among them (a frame's packet is parked at its last
-// BD) the MAC reported an error in the esc word.
-func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet) (n, errs int) {
+// txDoneRun is what reclaimTo's walks found: the frames among the BDs the
+// MAC is done with that it reported an error for, and their bytes.
+type txDoneRun struct {
+	errBytes uint64
+	errs     int
+	busErr   bool // an error frame has FE: its data read faulted
+}
+
+// txDone is reclaimTo's walk over BDs of one format B (bufs and pend at
+// least as long as bds): how many BDs from the first on the MAC is done
+// with. It counts in d the frames among them (a frame's packet is parked
+// at its last BD) whose last BD has an error in the esc word, with their
+// bytes, from the words 0 TxBurst wrote (pend: the driver's own copy, not
+// the device's write-back).
+func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txDoneRun) (n int) {
 	var esc uint32 // the esc words ORed: an error is rare
 	for ; n < len(bds); n++ {
 		bd := &bds[n]
@@ -562,17 +627,29 @@ func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet) (n, errs int) {
 		esc |= txESC(bd)
 	}
 	if esc&txbd_ESC_ERR_MASK != 0 {
+		pend = pend[:len(bds)]
 		// Some BD has one: count the frames whose last BD has (the MAC
 		// writes no BD it does not own, so the words are the ones loaded
-		// above).
+		// above), and their bytes: a frame's BDs run up to its last. A
+		// frame that began before this run has its bytes before it
+		// counted as sent (rare: an error on a chained frame across the
+		// ring's end).
 		bufs = bufs[:n]
+		var fb uint64
 		for i := range bufs {
-			if bufs[i] != nil && txESC(&bds[i])&txbd_ESC_ERR_MASK != 0 {
-				errs++
+			fb += uint64(pend[i] & 0xFFFF)
+			if bufs[i] == nil {
+				continue
 			}
+			if e := txESC(&bds[i]); e&txbd_ESC_ERR_MASK != 0 {
+				d.errs++
+				d.errBytes += fb
+				d.busErr = d.busErr || e&txbd_FE != 0
+			}
+			fb = 0
 		}
 	}
-	return n, errs
+	return n
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher
@@ -594,17 +671,19 @@ func (q *txQueue) stallCheck() {
 	}
 }
 
-// drain frees every frame left on the ring after the MAC was disabled.
+// drain frees every frame left on the ring after the MAC was disabled,
+// counting each as stopped: TxBurst took it, the MAC never sent it.
 func (q *txQueue) drain() {
 	for q.inFlight > 0 {
 		if pk := q.bufs[q.ntc]; pk != nil {
 			q.bufs[q.ntc] = nil
 			pk.Free() // the disabled MAC will not send it: back to its pool
-			q.stats.Drop(driver.CauseLinkDown, 1)
+			q.stats.Drop(driver.CauseStopped, 1)
 		}
 		q.ntc = q.next(q.ntc)
 		q.inFlight--
 	}
 	q.frames = 0
-	q.ntu, q.ntc = 0, 0 // ETHEREN=0 rewound the MAC to TDSR: so do we
+	q.mHead, q.done, q.errBytes = q.mTail, q.queued, 0 // none of their bytes was sent
+	q.ntu, q.ntc = 0, 0                                // ETHEREN=0 rewound the MAC to TDSR: so do we
 }

@@ -15,6 +15,7 @@ import (
 type portSnap struct {
 	stats           driver.PortStats
 	handled         uint64 // frames the forwarder handed to TX or consumed
+	toTx            uint64 // frames the lanes handed to this port's TX (fwd, tx)
 	hBytes          uint64
 	txRefused       uint64 // frames this port received that their TX port refused
 	txBusy          uint64 // the part of txRefused refused by a busy device
@@ -62,6 +63,9 @@ func (a *app) snapshot() []portSnap {
 		if l.txPort >= 0 {
 			s[l.txPort].outRefused += r
 			s[l.txPort].outBusy += b
+			if a.o.mode == modeFwd || a.o.mode == modeTx {
+				s[l.txPort].toTx += l.handled.Load() // what its TX queue took
+			}
 		}
 		ps.noBounce += l.bounceShort.Load()
 		ps.ipv4 += l.ipv4.Load()
@@ -451,9 +455,12 @@ func rxLost(q driver.QueueStats) uint64 {
 //	produced by the port's inputs = received + dropped on receive by cause
 //	received = handed on (sent to TX or consumed) + refused by TX + no bounce buffer
 //	           + taken up to the port's TAP twin (--tap)
+//	handed to the port's TX (by the lanes, and down from its TAP twin)
+//	         = sent + dropped on transmit by cause
 //
 // The first is checked where the inputs are known (simulated ports); the
-// second everywhere.
+// others everywhere. The last holds once the port is stopped: a frame
+// counts as sent when the device is done with it.
 func (a *app) balance(final []portSnap) []string {
 	var out []string
 	for i, f := range final {
@@ -466,8 +473,30 @@ func (a *app) balance(final []portSnap) []string {
 		if out2 := f.handled + f.txRefused + f.noBounce + f.tap.Taken; rx != out2 {
 			out = append(out, fmt.Sprintf("port %d (%s): it received %d frames, l2fwd handed on %d, its TX port refused %d, %d found no bounce buffer, %d went up to its TAP twin: %s", i, a.specs[i], rx, f.handled, f.txRefused, f.noBounce, f.tap.Taken, diff(rx, out2)))
 		}
+		tx := f.stats.Tx
+		if in, done := f.toTx+f.tap.DownFrames, tx.Packets+tx.TotalDrops(); in != done {
+			out = append(out, fmt.Sprintf("port %d (%s): l2fwd handed %d frames to its TX (%d down from its TAP twin), it sent %d and counted %d dropped on transmit (%s): %s", i, a.specs[i], in, f.tap.DownFrames, tx.Packets, tx.TotalDrops(), dropsOf(tx), diff(in, done)))
+		}
 	}
 	return out
+}
+
+// dropsOf names a queue's non-zero drop counters ("link_down=3"), "none"
+// for none.
+func dropsOf(q driver.QueueStats) string {
+	var b strings.Builder
+	for c, n := range q.Drops {
+		if n != 0 {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%s=%d", driver.Cause(c), n)
+		}
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
 }
 
 // diff says how far two counts are apart.

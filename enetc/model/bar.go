@@ -393,10 +393,14 @@ func (d *Device) writeRing(off, v uint32) {
 	if d.engine && (reg == regRBMR || reg == regTBMR) && v&rbmr_EN == 0 {
 		// A disabled ring is quiet once the write returns: the engine
 		// finishes the round it is in (which may still be filling this
-		// ring) before the driver goes on to free the ring's memory.
+		// ring), and a Receive under way its frame, before the driver
+		// goes on to drain the ring or free its memory.
 		d.engMu.Lock()
 		//lint:ignore SA2001 the lock is taken only to wait for that round
 		d.engMu.Unlock()
+		d.rxMu.Lock()
+		//lint:ignore SA2001 the lock is taken only to wait for that frame
+		d.rxMu.Unlock()
 	}
 }
 

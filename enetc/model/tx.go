@@ -337,6 +337,12 @@ func (l loopback) Transmit(f []byte) { l.d.Receive(f) }
 // flushTx publishes the consumer index and the batch's counters. MAC octet
 // counters include the 4-byte FCS; SI octet counters do not.
 func (d *Device) flushTx(b *txBatch, t *txRing, ci uint32) {
+	if b.errs != 0 {
+		// Before CI: the MAC knew the frames failed when it read them, so
+		// a driver that sees them consumed finds their errors counted.
+		d.mac[cTERR].Add(b.errs)
+		d.st.txErrors.Add(b.errs)
+	}
 	t.ci.Store(ci) // release: the driver may reuse every BD before CI
 	if b.frames != 0 {
 		m := &d.mac
@@ -365,10 +371,6 @@ func (d *Device) flushTx(b *txBatch, t *txRing, ci uint32) {
 	}
 	if b.frames+b.errs != 0 {
 		d.mac[cTPKT].Add(b.frames + b.errs)
-	}
-	if b.errs != 0 {
-		d.mac[cTERR].Add(b.errs)
-		d.st.txErrors.Add(b.errs)
 	}
 	if b.under != 0 {
 		d.mac[cTUND].Add(b.under)
