@@ -61,11 +61,12 @@ type lane struct {
 	// device has no engine of its own. Set on queue 0's lane only.
 	pump func() int
 
-	// received is set by a burst that received frames and cleared by the
-	// first empty poll after it, which publishes the RX pool's owner
-	// counters: a pool publishes by itself only every so many bursts, so a
-	// lane that goes idle would leave a scrape up to that many behind.
-	received bool
+	// unpublished is set by a burst that received frames (or a reclaim
+	// that freed some) and cleared by the next empty poll, which publishes
+	// the RX pool's owner counters: a pool publishes by itself only every
+	// so many bursts, so a lane that goes idle would leave a scrape up to
+	// that many behind.
+	unpublished bool
 
 	// txRing is the TX queue's ring size (0 when the driver does not say):
 	// it tells a refusal for want of room from a busy device.
@@ -149,13 +150,20 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	}
 	n := l.rx.RxBurst(pkts)
 	if n == 0 {
-		if l.received && l.pool != nil {
-			l.received = false
-			l.pool.Publish() // the worker owns the pool's cache
+		// Idle: take back what TX has finished (a frame counts as sent
+		// once reclaimed, and TxBurst reclaims only when slots run low, so
+		// a lane's last frames would wait for the next burst), then
+		// publish the pool's counters. The worker owns both.
+		if l.tx != nil && l.tx.Pending() > 0 && l.tx.Reclaim() > 0 {
+			l.unpublished = true
+		}
+		if l.unpublished && l.pool != nil {
+			l.unpublished = false
+			l.pool.Publish()
 		}
 		return 0
 	}
-	l.received = true
+	l.unpublished = true
 	got := n
 	b := pkts[:n]
 	if l.up != nil {
