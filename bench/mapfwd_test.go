@@ -15,6 +15,7 @@ import (
 	"github.com/gopmd/gopmd/enetc/model"
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/sim"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // The seed's experiment in its own form: the whole forwarding path with a
@@ -184,7 +185,7 @@ func newPerPacket(tb testing.TB, m dma.Mapper) *perPacket {
 		return pp
 	}
 	if s, ok := m.(dma.Syncer); ok {
-		if sm, ok := m.(*dma.SimIOMMU); !ok || sm.NonCoherent() {
+		if sm, ok := m.(*simdma.IOMMU); !ok || sm.NonCoherent() {
 			pp.syncer = s
 		}
 	}
@@ -295,7 +296,7 @@ func BenchmarkENETCForwardMapping(b *testing.B) {
 	}
 	b.Run("recycle", func(b *testing.B) { variant(b, false, nil) })
 	b.Run("map-per-packet", func(b *testing.B) {
-		variant(b, true, func(*fwdPair) dma.Mapper { return dma.NewSimIOMMU(true) })
+		variant(b, true, func(*fwdPair) dma.Mapper { return simdma.NewIOMMU(true) })
 	})
 	b.Run("map-per-packet-coherent", func(b *testing.B) {
 		variant(b, true, func(f *fwdPair) dma.Mapper { return f.ma.IOMMU() })
@@ -341,7 +342,7 @@ func TestENETCForwardMapping(t *testing.T) {
 			f := openFwdPair(t)
 			m := f.ma.IOMMU()
 			if nc {
-				m = dma.NewSimIOMMU(true)
+				m = simdma.NewIOMMU(true)
 			}
 			pp := newPerPacket(t, m)
 			var seen int
