@@ -18,9 +18,10 @@ import (
 	"github.com/gopmd/gopmd/sim/simdma"
 )
 
-// The seed's experiment in its own form: the whole forwarding path with a
-// per-packet buffer allocation and DMA map/unmap, against the same path with
-// recycling (mvpp2: 962 -> 2047 kpps, 2.13x). The driver always recycles;
+// The whole forwarding path with a per-packet buffer allocation and DMA
+// map/unmap, against the same path with recycling: the form of Linux's
+// mvpp2 figure, 962 -> 2047 kpps (2.13x) in a drop test when its page_pool
+// began recycling (the Linux commit "mvpp2: recycle buffers", 2021). The driver always recycles;
 // the per-packet variants add, around each forwarded packet, what a driver
 // without a pool pays at the least (perPacket.pay), so they are a lower
 // bound of such a driver: the kernel maps on RX refill and unmaps on RX
@@ -255,8 +256,8 @@ func (pp *perPacket) pay(n, bufSize int) error {
 //	                         allocation's share of the two above
 //
 // x-recycle is a variant's ns/pkt over the recycle run's in the same
-// process (the seed's form: whole path with per-packet mapping over whole
-// path with recycling; the mvpp2 seed measured 2.13x). b.N counts packets.
+// process (mvpp2's form: whole path with per-packet mapping over whole
+// path with recycling; mvpp2 measured 2.13x). b.N counts packets.
 func BenchmarkENETCForwardMapping(b *testing.B) {
 	var recycleNs float64
 	report := func(b *testing.B, f *fwdPair, base bool) {

@@ -140,7 +140,7 @@ func TestPcapInRejectsNonEthernet(t *testing.T) {
 
 func TestPcapNgRefused(t *testing.T) {
 	t.Parallel()
-	// pcapng is not replayed (issue 11.5): the error names the file and
+	// pcapng is not replayed: the error names the file and
 	// says how to convert it.
 	p := filepath.Join(t.TempDir(), "in.pcapng")
 	f, _ := os.Create(p)

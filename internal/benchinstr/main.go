@@ -63,13 +63,14 @@ var measurements = []measurement{
 	// DSBs (dma/cache_arm64.go, column dma); amd64 has no such work.
 	{"fec-fwd-bulk", "./bench", "^BenchmarkFECForward$", []string{"fec", "pool", "dma", "driver"},
 		"FEC forward, driver + pool + dma (on arm64 the real DC CVAC/CIVAC maintenance), bulk doorbells, no MMIO cost, i.MX8MP model (non-coherent: its simulated cache copies are column cache, outside path)", "tx-doorbells/pkt"},
-	// The seed's whole-path form (informational, no budget): the ENETC
+	// mvpp2's whole-path form (informational, no budget; Linux's mvpp2
+	// measured 2.13x when its page_pool began recycling): the ENETC
 	// forward with its model, recycling, against the same forward plus a
 	// fresh Go buffer and a map/unmap per packet on a non-coherent
 	// simulated IOMMU. Callgrind counts user-space instructions only: the
 	// mmap/munmap system calls of that map are not in the figure.
 	{"enetc-fwd-model-recycle", "./bench", "^BenchmarkENETCForwardMapping$/^recycle$", columns,
-		"for comparison: ENETC forward with the model, whole path, recycling (the seed's form)", "Mpps"},
+		"for comparison: ENETC forward with the model, whole path, recycling (as mvpp2's 2.13x was measured)", "Mpps"},
 	{"enetc-fwd-model-map", "./bench", "^BenchmarkENETCForwardMapping$/^map-per-packet$", columns,
 		"for comparison: the same plus a fresh Go buffer and a non-coherent sim map/unmap per packet (system calls not counted)", "Mpps"},
 }
