@@ -70,7 +70,11 @@ type Syncer interface {
 
 // SpanSyncer is a Syncer that also takes many ranges in one call
 // (Region.SyncSpansForDevice, SyncSpansForCPU); a Syncer without it gets
-// one call per range. Every span is inside mem (the Region checked). A
+// one call per range, only for the ranges inside the region. The spans are
+// the caller's, checked by the Region only where it walks them for its own
+// cache maintenance: a SpanSyncer skips any span that is empty or not
+// inside mem (a negative offset or length, bytes past its end), as
+// SyncForDevice skips such a range, in the one pass it makes over them. A
 // mapper that embeds a SpanSyncer and changes SyncForDevice or SyncForCPU
 // must wrap these two as well: the Region prefers them.
 type SpanSyncer interface {

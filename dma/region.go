@@ -230,8 +230,8 @@ func (r *Region) SyncSpansForDevice(spans []Span) {
 	if !r.noncoh && r.syncer == nil {
 		return
 	}
-	spans = r.inside(spans)
-	if r.noncoh {
+	if r.noncoh && cacheMaintenance {
+		spans = r.inside(spans) // the lines to clean: only the region's
 		cacheCleanSpans(r.mem, spans)
 	}
 	switch {
@@ -239,7 +239,9 @@ func (r *Region) SyncSpansForDevice(spans []Span) {
 		r.spanSyncer.SyncSpansForDevice(r.mem, r.mapping, spans)
 	case r.syncer != nil:
 		for _, s := range spans {
-			r.syncer.SyncForDevice(r.mem, r.mapping, s.Off, s.Len)
+			if r.holds(s) {
+				r.syncer.SyncForDevice(r.mem, r.mapping, s.Off, s.Len)
+			}
 		}
 	}
 }
@@ -250,28 +252,38 @@ func (r *Region) SyncSpansForCPU(spans []Span) {
 	if !r.noncoh && r.syncer == nil {
 		return
 	}
-	spans = r.inside(spans)
+	if r.noncoh && cacheMaintenance {
+		spans = r.inside(spans) // the lines to invalidate: only the region's
+	}
 	switch {
 	case r.spanSyncer != nil:
 		r.spanSyncer.SyncSpansForCPU(r.mem, r.mapping, spans)
 	case r.syncer != nil:
 		for _, s := range spans {
-			r.syncer.SyncForCPU(r.mem, r.mapping, s.Off, s.Len)
+			if r.holds(s) {
+				r.syncer.SyncForCPU(r.mem, r.mapping, s.Off, s.Len)
+			}
 		}
 	}
-	if r.noncoh {
+	if r.noncoh && cacheMaintenance {
 		cacheInvalidateSpans(r.mem, spans)
 	}
+}
+
+// holds reports whether s is a range SyncForDevice would sync: not empty,
+// inside the region.
+func (r *Region) holds(s Span) bool {
+	return s.Off >= 0 && s.Len > 0 && s.Off+s.Len <= len(r.mem)
 }
 
 // inside drops the spans SyncForDevice would skip (outside the region, or
 // empty), in place; the common case, all inside, writes nothing.
 func (r *Region) inside(spans []Span) []Span {
 	for i, s := range spans {
-		if s.Off < 0 || s.Len <= 0 || s.Off+s.Len > len(r.mem) {
+		if !r.holds(s) {
 			kept := spans[:i]
 			for _, s := range spans[i+1:] {
-				if s.Off >= 0 && s.Len > 0 && s.Off+s.Len <= len(r.mem) {
+				if r.holds(s) {
 					kept = append(kept, s)
 				}
 			}

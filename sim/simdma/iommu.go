@@ -342,7 +342,7 @@ func (s *IOMMU) SyncForDevice(mem []byte, m dma.Mapping, off, n int) {
 	if !s.noncoh {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
 		lo, hi := lineSpan(off, n, len(e.cpu))
 		copy(e.dev[lo:hi], e.cpu[lo:hi])
 	}
@@ -354,38 +354,44 @@ func (s *IOMMU) SyncForCPU(mem []byte, m dma.Mapping, off, n int) {
 	if !s.noncoh {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
 		lo, hi := lineSpan(off, n, len(e.cpu))
 		copy(e.cpu[lo:hi], e.dev[lo:hi])
 	}
 }
 
-// SyncSpansForDevice implements SpanSyncer: SyncForDevice for every span,
-// with one look-up of the mapping.
+// SyncSpansForDevice implements dma.SpanSyncer: SyncForDevice for every
+// span inside the mapping, with one look-up of the mapping.
 func (s *IOMMU) SyncSpansForDevice(mem []byte, m dma.Mapping, spans []dma.Span) {
 	if !s.noncoh || len(spans) == 0 {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		copySpans(e.dev, e.cpu, spans, false)
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
+		copySpans(e.dev, e.cpu, spans)
 	}
 }
 
-// SyncSpansForCPU implements SpanSyncer: SyncForCPU for every span, with
-// one look-up of the mapping.
+// SyncSpansForCPU implements dma.SpanSyncer: SyncForCPU for every span
+// inside the mapping, with one look-up of the mapping.
 func (s *IOMMU) SyncSpansForCPU(mem []byte, m dma.Mapping, spans []dma.Span) {
 	if !s.noncoh || len(spans) == 0 {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		copySpans(e.cpu, e.dev, spans, false)
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
+		copySpans(e.cpu, e.dev, spans)
 	}
 }
 
-func (s *IOMMU) entry(iova uint64) (*mapping, bool) {
+// entry is the live mapping at iova whose CPU side is mem: a sync for a
+// mapping that is gone (a closed region's, whose IOVA may since map other
+// memory) finds none.
+func (s *IOMMU) entry(iova uint64, mem []byte) (*mapping, bool) {
+	if len(mem) == 0 {
+		return nil, false
+	}
 	for _, e := range *s.table.Load() {
 		if e.iova == iova {
-			return e, true
+			return e, &e.cpu[0] == &mem[0]
 		}
 	}
 	return nil, false
@@ -403,17 +409,14 @@ type cacheLine struct{ w [dma.CacheLine / 8]uint64 }
 // lines, every byte of each, line by line as a cache walks them.
 //
 // A span not inside the mapping (a negative offset, an empty or negative
-// length, bytes past the end) is dropped when drop is set, as a Region
-// drops it; without drop it is widened as lineSpan widens it, and one
-// starting before or past the mapping panics, as lineSpan's slice
-// expression does.
+// length, bytes past the end) is dropped, as dma.SpanSyncer asks.
 //
 // The common case, a span inside the mapping whose lines are all whole
 // (the mapping's size is whole lines, or the span ends before its last,
 // partial one), costs two unsigned tests of the span's start and end and
 // a 64-byte move per line, with no call into memmove; the first span not
 // of that kind and those after it take the general loop.
-func copySpans(dst, src []byte, spans []dma.Span, drop bool) {
+func copySpans(dst, src []byte, spans []dma.Span) {
 	size := uint(min(len(dst), len(src)))
 	whole := size &^ (dma.CacheLine - 1) // bytes of the mapping in whole lines
 	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
@@ -463,14 +466,11 @@ func copySpans(dst, src []byte, spans []dma.Span, drop bool) {
 	for ; at < n; at += unsafe.Sizeof(dma.Span{}) {
 		sp := *(*dma.Span)(unsafe.Add(p, at))
 		off, end := uint(sp.Off), uint(sp.Off)+uint(sp.Len)
-		if drop && (off >= end || end > size) {
-			continue // not inside the mapping: a Region drops it
+		if off >= end || end > size {
+			continue // not inside the mapping: dropped
 		}
 		lo := off &^ (dma.CacheLine - 1)
 		hi := min((end+dma.CacheLine-1)&^(dma.CacheLine-1), size)
-		if lo > hi {
-			copy(dst[lo:hi], src[lo:hi]) // a negative offset, or past the end: panics
-		}
 		// lo <= hi <= size: every whole line below hi is inside both.
 		for ; lo+dma.CacheLine <= hi; lo += dma.CacheLine {
 			*(*cacheLine)(unsafe.Add(d, lo)) = *(*cacheLine)(unsafe.Add(s, lo))
