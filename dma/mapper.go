@@ -55,9 +55,14 @@ type Mapper interface {
 	NeedsLocked() bool
 }
 
-// Syncer is implemented by mappers that take part in cache maintenance: the
-// simulated IOMMU in non-coherent mode keeps a device-side copy of cached
-// memory and only exchanges bytes with the CPU's view on these calls.
+// Syncer is implemented by mappers that take part in cache maintenance: a
+// Region calls it after cleaning (SyncForDevice) and before invalidating
+// (SyncForCPU) the CPU's cache lines, with the region's memory and
+// mapping and a range inside the region; never for an Uncached region,
+// nor when the mapper also has a NonCoherent method that returns false.
+// (The simulated IOMMU, sim/simdma, is one: in non-coherent mode it keeps
+// a device-side copy of cached memory and exchanges bytes with the CPU's
+// view only on these calls.)
 type Syncer interface {
 	SyncForDevice(mem []byte, m Mapping, off, n int)
 	SyncForCPU(mem []byte, m Mapping, off, n int)
@@ -65,7 +70,11 @@ type Syncer interface {
 
 // SpanSyncer is a Syncer that also takes many ranges in one call
 // (Region.SyncSpansForDevice, SyncSpansForCPU); a Syncer without it gets
-// one call per range. Every span is inside mem (the Region checked). A
+// one call per range, only for the ranges inside the region. The spans are
+// the caller's, checked by the Region only where it walks them for its own
+// cache maintenance: a SpanSyncer skips any span that is empty or not
+// inside mem (a negative offset or length, bytes past its end), as
+// SyncForDevice skips such a range, in the one pass it makes over them. A
 // mapper that embeds a SpanSyncer and changes SyncForDevice or SyncForCPU
 // must wrap these two as well: the Region prefers them.
 type SpanSyncer interface {
@@ -82,8 +91,8 @@ var ErrNotContiguous = errors.New("memory is not physically contiguous")
 
 // SameDomain reports whether memory mapped through a is reachable at the
 // same bus addresses by a device that maps through b: the same mapper, or
-// two handles on one address space (mappers with a Domain method, such as
-// SimIOMMU handles from Share).
+// two handles on one address space (mappers with a Domain method that
+// returns the same value, such as the simulated IOMMU's handles from Share).
 func SameDomain(a, b Mapper) bool {
 	if a == b {
 		return true

@@ -40,13 +40,6 @@ type Region struct {
 	mapper     Mapper
 	syncer     Syncer
 	spanSyncer SpanSyncer // syncer's batch form, or nil
-	// sim is the region's mapping in the simulated IOMMU when that is
-	// the mapper, in non-coherent mode, and the region's own cache
-	// maintenance has nothing to do (no NonCoherent, or no user-space
-	// maintenance on this CPU): the batched syncs then hand their spans
-	// to its line copy unchecked, which drops the ones outside the region
-	// in its one pass over them.
-	sim        *simEntry
 	name       string
 	huge       bool
 	noncoh     bool
@@ -142,13 +135,6 @@ func NewRegion(mem []byte, m Mapper, o Options, release func([]byte) error) (*Re
 		if nc, ok := m.(interface{ NonCoherent() bool }); !ok || nc.NonCoherent() {
 			r.syncer = s
 			r.spanSyncer, _ = s.(SpanSyncer)
-			// Only the simulated IOMMU itself: a mapper that embeds it
-			// may change what a sync does (see SpanSyncer).
-			if sim, ok := m.(*SimIOMMU); ok && !(r.noncoh && cacheMaintenance) {
-				if e, ok := sim.entry(mp.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-					r.sim = e
-				}
-			}
 		}
 	}
 	return r, nil
@@ -241,17 +227,11 @@ func (r *Region) SyncForCPU(off, n int) {
 // is skipped, as SyncForDevice skips it. Call it before the descriptors
 // that hand the bytes over are published.
 func (r *Region) SyncSpansForDevice(spans []Span) {
-	if e := r.sim; e != nil {
-		if !e.dead.Load() { // else unmapped: nothing to sync
-			copySpans(e.dev, e.cpu, spans, true)
-		}
-		return
-	}
 	if !r.noncoh && r.syncer == nil {
 		return
 	}
-	spans = r.inside(spans)
-	if r.noncoh {
+	if r.noncoh && cacheMaintenance {
+		spans = r.inside(spans) // the lines to clean: only the region's
 		cacheCleanSpans(r.mem, spans)
 	}
 	switch {
@@ -259,7 +239,9 @@ func (r *Region) SyncSpansForDevice(spans []Span) {
 		r.spanSyncer.SyncSpansForDevice(r.mem, r.mapping, spans)
 	case r.syncer != nil:
 		for _, s := range spans {
-			r.syncer.SyncForDevice(r.mem, r.mapping, s.Off, s.Len)
+			if r.holds(s) {
+				r.syncer.SyncForDevice(r.mem, r.mapping, s.Off, s.Len)
+			}
 		}
 	}
 }
@@ -267,37 +249,41 @@ func (r *Region) SyncSpansForDevice(spans []Span) {
 // SyncSpansForCPU is SyncForCPU for many ranges at once (see
 // SyncSpansForDevice): call it before the CPU reads any of the bytes.
 func (r *Region) SyncSpansForCPU(spans []Span) {
-	if e := r.sim; e != nil {
-		if !e.dead.Load() { // else unmapped: nothing to sync
-			copySpans(e.cpu, e.dev, spans, true)
-		}
-		return
-	}
 	if !r.noncoh && r.syncer == nil {
 		return
 	}
-	spans = r.inside(spans)
+	if r.noncoh && cacheMaintenance {
+		spans = r.inside(spans) // the lines to invalidate: only the region's
+	}
 	switch {
 	case r.spanSyncer != nil:
 		r.spanSyncer.SyncSpansForCPU(r.mem, r.mapping, spans)
 	case r.syncer != nil:
 		for _, s := range spans {
-			r.syncer.SyncForCPU(r.mem, r.mapping, s.Off, s.Len)
+			if r.holds(s) {
+				r.syncer.SyncForCPU(r.mem, r.mapping, s.Off, s.Len)
+			}
 		}
 	}
-	if r.noncoh {
+	if r.noncoh && cacheMaintenance {
 		cacheInvalidateSpans(r.mem, spans)
 	}
+}
+
+// holds reports whether s is a range SyncForDevice would sync: not empty,
+// inside the region.
+func (r *Region) holds(s Span) bool {
+	return s.Off >= 0 && s.Len > 0 && s.Off+s.Len <= len(r.mem)
 }
 
 // inside drops the spans SyncForDevice would skip (outside the region, or
 // empty), in place; the common case, all inside, writes nothing.
 func (r *Region) inside(spans []Span) []Span {
 	for i, s := range spans {
-		if s.Off < 0 || s.Len <= 0 || s.Off+s.Len > len(r.mem) {
+		if !r.holds(s) {
 			kept := spans[:i]
 			for _, s := range spans[i+1:] {
-				if s.Off >= 0 && s.Len > 0 && s.Off+s.Len <= len(r.mem) {
+				if r.holds(s) {
 					kept = append(kept, s)
 				}
 			}

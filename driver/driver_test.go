@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -66,7 +66,7 @@ func TestOpenRegistry(t *testing.T) {
 		if s.Name == "/dev/uio9" {
 			vid = 0x8086
 		}
-		return &Device{Bus: bus, VendorID: vid, DeviceID: 0xe100, Mapper: dma.NewSimIOMMU(false),
+		return &Device{Bus: bus, VendorID: vid, DeviceID: 0xe100, Mapper: simdma.NewIOMMU(false),
 			Release: func() error { released++; return nil }}, nil
 	}})
 	RegisterDriver(Driver{Name: "testdrv", Options: []string{"drvopt"},
@@ -184,7 +184,7 @@ func TestParseSpecRefuses(t *testing.T) {
 func TestOptionsOfTheClaimingDriver(t *testing.T) {
 	released := 0
 	RegisterBackend(Backend{Scheme: "platform", Options: []string{"reg"}, Open: func(s Spec, cfg Config) (*Device, error) {
-		return &Device{Bus: "platform", Compatible: []string{"test,a"}, Mapper: dma.NewSimIOMMU(false),
+		return &Device{Bus: "platform", Compatible: []string{"test,a"}, Mapper: simdma.NewIOMMU(false),
 			Release: func() error { released++; return nil }}, nil
 	}})
 	t.Cleanup(func() {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/mii"
 	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // fakeDev is a minimal stand-in for the device, written here from the
@@ -21,7 +21,7 @@ type fakeDev struct {
 	t      testing.TB
 	size   int
 	regs   regFile
-	iommu  *dma.SimIOMMU
+	iommu  *simdma.IOMMU
 	phy    int // PHY address, -1 none
 	link   bool
 	wire   [][]byte
@@ -44,7 +44,7 @@ type fakeDev struct {
 // fakeSpace is the one address space of every fake device, as two ENETCs
 // of one VFIO container share one: a buffer of one port's pool can be sent
 // from another's TX ring.
-var fakeSpace = dma.NewSimIOMMU(false)
+var fakeSpace = simdma.NewIOMMU(false)
 
 func newFakeDev(t testing.TB, pf bool) (*fakeDev, *driver.Device) {
 	f := &fakeDev{t: t, regs: make(regFile, 0x40000/4), iommu: fakeSpace.Share(), phy: 3, link: true,

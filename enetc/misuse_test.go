@@ -10,6 +10,7 @@ import (
 	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/internal/drvtest"
 	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // TestEveryMethodAfterClose: after Close, every exported method of the port
@@ -121,7 +122,7 @@ func TestConcurrentRxBurstReported(t *testing.T) {
 func TestForeignBufferRefusedOnTx(t *testing.T) {
 	t.Parallel()
 	s := openSim(t, "", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
-	other := dma.NewSimIOMMU(false)
+	other := simdma.NewIOMMU(false)
 	reg, err := dma.Alloc(other, 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "foreign"}})
 	if err != nil {
 		t.Fatal(err)

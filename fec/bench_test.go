@@ -21,7 +21,7 @@ const benchMMIOCost = "150ns"
 // per-packet-doorbell variant a naive driver uses. It reports ns/pkt and
 // doorbells/pkt; frame injection by the model is not timed. The
 // per-packet-doorbell run also reports x-bulk-ns: its ns/pkt over that of
-// the bulk run just before it (the ratio the issue asks for).
+// the bulk run just before it.
 func BenchmarkForward(b *testing.B) {
 	var bulkNs float64 // ns/pkt of the last bulk run
 	for _, mode := range []string{"bulk", "per-packet-doorbell"} {

@@ -11,6 +11,7 @@ import (
 	"github.com/gopmd/gopmd/fec/model"
 	"github.com/gopmd/gopmd/internal/drvtest"
 	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 func wantNil(ok bool, what string) error {
@@ -164,7 +165,7 @@ func txRefused(t *testing.T, p *fec.Port, m *model.Device, bad *pool.Pool) {
 func TestForeignBufferRefusedOnTx(t *testing.T) {
 	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp&link-poll=0")
-	reg, err := dma.Alloc(dma.NewSimIOMMU(false), 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "foreign"}})
+	reg, err := dma.Alloc(simdma.NewIOMMU(false), 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "foreign"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,41 +179,41 @@ func TestForeignBufferRefusedOnTx(t *testing.T) {
 
 // highMapper maps through the device's own IOMMU (same domain) but hands
 // out bus addresses 4 GiB higher, as memory above 4 GiB would have.
-type highMapper struct{ *dma.SimIOMMU }
+type highMapper struct{ *simdma.IOMMU }
 
 const above4G = 1 << 32
 
 func (h highMapper) Map(mem []byte, a dma.Attr) (dma.Mapping, error) {
-	m, err := h.SimIOMMU.Map(mem, a)
+	m, err := h.IOMMU.Map(mem, a)
 	m.IOVA += above4G
 	return m, err
 }
 
 func (h highMapper) Unmap(mem []byte, m dma.Mapping) error {
 	m.IOVA -= above4G
-	return h.SimIOMMU.Unmap(mem, m)
+	return h.IOMMU.Unmap(mem, m)
 }
 
 func (h highMapper) SyncForDevice(mem []byte, m dma.Mapping, off, n int) {
 	m.IOVA -= above4G
-	h.SimIOMMU.SyncForDevice(mem, m, off, n)
+	h.IOMMU.SyncForDevice(mem, m, off, n)
 }
 
 func (h highMapper) SyncForCPU(mem []byte, m dma.Mapping, off, n int) {
 	m.IOVA -= above4G
-	h.SimIOMMU.SyncForCPU(mem, m, off, n)
+	h.IOMMU.SyncForCPU(mem, m, off, n)
 }
 
 // The batched syncs too: the embedded ones would look the mapping up at
 // the shifted address.
 func (h highMapper) SyncSpansForDevice(mem []byte, m dma.Mapping, spans []dma.Span) {
 	m.IOVA -= above4G
-	h.SimIOMMU.SyncSpansForDevice(mem, m, spans)
+	h.IOMMU.SyncSpansForDevice(mem, m, spans)
 }
 
 func (h highMapper) SyncSpansForCPU(mem []byte, m dma.Mapping, spans []dma.Span) {
 	m.IOVA -= above4G
-	h.SimIOMMU.SyncSpansForCPU(mem, m, spans)
+	h.IOMMU.SyncSpansForCPU(mem, m, spans)
 }
 
 // TestTxBufferAbove4GRefused: a buffer the FEC's domain maps above 4 GiB

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 func newRegion(t testing.TB, m dma.Mapper, size int) *dma.Region {
@@ -27,7 +28,7 @@ func newPool(t testing.TB, cfg Config) *Pool {
 	if cfg.BufSize == 0 {
 		cfg.BufSize = DefaultBufSize
 	}
-	r := newRegion(t, dma.NewSimIOMMU(false), cfg.Offset+cfg.Count*cfg.BufSize)
+	r := newRegion(t, simdma.NewIOMMU(false), cfg.Offset+cfg.Count*cfg.BufSize)
 	p, err := New(r, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +469,7 @@ func drainAllocs(p *Pool) []*Packet {
 
 func TestSyncCoversOnlyDirtiedBytes(t *testing.T) {
 	t.Parallel()
-	iommu := dma.NewSimIOMMU(true)
+	iommu := simdma.NewIOMMU(true)
 	r := newRegion(t, iommu, 4*2048)
 	p, err := New(r, Config{Count: 4, BufSize: 2048, Headroom: 128})
 	if err != nil {
@@ -541,7 +542,7 @@ func TestCloseWaitsForLateReturn(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	r := newRegion(t, dma.NewSimIOMMU(false), 64*2048)
+	r := newRegion(t, simdma.NewIOMMU(false), 64*2048)
 	for _, tc := range []struct {
 		cfg  Config
 		want string
@@ -760,7 +761,7 @@ func TestCacheSizeDefaults(t *testing.T) {
 // writes land there too, and Reach is 0, so no TX queue takes it.
 func TestDataAfterClose(t *testing.T) {
 	t.Parallel()
-	r := newRegion(t, dma.NewSimIOMMU(false), 64*DefaultBufSize)
+	r := newRegion(t, simdma.NewIOMMU(false), 64*DefaultBufSize)
 	p, err := New(r, Config{Name: "uaf", Count: 64})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // AllocBulkRaw hands out buffers marked out and held by the given owner,
@@ -167,7 +167,7 @@ func TestFreeSlots(t *testing.T) {
 // CPU's: the device keeps what it saw at the clean.
 func TestDirtySpanMarkClean(t *testing.T) {
 	t.Parallel()
-	iommu := dma.NewSimIOMMU(true)
+	iommu := simdma.NewIOMMU(true)
 	r := newRegion(t, iommu, 4*2048)
 	p, err := New(r, Config{Count: 4, BufSize: 2048, Headroom: 128})
 	if err != nil {
@@ -209,7 +209,7 @@ func TestDirtySpanMarkClean(t *testing.T) {
 // are refused there as on coherent memory.
 func TestBulkFreeNonCoherent(t *testing.T) {
 	t.Parallel()
-	iommu := dma.NewSimIOMMU(true)
+	iommu := simdma.NewIOMMU(true)
 	r := newRegion(t, iommu, 8*2048)
 	p, err := New(r, Config{Count: 8, BufSize: 2048, Headroom: 128})
 	if err != nil {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 func openFECSpec(t *testing.T, raw string) (*driver.Device, error) {
@@ -37,8 +37,8 @@ func TestFECOpenDefault(t *testing.T) {
 	if !slices.Equal(d.Compatible, want) {
 		t.Fatalf("compatible %v, want %v (default profile %s)", d.Compatible, want, model.DefaultSoC)
 	}
-	if mmu, ok := d.Mapper.(*dma.SimIOMMU); !ok || !mmu.NonCoherent() || mmu != m.IOMMU() {
-		t.Fatal("mapper is not the model's non-coherent SimIOMMU")
+	if mmu, ok := d.Mapper.(*simdma.IOMMU); !ok || !mmu.NonCoherent() || mmu != m.IOMMU() {
+		t.Fatal("mapper is not the model's non-coherent simdma.IOMMU")
 	}
 	if d.Regions[0].Size() != 0x10000 {
 		t.Fatalf("window %#x", d.Regions[0].Size())

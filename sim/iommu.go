@@ -3,7 +3,7 @@ package sim
 import (
 	"sync"
 
-	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // Simulated devices share one IOMMU per coherence kind, as the NICs of one
@@ -13,16 +13,16 @@ import (
 // cache model is a property of the whole address space.)
 var (
 	iommuOnce   [2]sync.Once
-	iommuShared [2]*dma.SimIOMMU
+	iommuShared [2]*simdma.IOMMU
 )
 
 // sharedIOMMU returns a handle on the shared address space of the given
 // kind, with a fault log of its own for the device that asks.
-func sharedIOMMU(nonCoherent bool) *dma.SimIOMMU {
+func sharedIOMMU(nonCoherent bool) *simdma.IOMMU {
 	i := 0
 	if nonCoherent {
 		i = 1
 	}
-	iommuOnce[i].Do(func() { iommuShared[i] = dma.NewSimIOMMU(nonCoherent) })
+	iommuOnce[i].Do(func() { iommuShared[i] = simdma.NewIOMMU(nonCoherent) })
 	return iommuShared[i].Share()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim/simdma"
 	"github.com/gopmd/gopmd/tap"
 )
 
@@ -68,7 +69,7 @@ func ExampleClassifier() {
 // one comes from tap.OpenPort, which needs CAP_NET_ADMIN) and the port's
 // TX queue is a stand-in that takes every frame.
 func ExampleTwin_Up() {
-	mem, _ := dma.Alloc(dma.NewSimIOMMU(false), 64*pool.DefaultBufSize, dma.Options{Hugepages: dma.HugeNever})
+	mem, _ := dma.Alloc(simdma.NewIOMMU(false), 64*pool.DefaultBufSize, dma.Options{Hugepages: dma.HugeNever})
 	defer mem.Close()
 	buffers, _ := pool.New(mem, pool.Config{Name: "example", Count: 64})
 	fds, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET, 0)

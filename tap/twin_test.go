@@ -13,11 +13,12 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 func newPool(t testing.TB, n int) *pool.Pool {
 	t.Helper()
-	r, err := dma.Alloc(dma.NewSimIOMMU(false), n*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: t.Name()}, Hugepages: dma.HugeNever})
+	r, err := dma.Alloc(simdma.NewIOMMU(false), n*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: t.Name()}, Hugepages: dma.HugeNever})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,13 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // setupLanes builds l2fwd's lanes over two fake ports that receive frame
 // forever and free what they transmit.
 func setupLanes(t testing.TB, o *options, sameDomain bool) *app {
-	var m0, m1 dma.Mapper = dma.NewSimIOMMU(false), dma.NewSimIOMMU(false)
+	var m0, m1 dma.Mapper = simdma.NewIOMMU(false), simdma.NewIOMMU(false)
 	if sameDomain {
 		m1 = m0
 	}

@@ -352,8 +352,8 @@ func (a *app) setup() error {
 }
 
 // workers spreads the lanes over the workers, each locked to an OS thread:
-// one worker per RX queue (lane), as the issue of a poll-mode forwarder
-// wants, with two exceptions. When simulated ports run in engine mode, their
+// one worker per RX queue (lane), as a poll-mode forwarder wants, with two
+// exceptions. When simulated ports run in engine mode, their
 // DMA engine is a goroutine that needs a CPU of its own next to the workers
 // (a worker never yields its thread), so the workers are capped at
 // GOMAXPROCS-1 and some poll several queues in turn. And synchronous sim

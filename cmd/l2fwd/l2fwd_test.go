@@ -23,6 +23,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/sim"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // The tests that run l2fwd run one at a time (no t.Parallel): they open
@@ -114,7 +115,7 @@ var (
 
 // twoFakes makes two fake ports in one DMA domain.
 func twoFakes(t *testing.T, queues int) (*fakePort, *fakePort) {
-	iommu := dma.NewSimIOMMU(false)
+	iommu := simdma.NewIOMMU(false)
 	p0 := newFakePort("fake0", 0, queues, mac0, iommu)
 	p1 := newFakePort("fake1", 1, queues, mac1, iommu)
 	withFakes(t, map[string]*fakePort{"sim:fake0": p0, "sim:fake1": p1})
@@ -597,8 +598,8 @@ func TestPairing(t *testing.T) {
 func TestForwardAcrossDMADomains(t *testing.T) {
 	// Each port has its own IOMMU domain: port 1 cannot read port 0's
 	// buffers, so l2fwd copies each frame into memory mapped for port 1.
-	p0 := newFakePort("fake0", 0, 1, mac0, dma.NewSimIOMMU(false))
-	p1 := newFakePort("fake1", 1, 1, mac1, dma.NewSimIOMMU(false))
+	p0 := newFakePort("fake0", 0, 1, mac0, simdma.NewIOMMU(false))
+	p1 := newFakePort("fake1", 1, 1, mac1, simdma.NewIOMMU(false))
 	withFakes(t, map[string]*fakePort{"sim:fake0": p0, "sim:fake1": p1})
 	in := testFrames(t, 2000, 256)
 	p0.load(0, in)
@@ -655,7 +656,7 @@ func TestCPUProfileWriteErrors(t *testing.T) {
 // start, with the flag that forwards frames unchanged; simulated ports,
 // --no-mac-updating and the modes that do not rewrite get no warning.
 func TestMACUpdatingWarning(t *testing.T) {
-	iommu := dma.NewSimIOMMU(false)
+	iommu := simdma.NewIOMMU(false)
 	for _, c := range []struct {
 		args []string
 		want []string // ports warned about
@@ -732,7 +733,7 @@ func TestNoHugePageWarningOnSim(t *testing.T) {
 	old := dma.Warn
 	dma.Warn = func(m string) { mu.Lock(); got = append(got, m); mu.Unlock() }
 	t.Cleanup(func() { dma.Warn = old })
-	iommu := dma.NewSimIOMMU(false)
+	iommu := simdma.NewIOMMU(false)
 	for _, c := range []struct {
 		specs []string
 		warn  bool

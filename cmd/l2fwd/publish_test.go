@@ -4,8 +4,8 @@ import (
 	"net"
 	"testing"
 
-	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // TestIdleLanePublishesPoolCounters: a lane that forwarded a few bursts and
@@ -13,7 +13,7 @@ import (
 // a scrape from another goroutine sees every allocation and free of the
 // run, not the counts of the pool's last periodic publication.
 func TestIdleLanePublishesPoolCounters(t *testing.T) {
-	p := newFakePort("p0", 0, 1, net.HardwareAddr{2, 0, 0, 0, 0, 1}, dma.NewSimIOMMU(false))
+	p := newFakePort("p0", 0, 1, net.HardwareAddr{2, 0, 0, 0, 0, 1}, simdma.NewIOMMU(false))
 	rx := p.rxq[0]
 	const frames = 40 // a few bursts: far fewer than the pool's own publication interval
 	for i := 0; i < frames; i++ {

@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/sim"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 func init() {
@@ -213,7 +213,7 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 	}
 	// BD memory is reachable only on a model, through its IOMMU: a driver
 	// does not hand its ring memory out.
-	var mem *dma.SimIOMMU
+	var mem *simdma.IOMMU
 	if sp.Scheme == "sim" {
 		if m := sim.ENETCModel(sp.Name); m != nil {
 			mem = m.IOMMU()
@@ -259,7 +259,7 @@ func start(at, clean int) int {
 }
 
 // readBDs reads n BDs from index first (wrapping) of a ring at iova.
-func readBDs(mem *dma.SimIOMMU, iova uint64, bdSize, size, first, n int, dec func(int, []byte) bdInfo) []bdInfo {
+func readBDs(mem *simdma.IOMMU, iova uint64, bdSize, size, first, n int, dec func(int, []byte) bdInfo) []bdInfo {
 	out := []bdInfo{}
 	if size == 0 {
 		return out

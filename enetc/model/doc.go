@@ -5,7 +5,7 @@
 // drivers/net/enetc/base/enetc_hw.h state them) and from no driver's code:
 // a BAR0 register window with the documented read-only,
 // write-1-to-clear and trigger semantics, a DMA engine that reaches host
-// memory only by IOVA through a dma.SimIOMMU, a MAC with its counters, MDIO
+// memory only by IOVA through a simdma.IOMMU, a MAC with its counters, MDIO
 // controllers with a simulated clause-22/45 PHY and PCS, the control BD
 // ring (RSS indirection table, MAC filter entries), Toeplitz RSS, the
 // documented errata and fault injection (InjectRxErrors, InjectRxDMAFault,
@@ -41,8 +41,8 @@
 //
 // # The data path
 //
-// Every DMA access is a translation by IOVA through the SimIOMMU; the
-// model keeps one dma.SimView per stream of accesses (each ring's BDs, its
+// Every DMA access is a translation by IOVA through the simdma.IOMMU; the
+// model keeps one simdma.View per stream of accesses (each ring's BDs, its
 // RX buffers, its TX frames), which tries the mapping it hit last and
 // re-validates it on every access. A source's frames are pulled a stage
 // (up to 32) at a time and delivered back to back; the write-backs of a

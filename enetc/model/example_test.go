@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/enetc/model"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // frameCounter is a wire that counts what leaves the port.
@@ -32,7 +33,7 @@ func Example() {
 		}
 		return uint32(v)
 	}
-	iommu := dma.NewSimIOMMU(false)
+	iommu := simdma.NewIOMMU(false)
 	dev := model.New(model.Config{Name: "enetc0", PF: true, IOMMU: iommu})
 	wire := &frameCounter{}
 	dev.SetWire(wire)

@@ -180,12 +180,12 @@ func (d *Device) CorruptRxWriteback(kind Corruption, n int) error {
 }
 
 // InjectRxDMAFault makes the next n received frames DMA to an unmapped
-// IOVA (the posted address moved out of every mapping): the SimIOMMU
+// IOVA (the posted address moved out of every mapping): the simdma.IOMMU
 // records the fault, the frame's BD is written back with RxErrDMA.
 func (d *Device) InjectRxDMAFault(n int) { d.faults.rxDMA.Add(int64(n)) }
 
 // InjectTxDMAFault makes the next n transmitted frames read their data from
-// an unmapped IOVA: the SimIOMMU records the fault, the frame is counted in
+// an unmapped IOVA: the simdma.IOMMU records the fault, the frame is counted in
 // TERR and skipped (its BDs still complete).
 func (d *Device) InjectTxDMAFault(n int) { d.faults.txDMA.Add(int64(n)) }
 
@@ -206,6 +206,6 @@ func (d *Device) SetTxStall(on bool) {
 	}
 }
 
-// unmappedDelta moves an IOVA out of every SimIOMMU mapping: mappings
+// unmappedDelta moves an IOVA out of every simdma.IOMMU mapping: mappings
 // start at 1 GiB and are packed upward, far below 2^46.
 const unmappedDelta = 1 << 46

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // The harness plays a minimal driver written in the test from
-// docs/hardware-enetc.md: BD rings and buffers in SimIOMMU-mapped memory, bring-up
+// docs/hardware-enetc.md: BD rings and buffers in simdma.IOMMU-mapped memory, bring-up
 // per §9, TX per §4.5, RX per §4.3/§4.4.
 
 type mem struct {
@@ -19,7 +20,7 @@ type mem struct {
 
 type harness struct {
 	t  testing.TB
-	io *dma.SimIOMMU
+	io *simdma.IOMMU
 	d  *Device
 	w  *capture
 
@@ -62,7 +63,7 @@ func (c *capture) get() [][]byte {
 
 func newHarness(t testing.TB, cfg Config) *harness {
 	t.Helper()
-	io := dma.NewSimIOMMU(false)
+	io := simdma.NewIOMMU(false)
 	cfg.IOMMU = io
 	if cfg.MAC == ([6]byte{}) {
 		cfg.MAC = [6]byte{0x02, 0, 0, 0xe1, 0, 1}

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 	"github.com/gopmd/gopmd/wire"
 )
 
@@ -32,7 +32,7 @@ type Config struct {
 	// MaxRings).
 	TxRings, RxRings int
 	// IOMMU translates every DMA address the device uses. Required.
-	IOMMU *dma.SimIOMMU
+	IOMMU *simdma.IOMMU
 	// Engine selects engine mode (a DMA-engine goroutine, started by
 	// Start) instead of synchronous mode.
 	Engine bool
@@ -119,7 +119,7 @@ type Device struct {
 	name  string
 	pf    bool
 	size  uint32
-	iommu *dma.SimIOMMU
+	iommu *simdma.IOMMU
 	chip  *Chip
 	t0    time.Time
 	cost  time.Duration
@@ -307,7 +307,7 @@ func (d *Device) Name() string { return d.name }
 func (d *Device) PF() bool { return d.pf }
 
 // IOMMU is the IOMMU the device's DMA goes through.
-func (d *Device) IOMMU() *dma.SimIOMMU { return d.iommu }
+func (d *Device) IOMMU() *simdma.IOMMU { return d.iommu }
 
 // Reset is a function-level reset: every register back to its power-on
 // value, TX and RX producer/consumer indices cleared, RX FIFO lock-up and

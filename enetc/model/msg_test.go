@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // vfPair is a PF and its VF 0 on one IOMMU, as the functions of one
 // LS1028A share the SMMU domain of a VFIO container.
-func vfPair(t *testing.T) (pf, vf *Device, io *dma.SimIOMMU) {
-	io = dma.NewSimIOMMU(false)
+func vfPair(t *testing.T) (pf, vf *Device, io *simdma.IOMMU) {
+	io = simdma.NewIOMMU(false)
 	pf = New(Config{Name: "pf", PF: true, IOMMU: io, MAC: [6]byte{2, 0, 0, 0, 0, 1}})
 	vf = New(Config{Name: "vf", IOMMU: io, MAC: [6]byte{2, 0, 0, 0, 1, 1}})
 	if err := pf.AttachVF(vf, 0); err != nil {
@@ -20,7 +21,7 @@ func vfPair(t *testing.T) (pf, vf *Device, io *dma.SimIOMMU) {
 	return pf, vf, io
 }
 
-func mapped(t *testing.T, io *dma.SimIOMMU, n int) ([]byte, uint64) {
+func mapped(t *testing.T, io *simdma.IOMMU, n int) ([]byte, uint64) {
 	b := make([]byte, n)
 	m, err := io.Map(b, dma.Attr{Name: "msg"})
 	if err != nil {
@@ -77,7 +78,7 @@ func TestMailbox(t *testing.T) {
 // TestMailboxNoPF: a VF without a PF stays busy; sending again while busy
 // is a model error.
 func TestMailboxNoPF(t *testing.T) {
-	io := dma.NewSimIOMMU(false)
+	io := simdma.NewIOMMU(false)
 	vf := New(Config{Name: "vf", IOMMU: io})
 	_, iova := mapped(t, io, 64)
 	vf.Write32(regPSIVMSGRCVAR0, uint32(iova)|2)

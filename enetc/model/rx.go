@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // rxRing is the device side of one RX BD ring: the registers the driver
@@ -556,7 +556,7 @@ type rxDeliver struct {
 	bs, bdsz                   int
 	pi                         uint32 // next BD to fill: RBPIR plus the pending write-backs
 	ring                       []byte // the BD ring, once a frame of the batch translated it
-	ringView, bufView          dma.SimView
+	ringView, bufView          simdma.View
 	n                          int
 	wb                         [rxPendMax]rxWB
 }
@@ -672,7 +672,7 @@ func (d *Device) rxPublish(n int) {
 			for i := range o.wb[:o.n] {
 				w := &o.wb[i]
 				off := int(w.slot)*o.bdsz + 12
-				dma.StoreLE32(ring[off:off+4], w.lstatus) // publish: status after every other field
+				simdma.StoreLE32(ring[off:off+4], w.lstatus) // publish: status after every other field
 			}
 		}
 	}

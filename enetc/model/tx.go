@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 
-	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 	"github.com/gopmd/gopmd/wire"
 )
 
@@ -24,7 +24,7 @@ type txRing struct {
 	// Owned by whoever holds busy.
 	idx                int
 	scratch            []byte      // gathers multi-BD and padded frames
-	ringView, dataView dma.SimView // the BD ring's and the frames' translations
+	ringView, dataView simdma.View // the BD ring's and the frames' translations
 	staged             [][]byte    // frames gathered, not yet sent (txPass)
 	touched            byte        // keeps txPass's early reads of staged frames
 }

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/internal/simtime"
+	"github.com/gopmd/gopmd/sim/simdma"
 	"github.com/gopmd/gopmd/wire"
 )
 
@@ -23,7 +23,7 @@ type Config struct {
 	MAC [6]byte
 	// IOMMU is the simulated IOMMU the DMA engine reaches memory through;
 	// nil makes one that is non-coherent when the profile is.
-	IOMMU *dma.SimIOMMU
+	IOMMU *simdma.IOMMU
 	// Engine runs the DMA engine in its own goroutine (Start/Stop) instead
 	// of inside register writes.
 	Engine bool
@@ -75,7 +75,7 @@ const maxRecordedAccesses = 64
 type Device struct {
 	name    string
 	prof    Profile
-	iommu   *dma.SimIOMMU
+	iommu   *simdma.IOMMU
 	engine  bool
 	cost    time.Duration
 	size    uint32
@@ -177,7 +177,7 @@ func New(cfg Config) (*Device, error) {
 		others:   others,
 	}
 	if d.iommu == nil {
-		d.iommu = dma.NewSimIOMMU(prof.NonCoherent)
+		d.iommu = simdma.NewIOMMU(prof.NonCoherent)
 	}
 	for i := range regTable {
 		r := &regTable[i]
@@ -222,7 +222,7 @@ func (d *Device) Name() string { return d.name }
 func (d *Device) Profile() Profile { return d.prof }
 
 // IOMMU is the simulated IOMMU the DMA engine uses.
-func (d *Device) IOMMU() *dma.SimIOMMU { return d.iommu }
+func (d *Device) IOMMU() *simdma.IOMMU { return d.iommu }
 
 // BootMAC is the address given in Config.MAC.
 func (d *Device) BootMAC() [6]byte { return d.bootMAC }

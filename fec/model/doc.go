@@ -2,7 +2,7 @@
 // i.MX SoCs, written from the hardware reference (docs/hardware-fec.md) and not from
 // any driver. A *Device is the instance's register window (it satisfies
 // driver.Regs) plus a DMA engine that reaches memory only by IOVA through a
-// dma.SimIOMMU. A bare section mark (§N) in this package's comments is a
+// simdma.IOMMU. A bare section mark (§N) in this package's comments is a
 // section of docs/hardware-fec.md.
 //
 // # What is modelled

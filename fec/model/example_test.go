@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 type printWire struct{}
@@ -15,7 +16,7 @@ func (printWire) Transmit(f []byte) { fmt.Printf("wire: %d bytes to % x\n", len(
 // Example sends one frame through a legacy-descriptor TX ring, the way a
 // driver brings the MAC up (docs/hardware-fec.md §5.3), with raw register offsets.
 func Example() {
-	mmu := dma.NewSimIOMMU(true)
+	mmu := simdma.NewIOMMU(true)
 	dev, err := model.New(model.Config{SoC: "imx8mp", IOMMU: mmu})
 	if err != nil {
 		panic(err)

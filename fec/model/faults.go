@@ -142,7 +142,7 @@ func (d *Device) corrupt(c *atomic.Int32, dir string, kind Corruption, n int) er
 }
 
 // InjectRxDMAFault sends the data of the next n received frames to an
-// unmapped IOVA: each is refused by the IOMMU (see SimIOMMU.Faults), sets
+// unmapped IOVA: each is refused by the IOMMU (see simdma.IOMMU.Faults), sets
 // EIR.EBERR and costs its frame (its BDs stay empty).
 func (d *Device) InjectRxDMAFault(n int) { d.faults.rxDMA.Add(int32(n)) }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
 
 // tdrv is a minimal driver written in the test from docs/hardware-fec.md, to drive the
@@ -17,7 +18,7 @@ import (
 type tdrv struct {
 	t     testing.TB
 	d     *Device
-	mmu   *dma.SimIOMMU
+	mmu   *simdma.IOMMU
 	ring  *dma.Region // RX rings at ringOff(q,rx), TX rings after
 	buf   *dma.Region // RX buffers then TX buffers
 	enh   bool
@@ -61,7 +62,7 @@ func newTDrv(t testing.TB, o tOpts) *tdrv {
 	if !ok {
 		t.Fatalf("no profile %q", o.soc)
 	}
-	mmu := dma.NewSimIOMMU(prof.NonCoherent)
+	mmu := simdma.NewIOMMU(prof.NonCoherent)
 	d, err := New(Config{Name: "fec0", SoC: o.soc, MAC: [6]byte{2, 0, 0, 0, 0, 1}, IOMMU: mmu, Engine: o.engine})
 	if err != nil {
 		t.Fatal(err)

@@ -27,14 +27,14 @@ cfl=(1)
 cfn=(1)
 calls=1 10
 6 35
-fl=(3) dma/simiommu.go
-fn=(3) github.com/gopmd/gopmd/dma.(*SimIOMMU).SyncForDevice
+fl=(3) sim/simdma/iommu.go
+fn=(3) github.com/gopmd/gopmd/sim/simdma.(*IOMMU).SyncForDevice
 300 20
 cfl=(4) /usr/local/go/src/runtime/memmove_amd64.s
 cfn=(4) runtime.memmove
 calls=2 1
 301 40
-fn=(5) github.com/gopmd/gopmd/dma.(*SimIOMMU).Load32
+fn=(5) github.com/gopmd/gopmd/sim/simdma.(*IOMMU).Load32
 264 9
 fl=(4)
 fn=(4)
@@ -161,14 +161,14 @@ events: Ir
 fl=(1) dma/region.go
 fn=(1) github.com/gopmd/gopmd/dma.(*Region).SyncSpansForCPU
 10 15
-fl=(2) dma/simiommu.go
-fn=(2) github.com/gopmd/gopmd/dma.(*SimIOMMU).SyncSpansForCPU
+fl=(2) sim/simdma/iommu.go
+fn=(2) github.com/gopmd/gopmd/sim/simdma.(*IOMMU).SyncSpansForCPU
 20 30
 cfl=(1)
 cfn=(1)
 calls=1 10
 21 500
-fn=(3) github.com/gopmd/gopmd/dma.(*SimIOMMU).SyncSpansForCPU'2
+fn=(3) github.com/gopmd/gopmd/sim/simdma.(*IOMMU).SyncSpansForCPU'2
 22 10
 cfl=(4) /usr/local/go/src/runtime/memmove_amd64.s
 cfn=(4) runtime.memmove

@@ -18,7 +18,20 @@ var forbidden = []string{
 	"hw/" + "fec.md",
 	"/" + "work/",
 	"shared" + "/",
-	"anchors" + ".md", // research notes kept beside the repository
+	"anchors" + ".md", // working notes kept beside the repository
+}
+
+// outsideWords are phrases that point at something outside the repository
+// (a planning thread, a brief, a numbered request, notes, a round of work)
+// instead of saying what a figure or rule is and where it is published.
+// Each is assembled so that this file does not match it.
+var outsideWords = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)\bthe ` + `seed\b`),
+	regexp.MustCompile(`(?i)\bthe ` + `issue\b`),
+	regexp.MustCompile(`(?i)\bissue ` + `\d+(\.\d+)*\b`),
+	regexp.MustCompile(`(?i)\bresearch ` + `notes?\b`),
+	regexp.MustCompile(`(?i)\bround ` + `\d`),
+	regexp.MustCompile(`(?i)\bdesign ` + `brief\b`),
 }
 
 // hwDocs are the hardware references whose sections code may cite.
@@ -77,6 +90,11 @@ func problems(text, self string, secs map[string]map[string]bool) []string {
 	for _, f := range forbidden {
 		if i := strings.Index(text, f); i >= 0 {
 			out = append(out, "line "+lineOf(text, i)+": cites "+f+", which is not part of the repository")
+		}
+	}
+	for _, w := range outsideWords {
+		for _, m := range w.FindAllStringIndex(text, -1) {
+			out = append(out, "line "+lineOf(text, m[0])+": says \""+text[m[0]:m[1]]+"\", which points outside the repository; say what it is and its public source")
 		}
 	}
 	for _, m := range cite.FindAllStringSubmatchIndex(text, -1) {
@@ -220,6 +238,14 @@ func TestProblemsCatches(t *testing.T) {
 		{"see §2.4\n", "", 0},
 		{"// RCR (§2.5); quirks (" + h + "enetc.md §9)\n", h + "fec.md", 0},
 		{"// RCR (§2.5); quirks (" + h + "enetc.md §6)\n", h + "fec.md", 1},
+		{"// as The " + "seed's figure says\n", "", 1},
+		{"// (what the " + "issue asks for)\n", "", 1},
+		{"not replayed (issue " + "11.5)\n", "", 1},
+		{"Anchors (research " + "notes)\n", "", 1},
+		{"| first | round " + "1 | Round " + "2 |\n", "", 2},
+		{"the project's DESIGN " + "brief\n", "", 1},
+		{"rounds of 128 times; the fastest round is steadier\n", "", 0},
+		{"an issue with 3 rings; the seeds of the generator\n", "", 0},
 	} {
 		if got := problems(c.text, c.self, secs); len(got) != c.want {
 			t.Errorf("problems(%q, %q) = %q, want %d problem(s)", c.text, c.self, got, c.want)

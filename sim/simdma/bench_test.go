@@ -1,28 +1,32 @@
-package dma
+package simdma
 
-import "testing"
+import (
+	"testing"
 
-// BenchmarkSimIOMMUMapUnmap is the simulated IOMMU's cost for a per-packet
+	"github.com/gopmd/gopmd/dma"
+)
+
+// BenchmarkIOMMUMapUnmap is the simulated IOMMU's cost for a per-packet
 // mapping: Map, a 64-byte write synced for the device, Unmap of a 2 KiB
 // buffer of a 2 MiB region (a pool's) that stays mapped, as pool's
 // BenchmarkDropLoop does it. Coherent, a map is a table copy under the
 // IOMMU's lock; non-coherent, it also mmaps (and Unmap munmaps) the
 // device-side copy. The device side is checked once per run: the bytes at
 // the IOVA the map returned are the buffer's.
-func BenchmarkSimIOMMUMapUnmap(b *testing.B) {
+func BenchmarkIOMMUMapUnmap(b *testing.B) {
 	for _, v := range []struct {
 		name   string
 		noncoh bool
 	}{{"coherent", false}, {"non-coherent", true}} {
 		b.Run(v.name, func(b *testing.B) {
-			s := NewSimIOMMU(v.noncoh)
-			big, err := Alloc(s, 2<<20, Options{Attr: Attr{Name: "pool"}, Hugepages: HugeNever})
+			s := NewIOMMU(v.noncoh)
+			big, err := dma.Alloc(s, 2<<20, dma.Options{Attr: dma.Attr{Name: "pool"}, Hugepages: dma.HugeNever})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer big.Close()
 			buf := big.Bytes()[:2048] // a pool buffer, mapped a second time
-			attr := Attr{Name: "per-packet-buffer"}
+			attr := dma.Attr{Name: "per-packet-buffer"}
 			check := func(i int) {
 				m, err := s.Map(buf, attr)
 				if err != nil {

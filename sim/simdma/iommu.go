@@ -1,4 +1,4 @@
-package dma
+package simdma
 
 import (
 	"fmt"
@@ -8,9 +8,11 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gopmd/gopmd/dma"
 )
 
-// SimIOMMU is a software IOMMU for device models: a translation table from
+// IOMMU is a software IOMMU for device models: a translation table from
 // IOVAs to host memory. Drivers map memory through it like through VFIO;
 // models reach that memory only by IOVA through its device-side methods.
 // An access to an unmapped or out-of-range IOVA is refused and recorded as a
@@ -22,26 +24,26 @@ import (
 // SyncForCPU (device to CPU, an invalidate), whole cache lines at a time. A
 // driver that forgets a sync call then reads or sends stale bytes, as it
 // would on a non-coherent SoC.
-type SimIOMMU struct {
-	*simSpace
+type IOMMU struct {
+	*space
 
 	// Faults are recorded per handle: each device that shares the address
 	// space (Share) keeps its own log.
-	hint   atomic.Pointer[simEntry] // the mapping this handle hit last
+	hint   atomic.Pointer[mapping] // the mapping this handle hit last
 	fmu    sync.Mutex
 	faults []Fault
 	nfault atomic.Uint64
 }
 
-// simSpace is an address space: the translation table several devices may
+// space is an address space: the translation table several devices may
 // share, as the NICs of one VFIO container do.
-type simSpace struct {
+type space struct {
 	noncoh bool
 	mu     sync.Mutex // serialises Map/Unmap
-	table  atomic.Pointer[[]*simEntry]
+	table  atomic.Pointer[[]*mapping]
 }
 
-type simEntry struct {
+type mapping struct {
 	dead atomic.Bool // set on Unmap, so a cached look-up hint is not used after it
 	iova uint64
 	cpu  []byte
@@ -68,41 +70,41 @@ func (f Fault) String() string {
 // maxRecordedFaults bounds the fault log; FaultCount keeps counting.
 const maxRecordedFaults = 256
 
-// simIOVABase is where the simulated IOMMU starts handing out addresses: far
+// iovaBase is where the simulated IOMMU starts handing out addresses: far
 // from typical user-space virtual addresses, so a driver that passes a
 // pointer instead of an IOVA faults.
-const simIOVABase = 0x4000_0000
+const iovaBase = 0x4000_0000
 
-// simGuard is the unmapped gap left after each mapping, so an overrun
+// guard is the unmapped gap left after each mapping, so an overrun
 // faults instead of landing in the next region.
-const simGuard = 64 << 10
+const guard = 64 << 10
 
-// NewSimIOMMU returns an empty simulated IOMMU. nonCoherent selects the
-// non-coherent cache model described on SimIOMMU.
-func NewSimIOMMU(nonCoherent bool) *SimIOMMU {
-	sp := &simSpace{noncoh: nonCoherent}
-	sp.table.Store(&[]*simEntry{})
-	return &SimIOMMU{simSpace: sp}
+// NewIOMMU returns an empty simulated IOMMU. nonCoherent selects the
+// non-coherent cache model described on IOMMU.
+func NewIOMMU(nonCoherent bool) *IOMMU {
+	sp := &space{noncoh: nonCoherent}
+	sp.table.Store(&[]*mapping{})
+	return &IOMMU{space: sp}
 }
 
 // Share returns a handle on the same address space with its own fault log:
 // what a second device attached to the same IOMMU domain sees. Memory mapped
 // through either handle is reachable through both.
-func (s *SimIOMMU) Share() *SimIOMMU { return &SimIOMMU{simSpace: s.simSpace} }
+func (s *IOMMU) Share() *IOMMU { return &IOMMU{space: s.space} }
 
 // Name implements Mapper.
-func (s *SimIOMMU) Name() string { return "sim-iommu" }
+func (s *IOMMU) Name() string { return "sim-iommu" }
 
 // NeedsLocked implements Mapper: simulated devices do not need pinned memory.
-func (s *SimIOMMU) NeedsLocked() bool { return false }
+func (s *IOMMU) NeedsLocked() bool { return false }
 
 // NonCoherent reports whether the cache model is on.
-func (s *SimIOMMU) NonCoherent() bool { return s.noncoh }
+func (s *IOMMU) NonCoherent() bool { return s.noncoh }
 
 // Map implements Mapper.
-func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
+func (s *IOMMU) Map(mem []byte, attr dma.Attr) (dma.Mapping, error) {
 	if len(mem) == 0 {
-		return Mapping{}, fmt.Errorf("sim-iommu: map %q: empty memory", attr.Name)
+		return dma.Mapping{}, fmt.Errorf("sim-iommu: map %q: empty memory", attr.Name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,22 +119,22 @@ func (s *SimIOMMU) Map(mem []byte, attr Attr) (Mapping, error) {
 // past the top of the address space nor overlap a live mapping. mem stays
 // the caller's: Unmap with the returned Mapping removes the translation
 // and leaves mem alone. Later Map calls place their regions around it.
-func (s *SimIOMMU) MapAt(iova uint64, mem []byte, attr Attr) (Mapping, error) {
+func (s *IOMMU) MapAt(iova uint64, mem []byte, attr dma.Attr) (dma.Mapping, error) {
 	if len(mem) == 0 {
-		return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: empty memory", attr.Name, iova)
+		return dma.Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: empty memory", attr.Name, iova)
 	}
-	if iova%PageSize != 0 {
-		return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: not a multiple of the %d-byte IOMMU page; round the IOVA down to %#x", attr.Name, iova, PageSize, iova&^(PageSize-1))
+	if iova%dma.PageSize != 0 {
+		return dma.Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: not a multiple of the %d-byte IOMMU page; round the IOVA down to %#x", attr.Name, iova, dma.PageSize, iova&^(dma.PageSize-1))
 	}
 	end := iova + uint64(len(mem))
 	if end < iova {
-		return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: %d bytes wrap past the top of the address space", attr.Name, iova, len(mem))
+		return dma.Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x: %d bytes wrap past the top of the address space", attr.Name, iova, len(mem))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range *s.table.Load() {
 		if iova < e.iova+uint64(len(e.cpu)) && e.iova < end {
-			return Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x..%#x: overlaps %q at %#x..%#x; pick an IOVA outside it or unmap it first",
+			return dma.Mapping{}, fmt.Errorf("sim-iommu: map %q at IOVA %#x..%#x: overlaps %q at %#x..%#x; pick an IOVA outside it or unmap it first",
 				attr.Name, iova, end-1, e.name, e.iova, e.iova+uint64(len(e.cpu))-1)
 		}
 	}
@@ -140,36 +142,36 @@ func (s *SimIOMMU) MapAt(iova uint64, mem []byte, attr Attr) (Mapping, error) {
 }
 
 // insert adds the mapping of mem at iova. Caller holds mu.
-func (s *simSpace) insert(iova uint64, mem []byte, attr Attr) (Mapping, error) {
-	e := &simEntry{iova: iova, cpu: mem, dev: mem, name: attr.Name}
+func (s *space) insert(iova uint64, mem []byte, attr dma.Attr) (dma.Mapping, error) {
+	e := &mapping{iova: iova, cpu: mem, dev: mem, name: attr.Name}
 	if s.noncoh && !attr.Uncached {
 		// The device-side copy is mmapped like the CPU side, outside the Go
 		// heap: both are DMA memory, whose ordering the descriptor status
 		// words carry, not Go synchronisation the race detector could see.
 		dev, err := unix.Mmap(-1, 0, len(mem), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
-			return Mapping{}, fmt.Errorf("sim-iommu: map %q: device-side copy of %d bytes: %w", attr.Name, len(mem), err)
+			return dma.Mapping{}, fmt.Errorf("sim-iommu: map %q: device-side copy of %d bytes: %w", attr.Name, len(mem), err)
 		}
 		e.dev = dev
 		copy(e.dev, mem) // memory starts out clean
 	}
 	old := *s.table.Load()
-	t := make([]*simEntry, len(old), len(old)+1)
+	t := make([]*mapping, len(old), len(old)+1)
 	copy(t, old)
 	t = append(t, e)
 	s.table.Store(&t)
-	return Mapping{IOVA: e.iova}, nil
+	return dma.Mapping{IOVA: e.iova}, nil
 }
 
 // place picks the lowest IOVA at or above the base where n bytes and the
 // guard gap after them fit between live mappings: freed ranges are reused,
 // as an IOMMU's allocator does, so a long-lived process (and devices with
 // 32-bit descriptor addresses) never run out. Caller holds mu.
-func (s *simSpace) place(n int) uint64 {
-	span := func(size int) uint64 { return uint64(roundUp(size, simGuard)) + simGuard }
-	live := append([]*simEntry(nil), *s.table.Load()...)
+func (s *space) place(n int) uint64 {
+	span := func(size int) uint64 { return uint64(roundUp(size, guard)) + guard }
+	live := append([]*mapping(nil), *s.table.Load()...)
 	sort.Slice(live, func(i, j int) bool { return live[i].iova < live[j].iova })
-	at := uint64(simIOVABase)
+	at := uint64(iovaBase)
 	for _, e := range live {
 		if at+span(n) <= e.iova {
 			break
@@ -182,14 +184,14 @@ func (s *simSpace) place(n int) uint64 {
 }
 
 // Unmap implements Mapper.
-func (s *SimIOMMU) Unmap(mem []byte, m Mapping) error {
+func (s *IOMMU) Unmap(mem []byte, m dma.Mapping) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.table.Load()
 	for i, e := range old {
 		if e.iova == m.IOVA {
 			e.dead.Store(true)
-			t := make([]*simEntry, 0, len(old)-1)
+			t := make([]*mapping, 0, len(old)-1)
 			t = append(t, old[:i]...)
 			t = append(t, old[i+1:]...)
 			s.table.Store(&t)
@@ -207,12 +209,12 @@ func (s *SimIOMMU) Unmap(mem []byte, m Mapping) error {
 }
 
 // Mappings is the number of live mappings.
-func (s *SimIOMMU) Mappings() int { return len(*s.table.Load()) }
+func (s *IOMMU) Mappings() int { return len(*s.table.Load()) }
 
 // lookup finds the device-side bytes of [iova, iova+n). It does not record.
 // The mapping hit last is tried first: a device touches a few regions (its
 // rings, its pools) over and over.
-func (s *SimIOMMU) lookup(iova uint64, n int) []byte {
+func (s *IOMMU) lookup(iova uint64, n int) []byte {
 	if n < 0 {
 		return nil
 	}
@@ -230,7 +232,7 @@ func (s *SimIOMMU) lookup(iova uint64, n int) []byte {
 
 // find searches the table for the mapping holding [iova, iova+n): the
 // mapping and the bytes, or nil bytes when no mapping holds the whole access.
-func (s *simSpace) find(iova uint64, n int) (*simEntry, []byte) {
+func (s *space) find(iova uint64, n int) (*mapping, []byte) {
 	if n < 0 {
 		return nil, nil
 	}
@@ -244,7 +246,7 @@ func (s *simSpace) find(iova uint64, n int) (*simEntry, []byte) {
 
 // span is [iova, iova+n) inside e: ok with the bytes when iova falls in e
 // (nil bytes when the access runs past its end), not ok otherwise.
-func (e *simEntry) span(iova uint64, n int) ([]byte, bool) {
+func (e *mapping) span(iova uint64, n int) ([]byte, bool) {
 	if iova < e.iova || iova-e.iova >= uint64(len(e.dev)) {
 		return nil, false
 	}
@@ -255,7 +257,7 @@ func (e *simEntry) span(iova uint64, n int) ([]byte, bool) {
 	return e.dev[off : off+uint64(n) : off+uint64(n)], true
 }
 
-func (s *SimIOMMU) fault(iova uint64, n int, write bool) {
+func (s *IOMMU) fault(iova uint64, n int, write bool) {
 	s.nfault.Add(1)
 	s.fmu.Lock()
 	if len(s.faults) < maxRecordedFaults {
@@ -267,7 +269,7 @@ func (s *SimIOMMU) fault(iova uint64, n int, write bool) {
 // Slice returns the device's view of [iova, iova+n) for a read (write=false)
 // or a write (write=true), or nil after recording a fault. The slice aliases
 // the mapped memory: keep it only while the mapping lives.
-func (s *SimIOMMU) Slice(iova uint64, n int, write bool) []byte {
+func (s *IOMMU) Slice(iova uint64, n int, write bool) []byte {
 	b := s.lookup(iova, n)
 	if b == nil {
 		s.fault(iova, n, write)
@@ -276,7 +278,7 @@ func (s *SimIOMMU) Slice(iova uint64, n int, write bool) []byte {
 }
 
 // Read copies len(dst) bytes at iova into dst; false means a recorded fault.
-func (s *SimIOMMU) Read(iova uint64, dst []byte) bool {
+func (s *IOMMU) Read(iova uint64, dst []byte) bool {
 	b := s.Slice(iova, len(dst), false)
 	if b == nil {
 		return false
@@ -286,7 +288,7 @@ func (s *SimIOMMU) Read(iova uint64, dst []byte) bool {
 }
 
 // Write copies src to iova; false means a recorded fault and nothing written.
-func (s *SimIOMMU) Write(iova uint64, src []byte) bool {
+func (s *IOMMU) Write(iova uint64, src []byte) bool {
 	b := s.Slice(iova, len(src), true)
 	if b == nil {
 		return false
@@ -297,7 +299,7 @@ func (s *SimIOMMU) Write(iova uint64, src []byte) bool {
 
 // Load32 atomically loads the little-endian word at iova (4-byte aligned):
 // how a model reads a status word the driver publishes last.
-func (s *SimIOMMU) Load32(iova uint64) (uint32, bool) {
+func (s *IOMMU) Load32(iova uint64) (uint32, bool) {
 	if iova&3 != 0 {
 		s.fault(iova, 4, false)
 		return 0, false
@@ -311,7 +313,7 @@ func (s *SimIOMMU) Load32(iova uint64) (uint32, bool) {
 
 // Store32 atomically stores a little-endian word at iova (4-byte aligned):
 // how a model publishes a descriptor's status after its other fields.
-func (s *SimIOMMU) Store32(iova uint64, v uint32) bool {
+func (s *IOMMU) Store32(iova uint64, v uint32) bool {
 	if iova&3 != 0 {
 		s.fault(iova, 4, true)
 		return false
@@ -325,22 +327,22 @@ func (s *SimIOMMU) Store32(iova uint64, v uint32) bool {
 }
 
 // Faults returns the recorded faults (the first 256).
-func (s *SimIOMMU) Faults() []Fault {
+func (s *IOMMU) Faults() []Fault {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	return append([]Fault(nil), s.faults...)
 }
 
 // FaultCount is the number of refused accesses so far.
-func (s *SimIOMMU) FaultCount() uint64 { return s.nfault.Load() }
+func (s *IOMMU) FaultCount() uint64 { return s.nfault.Load() }
 
 // SyncForDevice implements Syncer: in non-coherent mode the CPU's bytes of
 // the touched cache lines are written to the device's copy (a clean).
-func (s *SimIOMMU) SyncForDevice(mem []byte, m Mapping, off, n int) {
+func (s *IOMMU) SyncForDevice(mem []byte, m dma.Mapping, off, n int) {
 	if !s.noncoh {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
 		lo, hi := lineSpan(off, n, len(e.cpu))
 		copy(e.dev[lo:hi], e.cpu[lo:hi])
 	}
@@ -348,42 +350,48 @@ func (s *SimIOMMU) SyncForDevice(mem []byte, m Mapping, off, n int) {
 
 // SyncForCPU implements Syncer: in non-coherent mode the device's bytes of
 // the touched cache lines replace the CPU's (an invalidate).
-func (s *SimIOMMU) SyncForCPU(mem []byte, m Mapping, off, n int) {
+func (s *IOMMU) SyncForCPU(mem []byte, m dma.Mapping, off, n int) {
 	if !s.noncoh {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
 		lo, hi := lineSpan(off, n, len(e.cpu))
 		copy(e.cpu[lo:hi], e.dev[lo:hi])
 	}
 }
 
-// SyncSpansForDevice implements SpanSyncer: SyncForDevice for every span,
-// with one look-up of the mapping.
-func (s *SimIOMMU) SyncSpansForDevice(mem []byte, m Mapping, spans []Span) {
+// SyncSpansForDevice implements dma.SpanSyncer: SyncForDevice for every
+// span inside the mapping, with one look-up of the mapping.
+func (s *IOMMU) SyncSpansForDevice(mem []byte, m dma.Mapping, spans []dma.Span) {
 	if !s.noncoh || len(spans) == 0 {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		copySpans(e.dev, e.cpu, spans, false)
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
+		copySpans(e.dev, e.cpu, spans)
 	}
 }
 
-// SyncSpansForCPU implements SpanSyncer: SyncForCPU for every span, with
-// one look-up of the mapping.
-func (s *SimIOMMU) SyncSpansForCPU(mem []byte, m Mapping, spans []Span) {
+// SyncSpansForCPU implements dma.SpanSyncer: SyncForCPU for every span
+// inside the mapping, with one look-up of the mapping.
+func (s *IOMMU) SyncSpansForCPU(mem []byte, m dma.Mapping, spans []dma.Span) {
 	if !s.noncoh || len(spans) == 0 {
 		return
 	}
-	if e, ok := s.entry(m.IOVA); ok && &e.dev[0] != &e.cpu[0] {
-		copySpans(e.cpu, e.dev, spans, false)
+	if e, ok := s.entry(m.IOVA, mem); ok && &e.dev[0] != &e.cpu[0] {
+		copySpans(e.cpu, e.dev, spans)
 	}
 }
 
-func (s *SimIOMMU) entry(iova uint64) (*simEntry, bool) {
+// entry is the live mapping at iova whose CPU side is mem: a sync for a
+// mapping that is gone (a closed region's, whose IOVA may since map other
+// memory) finds none.
+func (s *IOMMU) entry(iova uint64, mem []byte) (*mapping, bool) {
+	if len(mem) == 0 {
+		return nil, false
+	}
 	for _, e := range *s.table.Load() {
 		if e.iova == iova {
-			return e, true
+			return e, &e.cpu[0] == &mem[0]
 		}
 	}
 	return nil, false
@@ -393,7 +401,7 @@ func (s *SimIOMMU) entry(iova uint64) (*simEntry, bool) {
 // loads and stores inline (on amd64 four 16-byte pairs, on arm64 pairs of
 // registers), where a copy of a [CacheLine]byte array may call memmove, as
 // the compiler cannot rule out that the two overlap.
-type cacheLine struct{ w [CacheLine / 8]uint64 }
+type cacheLine struct{ w [dma.CacheLine / 8]uint64 }
 
 // copySpans copies each span, widened to whole cache lines (as lineSpan
 // widens it, inside the mapping), from src to dst: a clean (CPU copy to
@@ -401,19 +409,16 @@ type cacheLine struct{ w [CacheLine / 8]uint64 }
 // lines, every byte of each, line by line as a cache walks them.
 //
 // A span not inside the mapping (a negative offset, an empty or negative
-// length, bytes past the end) is dropped when drop is set, as a Region
-// drops it; without drop it is widened as lineSpan widens it, and one
-// starting before or past the mapping panics, as lineSpan's slice
-// expression does.
+// length, bytes past the end) is dropped, as dma.SpanSyncer asks.
 //
 // The common case, a span inside the mapping whose lines are all whole
 // (the mapping's size is whole lines, or the span ends before its last,
 // partial one), costs two unsigned tests of the span's start and end and
 // a 64-byte move per line, with no call into memmove; the first span not
 // of that kind and those after it take the general loop.
-func copySpans(dst, src []byte, spans []Span, drop bool) {
+func copySpans(dst, src []byte, spans []dma.Span) {
 	size := uint(min(len(dst), len(src)))
-	whole := size &^ (CacheLine - 1) // bytes of the mapping in whole lines
+	whole := size &^ (dma.CacheLine - 1) // bytes of the mapping in whole lines
 	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
 	if len(spans) == 0 {
 		return
@@ -434,43 +439,40 @@ func copySpans(dst, src []byte, spans []Span, drop bool) {
 		// end: the next line's address is formed only when rem says it
 		// is the span's, so inside the mapping. A frame's span is one or
 		// two lines: the first is copied without a test.
-		off &^= CacheLine - 1
+		off &^= dma.CacheLine - 1
 		rem := end - off
 		dl, sl := unsafe.Add(d, off), unsafe.Add(s, off)
 		*(*cacheLine)(dl) = *(*cacheLine)(sl)
-		if rem > CacheLine {
+		if rem > dma.CacheLine {
 			for {
-				dl, sl = unsafe.Add(dl, CacheLine), unsafe.Add(sl, CacheLine)
+				dl, sl = unsafe.Add(dl, dma.CacheLine), unsafe.Add(sl, dma.CacheLine)
 				*(*cacheLine)(dl) = *(*cacheLine)(sl)
-				if rem <= 2*CacheLine {
+				if rem <= 2*dma.CacheLine {
 					break
 				}
-				rem -= CacheLine
+				rem -= dma.CacheLine
 			}
 		}
 		if sp == last {
 			return
 		}
-		sp = (*Span)(unsafe.Add(unsafe.Pointer(sp), unsafe.Sizeof(Span{})))
+		sp = (*dma.Span)(unsafe.Add(unsafe.Pointer(sp), unsafe.Sizeof(dma.Span{})))
 	}
 	// The general loop, from the span the first one stopped at.
 	p := unsafe.Pointer(unsafe.SliceData(spans))
-	n := uintptr(len(spans)) * unsafe.Sizeof(Span{})
+	n := uintptr(len(spans)) * unsafe.Sizeof(dma.Span{})
 	at := uintptr(unsafe.Pointer(sp)) - uintptr(p)
 	dst, src = unsafe.Slice((*byte)(d), size), unsafe.Slice((*byte)(s), size)
-	for ; at < n; at += unsafe.Sizeof(Span{}) {
-		sp := *(*Span)(unsafe.Add(p, at))
+	for ; at < n; at += unsafe.Sizeof(dma.Span{}) {
+		sp := *(*dma.Span)(unsafe.Add(p, at))
 		off, end := uint(sp.Off), uint(sp.Off)+uint(sp.Len)
-		if drop && (off >= end || end > size) {
-			continue // not inside the mapping: a Region drops it
+		if off >= end || end > size {
+			continue // not inside the mapping: dropped
 		}
-		lo := off &^ (CacheLine - 1)
-		hi := min((end+CacheLine-1)&^(CacheLine-1), size)
-		if lo > hi {
-			copy(dst[lo:hi], src[lo:hi]) // a negative offset, or past the end: panics
-		}
+		lo := off &^ (dma.CacheLine - 1)
+		hi := min((end+dma.CacheLine-1)&^(dma.CacheLine-1), size)
 		// lo <= hi <= size: every whole line below hi is inside both.
-		for ; lo+CacheLine <= hi; lo += CacheLine {
+		for ; lo+dma.CacheLine <= hi; lo += dma.CacheLine {
 			*(*cacheLine)(unsafe.Add(d, lo)) = *(*cacheLine)(unsafe.Add(s, lo))
 		}
 		if lo != hi {
@@ -479,10 +481,12 @@ func copySpans(dst, src []byte, spans []Span, drop bool) {
 	}
 }
 
+func roundUp(n, to int) int { return (n + to - 1) / to * to }
+
 // lineSpan widens [off, off+n) to whole cache lines inside [0, size).
 func lineSpan(off, n, size int) (int, int) {
-	lo := off &^ (CacheLine - 1)
-	hi := roundUp(off+n, CacheLine)
+	lo := off &^ (dma.CacheLine - 1)
+	hi := roundUp(off+n, dma.CacheLine)
 	if hi > size {
 		hi = size
 	}
@@ -490,4 +494,4 @@ func lineSpan(off, n, size int) (int, int) {
 }
 
 // Domain identifies the address space: handles from Share have the same one.
-func (s *SimIOMMU) Domain() any { return s.simSpace }
+func (s *IOMMU) Domain() any { return s.space }

@@ -1,16 +1,20 @@
-package dma
+package simdma
 
-import "testing"
+import (
+	"testing"
 
-// TestSimView: a view translates like SimIOMMU.Slice, remembers the mapping
+	"github.com/gopmd/gopmd/dma"
+)
+
+// TestView: a view translates like IOMMU.Slice, remembers the mapping
 // it hit, records the same faults, and never uses a mapping after Unmap.
-func TestSimView(t *testing.T) {
-	s := NewSimIOMMU(false)
-	a, err := Alloc(s, 8192, Options{Attr: Attr{Name: "a"}, Hugepages: HugeNever})
+func TestView(t *testing.T) {
+	s := NewIOMMU(false)
+	a, err := dma.Alloc(s, 8192, dma.Options{Attr: dma.Attr{Name: "a"}, Hugepages: dma.HugeNever})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Alloc(s, 4096, Options{Attr: Attr{Name: "b"}, Hugepages: HugeNever})
+	b, err := dma.Alloc(s, 4096, dma.Options{Attr: dma.Attr{Name: "b"}, Hugepages: dma.HugeNever})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +66,8 @@ func TestSimView(t *testing.T) {
 
 // TestStoreLoadLE32 publishes and reads a status word in place.
 func TestStoreLoadLE32(t *testing.T) {
-	s := NewSimIOMMU(false)
-	r, err := Alloc(s, 4096, Options{Attr: Attr{Name: "ring"}, Hugepages: HugeNever})
+	s := NewIOMMU(false)
+	r, err := dma.Alloc(s, 4096, dma.Options{Attr: dma.Attr{Name: "ring"}, Hugepages: dma.HugeNever})
 	if err != nil {
 		t.Fatal(err)
 	}
