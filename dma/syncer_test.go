@@ -151,7 +151,8 @@ func TestDomainID(t *testing.T) {
 		t.Errorf("two spaces got one domain number %d", DomainID(a))
 	}
 	f := &fakeMapper{}
-	if DomainID(f) == 0 || DomainID(f) != DomainID(f) || DomainID(f) == DomainID(&fakeMapper{}) {
+	first, again := DomainID(f), DomainID(f)
+	if first == 0 || first != again || first == DomainID(&fakeMapper{}) {
 		t.Errorf("a mapper without Domain is a domain of its own: %d, %d", DomainID(f), DomainID(&fakeMapper{}))
 	}
 	if DomainID(nil) != 0 {

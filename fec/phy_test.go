@@ -88,7 +88,7 @@ func newOnBus(t *testing.T, phyAddr int, shared []int, ofNode, opts string) (*fe
 // two ways out.
 func TestPHYFromDeviceTree(t *testing.T) {
 	t.Parallel()
-	enet1, enet2 := fakeDT(t, nil)
+	_, enet2 := fakeDT(t, nil)
 
 	// ENET2's own PHY is at 1; ENET1's at 2 answers on the same bus. A
 	// scan would take 1 for either port: the device tree decides.
@@ -126,7 +126,7 @@ func TestPHYFromDeviceTree(t *testing.T) {
 	// registers do not reach that PHY, and neither a port of this process
 	// nor a kernel interface drives ENET2 (a fresh tree: the ENET2 port
 	// above is on the other one).
-	enet1, _ = fakeDT(t, nil)
+	enet1, _ := fakeDT(t, nil)
 	_, err = newOnBus(t, 1, []int{2}, enet1, "")
 	if err == nil || !strings.Contains(err.Error(), "ethernet@20b4000") || !strings.Contains(err.Error(), "phy=none") || !strings.Contains(err.Error(), "phy=scan") {
 		t.Fatalf("phy-handle on another MAC's bus: %v", err)
