@@ -3,6 +3,7 @@ package xdp
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/testnote"
@@ -328,5 +331,284 @@ func TestFramesBothWays(t *testing.T) {
 	}
 	if fp.InFlight() != 0 {
 		t.Errorf("%d foreign buffers not freed after their copies were sent", fp.InFlight())
+	}
+}
+
+// ping sends ICMP echo requests from the peer's namespace to addr, tries
+// times a second apart, and reports whether one was answered.
+func (v *vethPair) ping(addr string, tries int) bool {
+	v.t.Helper()
+	var c net.PacketConn
+	var err error
+	v.inNS(func() { c, err = net.ListenPacket("ip4:icmp", "0.0.0.0") })
+	if err != nil {
+		v.t.Fatalf("ICMP socket in %s: %v", v.ns, err)
+	}
+	defer c.Close()
+	for seq := 1; seq <= tries; seq++ {
+		msg := make([]byte, 8+16)
+		msg[0] = 8
+		binary.BigEndian.PutUint16(msg[4:], 0x6770)
+		binary.BigEndian.PutUint16(msg[6:], uint16(seq))
+		binary.BigEndian.PutUint16(msg[2:], inetChecksum(msg))
+		if _, err := c.WriteTo(msg, &net.IPAddr{IP: net.ParseIP(addr)}); err != nil {
+			v.t.Fatalf("ping %s: %v", addr, err)
+		}
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := c.ReadFrom(buf)
+			if err != nil {
+				break
+			}
+			if from.String() == addr && n >= 8 && buf[0] == 0 && binary.BigEndian.Uint16(buf[6:]) == uint16(seq) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func inetChecksum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	for s > 0xffff {
+		s = s>>16 + s&0xffff
+	}
+	return ^uint16(s)
+}
+
+func etherTypes(frames [][]byte) map[uint16]int {
+	m := map[uint16]int{}
+	for _, f := range frames {
+		if len(f) >= 14 {
+			m[binary.BigEndian.Uint16(f[12:])]++
+		}
+	}
+	return m
+}
+
+// With pass=arp,host the kernel keeps answering ARP and ping for its own
+// address while the socket takes the rest.
+func TestPassToKernel(t *testing.T) {
+	v := newPair(t, true)
+	p := openPort(t, "xdp:"+v.host+"?mode=generic&pass=arp,host")
+	fd := v.packetSocket()
+	c := &collector{q: p.RxQueue(0)}
+	if !v.ping(v.hostAddr, 5) {
+		t.Fatalf("no echo reply from %s through pass=arp,host; the socket took %v (EtherType: frames)", v.hostAddr, etherTypes(c.other))
+	}
+	if err := unix.Send(fd, frame(v.hostMAC, v.peerMAC, 7), 0); err != nil {
+		t.Fatal(err)
+	}
+	c.until(1)
+	if len(c.got) != 1 {
+		t.Fatalf("the socket did not get the test frame beside the passed traffic; stats %+v", p.Stats())
+	}
+	if n := etherTypes(c.other); n[0x0806] != 0 || n[0x0800] != 0 {
+		t.Errorf("ARP or IPv4 for the host reached the socket: %v", n)
+	}
+}
+
+// Without pass= the socket takes every frame of its queue, ARP too; Close
+// takes the program off and the kernel answers again.
+func TestSocketTakesAllThenClose(t *testing.T) {
+	v := newPair(t, true)
+	spec := "xdp:" + v.host + "?mode=generic"
+	p, err := driver.Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ifc, _ := net.InterfaceByName(v.host)
+	if a, err := queryXDP(ifc.Index); err != nil || a.ProgID == 0 || a.Mode != xdpAttachedSkb {
+		t.Fatalf("after Open: XDP attachment %+v, %v", a, err)
+	}
+	if v.ping(v.hostAddr, 1) {
+		t.Fatal("the kernel answered a ping while the socket was bound with no pass rule")
+	}
+	c := &collector{q: p.RxQueue(0)}
+	for deadline := time.Now().Add(20 * time.Second); etherTypes(c.other)[0x0806] == 0 && time.Now().Before(deadline); {
+		if c.poll() == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	if etherTypes(c.other)[0x0806] == 0 {
+		t.Fatalf("the ARP request did not reach the socket: %v", etherTypes(c.other))
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := queryXDP(ifc.Index); err != nil || a.ProgID != 0 {
+		t.Fatalf("after Close: XDP attachment %+v, %v", a, err)
+	}
+	if !v.ping(v.hostAddr, 5) {
+		t.Fatal("no echo reply from the kernel after Close")
+	}
+	if err := p.Start(); !errors.Is(err, driver.ErrClosed) {
+		t.Errorf("Start after Close: %v", err)
+	}
+}
+
+func attach(t *testing.T, ifindex int, prog *ebpf.Program) uint32 {
+	t.Helper()
+	if err := setXDP(ifindex, prog.FD(), unix.XDP_FLAGS_SKB_MODE, 0); err != nil {
+		t.Fatal(err)
+	}
+	a, err := queryXDP(ifindex)
+	if err != nil || a.ProgID == 0 {
+		t.Fatalf("attached program not found: %+v %v", a, err)
+	}
+	return a.ProgID
+}
+
+// Another program on the interface is refused with its name and id, and
+// left in place; force=1 replaces it; Close leaves none.
+func TestForeignProgram(t *testing.T) {
+	v := newPair(t, false)
+	ifc, _ := net.InterfaceByName(v.host)
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "foreign_pass", Type: ebpf.XDP, License: "BSD",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpPass), asm.Return()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := attach(t, ifc.Index, prog)
+	prog.Close() // the interface keeps it
+	spec := "xdp:" + v.host + "?mode=generic"
+	_, err = driver.Open(spec)
+	if err == nil || !strings.Contains(err.Error(), `"foreign_pass"`) || !strings.Contains(err.Error(), fmt.Sprintf("id %d", id)) || !strings.Contains(err.Error(), "force=1") {
+		t.Fatalf("open over a foreign program: %v", err)
+	}
+	if a, _ := queryXDP(ifc.Index); a.ProgID != id {
+		t.Fatalf("the refused open changed the attachment: %+v, want program %d", a, id)
+	}
+	p, err := driver.Open(spec + "&force=1")
+	if err != nil {
+		t.Fatalf("force=1: %v", err)
+	}
+	if a, _ := queryXDP(ifc.Index); a.ProgID == id || a.ProgID == 0 {
+		t.Fatalf("force=1 left attachment %+v (foreign program %d)", a, id)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := queryXDP(ifc.Index); a.ProgID != 0 {
+		t.Fatalf("after Close: attachment %+v", a)
+	}
+}
+
+// A steering program a crashed run left is recognised by its name and
+// replaced without force.
+func TestCrashedRunReplaced(t *testing.T) {
+	v := newPair(t, false)
+	ifc, _ := net.InterfaceByName(v.host)
+	s, err := loadSteering(1, passRules{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := attach(t, ifc.Index, s.prog)
+	s.close() // the "crash": the process lets go, the interface keeps the program
+	p, err := driver.Open("xdp:" + v.host + "?mode=generic")
+	if err != nil {
+		t.Fatalf("open over a stale program of ours: %v", err)
+	}
+	if a, _ := queryXDP(ifc.Index); a.ProgID == id || a.ProgID == 0 {
+		t.Fatalf("stale program %d not replaced: %+v", id, a)
+	}
+	p.Close()
+}
+
+// Every option the driver does not take, or a value it cannot, is
+// refused by name; a failed open leaves no program behind.
+func TestOptionsRefused(t *testing.T) {
+	v := newPair(t, false)
+	ifc, _ := net.InterfaceByName(v.host)
+	base := "xdp:" + v.host + "?mode=generic"
+	for _, c := range []struct{ opts, want string }{
+		{"&busy-poll=50", "busy-poll"},
+		{"&need-wakeup=0", "need-wakeup"},
+		{"&queue=1", "queue"},
+		{"&promisc=1", "promisc"},
+		{"&unsafe-noiommu=1", "unsafe-noiommu"},
+		{"&frame-size=3000", "frame-size"},
+		{"&buf-size=1024", "buf-size"},
+		{"&zero-copy=on", "zero-copy"},
+		{"&zero-copy=maybe", "zero-copy"},
+		{"&pass=arp,dhcp", "pass"},
+		{"&rx-ring=1000", "rx-ring"},
+		{"&queues=2", "queues"},
+		{"&rxq=1&txq=2", "rxq"},
+		{"&bogus=1", "bogus"},
+		{"&force=maybe", "force"},
+	} {
+		_, err := driver.Open(base + c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s", c.opts, err, c.want)
+		}
+	}
+	if _, err := driver.Open("xdp:" + v.host + "?mode=bogus"); err == nil || !strings.Contains(err.Error(), "mode") {
+		t.Errorf("mode=bogus: %v", err)
+	}
+	if _, err := driver.Open("xdp:gpxnosuchif"); err == nil || !strings.Contains(err.Error(), "gpxnosuchif") {
+		t.Errorf("no such interface: %v", err)
+	}
+	// veth has no AF_XDP zero-copy: asking for it fails at the bind, and
+	// the program attached before is taken off again.
+	if _, err := driver.Open("xdp:" + v.host + "?mode=native&zero-copy=on"); err == nil || !strings.Contains(err.Error(), "zero-copy") {
+		t.Errorf("zero-copy=on on veth: %v", err)
+	}
+	if a, _ := queryXDP(ifc.Index); a.ProgID != 0 {
+		t.Errorf("a failed open left program %d attached", a.ProgID)
+	}
+}
+
+// The data path allocates nothing per packet: a round of TX from the
+// port's pool and from a foreign one (copied), reclaim, and RX.
+func TestZeroAllocs(t *testing.T) {
+	v := newPair(t, false)
+	p := openPort(t, "xdp:"+v.host+"?mode=generic")
+	fd := v.packetSocket()
+	other, err := dma.Alloc(umemMapper{}, 256*2048, dma.Options{Attr: dma.Attr{Name: "foreign"}, Hugepages: dma.HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	fp, err := pool.New(other, pool.Config{Name: "foreign", Count: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fp.Close(time.Second)
+	f := frame(v.hostMAC, v.peerMAC, 1)
+	for i := 0; i < 200; i++ {
+		if err := unix.Send(fd, f, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rx, tx, own := p.RxQueue(0), p.TxQueue(0), p.RxQueue(0).Pool()
+	var burst [32]*pool.Packet
+	received := 0
+	allocs := testing.AllocsPerRun(50, func() {
+		n := own.AllocBulk(burst[:16])
+		n += fp.AllocBulk(burst[n : n+16])
+		for _, pk := range burst[:n] {
+			copy(pk.Append(len(f)), f)
+		}
+		k := tx.TxBurst(burst[:n])
+		pool.FreeBulk(burst[k:n])
+		tx.Reclaim()
+		m := rx.RxBurst(burst[:])
+		received += m
+		pool.FreeBulk(burst[:m])
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per round of 32 frames", allocs)
+	}
+	if received == 0 || p.Stats().Tx.Packets == 0 {
+		t.Fatalf("the measured rounds moved no frames (received %d, stats %+v)", received, p.Stats())
 	}
 }
