@@ -267,13 +267,13 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 		return 0
 	}
 	tx := q.tx
-	room := tx.free()
+	// The completion ring must hold every frame in flight: room is what
+	// both the TX ring and the frames not yet reclaimed leave.
+	room := min(tx.free(), tx.size-uint32(q.pending.Load()))
 	if room < uint32(len(pkts)) {
 		q.reclaim()
-		room = tx.free()
+		room = min(tx.free(), tx.size-uint32(q.pending.Load()))
 	}
-	// The completion ring must hold every frame in flight.
-	room = min(room, tx.size-uint32(q.pending.Load()))
 	n := min(int(room), len(pkts))
 	prod := tx.cached
 	taken, bytes, tooBig := 0, uint64(0), uint64(0)

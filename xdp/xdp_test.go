@@ -152,6 +152,11 @@ func (v *vethPair) packetSocket() int {
 	if err != nil {
 		v.t.Fatalf("packet socket on %s: %v", v.peer, err)
 	}
+	// Room for every frame a test sends at once: a full buffer drops
+	// frames on the peer's side, where the port cannot count them.
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20); err != nil {
+		v.t.Fatal(err)
+	}
 	tv := unix.Timeval{Sec: 5}
 	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	v.t.Cleanup(func() { unix.Close(fd) })
@@ -610,5 +615,33 @@ func TestZeroAllocs(t *testing.T) {
 	}
 	if received == 0 || p.Stats().Tx.Packets == 0 {
 		t.Fatalf("the measured rounds moved no frames (received %d, stats %+v)", received, p.Stats())
+	}
+}
+
+// TxBurst reclaims on its own: a sender that never calls Reclaim keeps
+// sending past the ring's size, and every frame arrives.
+func TestTxReclaimsItself(t *testing.T) {
+	v := newPair(t, false)
+	p := openPort(t, "xdp:"+v.host+"?mode=generic&tx-ring=64")
+	fd := v.packetSocket()
+	tx, own := p.TxQueue(0), p.RxQueue(0).Pool()
+	const n = 300
+	// The peer reads as the port sends: its socket buffer holds fewer
+	// than n frames.
+	res := make(chan int)
+	go func() { res <- len(recvFrames(t, fd, n)) }()
+	for i := 0; i < n; i++ {
+		pk := own.Alloc()
+		copy(pk.Append(60), frame(v.peerMAC, v.hostMAC, i))
+		tries := 0
+		for tx.TxBurst([]*pool.Packet{pk}) == 0 {
+			if tries++; tries == 100000 {
+				t.Fatalf("TxBurst took nothing for %d tries at frame %d (pending %d)", tries, i, tx.Pending())
+			}
+			runtime.Gosched()
+		}
+	}
+	if got := <-res; got != n {
+		t.Fatalf("peer received %d of %d frames; stats %+v", got, n, p.Stats())
 	}
 }
