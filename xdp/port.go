@@ -19,7 +19,8 @@ import (
 )
 
 // Spec options of the xdp: scheme (beside Open's generic queues=, rxq=,
-// txq=, rx-ring=, tx-ring=, pool-size=, buf-size=, mtu=, port-id=).
+// txq=, rx-ring=, tx-ring=, pool-size=, buf-size= and port-id=; the
+// generic promisc=, mtu= and unsafe-noiommu= are refused).
 var backendOptions = []string{"mode", "zero-copy", "frame-size", "force", "pass", "busy-poll", "need-wakeup", "queue"}
 
 // notYet are options of the port kind this driver does not take yet: each
@@ -97,10 +98,10 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not supported", Accepted: notYet[k]})
 		}
 	}
-	for _, k := range []string{"promisc", "unsafe-noiommu"} {
+	for _, k := range []string{"promisc", "mtu", "unsafe-noiommu"} {
 		if s.Options.Has(k) {
 			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not taken by the xdp driver",
-				Accepted: "the kernel keeps the interface: set promiscuous mode with ip link set IF promisc on; an AF_XDP socket reaches only its own UMEM, so no IOMMU question arises"})
+				Accepted: "the kernel keeps the interface: set promiscuous mode and the MTU with ip link set " + s.Name + " promisc on, mtu N; an AF_XDP socket reaches only its own UMEM, so no IOMMU question arises"})
 		}
 	}
 	choice := func(k string, dst *string, vals ...string) error {

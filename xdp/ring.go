@@ -46,12 +46,12 @@ func mapRing(fd int, off xsk.RingOffset, pgoff int64, n uint32, desc bool, name 
 	} else {
 		r.addrs = unsafe.Slice((*uint64)(base), n)
 	}
-	// The kernel starts both indices at 0; read them anyway.
-	{
-		r.cached = atomic.LoadUint32(r.prod)
-		if pgoff == xsk.PgoffRxRing || pgoff == xsk.PgoffCompletionRng {
-			r.cached = atomic.LoadUint32(r.cons)
-		}
+	// Our index starts where the kernel's view of it is (0 on a new
+	// socket): the consumer's for the rings we read, the producer's for
+	// the rings we write.
+	r.cached = atomic.LoadUint32(r.prod)
+	if pgoff == xsk.PgoffRxRing || pgoff == xsk.PgoffCompletionRng {
+		r.cached = atomic.LoadUint32(r.cons)
 	}
 	return r, nil
 }

@@ -539,6 +539,7 @@ func TestOptionsRefused(t *testing.T) {
 		{"&need-wakeup=0", "need-wakeup"},
 		{"&queue=1", "queue"},
 		{"&promisc=1", "promisc"},
+		{"&mtu=9000", "mtu"},
 		{"&unsafe-noiommu=1", "unsafe-noiommu"},
 		{"&frame-size=3000", "frame-size"},
 		{"&buf-size=1024", "buf-size"},
