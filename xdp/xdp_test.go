@@ -68,7 +68,10 @@ func needKernel(t *testing.T) {
 	unix.Close(fd)
 }
 
-func newPair(t *testing.T, hostAddr bool) *vethPair {
+func newPair(t *testing.T, hostAddr bool) *vethPair { return newPairQueues(t, hostAddr, 1) }
+
+// newPairQueues makes a pair whose ends have nq RX and TX queues each.
+func newPairQueues(t *testing.T, hostAddr bool, nq int) *vethPair {
 	t.Helper()
 	needKernel(t)
 	n := pairs.Add(1)
@@ -80,7 +83,8 @@ func newPair(t *testing.T, hostAddr bool) *vethPair {
 		_ = exec.Command("ip", "link", "del", v.host).Run()
 	})
 	ipCmd(t, "netns", "add", v.ns)
-	ipCmd(t, "link", "add", v.host, "type", "veth", "peer", "name", v.peer)
+	q := strconv.Itoa(nq)
+	ipCmd(t, "link", "add", v.host, "numrxqueues", q, "numtxqueues", q, "type", "veth", "peer", "name", v.peer, "numrxqueues", q, "numtxqueues", q)
 	ipCmd(t, "link", "set", v.peer, "netns", v.ns)
 	_ = os.WriteFile("/proc/sys/net/ipv6/conf/"+v.host+"/disable_ipv6", []byte("1"), 0o644)
 	ipCmd(t, "-n", v.ns, "link", "set", "lo", "up")
@@ -645,4 +649,79 @@ func TestTxReclaimsItself(t *testing.T) {
 	if got := <-res; got != n {
 		t.Fatalf("peer received %d of %d frames; stats %+v", got, n, p.Stats())
 	}
+}
+
+// Stop counts the frames left unread in the RX ring as stopped; the port
+// starts again and receives.
+func TestStopCountsAndRestarts(t *testing.T) {
+	v := newPair(t, false)
+	p := openPort(t, "xdp:"+v.host+"?mode=generic")
+	fd := v.packetSocket()
+	q := p.(*port).queues[0]
+	const n = 10
+	for i := 0; i < n; i++ {
+		if err := unix.Send(fd, frame(v.hostMAC, v.peerMAC, i), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); q.rx.ready() < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Rx.Drops[driver.CauseStopped] != n || s.Rx.Packets != 0 {
+		t.Fatalf("after Stop with %d frames unread: RX %+v", n, s.Rx)
+	}
+	if got := p.RxQueue(0).RxBurst(make([]*pool.Packet, 8)); got != 0 {
+		t.Fatalf("RxBurst on a stopped port returned %d", got)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Send(fd, frame(v.hostMAC, v.peerMAC, 99), 0); err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{q: p.RxQueue(0)}
+	c.until(1)
+	if len(c.got) != 1 || binary.BigEndian.Uint32(c.got[0][14:]) != 99 {
+		t.Fatalf("after a restart the port received %d test frames", len(c.got))
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
+
+// queues=2 binds a socket on each queue of a two-queue interface: every
+// frame arrives on one of them, whichever queue the kernel picked.
+func TestTwoQueues(t *testing.T) {
+	v := newPairQueues(t, false, 2)
+	p := openPort(t, "xdp:"+v.host+"?mode=generic&queues=2")
+	if i := p.Info(); i.RxQueues != 2 || i.TxQueues != 2 || i.MaxRxQueues != 2 {
+		t.Fatalf("info %+v", i)
+	}
+	if _, err := driver.Open("xdp:" + v.host + "?mode=generic&queues=3"); err == nil || !strings.Contains(err.Error(), "2 RX queues") {
+		t.Fatalf("queues=3 on two queues: %v", err)
+	}
+	fd := v.packetSocket()
+	const n = 64
+	for i := 0; i < n; i++ {
+		if err := unix.Send(fd, frame(v.hostMAC, v.peerMAC, i), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c0, c1 := &collector{q: p.RxQueue(0)}, &collector{q: p.RxQueue(1)}
+	for deadline := time.Now().Add(20 * time.Second); len(c0.got)+len(c1.got) < n && time.Now().Before(deadline); {
+		if c0.poll()+c1.poll() == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	if len(c0.got)+len(c1.got) != n {
+		t.Fatalf("received %d and %d of %d frames", len(c0.got), len(c1.got), n)
+	}
+	s := p.Stats()
+	if s.RxQueues[0].Packets != uint64(len(c0.got)) || s.RxQueues[1].Packets != uint64(len(c1.got)) {
+		t.Errorf("per-queue counters %d %d, frames %d %d", s.RxQueues[0].Packets, s.RxQueues[1].Packets, len(c0.got), len(c1.got))
+	}
+	t.Logf("queue 0: %d frames, queue 1: %d", len(c0.got), len(c1.got))
 }
