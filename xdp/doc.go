@@ -15,8 +15,9 @@
 // Spec options: the generic queues=, rx-ring=, tx-ring= (powers of two),
 // pool-size=, buf-size= and port-id=; mode=native|generic|auto (how the
 // program runs), zero-copy=on|off|auto, frame-size=2048|4096, pass= (a
-// list of arp, nd, host, or none), force=1 (replace another program).
-// busy-poll=, need-wakeup= and queue= are refused as not supported yet;
+// list of arp, nd, host, or none), force=1 (replace another program),
+// queue=F (the port's queues are the interface's F to F+N-1). busy-poll=
+// and need-wakeup= are refused as not supported yet;
 // promisc=, mtu= and unsafe-noiommu= do not apply. docs/design.md, "AF_XDP
 // ports", has the design.
 //

@@ -21,14 +21,13 @@ import (
 // Spec options of the xdp: scheme (beside Open's generic queues=, rxq=,
 // txq=, rx-ring=, tx-ring=, pool-size=, buf-size= and port-id=; the
 // generic promisc=, mtu= and unsafe-noiommu= are refused).
-var backendOptions = []string{"mode", "zero-copy", "frame-size", "force", "pass", "busy-poll", "need-wakeup", "queue"}
+var backendOptions = []string{"mode", "zero-copy", "frame-size", "force", "pass", "queue", "busy-poll", "need-wakeup"}
 
 // notYet are options of the port kind this driver does not take yet: each
 // is refused by name.
 var notYet = map[string]string{
 	"busy-poll":   "busy polling (SO_PREFER_BUSY_POLL) is not supported yet by the xdp driver; leave the option out",
 	"need-wakeup": "the xdp driver always asks for need_wakeup and makes a wake-up syscall only when the kernel sets the flag; the option is not supported yet, leave it out",
-	"queue":       "a queue range that does not start at queue 0 is not supported yet by the xdp driver; give queues=N for queues 0 to N-1",
 }
 
 func init() {
@@ -89,11 +88,12 @@ type options struct {
 	frameSize int
 	force     bool
 	pass      passRules
+	first     int // the interface queue of the port's queue 0 (queue=)
 }
 
 func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 	o := options{mode: "auto", zeroCopy: "auto", frameSize: cfg.BufSize}
-	for _, k := range []string{"busy-poll", "need-wakeup", "queue"} {
+	for _, k := range []string{"busy-poll", "need-wakeup"} {
 		if s.Options.Has(k) {
 			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not supported", Accepted: notYet[k]})
 		}
@@ -151,6 +151,14 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 			return o, driver.OptionInSpec(s.Raw, driver.BadOption("force", v, "not a truth value", "1 or 0"))
 		}
 		o.force = b
+	}
+	if s.Options.Has("queue") {
+		v := s.Options.Get("queue")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1023 {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("queue", v, "not a queue number", "the interface queue of the port's queue 0, from 0; queues=N takes N queues from it"))
+		}
+		o.first = n
 	}
 	if s.Options.Has("pass") {
 		v := s.Options.Get("pass")
@@ -229,9 +237,10 @@ func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.RxQueues > nd.rxQueue {
+	if opt.first+cfg.RxQueues > nd.rxQueue {
 		return nil, driver.OptionInSpec(d.Spec.Raw, driver.BadOption("queues", strconv.Itoa(cfg.RxQueues),
-			fmt.Sprintf("interface %s has %d RX queues", nd.name, nd.rxQueue), fmt.Sprintf("1 to %d (ethtool -L %s combined N gives it more)", nd.rxQueue, nd.name)))
+			fmt.Sprintf("interface %s has %d RX queues, and the port's would be queues %d to %d", nd.name, nd.rxQueue, opt.first, opt.first+cfg.RxQueues-1),
+			fmt.Sprintf("queue= plus queues= at most %d (ethtool -L %s combined N gives it more)", nd.rxQueue, nd.name)))
 	}
 	p := &port{spec: d.Spec.Raw, nd: nd, cfg: cfg, opt: opt}
 	p.g.Init()
@@ -380,9 +389,9 @@ func (p *port) Start() error {
 	}
 	for _, q := range p.queues {
 		q.refill()
-		if err := p.steer.xsks.Put(uint32(q.idx), uint32(q.fd)); err != nil {
+		if err := p.steer.xsks.Put(uint32(q.kq), uint32(q.fd)); err != nil {
 			p.unsteer()
-			return fmt.Errorf("%s: steering queue %d to its socket: %w", p.spec, q.idx, err)
+			return fmt.Errorf("%s: steering interface queue %d to its socket: %w", p.spec, q.kq, err)
 		}
 	}
 	p.started = true
@@ -392,7 +401,7 @@ func (p *port) Start() error {
 
 func (p *port) unsteer() {
 	for _, q := range p.queues {
-		_ = p.steer.xsks.Delete(uint32(q.idx))
+		_ = p.steer.xsks.Delete(uint32(q.kq))
 	}
 }
 

@@ -24,7 +24,8 @@ const batch = 64
 // its four rings.
 type queue struct {
 	p   *port
-	idx int
+	idx int // the port's queue number
+	kq  int // the interface queue the socket is bound to
 	fd  int
 
 	region         *dma.Region
@@ -55,7 +56,8 @@ type txQueue queue
 func (p *port) newQueue(i int) (_ *queue, err error) {
 	cfg := p.cfg
 	fs := p.opt.frameSize
-	q := &queue{p: p, idx: i, fd: -1, shift: uint(bits.TrailingZeros(uint(fs))), frameMask: uint64(fs - 1)}
+	kq := p.opt.first + i
+	q := &queue{p: p, idx: i, kq: kq, fd: -1, shift: uint(bits.TrailingZeros(uint(fs))), frameMask: uint64(fs - 1)}
 	defer func() {
 		if err != nil {
 			_ = q.close(cfg.StopTimeout)
@@ -64,7 +66,7 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 	rxCount := cfg.PoolSize
 	txCount := cfg.TxRingSize + batch
 	q.nframes = uint64(rxCount + txCount)
-	name := fmt.Sprintf("%s umem %d", p.nd.name, i)
+	name := fmt.Sprintf("%s umem %d", p.nd.name, kq)
 	q.region, err = dma.Alloc(umemMapper{}, int(q.nframes)*fs, dma.Options{Attr: dma.Attr{Name: name}, Hugepages: dma.HugeNever})
 	if err != nil {
 		return nil, err
@@ -84,12 +86,12 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 
 	q.fd, err = unix.Socket(xsk.AFXDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s queue %d: AF_XDP socket: %w (the kernel needs CONFIG_XDP_SOCKETS)", p.nd.name, i, err)
+		return nil, fmt.Errorf("%s queue %d: AF_XDP socket: %w (the kernel needs CONFIG_XDP_SOCKETS)", p.nd.name, kq, err)
 	}
 	mem := q.region.Bytes()
 	reg := xsk.UmemReg{Addr: uint64(uintptr(unsafePointer(mem))), Len: uint64(len(mem)), ChunkSize: uint32(fs)}
 	if err := xsk.SetOpt(q.fd, xsk.OptUmemReg, &reg); err != nil {
-		return nil, fmt.Errorf("%s queue %d: registering the UMEM of %d frames of %d bytes: %w", p.nd.name, i, q.nframes, fs, err)
+		return nil, fmt.Errorf("%s queue %d: registering the UMEM of %d frames of %d bytes: %w", p.nd.name, kq, q.nframes, fs, err)
 	}
 	fillN, compN := uint32(cfg.RxRingSize), uint32(cfg.TxRingSize)
 	for _, o := range []struct {
@@ -99,12 +101,12 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 	}{{xsk.OptUmemFillRing, fillN, "fill"}, {xsk.OptUmemCompRing, compN, "completion"}, {xsk.OptRxRing, uint32(cfg.RxRingSize), "RX"}, {xsk.OptTxRing, uint32(cfg.TxRingSize), "TX"}} {
 		n := o.n
 		if err := xsk.SetOpt(q.fd, o.opt, &n); err != nil {
-			return nil, fmt.Errorf("%s queue %d: sizing the %s ring to %d: %w", p.nd.name, i, o.name, n, err)
+			return nil, fmt.Errorf("%s queue %d: sizing the %s ring to %d: %w", p.nd.name, kq, o.name, n, err)
 		}
 	}
 	var off xsk.MmapOffsets
 	if _, err := xsk.GetOpt(q.fd, xsk.OptMmapOffsets, &off); err != nil {
-		return nil, fmt.Errorf("%s queue %d: reading the ring offsets: %w", p.nd.name, i, err)
+		return nil, fmt.Errorf("%s queue %d: reading the ring offsets: %w", p.nd.name, kq, err)
 	}
 	if q.fill, err = mapRing(q.fd, off.Fr, xsk.PgoffFillRing, fillN, false, "fill"); err != nil {
 		return nil, err
@@ -119,13 +121,13 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 		return nil, err
 	}
 	bind := func(flags uint16) error {
-		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: flags | xsk.BindUseNeedWakeup, Ifindex: uint32(p.nd.index), QueueID: uint32(i)}
+		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: flags | xsk.BindUseNeedWakeup, Ifindex: uint32(p.nd.index), QueueID: uint32(kq)}
 		return xsk.Bind(q.fd, &sa)
 	}
 	switch {
 	case p.opt.zeroCopy == "on":
 		if err := bind(xsk.BindZeroCopy); err != nil {
-			return nil, fmt.Errorf("%s queue %d: binding in zero-copy mode: %w (the kernel driver of %s does not offer AF_XDP zero-copy here; zero-copy=auto falls back to copy mode)", p.nd.name, i, err, p.nd.name)
+			return nil, fmt.Errorf("%s queue %d: binding in zero-copy mode: %w (the kernel driver of %s does not offer AF_XDP zero-copy here; zero-copy=auto falls back to copy mode)", p.nd.name, kq, err, p.nd.name)
 		}
 		p.zc = true
 	case p.opt.zeroCopy == "auto" && p.mode == "native":
@@ -136,7 +138,7 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 		fallthrough
 	default:
 		if err := bind(xsk.BindCopy); err != nil {
-			return nil, fmt.Errorf("%s queue %d: binding the AF_XDP socket: %w", p.nd.name, i, err)
+			return nil, fmt.Errorf("%s queue %d: binding the AF_XDP socket: %w", p.nd.name, kq, err)
 		}
 	}
 	return q, nil

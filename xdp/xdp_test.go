@@ -541,7 +541,8 @@ func TestOptionsRefused(t *testing.T) {
 	for _, c := range []struct{ opts, want string }{
 		{"&busy-poll=50", "busy-poll"},
 		{"&need-wakeup=0", "need-wakeup"},
-		{"&queue=1", "queue"},
+		{"&queue=x", "queue"},
+		{"&queue=1", "queues"}, // a one-queue interface has no queue 1
 		{"&promisc=1", "promisc"},
 		{"&mtu=9000", "mtu"},
 		{"&unsafe-noiommu=1", "unsafe-noiommu"},
@@ -692,11 +693,13 @@ func TestStopCountsAndRestarts(t *testing.T) {
 	}
 }
 
-// queues=2 binds a socket on each queue of a two-queue interface: every
-// frame arrives on one of them, whichever queue the kernel picked.
+// queues=2 binds a socket on each queue of a two-queue interface: frames
+// the peer sends to queue 0 arrive on the port's queue 0, those to queue 1
+// on its queue 1. (Native mode: veth runs XDP per RX queue there; its
+// generic path reports every frame on queue 0.)
 func TestTwoQueues(t *testing.T) {
 	v := newPairQueues(t, false, 2)
-	p := openPort(t, "xdp:"+v.host+"?mode=generic&queues=2")
+	p := openPort(t, "xdp:"+v.host+"?mode=native&queues=2")
 	if i := p.Info(); i.RxQueues != 2 || i.TxQueues != 2 || i.MaxRxQueues != 2 {
 		t.Fatalf("info %+v", i)
 	}
@@ -705,7 +708,11 @@ func TestTwoQueues(t *testing.T) {
 	}
 	fd := v.packetSocket()
 	const n = 64
+	v.sendOn(0)
 	for i := 0; i < n; i++ {
+		if i == n/2 {
+			v.sendOn(1) // the second half to queue 1
+		}
 		if err := unix.Send(fd, frame(v.hostMAC, v.peerMAC, i), 0); err != nil {
 			t.Fatal(err)
 		}
@@ -716,12 +723,65 @@ func TestTwoQueues(t *testing.T) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-	if len(c0.got)+len(c1.got) != n {
-		t.Fatalf("received %d and %d of %d frames", len(c0.got), len(c1.got), n)
+	if len(c0.got) != n/2 || len(c1.got) != n/2 {
+		t.Fatalf("received %d on queue 0 and %d on queue 1, want %d on each", len(c0.got), len(c1.got), n/2)
+	}
+	for i, f := range append(c0.got, c1.got...) {
+		if want := frame(v.hostMAC, v.peerMAC, i); !bytes.Equal(f, want) {
+			t.Fatalf("frame %d differs:\n sent % x\n got  % x", i, want, f)
+		}
 	}
 	s := p.Stats()
 	if s.RxQueues[0].Packets != uint64(len(c0.got)) || s.RxQueues[1].Packets != uint64(len(c1.got)) {
 		t.Errorf("per-queue counters %d %d, frames %d %d", s.RxQueues[0].Packets, s.RxQueues[1].Packets, len(c0.got), len(c1.got))
 	}
 	t.Logf("queue 0: %d frames, queue 1: %d", len(c0.got), len(c1.got))
+}
+
+// sendOn makes the peer send on its TX queue txq (XPS: every CPU maps to
+// it), which veth turns into the host end's RX queue txq.
+func (v *vethPair) sendOn(txq int) {
+	v.t.Helper()
+	all := ""
+	for c := runtime.NumCPU(); c > 0; c -= 4 {
+		all = strconv.FormatInt(int64(1)<<min(c, 4)-1, 16) + all
+	}
+	dir := "/sys/class/net/" + v.peer + "/queues/"
+	var script []string
+	ents, _ := os.ReadDir("/sys/class/net/" + v.host + "/queues")
+	for _, e := range ents {
+		if q, ok := strings.CutPrefix(e.Name(), "tx-"); ok {
+			mask := "0"
+			if q == strconv.Itoa(txq) {
+				mask = all
+			}
+			script = append(script, "echo "+mask+" > "+dir+e.Name()+"/xps_cpus")
+		}
+	}
+	ipCmd(v.t, "netns", "exec", v.ns, "sh", "-c", strings.Join(script, "; "))
+}
+
+// queue= binds the port's queue 0 to a later interface queue: frames the
+// peer sends to that queue arrive there (native mode, as in TestTwoQueues).
+func TestQueueOffset(t *testing.T) {
+	v := newPairQueues(t, false, 2)
+	p := openPort(t, "xdp:"+v.host+"?mode=native&queue=1")
+	if i := p.Info(); i.RxQueues != 1 {
+		t.Fatalf("info %+v", i)
+	}
+	if _, err := driver.Open("xdp:" + v.host + "?mode=generic&queue=1&queues=2"); err == nil || !strings.Contains(err.Error(), "queues 1 to 2") {
+		t.Fatalf("queue=1&queues=2 on two queues: %v", err)
+	}
+	fd := v.packetSocket()
+	v.sendOn(1)
+	for i := 0; i < 8; i++ {
+		if err := unix.Send(fd, frame(v.hostMAC, v.peerMAC, i), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &collector{q: p.RxQueue(0)}
+	c.until(8)
+	if len(c.got) != 8 {
+		t.Fatalf("port on interface queue 1 received %d of 8 frames sent to it", len(c.got))
+	}
 }
