@@ -347,19 +347,25 @@ func TestFramesBothWays(t *testing.T) {
 // times a second apart, and reports whether one was answered.
 func (v *vethPair) ping(addr string, tries int) bool {
 	v.t.Helper()
+	network, laddr, request, reply := "ip4:icmp", "0.0.0.0", byte(8), byte(0)
+	if strings.Contains(addr, ":") {
+		network, laddr, request, reply = "ip6:ipv6-icmp", "::", 128, 129 // the kernel sums ICMPv6
+	}
 	var c net.PacketConn
 	var err error
-	v.inNS(func() { c, err = net.ListenPacket("ip4:icmp", "0.0.0.0") })
+	v.inNS(func() { c, err = net.ListenPacket(network, laddr) })
 	if err != nil {
 		v.t.Fatalf("ICMP socket in %s: %v", v.ns, err)
 	}
 	defer c.Close()
 	for seq := 1; seq <= tries; seq++ {
 		msg := make([]byte, 8+16)
-		msg[0] = 8
+		msg[0] = request
 		binary.BigEndian.PutUint16(msg[4:], 0x6770)
 		binary.BigEndian.PutUint16(msg[6:], uint16(seq))
-		binary.BigEndian.PutUint16(msg[2:], inetChecksum(msg))
+		if request == 8 {
+			binary.BigEndian.PutUint16(msg[2:], inetChecksum(msg))
+		}
 		if _, err := c.WriteTo(msg, &net.IPAddr{IP: net.ParseIP(addr)}); err != nil {
 			v.t.Fatalf("ping %s: %v", addr, err)
 		}
@@ -370,7 +376,7 @@ func (v *vethPair) ping(addr string, tries int) bool {
 			if err != nil {
 				break
 			}
-			if from.String() == addr && n >= 8 && buf[0] == 0 && binary.BigEndian.Uint16(buf[6:]) == uint16(seq) {
+			if net.ParseIP(from.String()).Equal(net.ParseIP(addr)) && n >= 8 && buf[0] == reply && binary.BigEndian.Uint16(buf[6:]) == uint16(seq) {
 				return true
 			}
 		}
@@ -783,5 +789,61 @@ func TestQueueOffset(t *testing.T) {
 	c.until(8)
 	if len(c.got) != 8 {
 		t.Fatalf("port on interface queue 1 received %d of 8 frames sent to it", len(c.got))
+	}
+}
+
+// pass=nd,host over IPv6: the kernel answers the neighbour solicitation
+// (sent to a solicited-node group, no host address) and the echo request
+// to its address; with pass=host alone the solicitation goes to the
+// socket and nothing is answered.
+func TestPassIPv6(t *testing.T) {
+	v := newPair(t, false)
+	n := pairs.Load()
+	hostAddr, peerAddr := fmt.Sprintf("fd00:98:%d::2", n), fmt.Sprintf("fd00:98:%d::1", n)
+	if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+v.host+"/disable_ipv6", []byte("0"), 0o644); err != nil {
+		t.Skipf("no IPv6 here: %v", err)
+	}
+	ipCmd(t, "addr", "add", hostAddr+"/64", "dev", v.host, "nodad")
+	ipCmd(t, "netns", "exec", v.ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf."+v.peer+".disable_ipv6=0")
+	ipCmd(t, "-n", v.ns, "addr", "add", peerAddr+"/64", "dev", v.peer, "nodad")
+
+	p, err := driver.Open("xdp:" + v.host + "?mode=generic&pass=host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if v.ping(hostAddr, 1) {
+		t.Fatal("echo reply over IPv6 without pass=nd: the solicitation reached the kernel")
+	}
+	c := &collector{q: p.RxQueue(0)}
+	for c.poll() > 0 {
+	}
+	sawNS := false
+	for _, f := range c.other {
+		if len(f) > 54 && binary.BigEndian.Uint16(f[12:]) == 0x86dd && f[20] == 58 && f[54] == 135 {
+			sawNS = true
+		}
+	}
+	if !sawNS {
+		t.Fatalf("the neighbour solicitation did not reach the socket: %v", etherTypes(c.other))
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ipCmd(t, "-n", v.ns, "neigh", "flush", "dev", v.peer)
+
+	p = openPort(t, "xdp:"+v.host+"?mode=generic&pass=nd,host")
+	if !v.ping(hostAddr, 5) {
+		t.Fatal("no echo reply over IPv6 through pass=nd,host")
+	}
+	c = &collector{q: p.RxQueue(0)}
+	for c.poll() > 0 {
+	}
+	for _, f := range c.other {
+		if len(f) > 54 && binary.BigEndian.Uint16(f[12:]) == 0x86dd && f[20] == 58 && (f[54] == 135 || f[54] == 128) {
+			t.Errorf("ICMPv6 type %d reached the socket under pass=nd,host", f[54])
+		}
 	}
 }
