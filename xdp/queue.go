@@ -30,7 +30,8 @@ type queue struct {
 
 	region         *dma.Region
 	rxPool, txPool *pool.Pool
-	rxOwner        uint16
+	rxOwner        uint16 // buffers posted in the fill ring
+	appOwner       uint16 // received frames the caller holds
 	txOwner        uint16
 	shift          uint   // log2 of the frame size
 	nframes        uint64 // frames in the UMEM
@@ -80,6 +81,7 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 		return nil, err
 	}
 	q.rxOwner = q.rxPool.Owner(fmt.Sprintf("%s fill ring %d", p.spec, i))
+	q.appOwner = q.rxPool.Owner(fmt.Sprintf("%s rx queue %d caller", p.spec, i))
 	q.txOwner = q.txPool.Owner(fmt.Sprintf("%s tx ring %d", p.spec, i))
 	q.rxSlot = make([]*pool.Packet, q.nframes)
 	q.txSlot = make([]*pool.Packet, q.nframes)
@@ -194,7 +196,7 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	n := min(rx.ready(), uint32(len(pkts)))
 	got, bytes, bad := 0, uint64(0), uint64(0)
 	cons := rx.cached
-	port, qi := q.p.cfg.PortID, uint16(q.idx)
+	port, qi, own := q.p.cfg.PortID, uint16(q.idx), q.appOwner
 	for i := uint32(0); i < n; i++ {
 		d := rx.descs[(cons+i)&rx.mask]
 		idx := d.Addr >> q.shift
@@ -214,7 +216,7 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 			bad++
 			continue
 		}
-		pk.SetRx(uint16(off), uint16(d.Len), 0, port, qi, 0, 0, 0, 0)
+		pk.SetRx(uint16(off), uint16(d.Len), own, port, qi, 0, 0, 0, 0)
 		pkts[got] = pk
 		got++
 		bytes += uint64(d.Len)

@@ -847,3 +847,36 @@ func TestPassIPv6(t *testing.T) {
 		}
 	}
 }
+
+// A frame the caller still holds at Close is reported by holder, and the
+// program is off the interface all the same.
+func TestCloseReportsHeldFrames(t *testing.T) {
+	v := newPair(t, false)
+	p, err := driver.Open("xdp:" + v.host + "?mode=generic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fd := v.packetSocket()
+	if err := unix.Send(fd, frame(v.hostMAC, v.peerMAC, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	var burst [4]*pool.Packet
+	for deadline := time.Now().Add(20 * time.Second); p.RxQueue(0).RxBurst(burst[:1]) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no frame received")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	err = p.Close()
+	var le *pool.LeakError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "rx queue 0 caller") {
+		t.Fatalf("Close with a frame held: %v", err)
+	}
+	ifc, _ := net.InterfaceByName(v.host)
+	if a, _ := queryXDP(ifc.Index); a.ProgID != 0 {
+		t.Fatalf("program %d left attached", a.ProgID)
+	}
+}
