@@ -33,10 +33,9 @@ var notYet = map[string]string{
 func init() {
 	driver.RegisterBackend(driver.Backend{Scheme: "xdp", Options: backendOptions, Open: openDevice})
 	driver.RegisterDriver(driver.Driver{
-		Name:    "xdp",
-		Match:   func(d *driver.Device) bool { return d.Backend == "xdp" },
-		New:     func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return newPort(d, cfg) },
-		Options: nil,
+		Name:  "xdp",
+		Match: func(d *driver.Device) bool { return d.Backend == "xdp" },
+		New:   func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return newPort(d, cfg) },
 	})
 }
 
