@@ -16,8 +16,8 @@ import (
 // Spec is a parsed device spec string: "scheme:name?key=value&...".
 type Spec struct {
 	Raw     string
-	Scheme  string // "pci", "uio", "platform", "sim"
-	Name    string // "0000:01:00.0", "/dev/uio0", "2188000.ethernet", "enetc0"
+	Scheme  string // "pci", "uio", "platform", "sim", "xdp"
+	Name    string // "0000:01:00.0", "/dev/uio0", "2188000.ethernet", "enetc0", "eth0"
 	Options url.Values
 }
 
@@ -74,7 +74,7 @@ func BadOption(key, value, problem, accepted string) *OptionError {
 }
 
 // SpecForms lists the accepted spec forms, for error messages and help.
-const SpecForms = "0000:01:00.0 or pci:0000:01:00.0 (VFIO), uio:/dev/uio0, platform:NODE (e.g. platform:2188000.ethernet), sim:enetcN, sim:fecN; options follow '?' as key=value joined by '&' (e.g. sim:enetc0?peer=sim:enetc1)"
+const SpecForms = "0000:01:00.0 or pci:0000:01:00.0 (VFIO), uio:/dev/uio0, platform:NODE (e.g. platform:2188000.ethernet), sim:enetcN, sim:fecN, xdp:IFNAME (AF_XDP on a kernel interface); options follow '?' as key=value joined by '&' (e.g. sim:enetc0?peer=sim:enetc1)"
 
 // Error names the spec, what is wrong with it and the forms it may take.
 func (e *SpecError) Error() string {
@@ -143,7 +143,7 @@ func ParseSpec(raw string) (Spec, error) {
 				return s, &SpecError{Spec: raw, Reason: fmt.Sprintf("PCI address %q is not domain:bus:device.function (e.g. 0000:00:00.0)", name)}
 			}
 			s.Name = strings.ToLower(name)
-		case "uio", "platform", "sim":
+		case "uio", "platform", "sim", "xdp":
 			if name == "" {
 				return s, &SpecError{Spec: raw, Reason: "empty device name after " + scheme + ":"}
 			}
@@ -369,7 +369,7 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 	drvs := append([]Driver(nil), drivers...)
 	regMu.Unlock()
 	if !ok {
-		return nil, &SpecError{Spec: spec, Reason: fmt.Sprintf("scheme %q is not linked into this program (import its backend package: pci for pci/uio/platform, sim for sim)", s.Scheme)}
+		return nil, &SpecError{Spec: spec, Reason: fmt.Sprintf("scheme %q is not linked into this program (import its backend package: pci for pci/uio/platform, sim for sim, xdp for xdp)", s.Scheme)}
 	}
 	backendOpts := b.Options
 	if b.OptionsOf != nil {

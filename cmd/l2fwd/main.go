@@ -42,6 +42,7 @@ import (
 	"github.com/gopmd/gopmd/internal/safefile"
 	"github.com/gopmd/gopmd/internal/version"
 	_ "github.com/gopmd/gopmd/pci" // the pci (VFIO), uio and platform schemes
+	_ "github.com/gopmd/gopmd/xdp" // the xdp scheme: AF_XDP on a kernel interface
 	// The sim: scheme comes with simport.go, l2fwd's seam to the simulator.
 )
 

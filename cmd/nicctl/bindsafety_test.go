@@ -35,7 +35,7 @@ func TestBindRefusals(t *testing.T) {
 		parts []string
 	}{
 		{"the root disk's controller", "ls1028a", nil, []string{"unbind", "0002:01:00.0"},
-			[]string{"0002:01:00.0: refusing to unbind", "no gopmd driver (enetc, fec) claims it (PCI ID 144d:a808, class 010802)",
+			[]string{"0002:01:00.0: refusing to unbind", "no gopmd driver (enetc, fec, xdp) claims it (PCI ID 144d:a808, class 010802)",
 				"/dev/nvme0n1p1 (259:1) is mounted on /", "--force", "nothing was written"}},
 		{"the root disk's controller to vfio-pci", "ls1028a", nil, []string{"bind", "0002:01:00.0", "vfio-pci"},
 			[]string{"refusing to bind 0002:01:00.0 vfio-pci", "mounted on /"}},

@@ -36,6 +36,7 @@ import (
 	_ "github.com/gopmd/gopmd/fec"   // the FEC/ENET driver
 	_ "github.com/gopmd/gopmd/pci"   // the pci, uio and platform schemes
 	_ "github.com/gopmd/gopmd/sim"   // the sim scheme and its device models
+	_ "github.com/gopmd/gopmd/xdp"   // the xdp scheme: AF_XDP on a kernel interface
 )
 
 func main() {

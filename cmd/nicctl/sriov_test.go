@@ -116,7 +116,7 @@ func TestSRIOVUnclaimedPF(t *testing.T) {
 	put(t, root, intel+"/sriov_totalvfs", "8\n")
 	put(t, root, intel+"/sriov_numvfs", "0\n")
 	wantError(t, exitFailed, []string{"--root", root, "sriov", "0001:01:00.0", "8"},
-		"0001:01:00.0: refusing to set sriov_numvfs to 8", "no gopmd driver (enetc, fec) claims the PF (PCI ID 8086:10d3", "nothing was written", "--force")
+		"0001:01:00.0: refusing to set sriov_numvfs to 8", "no gopmd driver (enetc, fec, xdp) claims the PF (PCI ID 8086:10d3", "nothing was written", "--force")
 	if got := numvfs(t, root, intel); got != "0" {
 		t.Fatalf("a refusal wrote sriov_numvfs %q", got)
 	}

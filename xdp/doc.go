@@ -1,0 +1,26 @@
+// Package xdp is gopmd's AF_XDP port kind: the spec xdp:IFNAME opens, with
+// driver.Open, a port on a network interface the kernel keeps, through the
+// same driver.Port API as the ports gopmd drives itself.
+//
+// A steering program, assembled in Go with cilium/ebpf's asm package and
+// attached over rtnetlink, redirects each frame into the AF_XDP socket
+// bound at its RX queue (an XSKMAP), and passes it to the kernel's stack
+// when the queue has no socket or the frame is one the pass= option leaves
+// to the kernel (arp, nd, host). Each socket's UMEM is a dma.Region carved
+// into pools: received frames are pool buffers the application frees back,
+// the fill ring is refilled from the pool in bulk, TX completions return
+// buffers to their pools, and frames from outside the UMEM are copied into
+// it on TX. The kernel's XDP_STATISTICS are the port's counters.
+//
+// Spec options: the generic queues=, rx-ring=, tx-ring= (powers of two),
+// pool-size=, buf-size= and port-id=; mode=native|generic|auto (how the
+// program runs), zero-copy=on|off|auto, frame-size=2048|4096, pass= (a
+// list of arp, nd, host, or none), force=1 (replace another program),
+// queue=F (the port's queues are the interface's F to F+N-1). busy-poll=
+// and need-wakeup= are refused as not supported yet;
+// promisc=, mtu= and unsafe-noiommu= do not apply. docs/design.md, "AF_XDP
+// ports", has the design.
+//
+// Tests need root and a kernel with AF_XDP; they run on veth pairs in
+// network namespaces and skip, saying why, elsewhere.
+package xdp

@@ -1,0 +1,534 @@
+package xdp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/xdp/internal/xsk"
+	"golang.org/x/sys/unix"
+)
+
+// Spec options of the xdp: scheme (beside Open's generic queues=, rxq=,
+// txq=, rx-ring=, tx-ring=, pool-size=, buf-size= and port-id=; the
+// generic promisc=, mtu= and unsafe-noiommu= are refused).
+var backendOptions = []string{"mode", "zero-copy", "frame-size", "force", "pass", "queue", "busy-poll", "need-wakeup"}
+
+// notYet are options of the port kind this driver does not take yet: each
+// is refused by name.
+var notYet = map[string]string{
+	"busy-poll":   "busy polling (SO_PREFER_BUSY_POLL) is not supported yet by the xdp driver; leave the option out",
+	"need-wakeup": "the xdp driver always asks for need_wakeup and makes a wake-up syscall only when the kernel sets the flag; the option is not supported yet, leave it out",
+}
+
+func init() {
+	driver.RegisterBackend(driver.Backend{Scheme: "xdp", Options: backendOptions, Open: openDevice})
+	driver.RegisterDriver(driver.Driver{
+		Name:  "xdp",
+		Match: func(d *driver.Device) bool { return d.Backend == "xdp" },
+		New:   func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return newPort(d, cfg) },
+	})
+}
+
+// netdev is what the backend found: a kernel network interface.
+type netdev struct {
+	name    string
+	index   int
+	mac     net.HardwareAddr
+	mtu     int
+	rxQueue int // RX queues the kernel gives the interface (/sys/class/net/IF/queues/rx-*)
+	addrs   []net.IP
+}
+
+func openDevice(s driver.Spec, cfg driver.Config) (*driver.Device, error) {
+	if len(s.Name) > unix.IFNAMSIZ-1 {
+		return nil, fmt.Errorf("interface name %q is longer than %d bytes", s.Name, unix.IFNAMSIZ-1)
+	}
+	ifc, err := net.InterfaceByName(s.Name)
+	if err != nil {
+		return nil, fmt.Errorf("no network interface %s in this network namespace (ip link shows the ones there are): %w", s.Name, err)
+	}
+	nd := &netdev{name: ifc.Name, index: ifc.Index, mac: ifc.HardwareAddr, mtu: ifc.MTU}
+	ents, err := os.ReadDir("/sys/class/net/" + ifc.Name + "/queues")
+	if err != nil {
+		return nil, fmt.Errorf("reading the queues of %s: %w", ifc.Name, err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "rx-") {
+			nd.rxQueue++
+		}
+	}
+	if as, err := ifc.Addrs(); err == nil {
+		for _, a := range as {
+			if n, ok := a.(*net.IPNet); ok {
+				nd.addrs = append(nd.addrs, n.IP)
+			}
+		}
+	}
+	if len(nd.mac) != 6 {
+		return nil, fmt.Errorf("interface %s is not an Ethernet interface (hardware address %q)", ifc.Name, nd.mac)
+	}
+	return &driver.Device{Backend: "xdp", Bus: "netdev", Extra: nd}, nil
+}
+
+// options are the parsed xdp: options.
+type options struct {
+	mode      string // "native", "generic", "auto"
+	zeroCopy  string // "on", "off", "auto"
+	frameSize int
+	force     bool
+	pass      passRules
+	first     int // the interface queue of the port's queue 0 (queue=)
+}
+
+func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
+	o := options{mode: "auto", zeroCopy: "auto", frameSize: cfg.BufSize}
+	for _, k := range []string{"busy-poll", "need-wakeup"} {
+		if s.Options.Has(k) {
+			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not supported", Accepted: notYet[k]})
+		}
+	}
+	for _, k := range []string{"promisc", "mtu", "unsafe-noiommu"} {
+		if s.Options.Has(k) {
+			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not taken by the xdp driver",
+				Accepted: "the kernel keeps the interface: set promiscuous mode and the MTU with ip link set " + s.Name + " promisc on, mtu N; an AF_XDP socket reaches only its own UMEM, so no IOMMU question arises"})
+		}
+	}
+	choice := func(k string, dst *string, vals ...string) error {
+		if !s.Options.Has(k) {
+			return nil
+		}
+		v := s.Options.Get(k)
+		for _, x := range vals {
+			if v == x {
+				*dst = v
+				return nil
+			}
+		}
+		return driver.OptionInSpec(s.Raw, driver.BadOption(k, v, "not a value the xdp driver takes", strings.Join(vals, ", ")))
+	}
+	if err := choice("mode", &o.mode, "native", "generic", "auto"); err != nil {
+		return o, err
+	}
+	if err := choice("zero-copy", &o.zeroCopy, "on", "off", "auto"); err != nil {
+		return o, err
+	}
+	if o.mode == "generic" && o.zeroCopy == "on" {
+		return o, driver.OptionInSpec(s.Raw, driver.BadOption("zero-copy", "on", "zero-copy needs the driver's own XDP support, and mode=generic runs XDP in the kernel's generic path", "zero-copy=off or auto with mode=generic; mode=native or auto with zero-copy=on"))
+	}
+	if s.Options.Has("frame-size") {
+		v := s.Options.Get("frame-size")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("frame-size", v, "not a number", "2048 or 4096"))
+		}
+		o.frameSize = n
+	}
+	if o.frameSize != 2048 && o.frameSize != 4096 {
+		k := "frame-size"
+		if !s.Options.Has(k) {
+			k = "buf-size"
+		}
+		return o, driver.OptionInSpec(s.Raw, driver.BadOption(k, strconv.Itoa(o.frameSize), "a UMEM frame is a power of two from 2048 bytes to the page size", "2048 or 4096"))
+	}
+	if s.Options.Has("force") {
+		v := s.Options.Get("force")
+		b, err := strconv.ParseBool(v)
+		if v == "" {
+			b, err = true, nil
+		}
+		if err != nil {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("force", v, "not a truth value", "1 or 0"))
+		}
+		o.force = b
+	}
+	if s.Options.Has("queue") {
+		v := s.Options.Get("queue")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1023 {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("queue", v, "not a queue number", "the interface queue of the port's queue 0, from 0; queues=N takes N queues from it"))
+		}
+		o.first = n
+	}
+	if s.Options.Has("pass") {
+		v := s.Options.Get("pass")
+		for _, x := range strings.Split(v, ",") {
+			switch x {
+			case "arp":
+				o.pass.ARP = true
+			case "nd":
+				o.pass.ND = true
+			case "host":
+				o.pass.Host = true
+			case "none":
+			default:
+				return o, driver.OptionInSpec(s.Raw, driver.BadOption("pass", v, "unknown kind "+strconv.Quote(x), "a comma-separated list of arp, nd, host; or none"))
+			}
+		}
+	}
+	for _, c := range []struct {
+		k string
+		n int
+	}{{"rx-ring", cfg.RxRingSize}, {"tx-ring", cfg.TxRingSize}} {
+		if c.n&(c.n-1) != 0 {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption(c.k, strconv.Itoa(c.n), "an AF_XDP ring size is a power of two", "a power of two from 8 to 65536"))
+		}
+	}
+	if cfg.RxQueues != cfg.TxQueues {
+		return o, driver.OptionInSpec(s.Raw, driver.BadOption("rxq", strconv.Itoa(cfg.RxQueues), fmt.Sprintf("an AF_XDP socket has one RX and one TX ring: %d RX queues and %d TX queues cannot be", cfg.RxQueues, cfg.TxQueues), "queues=N"))
+	}
+	return o, nil
+}
+
+// umemMapper is the dma.Mapper of a socket's UMEM: bus address i is byte
+// i of the UMEM, the address AF_XDP descriptors carry. Every xdp port
+// reports the one domain: its TX copies any frame that is not in its own
+// socket's UMEM into one that is, so any memory reaches it (a forwarder
+// needs no bounce buffers of its own between two xdp ports).
+type umemMapper struct{}
+
+type umemDomain struct{}
+
+func (umemMapper) Map(mem []byte, a dma.Attr) (dma.Mapping, error) { return dma.Mapping{IOVA: 0}, nil }
+func (umemMapper) Unmap([]byte, dma.Mapping) error                 { return nil }
+func (umemMapper) Name() string                                    { return "xdp-umem" }
+func (umemMapper) NeedsLocked() bool                               { return false }
+
+// Domain is the one domain of every xdp port (see umemMapper).
+func (umemMapper) Domain() any { return umemDomain{} }
+
+// port is an AF_XDP port: one socket per queue on a kernel interface.
+type port struct {
+	spec   string
+	nd     *netdev
+	cfg    driver.Config
+	opt    options
+	steer  *steering
+	mode   string // "native" or "generic": how the program runs
+	flags  uint32 // XDP_FLAGS_*_MODE it was attached with
+	zc     bool   // the sockets run zero-copy
+	queues []*queue
+	g      gate.Gate
+	flagsQ []*gate.Flag
+	events driver.LinkEvents
+
+	statsMu sync.RWMutex // Stats against the sockets' close
+	mu      sync.Mutex   // set-up calls
+	started bool
+	closed  bool
+}
+
+func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
+	nd, ok := d.Extra.(*netdev)
+	if !ok {
+		return nil, errors.New("xdp: the device carries no network interface")
+	}
+	opt, err := parseOptions(d.Spec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if opt.first+cfg.RxQueues > nd.rxQueue {
+		return nil, driver.OptionInSpec(d.Spec.Raw, driver.BadOption("queues", strconv.Itoa(cfg.RxQueues),
+			fmt.Sprintf("interface %s has %d RX queues, and the port's would be queues %d to %d", nd.name, nd.rxQueue, opt.first, opt.first+cfg.RxQueues-1),
+			fmt.Sprintf("queue= plus queues= at most %d (ethtool -L %s combined N gives it more)", nd.rxQueue, nd.name)))
+	}
+	p := &port{spec: d.Spec.Raw, nd: nd, cfg: cfg, opt: opt}
+	p.g.Init()
+	defer func() {
+		if err != nil {
+			p.release()
+		}
+	}()
+	if err := p.attach(); err != nil {
+		return nil, err
+	}
+	for i := 0; i < cfg.RxQueues; i++ {
+		q, err := p.newQueue(i)
+		if err != nil {
+			return nil, err
+		}
+		p.queues = append(p.queues, q)
+		p.flagsQ = append(p.flagsQ, &q.rxFlag, &q.txFlag)
+	}
+	return p, nil
+}
+
+// attach loads the steering program and attaches it to the interface,
+// refusing one that runs another program unless force is given; a
+// program of ours (a crashed run's) is replaced.
+func (p *port) attach() error {
+	cur, err := queryXDP(p.nd.index)
+	if err != nil {
+		return fmt.Errorf("reading the XDP program of %s: %w", p.nd.name, err)
+	}
+	if cur.ProgID != 0 {
+		name := "?"
+		if pr, err := ebpf.NewProgramFromID(ebpf.ProgramID(cur.ProgID)); err == nil {
+			if info, err := pr.Info(); err == nil {
+				name = info.Name
+			}
+			pr.Close()
+		}
+		if name != progName && !p.opt.force {
+			return fmt.Errorf("interface %s already runs XDP program %q (id %d, %s mode); give force=1 to replace it, or remove it with: ip link set dev %s xdp off",
+				p.nd.name, name, cur.ProgID, attachedModeName(cur.Mode), p.nd.name)
+		}
+		// Ours from a crashed run, or forced: take it off in its mode.
+		off := uint32(unix.XDP_FLAGS_SKB_MODE)
+		if cur.Mode == xdpAttachedDrv {
+			off = unix.XDP_FLAGS_DRV_MODE
+		} else if cur.Mode == xdpAttachedHw {
+			off = unix.XDP_FLAGS_HW_MODE
+		}
+		if err := setXDP(p.nd.index, -1, off, 0); err != nil {
+			return fmt.Errorf("removing XDP program %q (id %d) from %s: %w", name, cur.ProgID, p.nd.name, err)
+		}
+	}
+	p.steer, err = loadSteering(p.nd.rxQueue, p.opt.pass, p.nd.addrs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.nd.name, err)
+	}
+	try := func(flags uint32) error {
+		return setXDP(p.nd.index, p.steer.prog.FD(), flags|unix.XDP_FLAGS_UPDATE_IF_NOEXIST, 0)
+	}
+	switch p.opt.mode {
+	case "native":
+		if err := try(unix.XDP_FLAGS_DRV_MODE); err != nil {
+			return fmt.Errorf("attaching the XDP program to %s in native mode: %w (the kernel driver may lack XDP support: mode=generic runs it in the generic path)", p.nd.name, err)
+		}
+		p.mode, p.flags = "native", unix.XDP_FLAGS_DRV_MODE
+	case "generic":
+		if err := try(unix.XDP_FLAGS_SKB_MODE); err != nil {
+			return fmt.Errorf("attaching the XDP program to %s in generic mode: %w", p.nd.name, err)
+		}
+		p.mode, p.flags = "generic", unix.XDP_FLAGS_SKB_MODE
+	default:
+		if err := try(unix.XDP_FLAGS_DRV_MODE); err == nil {
+			p.mode, p.flags = "native", unix.XDP_FLAGS_DRV_MODE
+		} else if err2 := try(unix.XDP_FLAGS_SKB_MODE); err2 == nil {
+			p.mode, p.flags = "generic", unix.XDP_FLAGS_SKB_MODE
+		} else {
+			return fmt.Errorf("attaching the XDP program to %s: native mode: %v; generic mode: %w", p.nd.name, err, err2)
+		}
+	}
+	return nil
+}
+
+// detach takes our program off the interface if it is still the one there.
+func (p *port) detach() error {
+	if p.steer == nil || p.flags == 0 {
+		return nil
+	}
+	info, err := p.steer.prog.Info()
+	if err != nil {
+		return err
+	}
+	id, _ := info.ID()
+	cur, err := queryXDP(p.nd.index)
+	if err != nil || cur.ProgID != uint32(id) {
+		return err // someone else replaced it: theirs stays
+	}
+	if err := setXDP(p.nd.index, -1, p.flags, 0); err != nil {
+		return fmt.Errorf("detaching the XDP program from %s: %w", p.nd.name, err)
+	}
+	p.flags = 0
+	return nil
+}
+
+// release undoes New: sockets, program, memory.
+func (p *port) release() error {
+	var errs []error
+	p.statsMu.Lock()
+	defer p.statsMu.Unlock()
+	for _, q := range p.queues {
+		if err := q.close(p.cfg.StopTimeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := p.detach(); err != nil {
+		errs = append(errs, err)
+	}
+	if p.steer != nil {
+		p.steer.close()
+	}
+	return errors.Join(errs...)
+}
+
+func (p *port) Info() driver.PortInfo {
+	zc := "copy"
+	if p.zc {
+		zc = "zero-copy"
+	}
+	return driver.PortInfo{
+		Name: p.spec, Driver: "xdp", Device: fmt.Sprintf("netdev %s (XDP %s mode, %s)", p.nd.name, p.mode, zc), Backend: "xdp",
+		MAC: p.MAC(), RxQueues: len(p.queues), TxQueues: len(p.queues),
+		MaxRxQueues: p.nd.rxQueue, MaxTxQueues: p.nd.rxQueue,
+		RxRingSize: p.cfg.RxRingSize, TxRingSize: p.cfg.TxRingSize,
+		MTU: p.nd.mtu, MaxMTU: p.opt.frameSize - xsk.PacketHeadroom - 18,
+	}
+}
+
+func (p *port) Start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("%s: %w", p.spec, driver.ErrClosed)
+	}
+	if p.started {
+		return nil
+	}
+	for _, q := range p.queues {
+		q.refill()
+		if err := p.steer.xsks.Put(uint32(q.kq), uint32(q.fd)); err != nil {
+			p.unsteer()
+			return fmt.Errorf("%s: steering interface queue %d to its socket: %w", p.spec, q.kq, err)
+		}
+	}
+	p.started = true
+	p.g.Open(gate.Stopped)
+	return nil
+}
+
+func (p *port) unsteer() {
+	for _, q := range p.queues {
+		_ = p.steer.xsks.Delete(uint32(q.kq))
+	}
+}
+
+// Stop takes the sockets out of the program's map (frames for their
+// queues go to the kernel's stack meanwhile), waits for queued TX frames
+// to be sent, and counts the received frames no RxBurst took. Buffers
+// posted in the fill rings stay there until Close.
+func (p *port) Stop() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || !p.started {
+		return nil
+	}
+	p.g.Close(gate.Stopped)
+	deadline := time.Now().Add(p.cfg.StopTimeout)
+	gate.WaitIdle(p.flagsQ, time.Time{})
+	p.unsteer()
+	for _, q := range p.queues {
+		for q.pending.Load() > 0 && time.Now().Before(deadline) {
+			if q.reclaim() == 0 {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		q.reclaim()
+		q.drainRx()
+	}
+	p.started = false
+	return nil
+}
+
+func (p *port) Close() error {
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	return p.release()
+}
+
+func (p *port) Link() driver.Link {
+	b, err := os.ReadFile("/sys/class/net/" + p.nd.name + "/operstate")
+	if err != nil || strings.TrimSpace(string(b)) != "up" {
+		return driver.Link{}
+	}
+	l := driver.Link{Up: true, FullDuplex: true}
+	if s, err := os.ReadFile("/sys/class/net/" + p.nd.name + "/speed"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(s))); err == nil && n > 0 {
+			l.SpeedMbps = n
+		}
+	}
+	if d, err := os.ReadFile("/sys/class/net/" + p.nd.name + "/duplex"); err == nil && strings.TrimSpace(string(d)) == "half" {
+		l.FullDuplex = false
+	}
+	return l
+}
+
+// OnLinkChange subscribes fn; the xdp driver has no link watcher yet, so
+// it reports no change (Link reads the interface's state when called).
+func (p *port) OnLinkChange(fn func(driver.LinkEvent)) func() { return p.events.Subscribe(fn) }
+
+// Stats are the queues' counters, with the kernel's XDP_STATISTICS of
+// each socket: frames the socket lost (rx_dropped: no fill-ring buffer or
+// too long for a frame; rx_ring_full: the RX ring had no room) count as
+// no_buffer drops of their RX queue, descriptors the kernel refused on TX
+// (tx_invalid_descs) as bad_descriptor drops of the TX queue; all six
+// appear in HW as xdp_<name> sums and drv_rxN_xdp_<name> per queue.
+func (p *port) Stats() driver.PortStats {
+	var s driver.PortStats
+	s.HW = map[string]uint64{}
+	p.statsMu.RLock()
+	defer p.statsMu.RUnlock()
+	for _, q := range p.queues {
+		var k xsk.Statistics
+		if q.fd >= 0 {
+			_, _ = xsk.GetOpt(q.fd, xsk.OptStatistics, &k)
+		}
+		rx, tx := q.rxc.Snapshot(), q.txc.Snapshot()
+		rx.Drops[driver.CauseNoBuffer] += k.RxDropped + k.RxRingFull
+		tx.Drops[driver.CauseBadDescriptor] += k.TxInvalidDescs
+		s.RxQueues = append(s.RxQueues, rx)
+		s.TxQueues = append(s.TxQueues, tx)
+		s.Rx.Add(rx)
+		s.Tx.Add(tx)
+		for _, c := range []struct {
+			n string
+			v uint64
+		}{{"rx_dropped", k.RxDropped}, {"rx_invalid_descs", k.RxInvalidDescs}, {"tx_invalid_descs", k.TxInvalidDescs},
+			{"rx_ring_full", k.RxRingFull}, {"rx_fill_ring_empty_descs", k.RxFillRingEmptyDescs}, {"tx_ring_empty_descs", k.TxRingEmptyDescs}} {
+			s.HW["xdp_"+c.n] += c.v
+			s.HW[fmt.Sprintf("drv_rx%d_xdp_%s", q.idx, c.n)] = c.v
+		}
+	}
+	return s
+}
+
+var errKernelOwns = errors.New("the kernel keeps this interface: change it with ip link")
+
+func (p *port) SetPromiscuous(on bool) error {
+	return fmt.Errorf("%s: promiscuous mode: %w (ip link set %s promisc on)", p.spec, errKernelOwns, p.nd.name)
+}
+
+func (p *port) SetMTU(mtu int) error {
+	return fmt.Errorf("%s: MTU: %w (ip link set %s mtu %d)", p.spec, errKernelOwns, p.nd.name, mtu)
+}
+
+func (p *port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.nd.mac...) }
+
+func (p *port) SetMAC(mac net.HardwareAddr) error {
+	if prob := driver.MACProblem(mac); prob != "" {
+		return fmt.Errorf("%s: MAC %v: %s", p.spec, mac, prob)
+	}
+	return fmt.Errorf("%s: MAC address: %w (ip link set %s address %v)", p.spec, errKernelOwns, p.nd.name, mac)
+}
+
+func (p *port) RxQueue(i int) driver.RxQueue {
+	if i < 0 || i >= len(p.queues) {
+		return nil
+	}
+	return (*rxQueue)(p.queues[i])
+}
+
+func (p *port) TxQueue(i int) driver.TxQueue {
+	if i < 0 || i >= len(p.queues) {
+		return nil
+	}
+	return (*txQueue)(p.queues[i])
+}

@@ -1,0 +1,419 @@
+package xdp
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/xdp/internal/xsk"
+	"golang.org/x/sys/unix"
+)
+
+// batch is how many buffers one refill or reclaim step moves.
+const batch = 64
+
+// queue is one AF_XDP socket: its UMEM (a dma.Region whose bus addresses
+// are UMEM offsets), two pools carved from it (the RX pool, whose buffers
+// the fill ring receives into, owned by the RX goroutine; the TX pool, for
+// copies of frames from outside the UMEM, owned by the TX goroutine), and
+// its four rings.
+type queue struct {
+	p   *port
+	idx int // the port's queue number
+	kq  int // the interface queue the socket is bound to
+	fd  int
+
+	region         *dma.Region
+	rxPool, txPool *pool.Pool
+	rxOwner        uint16 // buffers posted in the fill ring
+	appOwner       uint16 // received frames the caller holds
+	txOwner        uint16
+	shift          uint   // log2 of the frame size
+	nframes        uint64 // frames in the UMEM
+	frameMask      uint64
+
+	fill, comp, rx, tx *ring
+	// rxSlot holds the buffer posted in the fill ring for each UMEM frame,
+	// txSlot the one queued on TX: what a descriptor's address names is
+	// looked up here, never trusted as a pointer.
+	rxSlot, txSlot []*pool.Packet
+
+	rxFlag, txFlag gate.Flag
+	rxc, txc       driver.Counters
+	pending        atomic.Int64 // TX frames queued and not completed
+
+	scratch [batch]*pool.Packet // refill (RX goroutine)
+	done    [batch]*pool.Packet // reclaim and copies (TX goroutine)
+}
+
+type rxQueue queue
+type txQueue queue
+
+func (p *port) newQueue(i int) (_ *queue, err error) {
+	cfg := p.cfg
+	fs := p.opt.frameSize
+	kq := p.opt.first + i
+	q := &queue{p: p, idx: i, kq: kq, fd: -1, shift: uint(bits.TrailingZeros(uint(fs))), frameMask: uint64(fs - 1)}
+	defer func() {
+		if err != nil {
+			_ = q.close(cfg.StopTimeout)
+		}
+	}()
+	rxCount := cfg.PoolSize
+	txCount := cfg.TxRingSize + batch
+	q.nframes = uint64(rxCount + txCount)
+	name := fmt.Sprintf("%s umem %d", p.nd.name, kq)
+	q.region, err = dma.Alloc(umemMapper{}, int(q.nframes)*fs, dma.Options{Attr: dma.Attr{Name: name}, Hugepages: dma.HugeNever})
+	if err != nil {
+		return nil, err
+	}
+	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom})
+	if err != nil {
+		return nil, err
+	}
+	q.txPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s tx %d", p.spec, i), Count: txCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: rxCount * fs})
+	if err != nil {
+		return nil, err
+	}
+	q.rxOwner = q.rxPool.Owner(fmt.Sprintf("%s fill ring %d", p.spec, i))
+	q.appOwner = q.rxPool.Owner(fmt.Sprintf("%s rx queue %d caller", p.spec, i))
+	q.txOwner = q.txPool.Owner(fmt.Sprintf("%s tx ring %d", p.spec, i))
+	q.rxSlot = make([]*pool.Packet, q.nframes)
+	q.txSlot = make([]*pool.Packet, q.nframes)
+
+	q.fd, err = unix.Socket(xsk.AFXDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s queue %d: AF_XDP socket: %w (the kernel needs CONFIG_XDP_SOCKETS)", p.nd.name, kq, err)
+	}
+	mem := q.region.Bytes()
+	reg := xsk.UmemReg{Addr: uint64(uintptr(unsafePointer(mem))), Len: uint64(len(mem)), ChunkSize: uint32(fs)}
+	if err := xsk.SetOpt(q.fd, xsk.OptUmemReg, &reg); err != nil {
+		return nil, fmt.Errorf("%s queue %d: registering the UMEM of %d frames of %d bytes: %w", p.nd.name, kq, q.nframes, fs, err)
+	}
+	fillN, compN := uint32(cfg.RxRingSize), uint32(cfg.TxRingSize)
+	for _, o := range []struct {
+		opt  int
+		n    uint32
+		name string
+	}{{xsk.OptUmemFillRing, fillN, "fill"}, {xsk.OptUmemCompRing, compN, "completion"}, {xsk.OptRxRing, uint32(cfg.RxRingSize), "RX"}, {xsk.OptTxRing, uint32(cfg.TxRingSize), "TX"}} {
+		n := o.n
+		if err := xsk.SetOpt(q.fd, o.opt, &n); err != nil {
+			return nil, fmt.Errorf("%s queue %d: sizing the %s ring to %d: %w", p.nd.name, kq, o.name, n, err)
+		}
+	}
+	var off xsk.MmapOffsets
+	if _, err := xsk.GetOpt(q.fd, xsk.OptMmapOffsets, &off); err != nil {
+		return nil, fmt.Errorf("%s queue %d: reading the ring offsets: %w", p.nd.name, kq, err)
+	}
+	if q.fill, err = mapRing(q.fd, off.Fr, xsk.PgoffFillRing, fillN, false, "fill"); err != nil {
+		return nil, err
+	}
+	if q.comp, err = mapRing(q.fd, off.Cr, xsk.PgoffCompletionRng, compN, false, "completion"); err != nil {
+		return nil, err
+	}
+	if q.rx, err = mapRing(q.fd, off.Rx, xsk.PgoffRxRing, uint32(cfg.RxRingSize), true, "RX"); err != nil {
+		return nil, err
+	}
+	if q.tx, err = mapRing(q.fd, off.Tx, xsk.PgoffTxRing, uint32(cfg.TxRingSize), true, "TX"); err != nil {
+		return nil, err
+	}
+	bind := func(flags uint16) error {
+		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: flags | xsk.BindUseNeedWakeup, Ifindex: uint32(p.nd.index), QueueID: uint32(kq)}
+		return xsk.Bind(q.fd, &sa)
+	}
+	switch {
+	case p.opt.zeroCopy == "on":
+		if err := bind(xsk.BindZeroCopy); err != nil {
+			return nil, fmt.Errorf("%s queue %d: binding in zero-copy mode: %w (the kernel driver of %s does not offer AF_XDP zero-copy here; zero-copy=auto falls back to copy mode)", p.nd.name, kq, err, p.nd.name)
+		}
+		p.zc = true
+	case p.opt.zeroCopy == "auto" && p.mode == "native":
+		if err := bind(xsk.BindZeroCopy); err == nil {
+			p.zc = true
+			break
+		}
+		fallthrough
+	default:
+		if err := bind(xsk.BindCopy); err != nil {
+			return nil, fmt.Errorf("%s queue %d: binding the AF_XDP socket: %w", p.nd.name, kq, err)
+		}
+	}
+	return q, nil
+}
+
+// refill moves RX pool buffers into the fill ring in bulk, as many as it
+// has room for. RX goroutine (or the control goroutine while stopped).
+func (q *queue) refill() {
+	f := q.fill
+	posted := false
+	for {
+		room := f.free()
+		if room == 0 {
+			break
+		}
+		n := q.rxPool.AllocBulkRaw(q.scratch[:min(int(room), batch)], q.rxOwner)
+		if n == 0 {
+			break
+		}
+		prod := f.cached
+		for _, pk := range q.scratch[:n] {
+			a := pk.BufIOVA()
+			q.rxSlot[a>>q.shift] = pk
+			f.addrs[prod&f.mask] = a
+			prod++
+		}
+		f.cached = prod
+		posted = true
+	}
+	if posted {
+		f.publish()
+		if f.needWakeup() {
+			xsk.WakeRx(q.fd)
+		}
+	}
+}
+
+// RxBurst takes received frames off the RX ring, then refills the fill
+// ring. Every descriptor is checked: an address outside the UMEM, naming a
+// frame with no buffer posted, or a length past its frame is dropped as
+// bad_descriptor.
+func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
+	q := (*queue)(r)
+	w, shared := q.rxFlag.Enter(&q.p.g)
+	if shared {
+		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("rx %d", q.idx), Call: "RxBurst"})
+	}
+	if w&gate.Closed != 0 {
+		q.rxFlag.Leave()
+		return 0
+	}
+	rx := q.rx
+	n := min(rx.ready(), uint32(len(pkts)))
+	got, bytes, bad := 0, uint64(0), uint64(0)
+	cons := rx.cached
+	port, qi, own := q.p.cfg.PortID, uint16(q.idx), q.appOwner
+	for i := uint32(0); i < n; i++ {
+		d := rx.descs[(cons+i)&rx.mask]
+		idx := d.Addr >> q.shift
+		if idx >= q.nframes {
+			bad++
+			continue
+		}
+		pk := q.rxSlot[idx]
+		if pk == nil {
+			bad++
+			continue
+		}
+		q.rxSlot[idx] = nil
+		off := d.Addr & q.frameMask
+		if off+uint64(d.Len) > q.frameMask+1 || d.Len == 0 {
+			q.rxPool.Recycle(pk)
+			bad++
+			continue
+		}
+		pk.SetRx(uint16(off), uint16(d.Len), own, port, qi, 0, 0, 0, 0)
+		pkts[got] = pk
+		got++
+		bytes += uint64(d.Len)
+	}
+	if n > 0 {
+		rx.cached = cons + n
+		rx.release()
+		q.refill()
+	} else if q.fill.needWakeup() {
+		xsk.WakeRx(q.fd)
+	}
+	q.rxc.Add(uint64(got), bytes)
+	q.rxc.Drop(driver.CauseBadDescriptor, bad)
+	q.rxFlag.Leave()
+	return got
+}
+
+func (r *rxQueue) Pool() *pool.Pool { return r.rxPool }
+
+func (r *rxQueue) Stats() driver.QueueStats { return r.rxc.Snapshot() }
+
+// drainRx counts the frames left in the RX ring (stopped) and recycles
+// their buffers. Control goroutine, with the gate closed.
+func (q *queue) drainRx() {
+	rx := q.rx
+	n := rx.ready()
+	for i := uint32(0); i < n; i++ {
+		d := rx.descs[(rx.cached+i)&rx.mask]
+		if idx := d.Addr >> q.shift; idx < q.nframes && q.rxSlot[idx] != nil {
+			q.rxSlot[idx].Free()
+			q.rxSlot[idx] = nil
+		}
+	}
+	rx.cached += n
+	rx.release()
+	q.rxc.Drop(driver.CauseStopped, uint64(n))
+}
+
+// TxBurst queues frames on the TX ring: a frame in this socket's UMEM as
+// it is, any other copied into a TX pool buffer (its own buffer is freed
+// at once). One sendto wakes the kernel per burst, and only when it asks
+// (need_wakeup). A chained frame, or one longer than a frame's room, is
+// taken, freed and counted as too_big.
+func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
+	q := (*queue)(t)
+	w, shared := q.txFlag.Enter(&q.p.g)
+	if shared {
+		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("tx %d", q.idx), Call: "TxBurst"})
+	}
+	if w&gate.Closed != 0 {
+		q.txFlag.Leave()
+		return 0
+	}
+	tx := q.tx
+	// The completion ring must hold every frame in flight: room is what
+	// both the TX ring and the frames not yet reclaimed leave.
+	room := min(tx.free(), tx.size-uint32(q.pending.Load()))
+	if room < uint32(len(pkts)) {
+		q.reclaim()
+		room = min(tx.free(), tx.size-uint32(q.pending.Load()))
+	}
+	n := min(int(room), len(pkts))
+	prod := tx.cached
+	taken, bytes, tooBig := 0, uint64(0), uint64(0)
+	nd := 0
+	maxLen := int(q.frameMask+1) - xsk.PacketHeadroom
+	for ; taken < n; taken++ {
+		pk := pkts[taken]
+		if pk.Next() != nil || pk.Len() > maxLen || pk.Len() == 0 {
+			pk.Free()
+			tooBig++
+			continue
+		}
+		if pl := pk.Pool(); pl != q.rxPool && pl != q.txPool {
+			c := q.txPool.Alloc()
+			if c == nil {
+				break // no copy buffer: the caller keeps the rest
+			}
+			c.SetOwner(q.txOwner)
+			copy(c.Append(pk.Len()), pk.Data())
+			if nd == len(q.done) {
+				pool.FreeBulk(q.done[:nd])
+				nd = 0
+			}
+			q.done[nd] = pk
+			nd++
+			pk = c
+		}
+		a := pk.IOVA()
+		q.txSlot[a>>q.shift] = pk
+		tx.descs[prod&tx.mask] = xsk.Desc{Addr: a, Len: uint32(pk.Len())}
+		prod++
+		bytes += uint64(pk.Len())
+	}
+	if nd > 0 {
+		pool.FreeBulk(q.done[:nd])
+	}
+	if sent := prod - tx.cached; sent > 0 {
+		tx.cached = prod
+		q.pending.Add(int64(sent))
+		tx.publish()
+		q.txc.Add(uint64(sent), bytes)
+	}
+	q.txc.Drop(driver.CauseTooBig, tooBig)
+	if tx.needWakeup() {
+		xsk.Wake(q.fd)
+	}
+	q.txFlag.Leave()
+	return taken
+}
+
+// Reclaim returns the buffers of sent frames to their pools, and wakes
+// the kernel when frames wait in the TX ring and it asks for a wake-up.
+func (t *txQueue) Reclaim() int {
+	q := (*queue)(t)
+	w, shared := q.txFlag.Enter(&q.p.g)
+	if shared {
+		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("tx %d", q.idx), Call: "Reclaim"})
+	}
+	if w&gate.Closed != 0 {
+		q.txFlag.Leave()
+		return 0
+	}
+	n := q.reclaim()
+	q.txFlag.Leave()
+	return n
+}
+
+// reclaim is Reclaim inside the gate (or on the control goroutine while
+// stopped).
+func (q *queue) reclaim() int {
+	c := q.comp
+	total := 0
+	bad := uint64(0)
+	for {
+		n := min(c.ready(), batch)
+		if n == 0 {
+			break
+		}
+		k := 0
+		for i := uint32(0); i < n; i++ {
+			idx := c.addrs[(c.cached+i)&c.mask] >> q.shift
+			if idx >= q.nframes || q.txSlot[idx] == nil {
+				bad++
+				continue
+			}
+			q.done[k] = q.txSlot[idx]
+			q.txSlot[idx] = nil
+			k++
+		}
+		c.cached += n
+		c.release()
+		q.pending.Add(-int64(k))
+		q.txPool.FreeBulkDirect(q.done[:k])
+		total += k
+	}
+	q.txc.Drop(driver.CauseBadDescriptor, bad)
+	if q.tx.pending() > 0 && q.tx.needWakeup() {
+		xsk.Wake(q.fd)
+	}
+	return total
+}
+
+// Pending is the number of frames queued and not yet completed.
+func (t *txQueue) Pending() int { return int(t.pending.Load()) }
+
+func (t *txQueue) Stats() driver.QueueStats { return t.txc.Snapshot() }
+
+// close closes the socket (the kernel lets go of the UMEM and the rings),
+// takes every posted buffer back, closes the pools and unmaps the UMEM.
+func (q *queue) close(timeout time.Duration) error {
+	if q.fd >= 0 {
+		_ = unix.Close(q.fd)
+		q.fd = -1
+	}
+	for _, r := range []*ring{q.fill, q.comp, q.rx, q.tx} {
+		r.unmap()
+	}
+	for _, s := range [][]*pool.Packet{q.rxSlot, q.txSlot} {
+		for i, pk := range s {
+			if pk != nil {
+				pk.Free()
+				s[i] = nil
+			}
+		}
+	}
+	var err error
+	for _, pl := range []*pool.Pool{q.rxPool, q.txPool} {
+		if pl != nil {
+			if e := pl.Close(timeout); e != nil && err == nil {
+				err = e
+			}
+		}
+	}
+	if err == nil && q.region != nil {
+		err = q.region.Close()
+		q.region = nil
+	}
+	return err
+}
