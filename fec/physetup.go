@@ -118,13 +118,14 @@ func (p *Port) configurePHY() error {
 		p.phySetup.Left = "no PHY"
 		return nil
 	}
-	id1, err := p.MDIORead(p.phyAddr, mii.PHYID1)
-	if err != nil {
-		return fmt.Errorf("fec %s: read the PHY's id: %w", p.name, err)
-	}
-	id2, err := p.MDIORead(p.phyAddr, mii.PHYID2)
-	if err != nil {
-		return fmt.Errorf("fec %s: read the PHY's id: %w", p.name, err)
+	id1, err1 := p.MDIORead(p.phyAddr, mii.PHYID1)
+	id2, err2 := p.MDIORead(p.phyAddr, mii.PHYID2)
+	if err := errors.Join(err1, err2); err != nil {
+		// The link poll says the same; nothing is written to a PHY
+		// that does not answer.
+		p.phySetup.Name = fmt.Sprintf("no answer at MDIO address %d", p.phyAddr)
+		p.phySetup.Left = "its id could not be read (" + err.Error() + "): nothing programmed"
+		return nil
 	}
 	id := uint32(id1)<<16 | uint32(id2)
 	p.phySetup.ID, p.phySetup.Name = id, mii.Describe(id)
