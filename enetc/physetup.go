@@ -16,19 +16,7 @@ import (
 // ENETC: the RDB's tree gives none (docs/hardware.md).
 
 // PHYSetup is what the driver did to the port's PHY at bring-up.
-type PHYSetup struct {
-	// ID is the PHY's identifier (PHYID1<<16 | PHYID2), 0 without a PHY.
-	ID uint32
-	// Name names the part (mii.Describe).
-	Name string
-	// Programmed are the settings written into the PHY, one a line.
-	Programmed []string
-	// Left says why nothing was programmed, "" when something was.
-	Left string
-}
-
-// PHYSetup is what the driver did to the port's PHY at bring-up.
-func (p *Port) PHYSetup() PHYSetup {
+func (p *Port) PHYSetup() mii.Report {
 	p.lock()
 	defer p.unlock()
 	return p.phySetup
@@ -62,7 +50,7 @@ func (p *Port) configurePHY() error {
 		return fmt.Errorf("enetc %s: set up %s: %w", p.name, p.phySetup.Name, err)
 	}
 	if len(done) == 0 {
-		p.phySetup.Left = "nothing to program: left as the boot loader set it"
+		p.phySetup.Left = "the device tree asks nothing of this part; left as the boot loader set it"
 		if _, ok := mii.Identify(id); !ok {
 			p.phySetup.Left = "an unknown part: left as the boot loader set it"
 		}

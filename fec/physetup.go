@@ -27,21 +27,7 @@ import (
 var gpioOpen gpio.Opener = gpio.OpenNode
 
 // PHYSetup is what the driver did to the port's PHY at bring-up.
-type PHYSetup struct {
-	// ID is the PHY's identifier (PHYID1<<16 | PHYID2), 0 without a PHY.
-	ID uint32
-	// Name names the part (mii.Describe).
-	Name string
-	// Reset says what became of the PHY's reset line.
-	Reset string
-	// Programmed are the settings written into the PHY, one a line.
-	Programmed []string
-	// Left says why nothing was programmed, "" when something was.
-	Left string
-}
-
-// PHYSetup is what the driver did to the port's PHY at bring-up.
-func (p *Port) PHYSetup() PHYSetup { return p.phySetup }
+func (p *Port) PHYSetup() mii.Report { return p.phySetup }
 
 // parsePHYReset reads option phy-reset=keep: leave the PHY's reset line
 // alone (its holder, or the boot loader, set the PHY up).
@@ -153,7 +139,7 @@ func (p *Port) configurePHY() error {
 		return fmt.Errorf("fec %s: set up %s: %w", p.name, p.phySetup.Name, err)
 	}
 	if len(done) == 0 {
-		p.phySetup.Left = "nothing to program: left as the boot loader set it"
+		p.phySetup.Left = "the device tree asks nothing of this part; left as the boot loader set it"
 		if _, ok := mii.Identify(id); !ok {
 			p.phySetup.Left = "an unknown part: left as the boot loader set it"
 		}

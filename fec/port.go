@@ -14,6 +14,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/mii"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -142,7 +143,7 @@ type Port struct {
 	phyModeDT    string
 	phyResetKeep bool
 	phyResetBusy error
-	phySetup     PHYSetup
+	phySetup     mii.Report
 	linkMu       sync.Mutex
 	link         driver.Link // what Link reports: phyLink once the MAC runs for it
 	// phyLink is what the PHY last reported (ctl held); macLink is the

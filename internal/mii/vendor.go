@@ -265,3 +265,19 @@ func Configure(rw RW, id uint32, s Setup) ([]string, error) {
 	}
 	return done, nil
 }
+
+// Report is what a driver did to its port's PHY at bring-up (nicctl phy
+// prints it).
+type Report struct {
+	// ID is the PHY's identifier (PHYID1<<16 | PHYID2), 0 without a PHY.
+	ID uint32 `json:"id"`
+	// Name names the part (Describe).
+	Name string `json:"name"`
+	// Reset says what became of the PHY's reset line ("" where the
+	// driver drives none).
+	Reset string `json:"reset,omitempty"`
+	// Programmed are the settings written into the PHY, one a line.
+	Programmed []string `json:"programmed"`
+	// Left says why nothing was programmed, "" when something was.
+	Left string `json:"left,omitempty"`
+}
