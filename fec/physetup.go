@@ -160,3 +160,41 @@ func (p *Port) readDTPhyMode() string {
 	}
 	return ""
 }
+
+// macDelayPs is the one RGMII clock delay the i.MX8QM's MAC adds, in
+// picoseconds: Linux fec_enet_parse_rgmii_delay takes 0 or 2000 for
+// tx-internal-delay-ps and rx-internal-delay-ps and refuses the rest.
+const macDelayPs = 2000
+
+// readMACDelays reads the node's tx-internal-delay-ps and
+// rx-internal-delay-ps (ethernet-controller.yaml): 2000 sets ECR.TXC_DLY
+// or RXC_DLY on a part that has them (the i.MX8QM; Linux fec_restart), 0
+// or absent leaves them clear. Any other value, or 2000 on a part without
+// them, is refused: the board needs a delay this MAC cannot add.
+func (p *Port) readMACDelays() error {
+	if p.dev.OFNode == "" {
+		return nil
+	}
+	for _, d := range []struct {
+		prop string
+		bit  uint32
+	}{{"tx-internal-delay-ps", ecr_TXC_DLY}, {"rx-internal-delay-ps", ecr_RXC_DLY}} {
+		v, err := devtree.U32(filepath.Join(p.dev.OFNode, d.prop))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("fec %s: device tree %s: %w", p.name, d.prop, err)
+		}
+		switch {
+		case v == 0:
+		case v != macDelayPs:
+			return fmt.Errorf("fec %s: device tree %s = %d: the MAC adds 0 or %d ps, nothing else; fix the tree (or let the PHY add the delay: phy-mode rgmii-id)", p.name, d.prop, v, macDelayPs)
+		case !p.prof.has(qDelayClocks):
+			return fmt.Errorf("fec %s: device tree %s = %d, but the MAC of %s adds no clock delay of its own (only the i.MX8QM's does): let the PHY add it (phy-mode rgmii-id, or -txid/-rxid) and drop the property", p.name, d.prop, v, p.prof.compatible)
+		default:
+			p.ecrDelays |= d.bit
+		}
+	}
+	return nil
+}

@@ -67,7 +67,7 @@ func openEVK(t *testing.T, m *model.Device, soc, node, opts string) (*fec.Port, 
 		t.Fatal(err)
 	}
 	compat := map[string][]string{"imx8mp": {"fsl,imx8mp-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec"},
-		"imx6ul": {"fsl,imx6ul-fec", "fsl,imx6q-fec"}}[soc]
+		"imx6ul": {"fsl,imx6ul-fec", "fsl,imx6q-fec"}, "imx8qm": {"fsl,imx8qm-fec", "fsl,imx6sx-fec"}}[soc]
 	d := &driver.Device{Spec: spec, Backend: "sim", Bus: "platform", Compatible: compat,
 		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, OFNode: node}
 	p, err := fec.New(d, driver.Config{RxRingSize: 16, TxRingSize: 16, PoolSize: 64})
@@ -236,6 +236,63 @@ func TestKSZ8081RMIIClock(t *testing.T) {
 		s := p.PHYSetup()
 		if got := len(s.Programmed) > 0; got != c.prog || !strings.Contains(s.Name, "KSZ8081") {
 			t.Errorf("case %d: %s programmed %q, left %q", i, s.Name, s.Programmed, s.Left)
+		}
+		p.Close()
+	}
+}
+
+// TestMACClockDelays: on the i.MX8QM tx-internal-delay-ps = <2000> and
+// rx-internal-delay-ps set ECR.TXC_DLY and RXC_DLY when the MAC runs (Linux
+// fec_enet_parse_rgmii_delay, fec_restart; the model shows the bits);
+// another value, or a part whose MAC adds no delay, is refused naming the
+// property.
+func TestMACClockDelays(t *testing.T) {
+	t.Parallel()
+	const fecNode = "soc/ethernet@30be0000/"
+	cell := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+	for _, c := range []struct {
+		soc      string
+		tx, rx   uint32 // 1: property absent
+		wantTx   bool
+		wantRx   bool
+		errParts []string
+	}{
+		{"imx8qm", 2000, 0, true, false, nil},
+		{"imx8qm", 1, 2000, false, true, nil},
+		{"imx8qm", 2000, 2000, true, true, nil},
+		{"imx8qm", 1000, 1, false, false, []string{"tx-internal-delay-ps = 1000", "0 or 2000"}},
+		{"imx8mp", 2000, 1, false, false, []string{"tx-internal-delay-ps = 2000", "only the i.MX8QM", "rgmii-id"}},
+	} {
+		props := map[string][]byte{fecNode + "mdio/ethernet-phy@1/reset-gpios": nil}
+		if c.tx != 1 {
+			props[fecNode+"tx-internal-delay-ps"] = cell(c.tx)
+		}
+		if c.rx != 1 {
+			props[fecNode+"rx-internal-delay-ps"] = cell(c.rx)
+		}
+		node, _ := evkTree(t, props)
+		m, err := model.New(model.Config{Name: "qm", SoC: c.soc, PHYAddr: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := openEVK(t, m, c.soc, node, "")
+		if c.errParts != nil {
+			for _, part := range c.errParts {
+				if err == nil || !strings.Contains(err.Error(), part) {
+					t.Errorf("%s tx %d rx %d: %v, want an error with %q", c.soc, c.tx, c.rx, err, part)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s tx %d rx %d: %v", c.soc, c.tx, c.rx, err)
+		}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tx, rx := m.MACClockDelays()
+		if tx != c.wantTx || rx != c.wantRx {
+			t.Errorf("%s tx %d rx %d: ECR TXC_DLY %v RXC_DLY %v, want %v %v", c.soc, c.tx, c.rx, tx, rx, c.wantTx, c.wantRx)
 		}
 		p.Close()
 	}

@@ -144,6 +144,7 @@ type Port struct {
 	phyResetKeep bool
 	phyResetBusy error
 	phySetup     mii.Report
+	ecrDelays    uint32 // ECR.TXC_DLY and RXC_DLY from tx/rx-internal-delay-ps (physetup.go)
 	linkMu       sync.Mutex
 	link         driver.Link // what Link reports: phyLink once the MAC runs for it
 	// phyLink is what the PHY last reported (ctl held); macLink is the
@@ -425,6 +426,9 @@ func (p *Port) parseOptions(o map[string][]string) error {
 	if err := p.parsePHYReset(get); err != nil {
 		return err
 	}
+	if err := p.readMACDelays(); err != nil {
+		return err
+	}
 	// Every i.MX FEC is taken as non-coherent (docs/hardware-fec.md §4.7) unless the
 	// profile or the user says otherwise; sim devices say so themselves.
 	p.nonCoherent = p.dev.NonCoherent || !p.prof.has(qCoherent)
@@ -658,7 +662,7 @@ func (p *Port) ecr() uint32 {
 	if l := p.macLink; p.maxSpeed() == 1000 && l.Up && l.SpeedMbps == 1000 {
 		ecr |= ecr_SPEED
 	}
-	return ecr
+	return ecr | p.ecrDelays // the MAC's RGMII clock delays (physetup.go)
 }
 
 // Start programs the rings and the MAC and enables it (§5.3 steps 5-7):

@@ -518,7 +518,7 @@ func (d *Device) ecrWrite(v uint32) {
 		_ = d.Reset()
 		return
 	}
-	mask := uint32(0xF00001FE)
+	mask := uint32(0xF00301FE)
 	if !d.prof.EnhancedBD {
 		mask &^= ecr_EN1588
 	}
@@ -527,6 +527,9 @@ func (d *Device) ecrWrite(v uint32) {
 	}
 	if !d.prof.DBSWP {
 		mask &^= ecr_DBSWP
+	}
+	if !d.prof.DelayClocks {
+		mask &^= ecr_TXC_DLY | ecr_RXC_DLY
 	}
 	d.lockAll()
 	old := d.reg(regECR)

@@ -113,3 +113,10 @@ func (d *Device) HoldPHYReset(held bool) {
 	}
 	p.mu.Unlock()
 }
+
+// MACClockDelays are the RGMII clock delays the MAC itself adds (ECR
+// TXC_DLY, RXC_DLY: the i.MX8QM only, Profile.DelayClocks).
+func (d *Device) MACClockDelays() (tx, rx bool) {
+	v := d.reg(regECR)
+	return v&ecr_TXC_DLY != 0, v&ecr_RXC_DLY != 0
+}
