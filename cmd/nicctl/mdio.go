@@ -26,7 +26,7 @@ func init() {
 	var phyAddr int
 	register(&command{
 		name: "phy", args: "DEV", min: 1, max: 1,
-		summary: "PHY ID and the standard registers decoded (BMCR, BMSR, ANAR, ANLPAR, 1000BASE-T)",
+		summary: "the PHY by its ID, what the driver set up in it at open (reset line, delays, quirks), and the standard registers decoded (BMCR, BMSR, ANAR, ANLPAR, 1000BASE-T)",
 		flags: func(fs *flag.FlagSet) func() error {
 			fs.IntVar(&phyAddr, "phy", -1, "MDIO `ADDRESS` of the PHY (default: the one the driver found)")
 			return nil
