@@ -62,3 +62,7 @@ const (
 
 // MACHashBucket is the MAC hash filter's bucket of an address.
 func MACHashBucket(addr []byte) uint { return macHashBucket(addr) }
+
+// ConfigurePHY runs the PHY set-up New ran, again (a test changes the
+// PHY behind the port first, as a boot loader would before New).
+func ConfigurePHY(p *Port) error { return p.configurePHY() }

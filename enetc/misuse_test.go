@@ -65,6 +65,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.PHYAddr":           func() error { ep.PHYAddr(); return nil },           // the driver's memory only
 			"Port.MSIXVectors":       func() error { ep.MSIXVectors(); return nil },       // a count, no register
 			"Port.PHYChoice":         func() error { ep.PHYChoice(); return nil },         // the driver's memory only
+			"Port.PHYSetup":          func() error { ep.PHYSetup(); return nil },          // the driver's memory only
 			"Port.SwitchCPUPortLink": func() error { ep.SwitchCPUPortLink(); return nil }, // read at New
 			"Port.PHYMode":           func() error { ep.PHYMode(); return nil },           // a fact of the spec and device tree found at New
 			"Port.VFMessages":        func() error { ep.VFMessages(); return nil },        // a counter in the driver's memory

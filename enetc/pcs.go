@@ -111,7 +111,7 @@ func (p *Port) resolvePHYMode() error {
 		if !p.pf {
 			return driver.BadOption("phy-mode", v, "a VF has no MAC or PCS of its own", "no phy-mode= on a VF; give it to the PF")
 		}
-		p.phyMode = m
+		p.phyMode, p.phyModeName = m, v
 		p.inband = m == modeSGMII // the RDB's PF0; in-band=off for a PHY without SGMII AN
 	} else if p.pf && p.dev.OFNode != "" {
 		for _, prop := range []string{"phy-mode", "phy-connection-type"} {
@@ -127,7 +127,7 @@ func (p *Port) resolvePHYMode() error {
 			if !ok {
 				return fmt.Errorf("enetc %s: device tree %s is %q, which gopmd does not program: give phy-mode= (%s)", p.name, filepath.Join(p.dev.OFNode, prop), v, phyModeAccepted)
 			}
-			p.phyMode = m
+			p.phyMode, p.phyModeName = m, v
 			// Linux's phylink: in-band AN only with managed =
 			// "in-band-status" (the LS1028A-RDB's PF0), else the PHY's
 			// result is forced into the PCS.

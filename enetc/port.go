@@ -13,6 +13,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/mii"
 	"github.com/gopmd/gopmd/pool"
 )
 
@@ -116,6 +117,8 @@ type Port struct {
 	switchLink  string               // the switch port whose CPU port this is (switchport.go)
 	takeCPUPort bool                 // switch-cpu-port=take
 	phyMode     phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
+	phyModeName string               // phy-mode as given (rgmii-id and the like; physetup.go), "" when neither option nor tree gives one
+	phySetup    mii.Report           // what was done to the PHY (physetup.go)
 	inband      bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
 	pcsIfMode   uint16               // what the PCS's IF_MODE holds (SGMII out of band)
 	fixedSpeed  int                  // Mb/s a link without PHY or PCS reports
@@ -217,6 +220,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			return nil, err
 		}
 		if err := p.findPHY(); err != nil {
+			return nil, err
+		}
+		if err := p.configurePHY(); err != nil {
 			return nil, err
 		}
 	}

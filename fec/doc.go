@@ -32,7 +32,13 @@
 // fixed-link speed and duplex, else the top speed its phy-mode carries:
 // 100 Mb/s over RMII and MII, a speed the phy-mode cannot carry is
 // refused), phy-mode=
-// rgmii|rmii|mii (MAC-PHY interface; default per SoC), link-poll=DURATION
+// rgmii|rgmii-id|rgmii-rxid|rgmii-txid|rmii|mii (MAC-PHY interface;
+// default per SoC; the -id forms, or the device tree's phy-mode, also set
+// the PHY's RGMII clock delays where its part is known, physetup.go),
+// phy-reset=pulse|keep (pulse, the default, drives the device tree's PHY
+// reset line through the GPIO character device before the PHY is read;
+// keep leaves the PHY as its holder or the boot loader set it; a line the
+// kernel holds is refused unless keep is given), link-poll=DURATION
 // (how often a goroutine reads the PHY and brings the MAC's speed and
 // duplex bits in line, and on ERR006358 parts re-kicks a stalled TX ring;
 // default 1s, and every 10 ms while frames flow, since the MAC does not

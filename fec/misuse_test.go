@@ -69,6 +69,7 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.FixedLink":          func() error { p.FixedLink(); return nil },          // the driver's memory only
 			"Port.IRQLines":           func() error { p.IRQLines(); return nil },           // the driver's memory only
 			"Port.MDIOPath":           func() error { p.MDIOPath(); return nil },           // the driver's memory only
+			"Port.PHYSetup":           func() error { p.PHYSetup(); return nil },           // the driver's memory only
 			"Port.MACRestarts":        func() error { p.MACRestarts(); return nil },        // an atomic counter only
 			"Port.MACRestartFailures": func() error { p.MACRestartFailures(); return nil }, // an atomic counter only
 			"Port.UpdateLink":         func() error { return wantNil(p.UpdateLink() == driver.Link{}, "UpdateLink not down") },

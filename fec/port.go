@@ -14,11 +14,12 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/mii"
 	"github.com/gopmd/gopmd/pool"
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks", "ptp-clock"}
+var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks", "ptp-clock", "phy-reset"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -135,8 +136,17 @@ type Port struct {
 	phyAddr int  // phyFixed (-1): no PHY answered, or phy=none / fixed-link
 	phySet  bool // phy=N or phy=none was given
 	phyScan bool // phy=scan: the own bus's one PHY, the device tree ignored
-	linkMu  sync.Mutex
-	link    driver.Link // what Link reports: phyLink once the MAC runs for it
+	// phyModeDT is the phy-mode the PHY is set up for (option phy-mode=,
+	// else the device tree's; "" leaves its delays alone); phyResetKeep
+	// is phy-reset=keep; phyResetBusy a reset line someone else held
+	// (checkPHYReset); phySetup what was done to the PHY (physetup.go).
+	phyModeDT    string
+	phyResetKeep bool
+	phyResetBusy error
+	phySetup     mii.Report
+	ecrDelays    uint32 // ECR.TXC_DLY and RXC_DLY from tx/rx-internal-delay-ps (physetup.go)
+	linkMu       sync.Mutex
+	link         driver.Link // what Link reports: phyLink once the MAC runs for it
 	// phyLink is what the PHY last reported (ctl held); macLink is the
 	// link the MAC's speed and duplex bits are programmed for (ctl held);
 	// restartMAC brings macLink in line with phyLink.
@@ -261,7 +271,19 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		p.freeMemory()
 		return nil, err
 	}
+	if err := p.resetPHY(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
 	if err := p.selectPHY(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
+	if err := p.checkPHYReset(); err != nil {
+		p.freeMemory()
+		return nil, err
+	}
+	if err := p.configurePHY(); err != nil {
 		p.freeMemory()
 		return nil, err
 	}
@@ -390,13 +412,22 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		}
 		p.mac = m
 	}
+	p.phyModeDT = p.readDTPhyMode()
 	if v, ok := get("phy-mode"); ok {
 		switch v {
 		case "rgmii", "rmii", "mii":
-			p.phyMode = v
+			p.phyMode, p.phyModeDT = v, v
+		case "rgmii-id", "rgmii-rxid", "rgmii-txid":
+			p.phyMode, p.phyModeDT = "rgmii", v // the PHY adds the delays (physetup.go)
 		default:
-			return driver.BadOption("phy-mode", v, "unknown interface mode", "rgmii, rmii or mii")
+			return driver.BadOption("phy-mode", v, "unknown interface mode", "rgmii, rgmii-id, rgmii-rxid, rgmii-txid, rmii or mii")
 		}
+	}
+	if err := p.parsePHYReset(get); err != nil {
+		return err
+	}
+	if err := p.readMACDelays(); err != nil {
+		return err
 	}
 	// Every i.MX FEC is taken as non-coherent (docs/hardware-fec.md §4.7) unless the
 	// profile or the user says otherwise; sim devices say so themselves.
@@ -631,7 +662,7 @@ func (p *Port) ecr() uint32 {
 	if l := p.macLink; p.maxSpeed() == 1000 && l.Up && l.SpeedMbps == 1000 {
 		ecr |= ecr_SPEED
 	}
-	return ecr
+	return ecr | p.ecrDelays // the MAC's RGMII clock delays (physetup.go)
 }
 
 // Start programs the rings and the MAC and enables it (§5.3 steps 5-7):

@@ -17,6 +17,7 @@ const (
 	qMultiQueues                      // reset with ECR=0 instead of ECR.RESET; 64-byte RX buffer alignment
 	qCoherent                         // DMA snoops the CPU caches (no i.MX part is known to)
 	qJumbo                            // takes frames past 1984 bytes, sent cut-through (Linux FEC_QUIRK_JUMBO_FRAME)
+	qDelayClocks                      // ECR.TXC_DLY/RXC_DLY: the MAC's own RGMII clock delays (Linux FEC_QUIRK_DELAYED_CLKS_SUPPORT)
 	qCoalesce                         // TXICn/RXICn interrupt coalescing registers (HAS_COALESCE)
 )
 
@@ -87,7 +88,7 @@ var profiles = []profile{
 	{"fsl,imx8mn-fec", qImx8, "rgmii"},
 	{"fsl,imx8mp-fec", qImx8, "rgmii"},
 	{"fsl,imx93-fec", qImx8, "rgmii"},
-	{"fsl,imx8qm-fec", qImx8 | qJumbo, "rgmii"},
+	{"fsl,imx8qm-fec", qImx8 | qJumbo | qDelayClocks, "rgmii"},
 	{"fsl,imx8ulp-fec", qImx6 | qERR007885 | qCoalesce, "rmii"},
 	{"fsl,mvf600-fec", qENETMAC | qRACC, "rmii"},
 	{"fsl,s32v234-fec", qENETMAC | qGBIT | qBufDescEx | qAVB | qERR007885, "rgmii"},

@@ -134,6 +134,8 @@ const (
 	ecr_DBGEN   = 1 << 6
 	ecr_STOPEN  = 1 << 7
 	ecr_DBSWP   = 1 << 8
+	ecr_TXC_DLY = 1 << 16 // i.MX8QM: the MAC adds 2 ns to the RGMII TX clock (fec.h FEC_ENET_TXC_DLY)
+	ecr_RXC_DLY = 1 << 17 // i.MX8QM: the MAC adds 2 ns to the RGMII RX clock (fec.h FEC_ENET_RXC_DLY)
 )
 
 // MMFR fields (§2.3): ST[31:30] OP[29:28] PA[27:23] RA[22:18] TA[17:16] DATA[15:0].

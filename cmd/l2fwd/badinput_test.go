@@ -96,7 +96,7 @@ func TestBadInputTable(t *testing.T) {
 		{[]string{"sim:fec40?soc=imx99"}, []string{`option soc="imx99"`, "imx8mp"}},
 		{[]string{"sim:fec40?phy=32"}, []string{`option phy="32"`, "0 to 31"}},
 		{[]string{"sim:fec40?bd=fancy"}, []string{`option bd="fancy"`, "legacy or enhanced"}},
-		{[]string{"sim:fec40?phy-mode=sgmii"}, []string{`option phy-mode="sgmii"`, "rgmii, rmii or mii"}},
+		{[]string{"sim:fec40?phy-mode=sgmii"}, []string{`option phy-mode="sgmii"`, "rgmii, rgmii-id, rgmii-rxid, rgmii-txid, rmii or mii"}},
 		{[]string{"sim:fec40?speed=42"}, []string{`option speed="42"`, "10, 100 or 1000"}},
 		{[]string{"sim:fec40?soc=imx6ul&queues=4"}, []string{"4 RX / 4 TX queues", "queues=1"}},
 		// Misuse of wiring options.

@@ -26,7 +26,7 @@ func init() {
 	var phyAddr int
 	register(&command{
 		name: "phy", args: "DEV", min: 1, max: 1,
-		summary: "PHY ID and the standard registers decoded (BMCR, BMSR, ANAR, ANLPAR, 1000BASE-T)",
+		summary: "the PHY by its ID, what the driver set up in it at open (reset line, delays, quirks), and the standard registers decoded (BMCR, BMSR, ANAR, ANLPAR, 1000BASE-T)",
 		flags: func(fs *flag.FlagSet) func() error {
 			fs.IntVar(&phyAddr, "phy", -1, "MDIO `ADDRESS` of the PHY (default: the one the driver found)")
 			return nil
@@ -203,10 +203,29 @@ type phyResult struct {
 	ANComplete  bool          `json:"an_complete"`
 	Resolved    string        `json:"resolved"` // "1000full", "100half", ..., "" when none
 	Registers   []phyRegister `json:"registers"`
+	// Name names the part by its id (mii.Describe); Setup is what the
+	// driver did to the port's PHY at open (nil for another address, or
+	// a driver that reports none).
+	Name  string      `json:"name"`
+	Setup *mii.Report `json:"setup,omitempty"`
 }
 
+// phySetupReporter is a port that says what it did to its PHY at open.
+type phySetupReporter interface{ PHYSetup() mii.Report }
+
 func (r *phyResult) text(w io.Writer) {
-	fmt.Fprintf(w, "%s: PHY at MDIO address %d, ID 0x%08x (OUI 0x%06x, model %#x, rev %d)\n", r.Dev, r.PHY, r.ID, r.OUI, r.Model, r.Rev)
+	fmt.Fprintf(w, "%s: PHY at MDIO address %d, ID 0x%08x (OUI 0x%06x, model %#x, rev %d): %s\n", r.Dev, r.PHY, r.ID, r.OUI, r.Model, r.Rev, r.Name)
+	if s := r.Setup; s != nil {
+		if s.Reset != "" {
+			fmt.Fprintf(w, "reset line: %s\n", s.Reset)
+		}
+		for _, l := range s.Programmed {
+			fmt.Fprintf(w, "programmed: %s\n", l)
+		}
+		if s.Left != "" {
+			fmt.Fprintf(w, "programmed: nothing: %s\n", s.Left)
+		}
+	}
 	link := "down"
 	if r.Link {
 		link = "up"
@@ -288,6 +307,16 @@ func phyCmd(e *env, dev string, addr int) (any, error) {
 	id1, id2 := vals[mii.PHYID1], vals[mii.PHYID2]
 	r.ID = uint32(id1)<<16 | uint32(id2)
 	r.OUI, r.Model, r.Rev = mii.PHYID(id1, id2)
+	r.Name = "a part gopmd does not know (by OUI and model above)"
+	if m, ok := mii.Identify(r.ID); ok {
+		r.Name = m.Name
+	}
+	if sr, ok := p.(phySetupReporter); ok {
+		if a, known := phyAddress(p); known && a == addr {
+			s := sr.PHYSetup()
+			r.Setup = &s
+		}
+	}
 	r.LinkLatched, r.Link = latched&mii.BMSR_LINK != 0, vals[mii.BMSR]&mii.BMSR_LINK != 0
 	r.ANComplete = vals[mii.BMSR]&mii.BMSR_ANCOMPLETE != 0
 	gig := vals[mii.BMSR]&mii.BMSR_ESTATUS != 0 // extended status: a gigabit PHY has CTRL1000/STAT1000

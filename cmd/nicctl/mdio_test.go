@@ -91,8 +91,12 @@ func TestPHY(t *testing.T) {
 	if !strings.Contains(strings.Join(names["BMCR"].Bits, " "), "ANENABLE") {
 		t.Errorf("BMCR bits %v", names["BMCR"].Bits)
 	}
+	// The part by its id, and what the driver did to it at open.
+	if !strings.Contains(r.Name, "KSZ9031") || r.Setup == nil || r.Setup.ID != r.ID || !strings.Contains(r.Setup.Left, "boot loader") {
+		t.Errorf("FEC model PHY name %q, set-up %+v", r.Name, r.Setup)
+	}
 	out := mustRun(t, "phy", "sim:enetc0")
-	for _, want := range []string{"ID 0x004dd074", "link up", "resolved 1000full", "BMSR", "LP_1000FULL"} {
+	for _, want := range []string{"ID 0x004dd074", "AR8031/AR8033", "programmed: copper page selected", "link up", "resolved 1000full", "BMSR", "LP_1000FULL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("phy sim:enetc0 lacks %q:\n%s", want, out)
 		}

@@ -97,6 +97,9 @@ const (
 type phy struct {
 	addr             int
 	bmcr, anar, gbcr atomic.Uint32
+	// The AR8031/AR8033's vendor registers (phyvendor.go).
+	chipCfg, dbgAddr atomic.Uint32
+	dbg              [arDebugRegs]atomic.Uint32
 }
 
 func (p *phy) reset() {
@@ -233,6 +236,9 @@ func (d *Device) speedCode() uint32 {
 
 func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 	p := &d.phy
+	if r, ok := p.vendor(reg, write, v); ok {
+		return r
+	}
 	if write {
 		switch reg {
 		case mii.BMCR:
@@ -254,7 +260,7 @@ func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 		return uint16(p.bmcr.Load())
 	case mii.BMSR:
 		s := uint16(bmsrCaps)
-		if d.linkBit() {
+		if d.linkBit() && p.copperPage() {
 			s |= mii.BMSR_LINK | mii.BMSR_ANCOMPLETE
 		}
 		return s

@@ -293,6 +293,9 @@ func New(cfg Config) *Device {
 	d.phy.addr = cfg.PHYAddr
 	d.speed.Store(int32(d.cfg.SpeedMbps))
 	d.phy.reset() // power-on: an FLR reaches neither the PHY nor the PCS
+	// The vendor registers start from their power-on values; a BMCR reset
+	// keeps them (phyvendor.go).
+	d.phy.vendorReset()
 	d.pcs.reset()
 	d.reset()
 	d.link.Store(!cfg.LinkDown)

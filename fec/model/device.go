@@ -40,6 +40,13 @@ type Config struct {
 	// ENET2's MDIO pins (docs/hardware-fec.md §5.5). This MAC's own MDIO
 	// then reaches no PHY; the PHY still carries this MAC's link.
 	PHYBus *Device
+	// PHYID is the PHY's identifier (PHYID1<<16 | PHYID2); 0 is a
+	// generic PHY's (0x00221622). The RTL8211F's and the KSZ8081's ids
+	// bring their vendor registers (phyvendor.go).
+	PHYID uint32
+	// RGMIIStrapDelays: an RTL8211F strapped to add both RGMII clock
+	// delays from reset.
+	RGMIIStrapDelays bool
 	// LinkSpeed is the link partner's top speed in Mb/s (10, 100, 1000); 0
 	// means 1000 on gigabit parts, else 100. The PHY resolves it unless
 	// the driver takes it out of the PHY's advertisement.
@@ -158,7 +165,7 @@ func New(cfg Config) (*Device, error) {
 			return nil, fmt.Errorf("fec model %s: shared PHY address %d outside 0..31 or the port's own PHY's (%d)", name, a, cfg.PHYAddr)
 		}
 		o := &phy{}
-		o.init(a, speed, prof.Gigabit)
+		o.init(a, speed, prof.Gigabit, 0, false)
 		o.setLink(true)
 		others = append(others, o)
 	}
@@ -190,7 +197,7 @@ func New(cfg Config) (*Device, error) {
 		d.tx[i].n = i
 		d.tx[i].buf = make([]byte, txMaxFrame+64)
 	}
-	d.phy.init(cfg.PHYAddr, speed, prof.Gigabit)
+	d.phy.init(cfg.PHYAddr, speed, prof.Gigabit, cfg.PHYID, cfg.RGMIIStrapDelays)
 	d.link.Store(!cfg.LinkDown)
 	d.phy.setLink(!cfg.LinkDown)
 	if b := cfg.PHYBus; b != nil {
@@ -511,7 +518,7 @@ func (d *Device) ecrWrite(v uint32) {
 		_ = d.Reset()
 		return
 	}
-	mask := uint32(0xF00001FE)
+	mask := uint32(0xF00301FE)
 	if !d.prof.EnhancedBD {
 		mask &^= ecr_EN1588
 	}
@@ -520,6 +527,9 @@ func (d *Device) ecrWrite(v uint32) {
 	}
 	if !d.prof.DBSWP {
 		mask &^= ecr_DBSWP
+	}
+	if !d.prof.DelayClocks {
+		mask &^= ecr_TXC_DLY | ecr_RXC_DLY
 	}
 	d.lockAll()
 	old := d.reg(regECR)

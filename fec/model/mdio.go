@@ -46,10 +46,21 @@ type phy struct {
 	up       bool
 	latchLow bool // link went down since BMSR was last read
 	regs     [32]uint16
+	// id is the PHY identifier (Config.PHYID); strapDelays the RGMII
+	// delays an RTL8211F starts with; paged its paged registers
+	// (phyvendor.go); inReset: the reset pin is held (HoldPHYReset).
+	id          uint32
+	strapDelays bool
+	paged       map[uint32]*[rtlPagedRegsNr]uint16
+	inReset     bool
 }
 
-func (p *phy) init(addr, speed int, gigabit bool) {
+func (p *phy) init(addr, speed int, gigabit bool, id uint32, strapDelays bool) {
 	p.addr, p.gigabit, p.partner = addr, gigabit, speed
+	p.id, p.strapDelays = id, strapDelays
+	if p.id == 0 {
+		p.id = defaultPHYID
+	}
 	p.reset()
 }
 
@@ -85,8 +96,9 @@ func (p *phy) reset() {
 		p.regs[mii.CTRL1000] = mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF
 		p.regs[mii.ESTATUS] = mii.ESTATUS_1000T_FULL | mii.ESTATUS_1000T_HALF
 	}
-	p.regs[mii.PHYID1], p.regs[mii.PHYID2] = phyIDHigh, phyIDLow
+	p.regs[mii.PHYID1], p.regs[mii.PHYID2] = uint16(p.id>>16), uint16(p.id)
 	p.regs[mii.ANAR] = mii.ANAR_100FULL | mii.ANAR_100HALF | mii.ANAR_10FULL | mii.ANAR_10HALF | mii.ANAR_CSMA
+	p.vendorReset()
 	p.resolve()
 }
 
@@ -102,6 +114,12 @@ func (p *phy) setLink(up bool) {
 func (p *phy) read(reg int) uint16 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.inReset {
+		return 0xFFFF // nobody drives the bus
+	}
+	if v, ok := p.vendorRead(reg); ok {
+		return v
+	}
 	anlpar, stat1000 := mii.Partner(p.partner)
 	switch reg {
 	case mii.BMSR:
@@ -139,6 +157,9 @@ func (p *phy) read(reg int) uint16 {
 func (p *phy) write(reg int, v uint16) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.inReset || p.vendorWrite(reg, v) {
+		return
+	}
 	switch reg {
 	case mii.BMCR:
 		if v&mii.BMCR_RESET != 0 {

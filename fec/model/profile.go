@@ -49,6 +49,11 @@ type Profile struct {
 	// then send cut-through (TFWR.STRFWD clear); Linux FEC_QUIRK_JUMBO_FRAME,
 	// the i.MX8QM/QXP only (docs/hardware-fec.md §2.8, §4.1).
 	Jumbo bool
+	// DelayClocks: ECR bits 16 (TXC_DLY) and 17 (RXC_DLY) add the MAC's
+	// own 2 ns RGMII clock delays; Linux FEC_QUIRK_DELAYED_CLKS_SUPPORT,
+	// the i.MX8QM (docs/hardware-fec.md §2.2). Elsewhere they are
+	// reserved and read 0.
+	DelayClocks bool
 	// TxFIFO is the TX FIFO's size in bytes: the longest frame (FCS
 	// included) the MAC sends store-and-forward, and on a part without
 	// Jumbo the longest it sends at all. No public source gives the size:
@@ -106,6 +111,7 @@ func init() {
 	imx8mq.DTIRQLines = []int{1, 2, 0}
 	imx8qm := imx7d
 	imx8qm.Jumbo = true
+	imx8qm.DelayClocks = true
 	add := func(name string, window int, p Profile, compat ...string) {
 		p.Name, p.WindowSize, p.Compatible = name, window, compat
 		p.TxFIFO = txFIFOBytes

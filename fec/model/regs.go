@@ -124,6 +124,8 @@ const (
 	ecr_EN1588  = 1 << 4
 	ecr_SPEED   = 1 << 5
 	ecr_DBSWP   = 1 << 8
+	ecr_TXC_DLY = 1 << 16 // i.MX8QM: the MAC delays the RGMII TX clock
+	ecr_RXC_DLY = 1 << 17 // i.MX8QM: the MAC delays the RGMII RX clock
 )
 
 // RCR bits (§2.5).
@@ -194,7 +196,7 @@ func buildRegTable() []regDef {
 		rd("EIMR", regEIMR, "rw", 0, 0xFFFF80FF),
 		rd("RDAR", regRDAR, "trigger", 0, 0),
 		rd("TDAR", regTDAR, "trigger", 0, 0),
-		rd("ECR", regECR, "rw", 0xF0000000, 0xF00001FE),
+		rd("ECR", regECR, "rw", 0xF0000000, 0xF00301FE),
 		rd("MMFR", regMMFR, "rw", 0, 0xFFFFFFFF),
 		rd("MSCR", regMSCR, "rw", 0, 0x7FE),
 		rd("MIBC", regMIBC, "rw", mibc_MIB_DIS|mibc_MIB_IDLE, mibc_MIB_DIS|mibc_MIB_CLEAR),
