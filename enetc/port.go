@@ -355,15 +355,22 @@ func (p *Port) configurePort() error {
 	ptx := int(pc>>pcapr0_TXBDR_SHIFT) & 0xFF
 	prx := int(pc>>pcapr0_RXBDR_SHIFT) & 0xFF
 	if ptx == 0 {
-		ptx = 8
+		ptx = pfRings
 	}
 	if prx == 0 {
-		prx = 8
+		prx = pfRings
 	}
-	wantTx := min(ptx, max(8, p.cfg.TxQueues))
-	wantRx := min(prx, max(8, p.cfg.RxQueues))
+	wantTx := min(ptx, max(pfRings, p.cfg.TxQueues))
+	wantRx := min(prx, max(pfRings, p.cfg.RxQueues))
 	r.Write32(regPSICFGR0(0), uint32(wantTx)<<psicfgr0_TXBDR_SHIFT|uint32(wantRx)<<psicfgr0_RXBDR_SHIFT)
 	p.maxTx, p.maxRx = wantTx, wantRx
+	// The VF SIs share what is left, as Linux's enetc_port_si_configure
+	// splits it (the same count each way, the smaller rest): without this
+	// a VF of this PF owns no ring (§2.3).
+	vfRings := min(ptx-wantTx, prx-wantRx) / maxVFs
+	for n := 1; n <= maxVFs; n++ {
+		r.Write32(regPSICFGR0(n), uint32(vfRings)<<psicfgr0_TXBDR_SHIFT|uint32(vfRings)<<psicfgr0_RXBDR_SHIFT)
+	}
 	// Primary MAC: the option, else what the bootloader/IERB left, else
 	// (nothing there, or no station's address: zero, multicast,
 	// broadcast) random.
@@ -393,6 +400,19 @@ func (p *Port) writePromisc() {
 	p.regs.Write32(regPSIPMR, v)
 }
 
+// pfRings is how many rings each way a PF takes at least (Linux's
+// ENETC_PF_NUM_RINGS); its VFs share the rest of the port's.
+const pfRings = 8
+
+// pfName names a VF's PF for errors: the sim's pf= option, else where
+// Linux shows it.
+func (p *Port) pfName() string {
+	if v := p.dev.Spec.Options.Get("pf"); v != "" {
+		return v
+	}
+	return "the function the VF's physfn link in sysfs names"
+}
+
 // configureSI enables the station interface (§9 step 3) and reads its
 // ring counts.
 func (p *Port) configureSI() error {
@@ -407,6 +427,9 @@ func (p *Port) configureSI() error {
 		p.maxTx, p.maxRx = tx, rx
 	}
 	if p.maxTx == 0 || p.maxRx == 0 {
+		if !p.pf {
+			return fmt.Errorf("enetc %s: SICAPR0=%#x: this VF owns %d TX and %d RX rings: its PF (%s) assigns a VF's rings (PSICFGR0(VF+1)) as it starts; open that PF with gopmd first, asking it for at most %d queues so rings are left for its VFs, or leave the PF to Linux's fsl-enetc, which assigns them at probe", p.name, c, p.maxTx, p.maxRx, p.pfName(), pfRings)
+		}
 		return fmt.Errorf("enetc %s: SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", p.name, c, p.maxTx, p.maxRx)
 	}
 	if p.cfg.TxQueues > p.maxTx || p.cfg.RxQueues > p.maxRx {

@@ -98,6 +98,11 @@
 //     and sets MR(n) in PSIMSGRR and PSIIDR; the PF's PSIMSGRR write
 //     answers (MB cleared, MS for a code other than 0). PSIPMAR0/1(n+1) is
 //     VF n's SIPMAR0/1, which the VF cannot write.
+//   - VF rings (§9.1): an attached VF owns what its PF wrote in
+//     PSICFGR0(n+1), which resets to 0 (Linux enetc_port_si_configure
+//     assigns them at PF probe; nothing else does); a VF with no PF in the
+//     model keeps Config.TxRings/RxRings. A PF's port has Config.PortRings
+//     (PCAPR0, default 16) each way.
 //   - Board interface (Config.PHYMode, §6.1): frames pass only while
 //     PM0_IF_MODE and, for SGMII and 2500BASE-X, the Lynx PCS (IF_MODE,
 //     DEV_ABILITY, link timer, BMCR) are set for the wiring and the speed

@@ -112,3 +112,29 @@ func TestVFPrimaryMAC(t *testing.T) {
 		t.Fatalf("model errors %q", e)
 	}
 }
+
+// TestVFRingsFromPF: an attached VF owns no ring until its PF assigns
+// some in PSICFGR0(n+1) (Linux enetc_port_si_configure does it at PF
+// probe); it then owns what was assigned, at most the rings it has. A VF
+// with no PF in the model keeps the rings it was made with.
+func TestVFRingsFromPF(t *testing.T) {
+	pf, vf, io := vfPair(t)
+	if c := vf.Read32(regSICAPR0); c != 0 {
+		t.Fatalf("VF SICAPR0 = %#x before the PF assigned rings, want 0", c)
+	}
+	pf.Write32(regPSICFGR0+PSICFGR0Stride, 4|4<<16)
+	if c := vf.Read32(regSICAPR0); c != 4|4<<16 {
+		t.Fatalf("VF SICAPR0 = %#x after PSICFGR0(1) = 4/4, want 0x40004", c)
+	}
+	pf.Write32(regPSICFGR0+PSICFGR0Stride, 200|200<<16)
+	if c := vf.Read32(regSICAPR0); c != 8|8<<16 {
+		t.Fatalf("VF SICAPR0 = %#x after PSICFGR0(1) = 200/200, want the VF's 8/8", c)
+	}
+	if c := pf.Read32(regPCAPR0); c>>16&0xFF != MaxRings || c>>24 != MaxRings {
+		t.Fatalf("PF PCAPR0 = %#x, want %d port rings each way", c, MaxRings)
+	}
+	alone := New(Config{Name: "vf2", IOMMU: io, TxRings: 2, RxRings: 3})
+	if c := alone.Read32(regSICAPR0); c != 2|3<<16 {
+		t.Fatalf("VF with no PF in the model: SICAPR0 = %#x, want its own 2/3", c)
+	}
+}
