@@ -19,7 +19,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -126,6 +126,8 @@ type Port struct {
 	linkValue   atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
 	linkEv      driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
 	maxTx       int
+	pause       pauseMode // flow control programmed at link-up (pause.go)
+	pauseWhy    string    // where pause came from
 	maxRx       int
 	mdioPorts   []*Port // the ports whose gates the running MDIO register access closed
 	// 64-bit totals of the 32-bit device counters (stats.go), under ctl.
@@ -186,6 +188,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, err
 	}
 	if err := p.resolvePHYMode(); err != nil {
+		return nil, err
+	}
+	if err := p.resolvePause(); err != nil {
 		return nil, err
 	}
 	if err := p.parseSwitchOption(); err != nil {
