@@ -254,6 +254,11 @@ func (p *Port) bringUp() error {
 	if err := p.allocRings(); err != nil {
 		return err
 	}
+	if p.pf {
+		if err := p.zeroPortMemories(); err != nil {
+			return err
+		}
+	}
 	if p.cfg.RxQueues > 1 {
 		if err := p.setupRSS(); err != nil {
 			return err

@@ -131,3 +131,15 @@ func TestVFWithoutRings(t *testing.T) {
 	}
 	pf.close(false)
 }
+
+// TestPortMemoriesZeroed: a PF's open writes every entry of the port's RFS
+// memory and its whole RSS memory, as Linux's enetc_psi_create does at PF
+// probe, even with one RX queue (no RSS of its own); the model counts no
+// entry left unwritten since its power-on.
+func TestPortMemoriesZeroed(t *testing.T) {
+	s := openSim(t, "", pcsCfg)
+	if rfs, rss := s.model.UninitializedMemories(); rfs != 0 || rss != 0 {
+		t.Fatalf("after the PF opened: %d RFS and %d RSS entries never written", rfs, rss)
+	}
+	s.close(false)
+}

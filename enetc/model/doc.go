@@ -130,6 +130,8 @@
 // # Not modelled
 //
 // Interrupts and MSI-X, TX VLAN insertion and timestamps (extension BDs
-// are skipped), Qbv/Qbu, PAUSE, RFS (class-4 commands complete without
-// effect), the hash filters, pMAC traffic (its counters read 0).
+// are skipped), Qbv/Qbu, PAUSE frames (the flow-control registers keep
+// what is written), RFS (a class-4 set of one 116-byte entry only counts
+// the entry as written, UninitializedMemories), the IERB (not in any BAR),
+// the hash filters, pMAC traffic (its counters read 0).
 package model

@@ -153,6 +153,8 @@ type Device struct {
 	// RSS: indirection table (set through the CBDR) and the Toeplitz
 	// lookup table derived from PRSSK, rebuilt when the key changes.
 	rssTable [RSSTableLen]atomic.Uint32
+	rssInit  atomic.Uint64 // bit n: RSS entry n written since power-on (not cleared by FLR)
+	rfsInit  atomic.Uint64 // bit n: RFS entry n written since power-on
 	rssRings atomic.Uint32 // bitmap of rings named in the table
 	keyGen   atomic.Uint32 // bumped on every PRSSK write
 	tabGen   uint32        // keyGen the lookup table was built for (RX side)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -136,5 +137,42 @@ func TestVFRingsFromPF(t *testing.T) {
 	alone := New(Config{Name: "vf2", IOMMU: io, TxRings: 2, RxRings: 3})
 	if c := alone.Read32(regSICAPR0); c != 2|3<<16 {
 		t.Fatalf("VF with no PF in the model: SICAPR0 = %#x, want its own 2/3", c)
+	}
+}
+
+// TestUninitializedMemories: the port's RFS and RSS memories start with
+// every entry unwritten; a class-4 set of one entry (116 bytes, Linux's
+// struct enetc_cmd_rfse) and a class-3 set of the table count as written,
+// and an FLR does not undo that; a wrong RFS length or index is refused.
+func TestUninitializedMemories(t *testing.T) {
+	h := newHarness(t, Config{PF: true})
+	c := newCBDR(h)
+	if rfs, rss := h.d.UninitializedMemories(); rfs != RFSEntries || rss != RSSTableLen {
+		t.Fatalf("fresh model: %d RFS / %d RSS unwritten, want %d / %d", rfs, rss, RFSEntries, RSSTableLen)
+	}
+	rfsSet := func(idx, length int) uint8 {
+		return c.run(func(b []byte) {
+			binary.LittleEndian.PutUint32(b[0:], uint32(c.data.iova))
+			binary.LittleEndian.PutUint32(b[4:], uint32(c.data.iova>>32))
+			binary.LittleEndian.PutUint16(b[24:], uint16(idx))
+			binary.LittleEndian.PutUint16(b[26:], uint16(length))
+			b[28], b[29] = 0, CBDClassRFS
+		})
+	}
+	if st := rfsSet(3, RFSEntrySize); st != CBDErrNone {
+		t.Fatalf("RFS set of entry 3: status %d", st)
+	}
+	if st := rfsSet(4, 64); st != CBDErrLength {
+		t.Fatalf("RFS set with 64 bytes: status %d, want CBDErrLength", st)
+	}
+	if st := rfsSet(RFSEntries, RFSEntrySize); st != CBDErrIndex {
+		t.Fatalf("RFS set past the memory: status %d, want CBDErrIndex", st)
+	}
+	if st := c.rssSet(make([]byte, RSSTableLen)); st != CBDErrNone {
+		t.Fatalf("RSS set: status %d", st)
+	}
+	h.d.Reset()
+	if rfs, rss := h.d.UninitializedMemories(); rfs != RFSEntries-1 || rss != 0 {
+		t.Fatalf("after the sets and an FLR: %d RFS / %d RSS unwritten, want %d / 0", rfs, rss, RFSEntries-1)
 	}
 }

@@ -380,7 +380,13 @@ const (
 const (
 	RSSCapField = 1
 	RSSTableLen = 32 << RSSCapField
-	RSSKeyLen   = 40
+	// RFSEntries is the port's RFS memory: PRFSCAPR = 0, (0 + 1) · 16
+	// entries (Linux ENETC_PRFSCAPR_GET_NUM_RFS; the count is the model's).
+	RFSEntries = 16
+	// RFSEntrySize is the length of one RFS entry's data (Linux struct
+	// enetc_cmd_rfse).
+	RFSEntrySize = 116
+	RSSKeyLen    = 40
 	// MACFilterEntries is the exact-match MAC filter table size (CBDR class 1).
 	MACFilterEntries = 16
 )
