@@ -19,7 +19,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause", "ierb"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -103,33 +103,34 @@ type Port struct {
 	closed  bool
 	// shut is closed for the lock-free readers (Link): set by Close under
 	// ctl, before the device is released.
-	shut        atomic.Bool
-	final       driver.PortStats // the counters Close read before it released the device
-	needsReset  bool
-	mac         net.HardwareAddr
-	mtu         int
-	promisc     bool
-	allMulti    bool
-	mcGroups    map[[6]byte]struct{} // multicast groups joined (multicast.go)
-	phyAddr     int                  // -1: no PHY found, fixed link
-	phyWhy      string               // which PHY and why (findPHY, PHYChoice)
-	switchLink  string               // the switch port whose CPU port this is (switchport.go)
-	takeCPUPort bool                 // switch-cpu-port=take
-	phyMode     phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
-	inband      bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
-	pcsIfMode   uint16               // what the PCS's IF_MODE holds (SGMII out of band)
-	fixedSpeed  int                  // Mb/s a link without PHY or PCS reports
-	link        driver.Link
-	linkPoll    time.Duration
-	watchStop   chan struct{}
-	watchDone   chan struct{}
-	linkValue   atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
-	linkEv      driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
-	maxTx       int
-	pause       pauseMode // flow control programmed at link-up (pause.go)
-	pauseWhy    string    // where pause came from
-	maxRx       int
-	mdioPorts   []*Port // the ports whose gates the running MDIO register access closed
+	shut         atomic.Bool
+	final        driver.PortStats // the counters Close read before it released the device
+	needsReset   bool
+	mac          net.HardwareAddr
+	mtu          int
+	promisc      bool
+	allMulti     bool
+	mcGroups     map[[6]byte]struct{} // multicast groups joined (multicast.go)
+	phyAddr      int                  // -1: no PHY found, fixed link
+	phyWhy       string               // which PHY and why (findPHY, PHYChoice)
+	switchLink   string               // the switch port whose CPU port this is (switchport.go)
+	takeCPUPort  bool                 // switch-cpu-port=take
+	phyMode      phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
+	inband       bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
+	pcsIfMode    uint16               // what the PCS's IF_MODE holds (SGMII out of band)
+	fixedSpeed   int                  // Mb/s a link without PHY or PCS reports
+	link         driver.Link
+	linkPoll     time.Duration
+	watchStop    chan struct{}
+	watchDone    chan struct{}
+	linkValue    atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
+	linkEv       driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
+	maxTx        int
+	pause        pauseMode // flow control programmed at link-up (pause.go)
+	ierbPrepared bool      // ierb=prepared: jumbo frames allowed (ierb.go)
+	pauseWhy     string    // where pause came from
+	maxRx        int
+	mdioPorts    []*Port // the ports whose gates the running MDIO register access closed
 	// 64-bit totals of the 32-bit device counters (stats.go), under ctl.
 	dcrAcc       []acc32 // RBDCR of each RX ring
 	macAcc       []acc32 // macCounters
@@ -200,6 +201,12 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, err
 	}
 	if err := p.checkConfig(); err != nil {
+		return nil, err
+	}
+	if err := p.parseIERB(); err != nil {
+		return nil, err
+	}
+	if err := p.checkJumbo(p.mtu); err != nil {
 		return nil, err
 	}
 	p.promisc = *cfg.Promiscuous
@@ -855,6 +862,9 @@ func (p *Port) SetMTU(mtu int) error {
 	}
 	if p.started {
 		return fmt.Errorf("enetc %s: set MTU: stop the port first", p.name)
+	}
+	if err := p.checkJumbo(mtu); err != nil {
+		return err
 	}
 	p.mtu = mtu
 	if p.pf {
