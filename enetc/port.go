@@ -19,7 +19,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause", "ierb"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause", "ierb", "ipv4-check", "par-bits"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -128,6 +128,8 @@ type Port struct {
 	maxTx        int
 	pause        pauseMode // flow control programmed at link-up (pause.go)
 	ierbPrepared bool      // ierb=prepared: jumbo frames allowed (ierb.go)
+	ipv4Check    string    // ipv4-check= ("" leaves PAR_PORT_CFG alone; parser.go)
+	parL3Bit     uint32    // the PAR_PORT_CFG bit par-bits= names for it
 	pauseWhy     string    // where pause came from
 	maxRx        int
 	mdioPorts    []*Port // the ports whose gates the running MDIO register access closed
@@ -204,6 +206,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, err
 	}
 	if err := p.parseIERB(); err != nil {
+		return nil, err
+	}
+	if err := p.parseParserOptions(); err != nil {
 		return nil, err
 	}
 	if err := p.checkJumbo(p.mtu); err != nil {
@@ -400,6 +405,7 @@ func (p *Port) configurePort() error {
 	r.Write32(regPSIPMAR0(0), macLo(p.mac))
 	r.Write32(regPSIPMAR1(0), macHi(p.mac))
 	p.writeMulticast() // and PSIPMR
+	p.writeParser()
 	p.setMsgBuffers(true)
 	r.Write32(regPMR, r.Read32(regPMR)|pmr_EN)
 	return nil

@@ -63,7 +63,8 @@
 //     Oversize frames are truncated at PM0_MAXFRM and delivered flagged.
 //   - inet_csum is written as 0; L4 checksums are not checked. The IPv4
 //     header checksum is checked unless PAR_PORT_CFG bit 0 is set (DPDK's
-//     bit assignment, §8.2); a VF model has no port and always checks.
+//     bit assignment; bit 1 with Config.PARBitsFreeBSD, FreeBSD's, §8.2);
+//     a VF model has no port and always checks.
 //     The parse-error bit (§3.7 bit 15) beside the L3 code alone is an L3
 //     error (bad or cut-short IP header), beside an L4 code an L4 error (a
 //     TCP or UDP header cut short), as DPDK's net/enetc reads it.

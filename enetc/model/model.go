@@ -71,6 +71,10 @@ type Config struct {
 	// Linux and DPDK do for RGMII and gopmd for every wiring; U-Boot's
 	// RGMII path and Linux's SGMII and 2500BASE-X paths do not, §6.1).
 	StrictIFMode bool
+	// PARBitsFreeBSD makes PAR_PORT_CFG follow FreeBSD's bit names (bit 1
+	// turns the IPv4 header checksum check off) instead of DPDK's (bit 0);
+	// the public sources disagree (§8.2).
+	PARBitsFreeBSD bool
 	// Chip is the LS1028A the function belongs to: ERR050089 spans every
 	// ENETC function of a chip. Nil gives the device a chip of its own.
 	Chip *Chip

@@ -203,6 +203,15 @@ const (
 	par_L4CD = 1 << 1
 )
 
+// parL3CD is the PAR_PORT_CFG bit that turns the IPv4 header checksum
+// check off: DPDK's bit 0, or FreeBSD's bit 1 (Config.PARBitsFreeBSD).
+func (d *Device) parL3CD() uint32 {
+	if d.cfg.PARBitsFreeBSD {
+		return par_L4CD
+	}
+	return par_L3CD
+}
+
 // Port register bits.
 const (
 	pmr_SI0EN    = 1 << 16
