@@ -135,7 +135,7 @@ type Port struct {
 	mdioPorts    []*Port // the ports whose gates the running MDIO register access closed
 	// 64-bit totals of the 32-bit device counters (stats.go), under ctl.
 	dcrAcc       []acc32 // RBDCR of each RX ring
-	macAcc       []acc32 // macCounters
+	macAcc       []acc64 // macCounters
 	ufdmf, mfdmf acc32
 	rssOn        bool
 	rssEntries   int
