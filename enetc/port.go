@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -432,6 +435,16 @@ const pfRings = 8
 func (p *Port) pfName() string {
 	if v := p.dev.Spec.Options.Get("pf"); v != "" {
 		return v
+	}
+	if p.dev.Backend == "vfio" {
+		// The VF's sysfs node links to its PF (physfn).
+		addr := strings.TrimPrefix(p.dev.Spec.Raw, "pci:")
+		if i := strings.IndexByte(addr, '?'); i >= 0 {
+			addr = addr[:i]
+		}
+		if l, err := os.Readlink(filepath.Join("/sys/bus/pci/devices", addr, "physfn")); err == nil {
+			return filepath.Base(l)
+		}
 	}
 	return "the function the VF's physfn link in sysfs names"
 }
