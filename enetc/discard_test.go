@@ -76,9 +76,9 @@ func TestMACDiscardsAreCounted(t *testing.T) {
 	s.close(false)
 }
 
-// TestMACCountersDoNotWrap: the eMAC counters are 32-bit registers; the
-// driver accumulates them into 64-bit totals, so a counter taken past 2^32
-// reads as its full value.
+// TestMACCountersDoNotWrap: an eMAC counter taken past 2^32 reads as its
+// full value (the driver reads the 64-bit register), and so does the
+// undersize drop count built on RUND.
 func TestMACCountersDoNotWrap(t *testing.T) {
 	t.Parallel()
 	s := openSim(t, "", driver.Config{})
@@ -140,6 +140,21 @@ func TestSharedCounterNames(t *testing.T) {
 	}
 	if hw["rx_frames_ok"] != 7 || hw["rx_undersize"] != 1 || hw["rx_octets"] != hw["REOCT"] || hw["rx_octets"] < 7*100 {
 		t.Errorf("rx_frames_ok %d, rx_undersize %d, rx_octets %d (REOCT %d): want 7, 1 and at least 700", hw["rx_frames_ok"], hw["rx_undersize"], hw["rx_octets"], hw["REOCT"])
+	}
+	s.close(false)
+}
+
+// TestMACCountersRead64Bit: the eMAC counters are 64-bit registers (Linux
+// reads them whole since 2025, enetc_port_rd64): a counter that moves by
+// more than 2^32 between two reads still reads right, which no 32-bit
+// read and accumulation could give.
+func TestMACCountersRead64Bit(t *testing.T) {
+	t.Parallel()
+	s := openSim(t, "", driver.Config{})
+	before := s.port.Stats().HW["TEOCT"]
+	s.model.AdvanceMACCounter(modelReg("TEOCT"), 3<<32+5)
+	if got := s.port.Stats().HW["TEOCT"]; got != before+3<<32+5 {
+		t.Fatalf("TEOCT %d after moving by 3·2^32 + 5, want %d", got, before+3<<32+5)
 	}
 	s.close(false)
 }

@@ -10,8 +10,9 @@
 // this package's comments is a section of it. Bring-up follows its §9; the
 // files follow one frame: rx.go (RxBurst, refill), tx.go (TxBurst, reclaim),
 // bd.go (descriptor layouts), regs.go (names and numbers), mdio.go, pcs.go
-// (MAC interface mode and the SerDes PCS, phy-mode=), vf.go (VF-to-PF
-// messages), rss.go, stats.go.
+// (MAC interface mode and the SerDes PCS, phy-mode=), pause.go (flow
+// control at link-up, pause=), vf.go (VF-to-PF messages, VF rings), rss.go,
+// stats.go.
 //
 // # Register access and ERR050089
 //

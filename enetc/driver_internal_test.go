@@ -142,6 +142,7 @@ func TestRxMultiBDFrameAsSegments(t *testing.T) {
 	f, d := newFakeDev(t, true)
 	cfg := smallCfg()
 	cfg.MTU = 9000
+	d.Spec = jumboSpec(t)
 	p := mustNew(t, d, cfg)
 	fr := fakeFrame(9000, 5)
 	if !f.receive(0, fr) {
@@ -248,6 +249,7 @@ func TestRxSkippedBDsGivenUp(t *testing.T) {
 			f, d := newFakeDev(t, true)
 			cfg := smallCfg()
 			cfg.MTU = 9000 // frames may span BDs
+			d.Spec = jumboSpec(t)
 			p := mustNew(t, d, cfg)
 			f.writeBack(0, c.wbs...)
 			pk := make([]*pool.Packet, 8)
@@ -496,4 +498,14 @@ func TestChipScopesERR050089(t *testing.T) {
 	if kept {
 		t.Error("chip \"elsewhere\" still known after its only port closed")
 	}
+}
+
+// jumboSpec is the fake device's spec with ierb=prepared, which a PF's
+// jumbo MTU needs (ierb.go).
+func jumboSpec(t *testing.T) driver.Spec {
+	s, err := driver.ParseSpec("sim:enetc0?ierb=prepared") // any spec that parses: the fake reads only its options
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -15,7 +15,7 @@ import (
 // (TX indices adopted from the device, which cannot reset them).
 func TestRestartAndMTU(t *testing.T) {
 	t.Parallel()
-	s := openSim(t, "link-poll=0", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
+	s := openSim(t, "link-poll=0&ierb=prepared", driver.Config{RxRingSize: 64, TxRingSize: 64, PoolSize: 256})
 	pass := func(size int) bool {
 		s.model.Port().Receive(udp4(t, size, 1))
 		got := s.rxAll(0, 1, 5)
@@ -150,7 +150,7 @@ func TestForwardAcrossPortsByteIdentical(t *testing.T) {
 // with FCS) goes through both ways; MTU 9579 is refused.
 func TestJumboToTheLimit(t *testing.T) {
 	t.Parallel()
-	s := openSim(t, "link-poll=0", driver.Config{MTU: enetc.MaxMTU})
+	s := openSim(t, "link-poll=0&ierb=prepared", driver.Config{MTU: enetc.MaxMTU})
 	f := udp4(t, enetc.MaxFrame-4, 3)
 	if !s.model.Port().Receive(f) {
 		t.Fatal("the model refused a 9600-byte frame")

@@ -584,6 +584,9 @@ func (p *Port) pollLinkLocked() driver.Link {
 		nv := v &^ (pm_cmd_cfg_TX_EN | pm_cmd_cfg_RX_EN)
 		if l.Up {
 			nv |= pm_cmd_cfg_TX_EN | pm_cmd_cfg_RX_EN
+			if v&(pm_cmd_cfg_TX_EN|pm_cmd_cfg_RX_EN) != pm_cmd_cfg_TX_EN|pm_cmd_cfg_RX_EN {
+				nv = p.applyPauseLocked(nv) // as the link comes up, before the MAC is enabled
+			}
 		}
 		if nv != v {
 			p.regs.Write32(regPM0_CMD_CFG, nv)

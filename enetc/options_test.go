@@ -66,3 +66,36 @@ func TestBadOptions(t *testing.T) {
 	}
 	p.Close()
 }
+
+// TestJumboNeedsIERB: a PF whose frames exceed the 1536 bytes the IERB's
+// power-on FIFO credits are sized for is refused, saying the IERB is out
+// of gopmd's reach and how to have Linux prepare it; ierb=prepared takes
+// it, MTU 1514 needs nothing, and a bad ierb= value or one on a VF is
+// refused by name.
+func TestJumboNeedsIERB(t *testing.T) {
+	cfg := pcsCfg
+	cfg.MTU = 1515
+	_, err := driver.OpenConfig("sim:enetc98?link-poll=0&chip="+testChip(t), cfg)
+	for _, want := range []string{"MTU 1515", "1537 bytes", "IERB", "no BAR", "fsl-enetc", "ierb=prepared", "at most 1514"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("MTU 1515 without ierb=: %v\nwant it to say %q", err, want)
+		}
+	}
+	s := openSim(t, "ierb=prepared", cfg)
+	s.close(false)
+	cfg.MTU = 1514
+	s = openSim(t, "", cfg)
+	if err := s.port.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.port.SetMTU(9000); err == nil || !strings.Contains(err.Error(), "ierb=prepared") {
+		t.Errorf("SetMTU(9000) without ierb=: %v", err)
+	}
+	s.close(false)
+	if _, err := driver.OpenConfig("sim:enetc98?link-poll=0&ierb=yes&chip="+testChip(t), cfg); err == nil || !strings.Contains(err.Error(), `ierb="yes"`) {
+		t.Errorf("ierb=yes: %v", err)
+	}
+	if _, err := driver.OpenConfig("sim:enetc98?vf=1&link-poll=0&ierb=prepared&chip="+testChip(t), cfg); err == nil || !strings.Contains(err.Error(), "VF") {
+		t.Errorf("ierb= on a VF: %v", err)
+	}
+}

@@ -161,7 +161,8 @@ func (p *Port) resolvePHYMode() error {
 // setupInterface programs the MAC interface and the PCS for the PHY mode
 // (§6.1): SGMII: MAC in GMII mode, PCS link timer, SGMII with in-band AN,
 // SGMII ability, AN enabled and restarted. 2500BASE-X: MAC in GMII mode,
-// PCS SGMII at speed 1000 with AN off. RGMII: MAC in RGMII (GMII | RG),
+// PCS IF_MODE 0 (SGMII off, as Linux programs it since NXP's 2025 Lynx
+// change) with AN off. RGMII: MAC in RGMII (GMII | RG),
 // in-band status off; speed and duplex follow the PHY at every link poll.
 // Internal: nothing to program. Caller holds the port lock (p.lock).
 func (p *Port) setupInterface() error {
@@ -182,6 +183,9 @@ func (p *Port) setupInterface() error {
 	p.writeIfMode(r.Read32(regPM0_IF_MODE)&^(ifm_EN_AUTO|ifm_IFMODE_MASK|ifm_RG) | ifm_IFMODE_GMII)
 	var steps [][2]uint16
 	p.pcsIfMode = pcsIfSGMIIEn | pcsIfSpeed1G
+	if p.phyMode == mode2500BaseX {
+		p.pcsIfMode = 0 // 1000BASE-X framing at 2.5 times the rate (§6.1)
+	}
 	if p.phyMode == modeSGMII && p.inband {
 		steps = [][2]uint16{
 			{pcsLinkTimerLo, pcsLinkTimer & 0xFFFF},
@@ -191,8 +195,9 @@ func (p *Port) setupInterface() error {
 			{mii.BMCR, mii.BMCR_ANENABLE | mii.BMCR_ANRESTART | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB},
 		}
 	} else {
-		// 2500BASE-X, or SGMII out of band: AN off, speed 1000 (the
-		// PHY's speed replaces it at each link poll, followPCS).
+		// 2500BASE-X: IF_MODE 0; SGMII out of band: SGMII at speed 1000
+		// (the PHY's speed replaces it at each link poll, followPCS).
+		// AN off for both.
 		steps = [][2]uint16{
 			{pcsIfMode, p.pcsIfMode},
 			{mii.BMCR, mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB}, // AN off

@@ -295,3 +295,25 @@ func TestSGMIIOutOfBand(t *testing.T) {
 	}
 	s.close(false)
 }
+
+// TestPCS2500BaseXIfModeZero: on a 2500BASE-X port gopmd programs the PCS
+// as Linux does since NXP's 2025 Lynx change ("net: pcs: lynx: accept
+// in-band autoneg for 2500base-x"): IF_MODE 0 (no SGMII, no SGMII AN),
+// BMCR full duplex with AN off (out of band); the link reports 2500 and
+// frames pass.
+func TestPCS2500BaseXIfModeZero(t *testing.T) {
+	s := openSim(t, "wiring=2500base-x&phy-mode=2500base-x&phy=none", pcsCfg)
+	if v := s.model.PCSRegister(0x14); v != 0 {
+		t.Errorf("PCS IF_MODE = %#x, want 0", v)
+	}
+	if v := s.model.PCSRegister(0); v&0x1000 != 0 || v&0x0100 == 0 {
+		t.Errorf("PCS BMCR = %#x, want AN off and full duplex", v)
+	}
+	if l := s.port.UpdateLink(); l != (driver.Link{Up: true, SpeedMbps: 2500, FullDuplex: true}) {
+		t.Fatalf("link %+v", l)
+	}
+	if !s.passes() {
+		t.Fatal("frames do not pass")
+	}
+	s.close(false)
+}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,7 +23,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause", "ierb", "ipv4-check", "par-bits"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -104,36 +107,41 @@ type Port struct {
 	closed  bool
 	// shut is closed for the lock-free readers (Link): set by Close under
 	// ctl, before the device is released.
-	shut        atomic.Bool
-	final       driver.PortStats // the counters Close read before it released the device
-	needsReset  bool
-	mac         net.HardwareAddr
-	mtu         int
-	promisc     bool
-	allMulti    bool
-	mcGroups    map[[6]byte]struct{} // multicast groups joined (multicast.go)
-	phyAddr     int                  // -1: no PHY found, fixed link
-	phyWhy      string               // which PHY and why (findPHY, PHYChoice)
-	switchLink  string               // the switch port whose CPU port this is (switchport.go)
-	takeCPUPort bool                 // switch-cpu-port=take
-	phyMode     phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
-	phyModeName string               // phy-mode as given (rgmii-id and the like; physetup.go), "" when neither option nor tree gives one
-	phySetup    mii.Report           // what was done to the PHY (physetup.go)
-	inband      bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
-	pcsIfMode   uint16               // what the PCS's IF_MODE holds (SGMII out of band)
-	fixedSpeed  int                  // Mb/s a link without PHY or PCS reports
-	link        driver.Link
-	linkPoll    time.Duration
-	watchStop   chan struct{}
-	watchDone   chan struct{}
-	linkValue   atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
-	linkEv      driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
-	maxTx       int
-	maxRx       int
-	mdioPorts   []*Port // the ports whose gates the running MDIO register access closed
+	shut         atomic.Bool
+	final        driver.PortStats // the counters Close read before it released the device
+	needsReset   bool
+	mac          net.HardwareAddr
+	mtu          int
+	promisc      bool
+	allMulti     bool
+	mcGroups     map[[6]byte]struct{} // multicast groups joined (multicast.go)
+	phyAddr      int                  // -1: no PHY found, fixed link
+	phyWhy       string               // which PHY and why (findPHY, PHYChoice)
+	switchLink   string               // the switch port whose CPU port this is (switchport.go)
+	takeCPUPort  bool                 // switch-cpu-port=take
+	phyMode      phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
+	phyModeName  string               // phy-mode as given (rgmii-id and the like; physetup.go), "" when neither option nor tree gives one
+	phySetup     mii.Report           // what was done to the PHY (physetup.go)
+	inband       bool                 // SGMII: in-band AN (else the PHY's speed is forced into the PCS)
+	pcsIfMode    uint16               // what the PCS's IF_MODE holds (SGMII out of band)
+	fixedSpeed   int                  // Mb/s a link without PHY or PCS reports
+	link         driver.Link
+	linkPoll     time.Duration
+	watchStop    chan struct{}
+	watchDone    chan struct{}
+	linkValue    atomic.Pointer[driver.Link] // last link state, for Link from any goroutine
+	linkEv       driver.LinkEvents           // OnLinkChange's subscribers; flushed by unlock
+	maxTx        int
+	pause        pauseMode // flow control programmed at link-up (pause.go)
+	ierbPrepared bool      // ierb=prepared: jumbo frames allowed (ierb.go)
+	ipv4Check    string    // ipv4-check= ("" leaves PAR_PORT_CFG alone; parser.go)
+	parL3Bit     uint32    // the PAR_PORT_CFG bit par-bits= names for it
+	pauseWhy     string    // where pause came from
+	maxRx        int
+	mdioPorts    []*Port // the ports whose gates the running MDIO register access closed
 	// 64-bit totals of the 32-bit device counters (stats.go), under ctl.
 	dcrAcc       []acc32 // RBDCR of each RX ring
-	macAcc       []acc32 // macCounters
+	macAcc       []acc64 // macCounters
 	ufdmf, mfdmf acc32
 	rssOn        bool
 	rssEntries   int
@@ -191,6 +199,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if err := p.resolvePHYMode(); err != nil {
 		return nil, err
 	}
+	if err := p.resolvePause(); err != nil {
+		return nil, err
+	}
 	if err := p.parseSwitchOption(); err != nil {
 		return nil, err
 	}
@@ -198,6 +209,15 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		return nil, err
 	}
 	if err := p.checkConfig(); err != nil {
+		return nil, err
+	}
+	if err := p.parseIERB(); err != nil {
+		return nil, err
+	}
+	if err := p.parseParserOptions(); err != nil {
+		return nil, err
+	}
+	if err := p.checkJumbo(p.mtu); err != nil {
 		return nil, err
 	}
 	p.promisc = *cfg.Promiscuous
@@ -254,6 +274,11 @@ func (p *Port) bringUp() error {
 	}
 	if err := p.allocRings(); err != nil {
 		return err
+	}
+	if p.pf {
+		if err := p.zeroPortMemories(); err != nil {
+			return err
+		}
 	}
 	if p.cfg.RxQueues > 1 {
 		if err := p.setupRSS(); err != nil {
@@ -361,15 +386,22 @@ func (p *Port) configurePort() error {
 	ptx := int(pc>>pcapr0_TXBDR_SHIFT) & 0xFF
 	prx := int(pc>>pcapr0_RXBDR_SHIFT) & 0xFF
 	if ptx == 0 {
-		ptx = 8
+		ptx = pfRings
 	}
 	if prx == 0 {
-		prx = 8
+		prx = pfRings
 	}
-	wantTx := min(ptx, max(8, p.cfg.TxQueues))
-	wantRx := min(prx, max(8, p.cfg.RxQueues))
+	wantTx := min(ptx, max(pfRings, p.cfg.TxQueues))
+	wantRx := min(prx, max(pfRings, p.cfg.RxQueues))
 	r.Write32(regPSICFGR0(0), uint32(wantTx)<<psicfgr0_TXBDR_SHIFT|uint32(wantRx)<<psicfgr0_RXBDR_SHIFT)
 	p.maxTx, p.maxRx = wantTx, wantRx
+	// The VF SIs share what is left, as Linux's enetc_port_si_configure
+	// splits it (the same count each way, the smaller rest): without this
+	// a VF of this PF owns no ring (§2.3).
+	vfRings := min(ptx-wantTx, prx-wantRx) / maxVFs
+	for n := 1; n <= maxVFs; n++ {
+		r.Write32(regPSICFGR0(n), uint32(vfRings)<<psicfgr0_TXBDR_SHIFT|uint32(vfRings)<<psicfgr0_RXBDR_SHIFT)
+	}
 	// Primary MAC: the option, else what the bootloader/IERB left, else
 	// (nothing there, or no station's address: zero, multicast,
 	// broadcast) random.
@@ -382,6 +414,7 @@ func (p *Port) configurePort() error {
 	r.Write32(regPSIPMAR0(0), macLo(p.mac))
 	r.Write32(regPSIPMAR1(0), macHi(p.mac))
 	p.writeMulticast() // and PSIPMR
+	p.writeParser()
 	p.setMsgBuffers(true)
 	r.Write32(regPMR, r.Read32(regPMR)|pmr_EN)
 	return nil
@@ -399,6 +432,29 @@ func (p *Port) writePromisc() {
 	p.regs.Write32(regPSIPMR, v)
 }
 
+// pfRings is how many rings each way a PF takes at least (Linux's
+// ENETC_PF_NUM_RINGS); its VFs share the rest of the port's.
+const pfRings = 8
+
+// pfName names a VF's PF for errors: the sim's pf= option, else where
+// Linux shows it.
+func (p *Port) pfName() string {
+	if v := p.dev.Spec.Options.Get("pf"); v != "" {
+		return v
+	}
+	if p.dev.Backend == "vfio" {
+		// The VF's sysfs node links to its PF (physfn).
+		addr := strings.TrimPrefix(p.dev.Spec.Raw, "pci:")
+		if i := strings.IndexByte(addr, '?'); i >= 0 {
+			addr = addr[:i]
+		}
+		if l, err := os.Readlink(filepath.Join("/sys/bus/pci/devices", addr, "physfn")); err == nil {
+			return filepath.Base(l)
+		}
+	}
+	return "the function the VF's physfn link in sysfs names"
+}
+
 // configureSI enables the station interface (§9 step 3) and reads its
 // ring counts.
 func (p *Port) configureSI() error {
@@ -413,6 +469,9 @@ func (p *Port) configureSI() error {
 		p.maxTx, p.maxRx = tx, rx
 	}
 	if p.maxTx == 0 || p.maxRx == 0 {
+		if !p.pf {
+			return fmt.Errorf("enetc %s: SICAPR0=%#x: this VF owns %d TX and %d RX rings: its PF (%s) assigns a VF's rings (PSICFGR0(VF+1)) as it starts; open that PF with gopmd first, asking it for at most %d queues so rings are left for its VFs, or leave the PF to Linux's fsl-enetc, which assigns them at probe", p.name, c, p.maxTx, p.maxRx, p.pfName(), pfRings)
+		}
 		return fmt.Errorf("enetc %s: SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", p.name, c, p.maxTx, p.maxRx)
 	}
 	if p.cfg.TxQueues > p.maxTx || p.cfg.RxQueues > p.maxRx {
@@ -828,6 +887,9 @@ func (p *Port) SetMTU(mtu int) error {
 	}
 	if p.started {
 		return fmt.Errorf("enetc %s: set MTU: stop the port first", p.name)
+	}
+	if err := p.checkJumbo(mtu); err != nil {
+		return err
 	}
 	p.mtu = mtu
 	if p.pf {

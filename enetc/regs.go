@@ -327,8 +327,11 @@ const (
 // Control BD classes and commands (§2.5).
 const (
 	cbdClassRSS = 3
+	cbdClassRFS = 4
 	cbdCmdSet   = 1
-	cbdSize     = 32
+	// rfsEntrySize is one RFS entry's data (Linux struct enetc_cmd_rfse).
+	rfsEntrySize = 116
+	cbdSize      = 32
 	// cbdStatusErrMask: low 4 bits of the status byte are the error status.
 	cbdStatusErrMask = 0x0F
 )

@@ -62,6 +62,37 @@ func (p *Port) setupRSS() error {
 	return nil
 }
 
+// zeroPortMemories writes zeros into every entry of the port's RFS memory
+// and its whole RSS memory (PF, at open), as Linux's enetc_psi_create does
+// at every PF probe: uninitialised entries raise ECC errors, and a port
+// bound to vfio-pci from boot never had the kernel do it (§2.5). The
+// memories are shared by the port's SIs, so this runs before any of them
+// uses RSS.
+func (p *Port) zeroPortMemories() error {
+	r := p.regs
+	if err := p.cbdrEnable(); err != nil {
+		return err
+	}
+	buf := p.ringMem.Bytes()[p.rssOff : p.rssOff+rssTableMax]
+	clear(buf)
+	iova := p.ringMem.IOVAAt(p.rssOff) // 128-byte aligned, as an RFS entry needs (64)
+	rfs := (int(r.Read32(regPRFSCAPR)&0xF) + 1) * 16
+	for i := 0; i < rfs; i++ {
+		c := cbd{index: uint16(i), length: rfsEntrySize, cmd: 0, class: cbdClassRFS}
+		c.addr[0], c.addr[1] = uint32(iova), uint32(iova>>32)
+		if err := p.cbdrRun(c, fmt.Sprintf("zero RFS entry %d of %d (PRFSCAPR)", i, rfs)); err != nil {
+			return err
+		}
+	}
+	rss := 32 << (r.Read32(regPRSSCAPR) & 0xF)
+	if rss > rssTableMax {
+		return fmt.Errorf("enetc %s: PRSSCAPR reports %d RSS entries for the port; gopmd zeroes at most %d", p.name, rss, rssTableMax)
+	}
+	c := cbd{index: 0, length: uint16(rss), cmd: cbdCmdSet, class: cbdClassRSS}
+	c.addr[0], c.addr[1] = uint32(iova), uint32(iova>>32)
+	return p.cbdrRun(c, fmt.Sprintf("zero the port's %d-entry RSS memory (PRSSCAPR)", rss))
+}
+
 // RSSTable returns the indirection table as programmed (bucket -> RX ring).
 func (p *Port) RSSTable() []byte {
 	p.lock()

@@ -273,7 +273,7 @@ func vlanUDP(t testing.TB, size int, vid uint16) []byte {
 // TxBurst and checks they leave the model's wire unchanged.
 func TestFramesLeaveByteIdentical(t *testing.T) {
 	t.Parallel()
-	s := openSim(t, "", driver.Config{MTU: 9000})
+	s := openSim(t, "ierb=prepared", driver.Config{MTU: 9000})
 	var frames [][]byte
 	frames = append(frames, arp(t))
 	for i, size := range []int{60, 64, 128, 256, 512, 1000, 1514, 1518} {

@@ -2,15 +2,18 @@ package enetc
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
 )
 
-// counterPoll is how often a started PF's 32-bit counters are read and
-// accumulated (besides every Stats call): the fastest of them, the MAC's
-// octet counters, wrap every 13.7 s at 2.5 Gb/s, so no counter can wrap
-// twice between two reads.
+// counterPoll is how often a started PF's counters are read and
+// accumulated (besides every Stats call). The eMAC counters are 64-bit
+// registers, read in one access (as Linux does since its 2025 change,
+// enetc_port_rd64, §2.8); the 32-bit ones (RBDCR, UFDMF, MFDMF) count
+// frames, at most 3.7 million a second at 2.5 Gb/s, so none can wrap twice
+// between two reads.
 const counterPoll = 2 * time.Second
 
 // acc32 accumulates a wrapping 32-bit device counter into a 64-bit total.
@@ -28,9 +31,43 @@ func (a *acc32) add(v uint32) uint64 {
 	return a.total
 }
 
-// accumulateLocked reads every 32-bit counter the driver reports (RBDCR of
-// each RX ring; on a PF the eMAC counters, UFDMF and MFDMF) and adds what
-// each moved since the last read. Caller holds ctl.
+// acc64 keeps a 64-bit device counter's total across function resets,
+// which zero the register.
+type acc64 struct {
+	last  uint64
+	total uint64
+}
+
+func (a *acc64) add(v uint64) uint64 {
+	a.total += v - a.last
+	a.last = v
+	return a.total
+}
+
+// readCounter64 reads a 64-bit counter register: one 64-bit load on a
+// 64-bit CPU; on a 32-bit one (where a 64-bit read is two loads, and a
+// carry between them tears it) high word, low word, high word again until
+// the high word holds still, as Linux's enetc_rd_reg64 does without
+// 64-bit loads.
+func (p *Port) readCounter64(off uint32) uint64 {
+	if strconv.IntSize == 64 {
+		return p.regs.Read64(off)
+	}
+	hi := p.regs.Read32(off + 4)
+	for range 3 {
+		lo := p.regs.Read32(off)
+		hi2 := p.regs.Read32(off + 4)
+		if hi2 == hi {
+			return uint64(hi)<<32 | uint64(lo)
+		}
+		hi = hi2
+	}
+	return uint64(hi) << 32 // still moving after three tries: the low word is not to be trusted
+}
+
+// accumulateLocked reads every device counter the driver keeps a total of
+// (RBDCR of each RX ring; on a PF the 64-bit eMAC counters, UFDMF and
+// MFDMF) and adds what each moved since the last read. Caller holds ctl.
 func (p *Port) accumulateLocked() {
 	if len(p.dcrAcc) != len(p.rx) {
 		p.dcrAcc = make([]acc32, len(p.rx))
@@ -42,10 +79,10 @@ func (p *Port) accumulateLocked() {
 		return
 	}
 	if len(p.macAcc) != len(macCounters) {
-		p.macAcc = make([]acc32, len(macCounters))
+		p.macAcc = make([]acc64, len(macCounters))
 	}
 	for i, c := range macCounters {
-		p.macAcc[i].add(p.regs.Read32(c.off)) // Linux and DPDK read the low 32 bits too
+		p.macAcc[i].add(p.readCounter64(c.off)) // 64-bit registers (§2.8)
 	}
 	p.ufdmf.add(p.regs.Read32(regUFDMF))
 	p.mfdmf.add(p.regs.Read32(regMFDMF))
@@ -85,8 +122,9 @@ var sharedNames = []struct{ shared, ref string }{
 // filter). HW holds the SI counters and, on a PF, the eMAC counters under
 // the reference's names (SIRFRM, RFRM, ...), RBDCR(n), UFDMF, MFDMF, the
 // link state (link_up, link_speed_mbps) and the driver's own event counts
-// (drv_*). Every 32-bit device counter is accumulated into a 64-bit total
-// (here and every counterPoll while started), so none wraps. A closed port
+// (drv_*). The eMAC counters are read as the 64-bit registers they are;
+// every 32-bit device counter is accumulated into a 64-bit total (here and
+// every counterPoll while started), so none wraps. A closed port
 // returns the counters Close read last.
 func (p *Port) Stats() driver.PortStats {
 	p.lock()

@@ -88,3 +88,58 @@ func TestVFMACOptionNeedsPF(t *testing.T) {
 	vf.close(false)
 	pf.close(false)
 }
+
+// TestVFRingsFromGopmdPF: a gopmd PF keeps 8 rings each way and splits the
+// rest of the port's over its two VF SIs, as Linux's
+// enetc_port_si_configure does; a VF opened after it owns its share.
+func TestVFRingsFromGopmdPF(t *testing.T) {
+	pf := openSim(t, "", pcsCfg)
+	if got := pf.model.Read32(0x10940 + 0xC); got != 4|4<<16 {
+		t.Fatalf("PSICFGR0(1) = %#x after the PF started, want 4 TX | 4 RX", got)
+	}
+	if got := pf.model.Read32(0x10940 + 2*0xC); got != 4|4<<16 {
+		t.Fatalf("PSICFGR0(2) = %#x after the PF started, want 4 TX | 4 RX", got)
+	}
+	vf := openSim(t, "vf=1&pf="+strings.TrimPrefix(strings.Split(pf.spec, "?")[0], "sim:"), pcsCfg)
+	if in := vf.port.Info(); in.MaxTxQueues != 4 || in.MaxRxQueues != 4 {
+		t.Fatalf("VF owns %d TX / %d RX rings, want 4 / 4", in.MaxTxQueues, in.MaxRxQueues)
+	}
+	if in := pf.port.Info(); in.MaxTxQueues != 8 || in.MaxRxQueues != 8 {
+		t.Fatalf("PF owns %d TX / %d RX rings, want 8 / 8", in.MaxTxQueues, in.MaxRxQueues)
+	}
+	vf.close(false)
+	pf.close(false)
+}
+
+// TestVFWithoutRings: a VF whose PF assigned it no ring (PSICFGR0(VF+1)
+// zero: a PF reset and not started again, or one that kept every ring)
+// fails to open with an error naming its PF and what to do.
+func TestVFWithoutRings(t *testing.T) {
+	pf := openSim(t, "", pcsCfg)
+	pfName := strings.TrimPrefix(strings.Split(pf.spec, "?")[0], "sim:")
+	pf.model.Write32(0x10940+0xC, 0)
+	pf.model.Write32(0x10940+2*0xC, 0)
+	p, err := driver.OpenConfig("sim:enetc94?vf=1&link-poll=0&pf="+pfName+"&chip="+testChip(t), pcsCfg)
+	if err == nil {
+		p.Close()
+		t.Fatal("a VF with no rings opened")
+	}
+	for _, want := range []string{"owns 0 TX and 0 RX rings", "its PF (" + pfName + ")", "PSICFGR0(VF+1)", "open that PF with gopmd first", "fsl-enetc"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("VF with no rings: %v\nwant it to say %q", err, want)
+		}
+	}
+	pf.close(false)
+}
+
+// TestPortMemoriesZeroed: a PF's open writes every entry of the port's RFS
+// memory and its whole RSS memory, as Linux's enetc_psi_create does at PF
+// probe, even with one RX queue (no RSS of its own); the model counts no
+// entry left unwritten since its power-on.
+func TestPortMemoriesZeroed(t *testing.T) {
+	s := openSim(t, "", pcsCfg)
+	if rfs, rss := s.model.UninitializedMemories(); rfs != 0 || rss != 0 {
+		t.Fatalf("after the PF opened: %d RFS and %d RSS entries never written", rfs, rss)
+	}
+	s.close(false)
+}

@@ -113,6 +113,13 @@ func (d *Device) Read32(off uint32) uint32 {
 			c := d.get(regPSICFGR0)
 			return min(c&0xFF, uint32(d.nTx)) | min(c>>16&0xFF, uint32(d.nRx))<<16
 		}
+		if pf := d.mbox.parent.Load(); pf != nil {
+			// A VF owns what its PF assigned in PSICFGR0(n+1) (Linux
+			// enetc_port_si_configure); a VF with no PF in the model
+			// (the kernel's PF) keeps the rings it was made with.
+			c := pf.get(regPSICFGR0 + PSICFGR0Stride*uint32(d.mbox.vsi+1))
+			return min(c&0xFF, uint32(d.nTx)) | min(c>>16&0xFF, uint32(d.nRx))<<16
+		}
 	case regSICBDRCIR:
 		return d.get(off)
 	case regPM0_STATUS:

@@ -1,6 +1,9 @@
 package model
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Control BD (§2.5): 32 bytes; bytes 0–23 command data (addr[0], addr[1],
 // opt[0..3] as LE32 words), 24–25 index, 26–27 length, 28 cmd, 29 class,
@@ -116,6 +119,7 @@ func (d *Device) runCBD(c []byte) uint8 {
 			for i, v := range b {
 				d.rssTable[i].Store(uint32(v))
 			}
+			d.rssInit.Or(uint64(1)<<length - 1) // entries 0..length-1 written (1<<64 is 0)
 			for i := length; i < RSSTableLen; i++ {
 				rings |= 1 << d.rssTable[i].Load()
 			}
@@ -137,9 +141,36 @@ func (d *Device) runCBD(c []byte) uint8 {
 		}
 		return CBDErrClass
 	case CBDClassRFS:
-		return CBDErrNone // accepted (Linux zeroes RFS memory); flow steering is not modelled
+		// Set one entry (cmd 0, Linux enetc_set_fs_entry): the 116-byte
+		// struct enetc_cmd_rfse at addr. Flow steering is not modelled;
+		// the entry counts as written (UninitializedMemories).
+		if c[cbdCmd] != 0 {
+			return CBDErrClass
+		}
+		if idx >= RFSEntries {
+			return CBDErrIndex
+		}
+		if length != RFSEntrySize {
+			return CBDErrLength
+		}
+		if d.iommu.Slice(addr, length, false) == nil {
+			d.st.dmaFaults.Add(1)
+			return CBDErrDMA
+		}
+		d.rfsInit.Or(1 << idx)
+		return CBDErrNone
 	}
 	return CBDErrClass
+}
+
+// UninitializedMemories is how many entries of the port's RFS and RSS
+// memories no control command has written since the model was made (its
+// power-on; an FLR does not count). Linux zeroes both whole memories at
+// every PF probe, and at boot for the ports the device tree disables,
+// because uninitialised entries raise ECC errors (docs/hardware-enetc.md
+// §2.5).
+func (d *Device) UninitializedMemories() (rfs, rss int) {
+	return RFSEntries - bits.OnesCount64(d.rfsInit.Load()), RSSTableLen - bits.OnesCount64(d.rssInit.Load())
 }
 
 // RSSTable returns the RSS indirection table as set through the CBDR.

@@ -498,9 +498,12 @@ func TestRxParserPortConfig(t *testing.T) {
 		{"L3 check off", par_L3CD, bad, ParseIPv4 | ParseUDP},
 		{"both off (DPDK without checksum offloads)", par_L3CD | par_L4CD, bad, ParseIPv4 | ParseUDP},
 		{"L3 check off, malformed header", par_L3CD, short, ParseIPv4 | ParseError},
+		// FreeBSD's names (Config.PARBitsFreeBSD): bit 1 is the L3 check.
+		{"FreeBSD bits: bit 0 set", par_L3CD, bad, ParseIPv4 | ParseError},
+		{"FreeBSD bits: bit 1 set", par_L4CD, bad, ParseIPv4 | ParseUDP},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, Config{PF: true})
+			h := newHarness(t, Config{PF: true, PARBitsFreeBSD: strings.HasPrefix(c.name, "FreeBSD")})
 			h.up()
 			h.d.Write32(regPAR_PORT_CFG, c.cfg)
 			h.setupRx(0, 16, 2048, 0)

@@ -63,7 +63,8 @@
 //     Oversize frames are truncated at PM0_MAXFRM and delivered flagged.
 //   - inet_csum is written as 0; L4 checksums are not checked. The IPv4
 //     header checksum is checked unless PAR_PORT_CFG bit 0 is set (DPDK's
-//     bit assignment, §8.2); a VF model has no port and always checks.
+//     bit assignment; bit 1 with Config.PARBitsFreeBSD, FreeBSD's, §8.2);
+//     a VF model has no port and always checks.
 //     The parse-error bit (§3.7 bit 15) beside the L3 code alone is an L3
 //     error (bad or cut-short IP header), beside an L4 code an L4 error (a
 //     TCP or UDP header cut short), as DPDK's net/enetc reads it.
@@ -98,6 +99,11 @@
 //     and sets MR(n) in PSIMSGRR and PSIIDR; the PF's PSIMSGRR write
 //     answers (MB cleared, MS for a code other than 0). PSIPMAR0/1(n+1) is
 //     VF n's SIPMAR0/1, which the VF cannot write.
+//   - VF rings (§9.1): an attached VF owns what its PF wrote in
+//     PSICFGR0(n+1), which resets to 0 (Linux enetc_port_si_configure
+//     assigns them at PF probe; nothing else does); a VF with no PF in the
+//     model keeps Config.TxRings/RxRings. A PF's port has Config.PortRings
+//     (PCAPR0, default 16) each way.
 //   - Board interface (Config.PHYMode, §6.1): frames pass only while
 //     PM0_IF_MODE and, for SGMII and 2500BASE-X, the Lynx PCS (IF_MODE,
 //     DEV_ABILITY, link timer, BMCR) are set for the wiring and the speed
@@ -125,6 +131,8 @@
 // # Not modelled
 //
 // Interrupts and MSI-X, TX VLAN insertion and timestamps (extension BDs
-// are skipped), Qbv/Qbu, PAUSE, RFS (class-4 commands complete without
-// effect), the hash filters, pMAC traffic (its counters read 0).
+// are skipped), Qbv/Qbu, PAUSE frames (the flow-control registers keep
+// what is written), RFS (a class-4 set of one 116-byte entry only counts
+// the entry as written, UninitializedMemories), the IERB (not in any BAR),
+// the hash filters, pMAC traffic (its counters read 0).
 package model

@@ -29,8 +29,12 @@ type Config struct {
 	// PSIPMAR/SIPMAR at FLR).
 	MAC [6]byte
 	// TxRings and RxRings are the rings of the SI (default 8 each, at most
-	// MaxRings).
+	// MaxRings). A VF attached to a PF (AttachVF) owns at most what the PF
+	// assigns it in PSICFGR0(n+1), which resets to none.
 	TxRings, RxRings int
+	// PortRings is how many TX and RX rings a PF's port has for its SIs
+	// together (PCAPR0; default MaxRings, never fewer than the PF's own).
+	PortRings int
 	// IOMMU translates every DMA address the device uses. Required.
 	IOMMU *simdma.IOMMU
 	// Engine selects engine mode (a DMA-engine goroutine, started by
@@ -67,6 +71,10 @@ type Config struct {
 	// Linux and DPDK do for RGMII and gopmd for every wiring; U-Boot's
 	// RGMII path and Linux's SGMII and 2500BASE-X paths do not, §6.1).
 	StrictIFMode bool
+	// PARBitsFreeBSD makes PAR_PORT_CFG follow FreeBSD's bit names (bit 1
+	// turns the IPv4 header checksum check off) instead of DPDK's (bit 0);
+	// the public sources disagree (§8.2).
+	PARBitsFreeBSD bool
 	// Chip is the LS1028A the function belongs to: ERR050089 spans every
 	// ENETC function of a chip. Nil gives the device a chip of its own.
 	Chip *Chip
@@ -149,6 +157,8 @@ type Device struct {
 	// RSS: indirection table (set through the CBDR) and the Toeplitz
 	// lookup table derived from PRSSK, rebuilt when the key changes.
 	rssTable [RSSTableLen]atomic.Uint32
+	rssInit  atomic.Uint64 // bit n: RSS entry n written since power-on (not cleared by FLR)
+	rfsInit  atomic.Uint64 // bit n: RFS entry n written since power-on
 	rssRings atomic.Uint32 // bitmap of rings named in the table
 	keyGen   atomic.Uint32 // bumped on every PRSSK write
 	tabGen   uint32        // keyGen the lookup table was built for (RX side)
@@ -241,6 +251,10 @@ func New(cfg Config) *Device {
 	}
 	cfg.TxRings = min(cfg.TxRings, MaxRings)
 	cfg.RxRings = min(cfg.RxRings, MaxRings)
+	if cfg.PortRings <= 0 {
+		cfg.PortRings = MaxRings
+	}
+	cfg.PortRings = min(max(cfg.PortRings, cfg.TxRings, cfg.RxRings), 255)
 	if cfg.PHYID == 0 {
 		cfg.PHYID = DefaultPHYID
 	}
@@ -339,9 +353,12 @@ func (d *Device) Reset() error {
 //
 //	SIMR, SICAR*, rings, PMR, PSIPMR: 0 (everything disabled)
 //	SIPMAR0/1, PSIPMAR0/1(0): Config.MAC (loaded from the IERB at FLR)
-//	SICAPR0: TxRings | RxRings<<16; PSICFGR0(0) the same (PF)
+//	SICAPR0: TxRings | RxRings<<16; PSICFGR0(0) the same (PF);
+//	  PSICFGR0(1), (2): 0, so an attached VF owns no ring until its PF
+//	  assigns it some (Linux enetc_port_si_configure gives the VF SIs
+//	  their rings at PF probe; nothing else does)
 //	SIPCAPR0: RSS (bit 8); SIRSSCAPR, PRSSCAPR: 1 (64-entry table)
-//	PCAPR0: RxRings<<24 | TxRings<<16 | bit 11 (internal MDIO present)
+//	PCAPR0: PortRings<<24 | PortRings<<16 | bit 11 (internal MDIO present)
 //	PM0/PM1_CMD_CFG: 0x0810 (TXP | PROMIS; U-Boot's "default", UNVERIFIED)
 //	PM0_MAXFRM: 1536; PM0_RX_FIFO: 2 (documented power-on value)
 //	PM0/PM1_IF_MODE: the wiring's value as the RCW leaves it (ifModeReset)
@@ -363,7 +380,8 @@ func (d *Device) reset() {
 		d.set(regPSIPMAR0, mac0)
 		d.set(regPSIPMAR1, mac1)
 		d.set(regPSICFGR0, caps)
-		d.set(regPCAPR0, uint32(d.nRx)<<24|uint32(d.nTx)<<16|pcapr0_IMDIO)
+		pr := uint32(d.cfg.PortRings)
+		d.set(regPCAPR0, pr<<24|pr<<16|pcapr0_IMDIO)
 		d.set(regPRSSCAPR, RSSCapField)
 		d.set(regPM0_CMD_CFG, pm_cmd_cfg_TXP|pm_cmd_cfg_PROMIS)
 		d.set(regPM1_CMD_CFG, pm_cmd_cfg_TXP|pm_cmd_cfg_PROMIS)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -110,5 +111,68 @@ func TestVFPrimaryMAC(t *testing.T) {
 	}
 	if e := vf.ModelErrors(); len(e) != 1 || !strings.Contains(e[0], "set by its PF") {
 		t.Fatalf("model errors %q", e)
+	}
+}
+
+// TestVFRingsFromPF: an attached VF owns no ring until its PF assigns
+// some in PSICFGR0(n+1) (Linux enetc_port_si_configure does it at PF
+// probe); it then owns what was assigned, at most the rings it has. A VF
+// with no PF in the model keeps the rings it was made with.
+func TestVFRingsFromPF(t *testing.T) {
+	pf, vf, io := vfPair(t)
+	if c := vf.Read32(regSICAPR0); c != 0 {
+		t.Fatalf("VF SICAPR0 = %#x before the PF assigned rings, want 0", c)
+	}
+	pf.Write32(regPSICFGR0+PSICFGR0Stride, 4|4<<16)
+	if c := vf.Read32(regSICAPR0); c != 4|4<<16 {
+		t.Fatalf("VF SICAPR0 = %#x after PSICFGR0(1) = 4/4, want 0x40004", c)
+	}
+	pf.Write32(regPSICFGR0+PSICFGR0Stride, 200|200<<16)
+	if c := vf.Read32(regSICAPR0); c != 8|8<<16 {
+		t.Fatalf("VF SICAPR0 = %#x after PSICFGR0(1) = 200/200, want the VF's 8/8", c)
+	}
+	if c := pf.Read32(regPCAPR0); c>>16&0xFF != MaxRings || c>>24 != MaxRings {
+		t.Fatalf("PF PCAPR0 = %#x, want %d port rings each way", c, MaxRings)
+	}
+	alone := New(Config{Name: "vf2", IOMMU: io, TxRings: 2, RxRings: 3})
+	if c := alone.Read32(regSICAPR0); c != 2|3<<16 {
+		t.Fatalf("VF with no PF in the model: SICAPR0 = %#x, want its own 2/3", c)
+	}
+}
+
+// TestUninitializedMemories: the port's RFS and RSS memories start with
+// every entry unwritten; a class-4 set of one entry (116 bytes, Linux's
+// struct enetc_cmd_rfse) and a class-3 set of the table count as written,
+// and an FLR does not undo that; a wrong RFS length or index is refused.
+func TestUninitializedMemories(t *testing.T) {
+	h := newHarness(t, Config{PF: true})
+	c := newCBDR(h)
+	if rfs, rss := h.d.UninitializedMemories(); rfs != RFSEntries || rss != RSSTableLen {
+		t.Fatalf("fresh model: %d RFS / %d RSS unwritten, want %d / %d", rfs, rss, RFSEntries, RSSTableLen)
+	}
+	rfsSet := func(idx, length int) uint8 {
+		return c.run(func(b []byte) {
+			binary.LittleEndian.PutUint32(b[0:], uint32(c.data.iova))
+			binary.LittleEndian.PutUint32(b[4:], uint32(c.data.iova>>32))
+			binary.LittleEndian.PutUint16(b[24:], uint16(idx))
+			binary.LittleEndian.PutUint16(b[26:], uint16(length))
+			b[28], b[29] = 0, CBDClassRFS
+		})
+	}
+	if st := rfsSet(3, RFSEntrySize); st != CBDErrNone {
+		t.Fatalf("RFS set of entry 3: status %d", st)
+	}
+	if st := rfsSet(4, 64); st != CBDErrLength {
+		t.Fatalf("RFS set with 64 bytes: status %d, want CBDErrLength", st)
+	}
+	if st := rfsSet(RFSEntries, RFSEntrySize); st != CBDErrIndex {
+		t.Fatalf("RFS set past the memory: status %d, want CBDErrIndex", st)
+	}
+	if st := c.rssSet(make([]byte, RSSTableLen)); st != CBDErrNone {
+		t.Fatalf("RSS set: status %d", st)
+	}
+	h.d.Reset()
+	if rfs, rss := h.d.UninitializedMemories(); rfs != RFSEntries-1 || rss != 0 {
+		t.Fatalf("after the sets and an FLR: %d RFS / %d RSS unwritten, want %d / 0", rfs, rss, RFSEntries-1)
 	}
 }

@@ -285,3 +285,12 @@ func checkPHYMode(cfg *Config) error {
 	}
 	return nil
 }
+
+// PCSRegister returns clause-22 register reg of the Lynx PCS as stored
+// (BMSR and the partner word as a read computes them are not stored).
+func (d *Device) PCSRegister(reg int) uint16 {
+	if reg < 0 || reg >= len(d.pcs.regs) {
+		return 0
+	}
+	return uint16(d.pcs.regs[reg].Load())
+}

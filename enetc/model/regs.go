@@ -203,6 +203,15 @@ const (
 	par_L4CD = 1 << 1
 )
 
+// parL3CD is the PAR_PORT_CFG bit that turns the IPv4 header checksum
+// check off: DPDK's bit 0, or FreeBSD's bit 1 (Config.PARBitsFreeBSD).
+func (d *Device) parL3CD() uint32 {
+	if d.cfg.PARBitsFreeBSD {
+		return par_L4CD
+	}
+	return par_L3CD
+}
+
 // Port register bits.
 const (
 	pmr_SI0EN    = 1 << 16
@@ -380,7 +389,13 @@ const (
 const (
 	RSSCapField = 1
 	RSSTableLen = 32 << RSSCapField
-	RSSKeyLen   = 40
+	// RFSEntries is the port's RFS memory: PRFSCAPR = 0, (0 + 1) · 16
+	// entries (Linux ENETC_PRFSCAPR_GET_NUM_RFS; the count is the model's).
+	RFSEntries = 16
+	// RFSEntrySize is the length of one RFS entry's data (Linux struct
+	// enetc_cmd_rfse).
+	RFSEntrySize = 116
+	RSSKeyLen    = 40
 	// MACFilterEntries is the exact-match MAC filter table size (CBDR class 1).
 	MACFilterEntries = 16
 )

@@ -91,7 +91,7 @@ func TestResetValues(t *testing.T) {
 		{"SIPCAPR0", regSIPCAPR0, sipcapr0_RSS},
 		{"SIRSSCAPR", regSIRSSCAPR, 1},
 		{"PRSSCAPR", regPRSSCAPR, 1},
-		{"PCAPR0", regPCAPR0, 6<<24 | 4<<16 | pcapr0_IMDIO},
+		{"PCAPR0", regPCAPR0, MaxRings<<24 | MaxRings<<16 | pcapr0_IMDIO},
 		{"PSICFGR0", regPSICFGR0, 4 | 6<<16},
 		{"PM0_CMD_CFG", regPM0_CMD_CFG, 0x0810},
 		{"PM0_MAXFRM", regPM0_MAXFRM, 1536},

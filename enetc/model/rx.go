@@ -437,7 +437,7 @@ func (d *Device) deliver(frame []byte) bool {
 		}
 	}
 	var p parsed
-	p.noL3Check = d.pf && d.get(regPAR_PORT_CFG)&par_L3CD != 0
+	p.noL3Check = d.pf && d.get(regPAR_PORT_CFG)&d.parL3CD() != 0
 	parseFrame(frame, &p)
 	if d.pf && p.vlan {
 		c.rvlan++

@@ -221,7 +221,8 @@ func (d *Device) RxDiscards(n int) uint64 {
 
 // AdvanceMACCounter adds n to an eMAC counter (by register offset) as if n
 // more events had been counted, so a test can take a counter near or past
-// 2^32 (the register reads its low 32 bits) without sending 4 GB. It
+// 2^32 (a 32-bit read sees its low word, a 64-bit read all of it) without
+// sending 4 GB. It
 // reports whether off names an eMAC counter.
 func (d *Device) AdvanceMACCounter(off uint32, n uint64) bool {
 	i := macCounterIndex(off)
