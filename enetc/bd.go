@@ -101,7 +101,7 @@ func (b *rxBD) post(iova uint64) {
 	b.bufLen, b.vlanOpt, b.lstatus = 0, 0, 0
 }
 
-// rss is the RSS hash of a written-back BD.
+// rssHash is the RSS hash of a written-back BD.
 func (b *rxBD) rssHash() uint32 { return uint32(b.addr >> 32) }
 
 // parseSummary is the parser result of a written-back BD.

@@ -34,8 +34,10 @@
 // returns 0 and the caller polls again; a TX burst waits, off the gate, for
 // the access to end (bounded by mdioGateWaitMax) and then sends:
 // housekeeping never costs a frame. On arm64, the target, the handshake
-// costs two store-releases and a load-acquire per burst; on amd64 each of
-// Go's atomic stores is an XCHG.
+// costs per burst a swap of the queue's flag (an atomic read-modify-write:
+// an LDAXR/STLXR pair on the LS1028A's Cortex-A72, a SWPAL on a core with
+// the LSE atomics), a load-acquire of the gate and a store-release; on
+// amd64 the swap and the store are each an XCHG.
 //
 // # Device-written fields
 //

@@ -1,13 +1,14 @@
 // Package pci reaches real devices for gopmd: PCI functions through VFIO
-// (type1 container/group, or iommufd with the VFIO device cdev), and,
-// only when the user opts in with unsafe-noiommu, through VFIO no-IOMMU
-// groups, uio_pci_generic, UIO memory maps and /dev/mem windows of
-// device-tree nodes. Importing it registers the "pci", "uio" and
-// "platform" spec schemes with driver.Open.
+// (type1 container/group, or iommufd with the VFIO device cdev),
+// device-tree nodes through vfio-platform, and, only when the user opts in
+// with unsafe-noiommu, through VFIO no-IOMMU groups, uio_pci_generic, UIO
+// memory maps and /dev/mem windows of device-tree nodes. Importing it
+// registers the "pci", "uio" and "platform" spec schemes with
+// driver.RegisterBackend, which driver.Open looks up.
 //
-// What a backend returns is a driver.Device: register windows (Window,
+// What a backend returns is a driver.Device: its Regions (each a *Window:
 // one aligned access per register read or write, bounds-checked), a
-// dma.Mapper for DMA memory, Reset and Release.
+// dma.Mapper for DMA memory, OpenIRQ for its interrupts, Reset and Release.
 //
 // # SR-IOV under vfio-pci: the VF token
 //
@@ -24,20 +25,21 @@
 //	platform:2188000.ethernet?unsafe-noiommu=1
 //	    With uio_pdrv_genirq bound to the node (compatible "generic-uio",
 //	    module option of_id=generic-uio) the UIO maps become the windows
-//	    and Device.Extra is the *UIODevice (WaitIRQ, EnableIRQ). With no
-//	    driver bound, the node's reg ranges (translated through the
+//	    and the interrupt is Device.OpenIRQ(0) (Device.Extra is the
+//	    *UIODevice). With no driver bound, the node's reg ranges (translated through the
 //	    parent buses' ranges) are mapped from /dev/mem. The fec driver
 //	    cannot be unbound through sysfs: write a name to the device's
-//	    driver_override, rmmod fec, modprobe fec (BindPlatform says so).
+//	    driver_override, rmmod fec, modprobe fec (Sys.BindPlatform does the
+//	    first and its error says the rest).
 //	uio:/dev/uio0?unsafe-noiommu=1
 //	    The same UIO device named directly.
 //
 // DMA memory then comes from dma.Alloc(dev.Mapper, ...): by default the
-// mapper is dma.Pagemap (physical addresses of mlocked pages, root only;
+// mapper is a dma.Pagemap (physical addresses of mlocked pages, root only;
 // buffers that fit a 4 KiB page work, rings need contiguity and fail
 // clearly without it). Add dma-carveout=ADDR+SIZE (a range kept from the
 // kernel with mem= or reserved-memory, e.g. dma-carveout=0x1c000000+64M)
-// and the mapper is a Carveout: dma.Alloc hands out pieces of that range,
+// and the mapper is a *Carveout: dma.Alloc hands out pieces of that range,
 // mapped uncached through /dev/mem, whose bus address is their physical
 // one. dma-map=M uses UIO map M as the carve-out instead.
 //

@@ -71,8 +71,8 @@ func (v *PortView) DriveWith() string {
 	return c.a
 }
 
-// cableIn and cableOut are the directions of the port's cable into and out
-// of it (nil without a cable).
+// cableDirs returns the directions of the port's cable into and out of it
+// (nil without a cable).
 func (v *PortView) cableDirs() (in, out *cableDir) {
 	regMu.Lock()
 	if v.cable == nil {

@@ -330,7 +330,6 @@ func (a *app) setup() error {
 				if dr, ok := l.tx.(driver.DirectRecycler); ok {
 					_ = dr.RecycleDirect(l.rx)
 				}
-				l.txRing = di.TxRingSize
 				l.dst = macUpdatingDst(dst)
 				copy(l.src[:], a.ports[dst].MAC())
 				if err := a.bounceIfNeeded(l, i, dst); err != nil {

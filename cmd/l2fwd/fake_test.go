@@ -45,7 +45,6 @@ type fakeTx struct {
 	mu      sync.Mutex
 	out     [][]byte
 	room    int  // frames TxBurst takes in all (-1: unlimited); the ring is then full
-	busy    int  // the next busy bursts are refused whole though the ring has room
 	keep    bool // hold the buffers instead of freeing them (a leak)
 	discard bool // free without recording (allocation tests)
 	held    []*driver.Packet
@@ -119,10 +118,6 @@ func (r *fakeRx) Stats() driver.QueueStats { return r.ctr.Snapshot() }
 func (t *fakeTx) TxBurst(pkts []*driver.Packet) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.busy > 0 {
-		t.busy--
-		return 0
-	}
 	n := len(pkts)
 	if t.room >= 0 && n > t.room {
 		n = t.room

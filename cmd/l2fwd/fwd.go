@@ -3,7 +3,6 @@ package main
 import (
 	"runtime"
 	"sync/atomic"
-	"time"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
@@ -68,23 +67,11 @@ type lane struct {
 	// that many behind.
 	unpublished bool
 
-	// txRing is the TX queue's ring size (0 when the driver does not say):
-	// it tells a refusal for want of room from a busy device.
-	txRing int
-
 	// Written by the worker once per burst, read by the stats printer.
 	handled, handledBytes atomic.Uint64 // sent to TX (fwd, tx) or consumed (drop, pass)
 	txRefused             atomic.Uint64 // TX took fewer than offered: freed and counted
-	// txBusy is the part of txRefused the TX queue refused while its ring
-	// had room for the whole burst: the device was busy, as while the
-	// ENETC's link poll runs an MDIO transaction (ERR050089 closes the data
-	// path) or the port stops. The rest found the ring full.
-	txBusy atomic.Uint64
-	// txRetried counts bursts offered again to a busy TX queue (see
-	// retry); txRecovered the frames that got through that way.
-	txRetried, txRecovered atomic.Uint64
-	bounceShort            atomic.Uint64 // no bounce buffer (or too long for one): dropped
-	ipv4, ipv6, arp        atomic.Uint64 // pass mode: what the application saw
+	bounceShort           atomic.Uint64 // no bounce buffer (or too long for one): dropped
+	ipv4, ipv6, arp       atomic.Uint64 // pass mode: what the application saw
 
 	// --tap: up is the RX port's twin (its frames for the host go up
 	// before the mode sees the burst); down, on the one lane that owns
@@ -230,11 +217,11 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	return got
 }
 
-// send hands a burst to the lane's TX queue. A queue that takes nothing
-// while its ring has room is busy for a moment: the burst is offered again
-// for up to txBusyWait (see retry). What the ring has no room for is freed
-// and counted, never retried (a forwarder that waits for a full ring loses
-// more than it saves).
+// send hands a burst to the lane's TX queue. What the queue does not take
+// (its ring is full, or the port is stopping) is freed and
+// counted, never retried: a forwarder that waits for a full ring loses
+// more than it saves. An ENETC MDIO register access does not refuse: the
+// TX burst waits it out (internal/gate).
 func (l *lane) send(b []*driver.Packet) {
 	if l.bounce != nil {
 		b = l.copyOver(b)
@@ -261,59 +248,15 @@ func (l *lane) send(b []*driver.Packet) {
 		}
 	}
 	sent := l.tx.TxBurst(b)
-	if sent < len(b) && l.busy(len(b)-sent) {
-		sent += l.retry(b[sent:])
-	}
 	if sent < len(b) {
 		for _, p := range b[sent:] {
 			bytes -= uint64(p.PktLen)
 		}
 		pool.FreeBulk(b[sent:])
 		l.txRefused.Add(uint64(len(b) - sent))
-		if l.busy(len(b) - sent) {
-			l.txBusy.Add(uint64(len(b) - sent))
-		}
 	}
 	l.handled.Add(uint64(sent))
 	l.handledBytes.Add(bytes)
-}
-
-// txBusyWait bounds how long a worker offers a burst again to a busy TX
-// queue. An MDIO transaction (the ENETC link poll, which closes the data
-// path for its duration: ERR050089) takes tens of microseconds on silicon
-// (a 64-bit management frame at the 2.5 MHz MDC most PHYs take lasts
-// 25.6 us); the bound leaves room for the goroutine that runs it to be
-// scheduled on a loaded machine.
-const txBusyWait = 2 * time.Millisecond
-
-// txBusyTries is how many times a burst is offered again before txBusyWait
-// may end the retry: on a loaded machine one descheduled Gosched can use up
-// the whole wait, and a queue that was busy for a few calls must not lose
-// its burst to that.
-const txBusyTries = 16
-
-// busy reports whether n refused frames would have fit beside what the TX
-// ring may still hold (Pending): then room was not the reason.
-func (l *lane) busy(n int) bool { return l.tx.Pending()+n < l.txRing }
-
-// retry offers the rest of a burst again while the TX queue stays busy
-// with room in its ring, at least txBusyTries times and then until
-// txBusyWait has passed, and returns how many it took. Counted: the bursts retried and the frames that got through.
-func (l *lane) retry(b []*driver.Packet) int {
-	l.txRetried.Add(1)
-	start := time.Now()
-	sent := 0
-	for try := 0; sent < len(b) && (try < txBusyTries || time.Since(start) < txBusyWait); try++ {
-		// Let the goroutine that holds the queue busy (the link watcher's
-		// MDIO transaction) run if it shares this worker's CPU.
-		runtime.Gosched()
-		sent += l.tx.TxBurst(b[sent:])
-		if sent < len(b) && !l.busy(len(b)-sent) {
-			break // the ring filled up: no longer a busy queue
-		}
-	}
-	l.txRecovered.Add(uint64(sent))
-	return sent
 }
 
 // copyOver replaces every frame of b by a copy in a bounce buffer the TX

@@ -235,45 +235,8 @@ func TestTxRefusedIsFreedAndCounted(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	s := parseSummary(t, out)
-	if s.Ports[0].Handled != 100 || s.Ports[0].TxRefused != 300 || s.Ports[0].TxRefusedBusy != 0 || s.Dropped != 300 || !s.LeakCheck.OK {
-		t.Fatalf("handled %d refused %d (busy %d) dropped %d leak ok %v", s.Ports[0].Handled, s.Ports[0].TxRefused, s.Ports[0].TxRefusedBusy, s.Dropped, s.LeakCheck.OK)
-	}
-}
-
-func TestTxBusyIsRetried(t *testing.T) {
-	// The TX queue takes nothing for 3 calls although its ring is empty,
-	// as the ENETC driver does while its link poll runs an MDIO
-	// transaction: the burst is offered again and nothing is lost.
-	p0, p1 := twoFakes(t, 1)
-	p1.txq[0].busy = 3
-	p0.load(0, testFrames(t, 400, 64))
-	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--burst", "10", "sim:fake0", "sim:fake1"},
-		func() bool { return p0.rxq[0].Stats().Packets == 400 })
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	s := parseSummary(t, out)
-	if p := s.Ports[0]; p.Handled != 400 || p.TxRefused != 0 || p.TxBusyRetries != 1 || p.TxBusyRecovered != 10 || s.Dropped != 0 || len(p1.txFrames()) != 400 || !s.LeakCheck.OK || !s.Accounting.OK {
-		t.Fatalf("handled %d refused %d, retries %d recovered %d, dropped %d sent %d leak ok %v accounting %+v", p.Handled, p.TxRefused, p.TxBusyRetries, p.TxBusyRecovered, s.Dropped, len(p1.txFrames()), s.LeakCheck.OK, s.Accounting)
-	}
-}
-
-func TestTxBusyForTooLongIsCounted(t *testing.T) {
-	// A queue that stays busy past the retry bound (2 ms per burst) gets
-	// its frames freed and counted as refused_busy, apart from a full
-	// ring's, and the accounting still balances.
-	p0, p1 := twoFakes(t, 1)
-	p1.txq[0].busy = 1 << 30
-	p0.load(0, testFrames(t, 40, 64))
-	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--burst", "10", "sim:fake0", "sim:fake1"},
-		func() bool { return p0.rxq[0].Stats().Packets == 40 })
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	s := parseSummary(t, out)
-	if p := s.Ports[0]; p.Handled != 0 || p.TxRefused != 40 || p.TxRefusedBusy != 40 || p.TxBusyRetries != 4 || p.TxBusyRecovered != 0 ||
-		s.Dropped != 40 || len(p1.txFrames()) != 0 || !s.LeakCheck.OK || !s.Accounting.OK {
-		t.Fatalf("handled %d refused %d (busy %d), retries %d recovered %d, dropped %d, leak ok %v, accounting %+v", p.Handled, p.TxRefused, p.TxRefusedBusy, p.TxBusyRetries, p.TxBusyRecovered, s.Dropped, s.LeakCheck.OK, s.Accounting)
+	if s.Ports[0].Handled != 100 || s.Ports[0].TxRefused != 300 || s.Dropped != 300 || !s.LeakCheck.OK || !s.Accounting.OK {
+		t.Fatalf("handled %d refused %d dropped %d leak ok %v accounting %+v", s.Ports[0].Handled, s.Ports[0].TxRefused, s.Dropped, s.LeakCheck.OK, s.Accounting)
 	}
 }
 
@@ -288,9 +251,9 @@ func TestStatsTable(t *testing.T) {
 	cur := []portSnap{{poolUse: 300, poolSize: 1536}, {poolUse: 20, poolSize: 1536}}
 	cur[0].stats.Rx = driver.QueueStats{Packets: 1000, Bytes: 60000}
 	cur[0].stats.Rx.Drops[driver.CauseNoBuffer] = 7
-	cur[0].txRefused, cur[0].txBusy = 50, 40
+	cur[0].txRefused = 50
 	cur[1].stats.Tx = driver.QueueStats{Packets: 950, Bytes: 57000}
-	cur[1].outRefused, cur[1].outBusy = 50, 40
+	cur[1].outRefused = 50
 	a.printTable(prev, cur, time.Second)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 4 {
@@ -301,7 +264,7 @@ func TestStatsTable(t *testing.T) {
 		text []string
 	}{
 		{1, []string{"1000", "0.5", "300/1536", "rx:no_buffer=7"}},
-		{2, []string{"950", "0.5", "20/1536", " 50 ", "tx:refused_busy=40", "tx:refused_full=10"}},
+		{2, []string{"950", "0.5", "20/1536", " 50 ", "tx:refused=50"}},
 		{3, []string{"all", "1000", "950", " 57 ", "since start: rx 1000, tx 950, dropped 57"}},
 	} {
 		for _, w := range want.text {
@@ -509,9 +472,6 @@ func TestMetrics(t *testing.T) {
 		`gopmd_queue_packets_total{dir="rx",port="fake0",queue="0"} 50`,
 		`gopmd_l2fwd_handled_total{port="fake0"} 50`,
 		`gopmd_l2fwd_tx_refused_total{port="fake0"} 0`,
-		`gopmd_l2fwd_tx_refused_busy_total{port="fake0"} 0`,
-		`gopmd_l2fwd_tx_busy_retries_total{port="fake0"} 0`,
-		`gopmd_l2fwd_tx_busy_recovered_total{port="fake0"} 0`,
 		`gopmd_l2fwd_no_bounce_total{port="fake0"} 0`,
 		`gopmd_port_drops_total{cause="no_buffer",dir="rx",port="fake0"} 0`,
 		`gopmd_pool_buffers{port="fake0",queue="0"} 512`,

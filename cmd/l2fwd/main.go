@@ -278,11 +278,10 @@ polled by one worker together, as the cable delivers on the sender's
 goroutine. --workers N sets the count outright. The stats header says how
 many run and why.
 
-TX refusals: a TX queue that takes nothing while its ring has room is busy
-(an MDIO transaction, such as the ENETC link poll once a second, closes the
-data path for its duration, ERR050089): the burst is offered again for up
-to 2 ms. What is still refused, and what a full ring has no room for, is
-freed and counted on the TX port, as refused_busy or refused_full.
+TX refusals: what a TX queue does not take (its ring is full, or the port
+is stopping) is freed and counted on the TX port as tx:refused, never
+offered again. An ENETC MDIO register access (the link poll, once a
+second) refuses nothing: the TX burst waits for it (ERR050089).
 
 Link changes: once every port has started, each change of a port's link
 that its driver sees (the link watcher polls every link-poll=, default 1 s)

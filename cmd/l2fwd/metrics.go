@@ -15,8 +15,7 @@ import (
 type collector struct {
 	a *app
 
-	handled, refused, busy, noBounce *prometheus.Desc
-	retries, recovered               *prometheus.Desc
+	handled, refused, noBounce *prometheus.Desc
 }
 
 func newCollector(a *app) *collector {
@@ -24,18 +23,15 @@ func newCollector(a *app) *collector {
 		return prometheus.NewDesc("gopmd_"+name, help, labels, nil)
 	}
 	return &collector{a: a,
-		handled:   d("l2fwd_handled_total", "Frames l2fwd handed to TX (fwd, tx) or consumed (drop, pass), by RX port.", "port"),
-		refused:   d("l2fwd_tx_refused_total", "Frames a TX queue did not take, freed and counted, by RX port.", "port"),
-		busy:      d("l2fwd_tx_refused_busy_total", "Part of l2fwd_tx_refused_total refused while the TX ring had room (MDIO transaction, link poll, stop), by RX port.", "port"),
-		retries:   d("l2fwd_tx_busy_retries_total", "Bursts offered again because the TX queue was busy with room in its ring, by RX port.", "port"),
-		recovered: d("l2fwd_tx_busy_recovered_total", "Frames that got through on such a retry, by RX port.", "port"),
-		noBounce:  d("l2fwd_no_bounce_total", "Frames dropped for want of a bounce buffer between DMA domains, by RX port.", "port"),
+		handled:  d("l2fwd_handled_total", "Frames l2fwd handed to TX (fwd, tx) or consumed (drop, pass), by RX port.", "port"),
+		refused:  d("l2fwd_tx_refused_total", "Frames a TX queue did not take, freed and counted, by RX port.", "port"),
+		noBounce: d("l2fwd_no_bounce_total", "Frames dropped for want of a bounce buffer between DMA domains, by RX port.", "port"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.handled, c.refused, c.busy, c.noBounce, c.retries, c.recovered} {
+	for _, d := range []*prometheus.Desc{c.handled, c.refused, c.noBounce} {
 		ch <- d
 	}
 }
@@ -47,15 +43,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ports := c.a.livePorts()
 	n := len(ports)
-	handled, refused, busy, noBounce := make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
-	retries, recovered := make([]uint64, n), make([]uint64, n)
+	handled, refused, noBounce := make([]uint64, n), make([]uint64, n), make([]uint64, n)
 	for _, l := range c.a.lanes {
 		if l.rxPort < n {
 			handled[l.rxPort] += l.handled.Load()
 			refused[l.rxPort] += l.txRefused.Load()
-			busy[l.rxPort] += l.txBusy.Load()
-			retries[l.rxPort] += l.txRetried.Load()
-			recovered[l.rxPort] += l.txRecovered.Load()
 			noBounce[l.rxPort] += l.bounceShort.Load()
 		}
 	}
@@ -66,9 +58,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		port := p.Info().Name
 		cnt(c.handled, handled[i], port)
 		cnt(c.refused, refused[i], port)
-		cnt(c.busy, busy[i], port)
-		cnt(c.retries, retries[i], port)
-		cnt(c.recovered, recovered[i], port)
 		cnt(c.noBounce, noBounce[i], port)
 	}
 }

@@ -18,11 +18,7 @@ type portSnap struct {
 	toTx            uint64 // frames the lanes handed to this port's TX (fwd, tx)
 	hBytes          uint64
 	txRefused       uint64 // frames this port received that their TX port refused
-	txBusy          uint64 // the part of txRefused refused by a busy device
-	txRetried       uint64 // bursts offered again to a busy TX queue
-	txRecovered     uint64 // frames that got through on such a retry
 	outRefused      uint64 // frames this port's TX refused (from any RX port)
-	outBusy         uint64 // the part of outRefused refused while busy
 	noBounce        uint64
 	wire            []loss // losses around this port (simport.go)
 	poolUse         int    // buffers out of the RX pools (approximate)
@@ -55,14 +51,10 @@ func (a *app) snapshot() []portSnap {
 		ps := &s[l.rxPort]
 		ps.handled += l.handled.Load()
 		ps.hBytes += l.handledBytes.Load()
-		r, b := l.txRefused.Load(), l.txBusy.Load()
+		r := l.txRefused.Load()
 		ps.txRefused += r
-		ps.txBusy += b
-		ps.txRetried += l.txRetried.Load()
-		ps.txRecovered += l.txRecovered.Load()
 		if l.txPort >= 0 {
 			s[l.txPort].outRefused += r
-			s[l.txPort].outBusy += b
 			if a.o.mode == modeFwd || a.o.mode == modeTx {
 				s[l.txPort].toTx += l.handled.Load() // what its TX queue took
 			}
@@ -94,8 +86,7 @@ func (p portSnap) drops() []loss {
 	for c := driver.Cause(0); c < driver.NumCauses; c++ {
 		d = append(d, loss{"tx:" + c.String(), p.stats.Tx.Drops[c]})
 	}
-	d = append(d, loss{"tx:refused_busy", p.outBusy}, loss{"tx:refused_full", p.outRefused - p.outBusy},
-		loss{"no_bounce", p.noBounce})
+	d = append(d, loss{"tx:refused", p.outRefused}, loss{"no_bounce", p.noBounce})
 	d = append(d, tapDrops(p.tap)...)
 	return append(d, p.wire...)
 }
@@ -138,9 +129,8 @@ func (a *app) printTableHeader() {
 			len(a.ports), a.o.mode, a.o.burst, a.o.queues, a.o.macUpdating && a.o.mode == modeFwd),
 		a.workerNote() + ".",
 		"Rates are per second over each interval; Mbps count frame bytes (no FCS, preamble or gap). " +
-			"Drops by cause: rx: and tx: the driver's counters; tx:refused_full the TX ring had no room; " +
-			"tx:refused_busy the TX queue took nothing while its ring had room (an MDIO transaction such as " +
-			"the ENETC link poll, ERR050089); no_bounce; cable: and afpacket: the simulated wires; tap: the " +
+			"Drops by cause: rx: and tx: the driver's counters; tx:refused the TX queue did not take them " +
+			"(its ring was full, or the port was stopping); no_bounce; cable: and afpacket: the simulated wires; tap: the " +
 			"exception path (--tap).",
 	} {
 		for _, l := range wrap(para, "l2fwd: ", "       ", tableWidth) {
@@ -239,16 +229,8 @@ type portJSON struct {
 	Handled      uint64 `json:"handled"`
 	HandledBytes uint64 `json:"handled_bytes"`
 	// TxRefused: frames of this port's that the TX port did not take
-	// (freed); TxRefusedBusy the part refused while the TX ring had room
-	// (the device was busy: an MDIO transaction such as the ENETC link
-	// poll, or a stop) even after retrying for up to 2 ms, the rest
-	// found the ring full.
-	TxRefused     uint64 `json:"tx_refused"`
-	TxRefusedBusy uint64 `json:"tx_refused_busy"`
-	// TxBusyRetries: bursts offered again because the TX queue was busy
-	// with room in its ring; TxBusyRecovered: frames that got through so.
-	TxBusyRetries   uint64 `json:"tx_busy_retries"`
-	TxBusyRecovered uint64 `json:"tx_busy_recovered"`
+	// (its ring was full, or the port was stopping): freed, not retried.
+	TxRefused uint64 `json:"tx_refused"`
 	// NoBounce: frames dropped for want of a bounce buffer (ports in two
 	// DMA domains only).
 	NoBounce uint64            `json:"no_bounce,omitempty"`
@@ -317,8 +299,8 @@ func (a *app) summary(final []portSnap, leaks []string, errs []error) summaryJSO
 	}
 	for i, f := range final {
 		pj := portJSON{Port: i, Spec: a.specs[i], TxPort: txOf[i], Rx: queueOut(f.stats.Rx), Tx: queueOut(f.stats.Tx),
-			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused, TxRefusedBusy: f.txBusy,
-			TxBusyRetries: f.txRetried, TxBusyRecovered: f.txRecovered, NoBounce: f.noBounce}
+			Handled: f.handled, HandledBytes: f.hBytes, TxRefused: f.txRefused,
+			NoBounce: f.noBounce}
 		for _, l := range a.lanes {
 			if l.rxPort == i && l.bounce != nil {
 				pj.Copied = true
@@ -388,11 +370,8 @@ func (a *app) printSummary(s summaryJSON) {
 		case p.TxRefused == 0:
 			fmt.Fprintf(w, "  handled %d frames (to port %d), none refused by its TX\n", p.Handled, p.TxPort)
 		default:
-			fmt.Fprintf(w, "  handled %d frames (to port %d); port %d's TX refused %d more: %d with its ring full, %d busy (ring had room: an MDIO transaction such as the link poll, or a stop)\n",
-				p.Handled, p.TxPort, p.TxPort, p.TxRefused, p.TxRefused-p.TxRefusedBusy, p.TxRefusedBusy)
-		}
-		if p.TxBusyRetries != 0 {
-			fmt.Fprintf(w, "  port %d's TX was busy with room in its ring for %d bursts: offered again, %d frames got through\n", p.TxPort, p.TxBusyRetries, p.TxBusyRecovered)
+			fmt.Fprintf(w, "  handled %d frames (to port %d); port %d's TX refused %d more (its ring full, or the port stopping)\n",
+				p.Handled, p.TxPort, p.TxPort, p.TxRefused)
 		}
 		if p.Copied {
 			fmt.Fprintf(w, "  copied into port %d's DMA domain (the devices share no IOMMU domain); %d dropped for want of a bounce buffer\n", p.TxPort, p.NoBounce)

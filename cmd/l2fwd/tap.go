@@ -66,7 +66,7 @@ func checkTapOptions(o *options) error {
 	return nil
 }
 
-// tapName is port i's TAP name.
+// tapNameOf is port i's TAP name.
 func (o *options) tapNameOf(i int) string {
 	if strings.Contains(o.tapName, "%d") {
 		return fmt.Sprintf(o.tapName, i)

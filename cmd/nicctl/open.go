@@ -12,9 +12,10 @@ import (
 	"github.com/gopmd/gopmd/pci"
 )
 
-// The drivers' Ports export what a bring-up tool needs beyond driver.Port
-// as methods on their concrete types. nicctl reaches them through these
-// small interfaces, so a driver that lacks one is reported, not a crash.
+// What a bring-up tool needs beyond driver.Port is an optional interface:
+// clause-22 MDIO is driver.PHYAccess, the rest are methods of the drivers'
+// concrete Ports that nicctl names here. A type assertion reaches each, so
+// a driver that lacks one is reported, not a crash.
 
 // mdio22 is clause-22 MDIO on the port's bus (ENETC PF, FEC).
 type mdio22 = driver.PHYAccess
@@ -54,8 +55,7 @@ type field struct {
 	Value uint32 `json:"value"`
 }
 
-// bits is a bit field as both drivers describe one (enetc.Field and
-// fec.Field have this layout).
+// bits is a bit field of a register map (driver.RegField has this layout).
 type bits struct {
 	Name   string
 	Lo, Hi uint

@@ -215,7 +215,7 @@ func (d *Device) mdioAccess(b *mdioBus, write bool, v uint16) (uint16, bool) {
 	return d.phyC22(dev, write, v), true
 }
 
-// linkBits returns the link state as a status register shows it; the first
+// linkBit returns the link state as a status register shows it; the first
 // read after a link loss shows it down (latched low).
 func (d *Device) linkBit() bool {
 	if d.latchDown.Swap(false) {

@@ -21,7 +21,12 @@
 //     (its flag down), waits for the bit to clear and enters again, so the
 //     access costs no frame (bounded: enetc waitMDIO).
 //
-// Cost per burst: a store, a load and a store, no read-modify-write.
+// Cost per burst: a swap, a load and a store. The swap (Enter raising the
+// flag) is an atomic read-modify-write of the queue's own flag word, which
+// only its goroutine writes, so it is never contended; it is what lets Enter
+// see a second goroutine in the same queue's burst. On arm64 it is a SWPAL
+// where the core has the Armv8.1 LSE atomics, and an LDAXR/STLXR pair on an
+// Armv8.0 core such as the LS1028A's Cortex-A72.
 package gate
 
 import (
