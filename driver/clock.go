@@ -3,7 +3,6 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -305,25 +304,7 @@ func ChipClock(chip string) (Clock, bool) {
 }
 
 func checkClockOptions(s Spec, backendOpts, driverOpts []string) error {
-	known := map[string]bool{}
-	for _, l := range [][]string{backendOpts, driverOpts} {
-		for _, k := range l {
-			known[k] = true
-		}
-	}
-	for _, k := range sortedKeys(s.Options) {
-		if known[k] {
-			continue
-		}
-		names := make([]string, 0, len(known))
-		for n := range known {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return optionError(s.Raw, &OptionError{Option: k, NoValue: true,
-			Problem: "unknown option for a clock", Accepted: strings.Join(names, ", ")})
-	}
-	return nil
+	return refuseUnknown(s, "unknown option for a clock", backendOpts, driverOpts)
 }
 
 // PPBToScaledPPM converts parts per billion to Linux's adjfine unit,

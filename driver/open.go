@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -450,28 +451,24 @@ func inSpec(spec string, err error) error {
 // checkKnown refuses options that neither Open, the backend nor the
 // driver (drv, or any driver when drv is "") takes.
 func checkKnown(s Spec, drv string, backendOpts, driverOpts []string) error {
-	known := map[string]bool{}
-	for _, l := range [][]string{genericOptions, backendOpts, driverOpts} {
-		for _, k := range l {
-			known[k] = true
-		}
+	who := "taken neither by the " + s.Scheme + ": backend nor by any driver in this program"
+	if drv != "" {
+		who = "not taken by the " + s.Scheme + ": backend or the " + drv + " driver that claims this device"
 	}
+	return refuseUnknown(s, "unknown option, "+who, genericOptions, backendOpts, driverOpts)
+}
+
+// refuseUnknown returns an OptionError for the first option of s (in
+// sorted order) that none of the lists names, with problem as its reason
+// and every name the lists hold as what is accepted; nil when each is
+// known.
+func refuseUnknown(s Spec, problem string, lists ...[]string) error {
+	accepted := sortedUnique(lists...)
 	for _, k := range sortedKeys(s.Options) {
-		if known[k] {
-			continue
+		if !slices.Contains(accepted, k) {
+			return optionError(s.Raw, &OptionError{Option: k, NoValue: true,
+				Problem: problem, Accepted: strings.Join(accepted, ", ")})
 		}
-		names := make([]string, 0, len(known))
-		for n := range known {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		who := "taken neither by the " + s.Scheme + ": backend nor by any driver in this program"
-		if drv != "" {
-			who = "not taken by the " + s.Scheme + ": backend or the " + drv + " driver that claims this device"
-		}
-		return optionError(s.Raw, &OptionError{Option: k, NoValue: true,
-			Problem:  "unknown option, " + who,
-			Accepted: strings.Join(names, ", ")})
 	}
 	return nil
 }
