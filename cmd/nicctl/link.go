@@ -239,7 +239,20 @@ func statsCmd(e *env, dev string, watch bool, interval time.Duration, count int)
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("%s: start: %w", dev, err)
 	}
-	prev := sample(dev, p, e.now())
+	return watchStats(e, watch, interval, count, func() (*statsResult, error) {
+		return sample(dev, p, e.now()), nil
+	})
+}
+
+// watchStats prints what read returns: once (returned, for the caller to
+// print), or with watch every interval until count samples or an
+// interrupt, each with its rates since the one before (one JSON object a
+// line with --json, for jq and friends).
+func watchStats(e *env, watch bool, interval time.Duration, count int, read func() (*statsResult, error)) (any, error) {
+	prev, err := read()
+	if err != nil {
+		return nil, err
+	}
 	if !watch {
 		return prev, nil
 	}
@@ -253,10 +266,12 @@ func statsCmd(e *env, dev string, watch bool, interval time.Duration, count int)
 			return nil, nil
 		case <-t.C:
 		}
-		cur := sample(dev, p, e.now())
+		cur, err := read()
+		if err != nil {
+			return nil, err
+		}
 		cur.Rates = rates(prev, cur)
 		if e.json {
-			// One object per line (JSON Lines), for jq and friends.
 			b, err := json.Marshal(cur)
 			if err != nil {
 				return nil, err

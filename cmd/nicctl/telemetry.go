@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gopmd/gopmd/telemetry"
@@ -55,41 +53,7 @@ func statsTelemetry(e *env, dev, where string, watch bool, interval time.Duratio
 		r.Source = source(c)
 		return r, nil
 	}
-	prev, err := read()
-	if err != nil {
-		return nil, err
-	}
-	if !watch {
-		return prev, nil
-	}
-	stop, release := e.interrupted()
-	defer release()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for n := 0; count == 0 || n < count; n++ {
-		select {
-		case <-stop:
-			return nil, nil
-		case <-t.C:
-		}
-		cur, err := read()
-		if err != nil {
-			return nil, err
-		}
-		cur.Rates = rates(prev, cur)
-		if e.json {
-			b, err := json.Marshal(cur)
-			if err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(e.stdout, "%s\n", b)
-		} else {
-			cur.text(e.stdout)
-			fmt.Fprintln(e.stdout, strings.Repeat("-", 40))
-		}
-		prev = cur
-	}
-	return nil, nil
+	return watchStats(e, watch, interval, count, read)
 }
 
 // ringsTelemetry is rings read through a telemetry socket: the device's
