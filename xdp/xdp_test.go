@@ -55,6 +55,7 @@ func ipCmd(t *testing.T, args ...string) string {
 // needKernel skips unless the test can make namespaces and AF_XDP sockets.
 func needKernel(t *testing.T) {
 	t.Helper()
+	testnote.SkipEmulated(t, "the AF_XDP tests", "qemu-user does not implement the bpf system call")
 	if os.Geteuid() != 0 {
 		testnote.Skip(t, "the AF_XDP tests", "need root (network namespaces, veth pairs, BPF programs, AF_XDP sockets); run go test as root to include them")
 	}
