@@ -10,7 +10,10 @@
 // into pools: received frames are pool buffers the application frees back,
 // the fill ring is refilled from the pool in bulk, TX completions return
 // buffers to their pools, and frames from outside the UMEM are copied into
-// it on TX. The kernel's XDP_STATISTICS are the port's counters.
+// it on TX. The kernel's XDP_STATISTICS are the port's counters. RX
+// queues implement driver.RxInterrupter with poll(2) on the socket (it is
+// readable while its RX ring holds a frame), so adaptive workers sleep on
+// xdp: ports as on the others.
 //
 // Spec options: the generic queues=, rx-ring=, tx-ring= (powers of two),
 // pool-size=, buf-size= and port-id=; mode=native|generic|auto (how the

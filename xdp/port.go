@@ -14,6 +14,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/rxirq"
 	"github.com/gopmd/gopmd/xdp/internal/xsk"
 	"golang.org/x/sys/unix"
 )
@@ -220,6 +221,7 @@ type port struct {
 	g      gate.Gate
 	flagsQ []*gate.Flag
 	events driver.LinkEvents
+	irq    rxirq.Port // the sockets as RX interrupts (irq.go)
 
 	statsMu sync.RWMutex // Stats against the sockets' close
 	mu      sync.Mutex   // set-up calls
@@ -243,6 +245,7 @@ func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
 	}
 	p := &port{spec: d.Spec.Raw, nd: nd, cfg: cfg, opt: opt}
 	p.g.Init()
+	p.irq.Init()
 	defer func() {
 		if err != nil {
 			p.release()
@@ -347,6 +350,7 @@ func (p *port) detach() error {
 // release undoes New: sockets, program, memory.
 func (p *port) release() error {
 	var errs []error
+	p.irq.Close(p.cfg.StopTimeout) // no poll(2) on a socket closed under it
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
 	for _, q := range p.queues {
@@ -395,6 +399,7 @@ func (p *port) Start() error {
 	}
 	p.started = true
 	p.g.Open(gate.Stopped)
+	p.irq.Start()
 	return nil
 }
 
@@ -415,6 +420,7 @@ func (p *port) Stop() error {
 		return nil
 	}
 	p.g.Close(gate.Stopped)
+	p.irq.Stop(nil) // wakes workers asleep on the sockets
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	gate.WaitIdle(p.flagsQ, time.Time{})
 	p.unsteer()

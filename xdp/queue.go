@@ -9,6 +9,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/rxirq"
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/xdp/internal/xsk"
 	"golang.org/x/sys/unix"
@@ -46,6 +47,7 @@ type queue struct {
 	rxFlag, txFlag gate.Flag
 	rxc, txc       driver.Counters
 	pending        atomic.Int64 // TX frames queued and not completed
+	irq            rxirq.Queue  // the socket as the RX interrupt (irq.go)
 
 	scratch [batch]*pool.Packet // refill (RX goroutine)
 	done    [batch]*pool.Packet // reclaim and copies (TX goroutine)
