@@ -13,7 +13,8 @@
 // it on TX. The kernel's XDP_STATISTICS are the port's counters. RX
 // queues implement driver.RxInterrupter with poll(2) on the socket (it is
 // readable while its RX ring holds a frame), so adaptive workers sleep on
-// xdp: ports as on the others.
+// xdp: ports as on the others. OnLinkChange reports the interface's
+// carrier and up/down changes, which an rtnetlink watch follows.
 //
 // Spec options: the generic queues=, rx-ring=, tx-ring= (powers of two),
 // pool-size=, buf-size= and port-id=; mode=native|generic|auto (how the

@@ -222,6 +222,7 @@ type port struct {
 	flagsQ []*gate.Flag
 	events driver.LinkEvents
 	irq    rxirq.Port // the sockets as RX interrupts (irq.go)
+	lw     *linkWatcher
 
 	statsMu sync.RWMutex // Stats against the sockets' close
 	mu      sync.Mutex   // set-up calls
@@ -261,6 +262,9 @@ func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
 		}
 		p.queues = append(p.queues, q)
 		p.flagsQ = append(p.flagsQ, &q.rxFlag, &q.txFlag)
+	}
+	if err := p.startLinkWatch(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -350,6 +354,7 @@ func (p *port) detach() error {
 // release undoes New: sockets, program, memory.
 func (p *port) release() error {
 	var errs []error
+	p.stopLinkWatch()
 	p.irq.Close(p.cfg.StopTimeout) // no poll(2) on a socket closed under it
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
@@ -467,8 +472,9 @@ func (p *port) Link() driver.Link {
 	return l
 }
 
-// OnLinkChange subscribes fn; the xdp driver has no link watcher yet, so
-// it reports no change (Link reads the interface's state when called).
+// OnLinkChange subscribes fn to the interface's link changes (carrier
+// lost or back, the interface set down or up), which an rtnetlink watch
+// follows from New to Close (link.go); fn runs on the watch's goroutine.
 func (p *port) OnLinkChange(fn func(driver.LinkEvent)) func() { return p.events.Subscribe(fn) }
 
 // Stats are the queues' counters, with the kernel's XDP_STATISTICS of
