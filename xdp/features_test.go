@@ -3,6 +3,9 @@ package xdp
 import (
 	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 )
 
 // A veth reports its XDP features over the netdev family: native XDP
@@ -59,6 +62,17 @@ func TestNetdevFeaturesAndPlan(t *testing.T) {
 		t.Errorf("with a port open: program %q (%s mode), plan %q", m.ProgName, m.ProgMode, m.Plan().Program)
 	}
 	p.Close()
+	// Another program: the plan says an open needs force=1.
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "foreign_pass", Type: ebpf.XDP, License: "BSD",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpPass), asm.Return()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := attach(t, m.Index, prog)
+	prog.Close()
+	if m, err = LookupNetdev(v.host); err != nil || m.ProgID != id || m.ProgName != "foreign_pass" || !strings.Contains(m.Plan().Program, "force=1") {
+		t.Errorf("with a foreign program %d: %+v, plan %q, %v", id, m, m.Plan().Program, err)
+	}
 	if _, err := LookupNetdev("lo"); err == nil {
 		t.Errorf("LookupNetdev takes loopback")
 	}
