@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/xdp/internal/xsk"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,7 +62,7 @@ func (r *rxQueue) ArmInterrupt() error {
 		return fmt.Errorf("%s: rx %d: %w", q.p.spec, q.idx, err)
 	}
 	if q.fill.needWakeup() {
-		xsk.WakeRx(q.fd)
+		q.wakeRxNow()
 	}
 	q.irq.Armed++
 	return nil
