@@ -2,6 +2,7 @@ package xdp
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gopmd/gopmd/internal/irqfd"
 	"github.com/gopmd/gopmd/internal/linkwatch"
@@ -15,9 +16,10 @@ import (
 // change. It runs from New to Close, started or not, like the link of
 // the other drivers.
 type linkWatcher struct {
-	w    *linkwatch.Watch
-	stop *irqfd.Eventfd
-	done chan struct{}
+	w          *linkwatch.Watch
+	stop       *irqfd.Eventfd
+	done       chan struct{}
+	delivering atomic.Bool // subscribers are being called
 }
 
 func (p *port) startLinkWatch() error {
@@ -56,13 +58,17 @@ func (p *port) startLinkWatch() error {
 			now := p.Link()
 			p.events.Note(p.spec, last, now)
 			last = now
+			lw.delivering.Store(true)
 			p.events.Flush()
+			lw.delivering.Store(false)
 		}
 	}()
 	return nil
 }
 
-// stopLinkWatch ends the watch goroutine and closes its descriptors.
+// stopLinkWatch ends the watch goroutine and closes its descriptors. A
+// subscriber may Close the port from its callback, on the watch's own
+// goroutine: then the descriptors are closed once it has returned.
 func (p *port) stopLinkWatch() {
 	lw := p.lw
 	if lw == nil {
@@ -70,7 +76,14 @@ func (p *port) stopLinkWatch() {
 	}
 	p.lw = nil
 	_ = lw.stop.Signal()
-	<-lw.done
-	lw.w.Close()
-	lw.stop.Close()
+	closeFDs := func() {
+		<-lw.done
+		lw.w.Close()
+		lw.stop.Close()
+	}
+	if lw.delivering.Load() {
+		go closeFDs()
+		return
+	}
+	closeFDs()
 }

@@ -48,3 +48,28 @@ func TestLinkEvents(t *testing.T) {
 	default:
 	}
 }
+
+// A subscriber may close the port from its callback.
+func TestLinkEventCloses(t *testing.T) {
+	v := newPair(t, false)
+	p := openPort(t, "xdp:"+v.host+"?mode=generic")
+	closed := make(chan error, 1)
+	p.OnLinkChange(func(e driver.LinkEvent) {
+		select {
+		case closed <- p.Close():
+		default:
+		}
+	})
+	ipCmd(t, "-n", v.ns, "link", "set", v.peer, "down")
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close from the link callback: %v", err)
+		}
+	case <-time.After(20 * time.Second): // a bound on a hang, not a timing claim
+		t.Fatal("Close from the link callback did not return")
+	}
+	if a, _ := queryXDP(p.(*port).nd.index); a.ProgID != 0 {
+		t.Errorf("program %d left after Close", a.ProgID)
+	}
+}
