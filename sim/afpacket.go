@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gopmd/gopmd/internal/linkwatch"
 	"github.com/gopmd/gopmd/wire"
 )
 
@@ -46,7 +46,7 @@ type AFPacket struct {
 	ifname  string
 	ifindex int
 	fd      int
-	nl      int // NETLINK_ROUTE socket in RTMGRP_LINK
+	nl      *linkwatch.Watch
 	stopfd  int // eventfd: Close wakes the reader
 	ring    *wire.FrameRing
 	stop    atomic.Bool
@@ -141,17 +141,13 @@ func OpenAFPacket(ifname string) (*AFPacket, error) {
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, afpacketRcvBuf) != nil {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, afpacketRcvBuf)
 	}
-	nl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
+	nl, err := linkwatch.New(ifi.Index)
 	if err != nil {
-		return fail("netlink socket for the link state", err)
-	}
-	if err := unix.Bind(nl, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: unix.RTMGRP_LINK}); err != nil {
-		unix.Close(nl)
-		return fail("netlink link-state group", err)
+		return fail("netlink watch of the link state", err)
 	}
 	stopfd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
-		unix.Close(nl)
+		nl.Close()
 		return fail("eventfd", err)
 	}
 	a := &AFPacket{ifname: ifname, ifindex: ifi.Index, fd: fd, nl: nl, stopfd: stopfd,
@@ -196,8 +192,8 @@ const afpacketBatch = 64
 func (a *AFPacket) reader() {
 	defer a.wg.Done()
 	buf := make([]byte, CableSlotSize+1)
-	nlbuf := make([]byte, 1<<16)
-	fds := []unix.PollFd{{Fd: int32(a.fd), Events: unix.POLLIN}, {Fd: int32(a.nl), Events: unix.POLLIN}, {Fd: int32(a.stopfd), Events: unix.POLLIN}}
+	link := a.linkNotice
+	fds := []unix.PollFd{{Fd: int32(a.fd), Events: unix.POLLIN}, {Fd: int32(a.nl.FD()), Events: unix.POLLIN}, {Fd: int32(a.stopfd), Events: unix.POLLIN}}
 	for !a.stop.Load() {
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if errors.Is(err, unix.EINTR) {
@@ -210,7 +206,7 @@ func (a *AFPacket) reader() {
 			return // Close
 		}
 		if fds[1].Revents != 0 {
-			a.readLinkState(nlbuf)
+			a.nl.Read(link)
 		}
 		if fds[0].Revents == 0 {
 			continue
@@ -255,35 +251,13 @@ func (a *AFPacket) reader() {
 	}
 }
 
-// readLinkState reads the netlink messages waiting and follows the
-// interface's RTM_NEWLINK (and RTM_DELLINK) notices.
-func (a *AFPacket) readLinkState(buf []byte) {
-	for {
-		n, _, err := unix.Recvfrom(a.nl, buf, unix.MSG_DONTWAIT)
-		if err != nil || n < unix.NLMSG_HDRLEN {
-			return // EAGAIN: all read (ENOBUFS: notices lost; the next one brings the state)
-		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
-			continue
-		}
-		for _, m := range msgs {
-			if (m.Header.Type != unix.RTM_NEWLINK && m.Header.Type != unix.RTM_DELLINK) || len(m.Data) < unix.SizeofIfInfomsg {
-				continue
-			}
-			index := int32(binary.NativeEndian.Uint32(m.Data[4:8])) // ifinfomsg.ifi_index
-			flags := binary.NativeEndian.Uint32(m.Data[8:12])       // ifinfomsg.ifi_flags
-			if int(index) != a.ifindex {
-				continue
-			}
-			if m.Header.Type == unix.RTM_DELLINK {
-				a.gone.Store(true)
-				a.setCarrier(false)
-				continue
-			}
-			a.setCarrier(flags&unix.IFF_RUNNING != 0)
-		}
+// linkNotice follows the interface's RTM_NEWLINK (and RTM_DELLINK)
+// notices.
+func (a *AFPacket) linkNotice(running, gone bool) {
+	if gone {
+		a.gone.Store(true)
 	}
+	a.setCarrier(running)
 }
 
 // Next implements wire.Source.
@@ -388,7 +362,7 @@ func (a *AFPacket) close() error {
 	_, _ = unix.Write(a.stopfd, one[:])
 	a.wg.Wait()
 	err := unix.Close(a.fd)
-	unix.Close(a.nl)
+	a.nl.Close()
 	unix.Close(a.stopfd)
 	if p := a.lastErr.Load(); p != nil {
 		return fmt.Errorf("afpacket=%s: receive: %w", a.ifname, *p)

@@ -10,14 +10,21 @@
 // into pools: received frames are pool buffers the application frees back,
 // the fill ring is refilled from the pool in bulk, TX completions return
 // buffers to their pools, and frames from outside the UMEM are copied into
-// it on TX. The kernel's XDP_STATISTICS are the port's counters.
+// it on TX. The kernel's XDP_STATISTICS are the port's counters. RX
+// queues implement driver.RxInterrupter with poll(2) on the socket (it is
+// readable while its RX ring holds a frame), so adaptive workers sleep on
+// xdp: ports as on the others. OnLinkChange reports the interface's
+// carrier and up/down changes, which an rtnetlink watch follows.
 //
 // Spec options: the generic queues=, rx-ring=, tx-ring= (powers of two),
 // pool-size=, buf-size= and port-id=; mode=native|generic|auto (how the
 // program runs), zero-copy=on|off|auto, frame-size=2048|4096, pass= (a
 // list of arp, nd, host, or none), force=1 (replace another program),
-// queue=F (the port's queues are the interface's F to F+N-1). busy-poll=
-// and need-wakeup= are refused as not supported yet;
+// queue=F (the port's queues are the interface's F to F+N-1);
+// need-wakeup=1|0 (bind with XDP_USE_NEED_WAKEUP, the default; off, every
+// TX burst makes the wake-up syscall) and busy-poll=USECS (SO_BUSY_POLL
+// with SO_PREFER_BUSY_POLL and a budget of one burst; RxBurst on an empty
+// ring makes the recvfrom that runs the driver);
 // promisc=, mtu= and unsafe-noiommu= do not apply. docs/design.md, "AF_XDP
 // ports", has the design.
 //

@@ -47,13 +47,19 @@ func attachedModeName(m uint8) string {
 // nlRequest sends one rtnetlink request and returns the payloads of the
 // replies up to the ack (or the kernel's error).
 func nlRequest(typ uint16, flags uint16, body []byte) ([][]byte, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	return nlRequestProto(unix.NETLINK_ROUTE, typ, flags, body)
+}
+
+// nlRequestProto is nlRequest on a netlink protocol of choice
+// (NETLINK_ROUTE, NETLINK_GENERIC).
+func nlRequestProto(proto int, typ uint16, flags uint16, body []byte) ([][]byte, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
 	if err != nil {
-		return nil, fmt.Errorf("rtnetlink socket: %w", err)
+		return nil, fmt.Errorf("netlink socket: %w", err)
 	}
 	defer unix.Close(fd)
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, fmt.Errorf("rtnetlink bind: %w", err)
+		return nil, fmt.Errorf("netlink bind: %w", err)
 	}
 	msg := make([]byte, unix.NLMSG_HDRLEN+len(body))
 	binary.NativeEndian.PutUint32(msg[0:], uint32(len(msg)))
@@ -62,18 +68,18 @@ func nlRequest(typ uint16, flags uint16, body []byte) ([][]byte, error) {
 	binary.NativeEndian.PutUint32(msg[8:], 1)
 	copy(msg[unix.NLMSG_HDRLEN:], body)
 	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, fmt.Errorf("rtnetlink send: %w", err)
+		return nil, fmt.Errorf("netlink send: %w", err)
 	}
 	var out [][]byte
 	buf := make([]byte, 1<<16)
 	for {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
 		if err != nil {
-			return nil, fmt.Errorf("rtnetlink receive: %w", err)
+			return nil, fmt.Errorf("netlink receive: %w", err)
 		}
 		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 		if err != nil {
-			return nil, fmt.Errorf("rtnetlink reply: %w", err)
+			return nil, fmt.Errorf("netlink reply: %w", err)
 		}
 		for _, m := range msgs {
 			switch m.Header.Type {

@@ -14,6 +14,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/rxirq"
 	"github.com/gopmd/gopmd/xdp/internal/xsk"
 	"golang.org/x/sys/unix"
 )
@@ -22,13 +23,6 @@ import (
 // txq=, rx-ring=, tx-ring=, pool-size=, buf-size= and port-id=; the
 // generic promisc=, mtu= and unsafe-noiommu= are refused).
 var backendOptions = []string{"mode", "zero-copy", "frame-size", "force", "pass", "queue", "busy-poll", "need-wakeup"}
-
-// notYet are options of the port kind this driver does not take yet: each
-// is refused by name.
-var notYet = map[string]string{
-	"busy-poll":   "busy polling (SO_PREFER_BUSY_POLL) is not supported yet by the xdp driver; leave the option out",
-	"need-wakeup": "the xdp driver always asks for need_wakeup and makes a wake-up syscall only when the kernel sets the flag; the option is not supported yet, leave it out",
-}
 
 func init() {
 	driver.RegisterBackend(driver.Backend{Scheme: "xdp", Options: backendOptions, Open: openDevice})
@@ -88,15 +82,23 @@ type options struct {
 	force     bool
 	pass      passRules
 	first     int // the interface queue of the port's queue 0 (queue=)
+	// needWakeup binds with XDP_USE_NEED_WAKEUP (need-wakeup=, default
+	// on): the kernel says when it needs a syscall. Off, every TX burst
+	// makes one.
+	needWakeup bool
+	// busyPoll is SO_BUSY_POLL in microseconds (busy-poll=, 0: off): the
+	// socket prefers busy polling, and RxBurst and TxBurst make the
+	// syscall that drives the driver's NAPI on every call that finds or
+	// queues something to do.
+	busyPoll int
 }
 
+// busyPollBudget is the SO_BUSY_POLL_BUDGET of a busy-polling socket:
+// frames the driver handles per busy poll, one RxBurst's batch.
+const busyPollBudget = batch
+
 func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
-	o := options{mode: "auto", zeroCopy: "auto", frameSize: cfg.BufSize}
-	for _, k := range []string{"busy-poll", "need-wakeup"} {
-		if s.Options.Has(k) {
-			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not supported", Accepted: notYet[k]})
-		}
-	}
+	o := options{mode: "auto", zeroCopy: "auto", frameSize: cfg.BufSize, needWakeup: true}
 	for _, k := range []string{"promisc", "mtu", "unsafe-noiommu"} {
 		if s.Options.Has(k) {
 			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not taken by the xdp driver",
@@ -140,16 +142,30 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 		}
 		return o, driver.OptionInSpec(s.Raw, driver.BadOption(k, strconv.Itoa(o.frameSize), "a UMEM frame is a power of two from 2048 bytes to the page size", "2048 or 4096"))
 	}
-	if s.Options.Has("force") {
-		v := s.Options.Get("force")
+	for _, c := range []struct {
+		k   string
+		dst *bool
+	}{{"force", &o.force}, {"need-wakeup", &o.needWakeup}} {
+		if !s.Options.Has(c.k) {
+			continue
+		}
+		v := s.Options.Get(c.k)
 		b, err := strconv.ParseBool(v)
 		if v == "" {
 			b, err = true, nil
 		}
 		if err != nil {
-			return o, driver.OptionInSpec(s.Raw, driver.BadOption("force", v, "not a truth value", "1 or 0"))
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption(c.k, v, "not a truth value", "1 or 0"))
 		}
-		o.force = b
+		*c.dst = b
+	}
+	if s.Options.Has("busy-poll") {
+		v := s.Options.Get("busy-poll")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1000000 {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("busy-poll", v, "not a busy-poll time", "microseconds from 0 (off) to 1000000, as SO_BUSY_POLL takes them"))
+		}
+		o.busyPoll = n
 	}
 	if s.Options.Has("queue") {
 		v := s.Options.Get("queue")
@@ -220,6 +236,8 @@ type port struct {
 	g      gate.Gate
 	flagsQ []*gate.Flag
 	events driver.LinkEvents
+	irq    rxirq.Port // the sockets as RX interrupts (irq.go)
+	lw     *linkWatcher
 
 	statsMu sync.RWMutex // Stats against the sockets' close
 	mu      sync.Mutex   // set-up calls
@@ -243,6 +261,7 @@ func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
 	}
 	p := &port{spec: d.Spec.Raw, nd: nd, cfg: cfg, opt: opt}
 	p.g.Init()
+	p.irq.Init()
 	defer func() {
 		if err != nil {
 			p.release()
@@ -258,6 +277,9 @@ func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
 		}
 		p.queues = append(p.queues, q)
 		p.flagsQ = append(p.flagsQ, &q.rxFlag, &q.txFlag)
+	}
+	if err := p.startLinkWatch(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -347,6 +369,8 @@ func (p *port) detach() error {
 // release undoes New: sockets, program, memory.
 func (p *port) release() error {
 	var errs []error
+	p.stopLinkWatch()
+	p.irq.Close(p.cfg.StopTimeout) // no poll(2) on a socket closed under it
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
 	for _, q := range p.queues {
@@ -395,6 +419,7 @@ func (p *port) Start() error {
 	}
 	p.started = true
 	p.g.Open(gate.Stopped)
+	p.irq.Start()
 	return nil
 }
 
@@ -415,6 +440,7 @@ func (p *port) Stop() error {
 		return nil
 	}
 	p.g.Close(gate.Stopped)
+	p.irq.Stop(nil) // wakes workers asleep on the sockets
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	gate.WaitIdle(p.flagsQ, time.Time{})
 	p.unsteer()
@@ -461,8 +487,9 @@ func (p *port) Link() driver.Link {
 	return l
 }
 
-// OnLinkChange subscribes fn; the xdp driver has no link watcher yet, so
-// it reports no change (Link reads the interface's state when called).
+// OnLinkChange subscribes fn to the interface's link changes (carrier
+// lost or back, the interface set down or up), which an rtnetlink watch
+// follows from New to Close (link.go); fn runs on the watch's goroutine.
 func (p *port) OnLinkChange(fn func(driver.LinkEvent)) func() { return p.events.Subscribe(fn) }
 
 // Stats are the queues' counters, with the kernel's XDP_STATISTICS of
@@ -470,7 +497,9 @@ func (p *port) OnLinkChange(fn func(driver.LinkEvent)) func() { return p.events.
 // too long for a frame; rx_ring_full: the RX ring had no room) count as
 // no_buffer drops of their RX queue, descriptors the kernel refused on TX
 // (tx_invalid_descs) as bad_descriptor drops of the TX queue; all six
-// appear in HW as xdp_<name> sums and drv_rxN_xdp_<name> per queue.
+// appear in HW as xdp_<name> sums and drv_rxN_xdp_<name> per queue, as do
+// rx_wakeups and tx_wakeups, the port's own count of the wake-up syscalls
+// it made (recvfrom, sendto).
 func (p *port) Stats() driver.PortStats {
 	var s driver.PortStats
 	s.HW = map[string]uint64{}
@@ -492,7 +521,8 @@ func (p *port) Stats() driver.PortStats {
 			n string
 			v uint64
 		}{{"rx_dropped", k.RxDropped}, {"rx_invalid_descs", k.RxInvalidDescs}, {"tx_invalid_descs", k.TxInvalidDescs},
-			{"rx_ring_full", k.RxRingFull}, {"rx_fill_ring_empty_descs", k.RxFillRingEmptyDescs}, {"tx_ring_empty_descs", k.TxRingEmptyDescs}} {
+			{"rx_ring_full", k.RxRingFull}, {"rx_fill_ring_empty_descs", k.RxFillRingEmptyDescs}, {"tx_ring_empty_descs", k.TxRingEmptyDescs},
+			{"rx_wakeups", q.rxWakes.Load()}, {"tx_wakeups", q.txWakes.Load()}} {
 			s.HW["xdp_"+c.n] += c.v
 			s.HW[fmt.Sprintf("drv_rx%d_xdp_%s", q.idx, c.n)] = c.v
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
+	"github.com/gopmd/gopmd/internal/rxirq"
 	"github.com/gopmd/gopmd/pool"
 	"github.com/gopmd/gopmd/xdp/internal/xsk"
 	"golang.org/x/sys/unix"
@@ -46,6 +47,14 @@ type queue struct {
 	rxFlag, txFlag gate.Flag
 	rxc, txc       driver.Counters
 	pending        atomic.Int64 // TX frames queued and not completed
+	irq            rxirq.Queue  // the socket as the RX interrupt (irq.go)
+	// wakeTx: every TX burst and reclaim with frames waiting makes the
+	// sendto, whatever the ring's flag (need-wakeup=0, busy-poll=);
+	// wakeRx: every RxBurst that finds the ring empty makes the recvfrom
+	// (busy-poll=), which runs the driver's NAPI in the caller's context.
+	wakeTx, wakeRx bool
+	// rxWakes and txWakes count the wake-up syscalls (recvfrom, sendto).
+	rxWakes, txWakes atomic.Uint64
 
 	scratch [batch]*pool.Packet // refill (RX goroutine)
 	done    [batch]*pool.Packet // reclaim and copies (TX goroutine)
@@ -58,7 +67,8 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 	cfg := p.cfg
 	fs := p.opt.frameSize
 	kq := p.opt.first + i
-	q := &queue{p: p, idx: i, kq: kq, fd: -1, shift: uint(bits.TrailingZeros(uint(fs))), frameMask: uint64(fs - 1)}
+	q := &queue{p: p, idx: i, kq: kq, fd: -1, shift: uint(bits.TrailingZeros(uint(fs))), frameMask: uint64(fs - 1),
+		wakeTx: !p.opt.needWakeup || p.opt.busyPoll > 0, wakeRx: p.opt.busyPoll > 0}
 	defer func() {
 		if err != nil {
 			_ = q.close(cfg.StopTimeout)
@@ -122,8 +132,23 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 	if q.tx, err = mapRing(q.fd, off.Tx, xsk.PgoffTxRing, uint32(cfg.TxRingSize), true, "TX"); err != nil {
 		return nil, err
 	}
+	if p.opt.busyPoll > 0 {
+		for _, o := range []struct {
+			opt  int
+			v    int
+			name string
+		}{{unix.SO_PREFER_BUSY_POLL, 1, "SO_PREFER_BUSY_POLL"}, {unix.SO_BUSY_POLL, p.opt.busyPoll, "SO_BUSY_POLL"}, {unix.SO_BUSY_POLL_BUDGET, busyPollBudget, "SO_BUSY_POLL_BUDGET"}} {
+			if err := unix.SetsockoptInt(q.fd, unix.SOL_SOCKET, o.opt, o.v); err != nil {
+				return nil, fmt.Errorf("%s queue %d: busy-poll=%d: setting %s to %d: %w (busy polling needs Linux 5.11 and CAP_NET_ADMIN; leave busy-poll out)", p.nd.name, kq, p.opt.busyPoll, o.name, o.v, err)
+			}
+		}
+	}
+	wakeFlag := uint16(0)
+	if p.opt.needWakeup {
+		wakeFlag = xsk.BindUseNeedWakeup
+	}
 	bind := func(flags uint16) error {
-		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: flags | xsk.BindUseNeedWakeup, Ifindex: uint32(p.nd.index), QueueID: uint32(kq)}
+		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: flags | wakeFlag, Ifindex: uint32(p.nd.index), QueueID: uint32(kq)}
 		return xsk.Bind(q.fd, &sa)
 	}
 	switch {
@@ -144,6 +169,20 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 		}
 	}
 	return q, nil
+}
+
+// wakeRxNow makes the empty recvfrom (the fill ring has buffers; a
+// busy-polling socket runs the driver's NAPI). RX goroutine.
+func (q *queue) wakeRxNow() {
+	xsk.WakeRx(q.fd)
+	q.rxWakes.Add(1)
+}
+
+// wakeTxNow makes the empty sendto that has the kernel send the TX ring.
+// TX goroutine.
+func (q *queue) wakeTxNow() {
+	xsk.Wake(q.fd)
+	q.txWakes.Add(1)
 }
 
 // refill moves RX pool buffers into the fill ring in bulk, as many as it
@@ -173,7 +212,7 @@ func (q *queue) refill() {
 	if posted {
 		f.publish()
 		if f.needWakeup() {
-			xsk.WakeRx(q.fd)
+			q.wakeRxNow()
 		}
 	}
 }
@@ -225,8 +264,8 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		rx.cached = cons + n
 		rx.release()
 		q.refill()
-	} else if q.fill.needWakeup() {
-		xsk.WakeRx(q.fd)
+	} else if q.wakeRx || q.fill.needWakeup() {
+		q.wakeRxNow()
 	}
 	q.rxc.Add(uint64(got), bytes)
 	q.rxc.Drop(driver.CauseBadDescriptor, bad)
@@ -321,8 +360,8 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.txc.Add(uint64(sent), bytes)
 	}
 	q.txc.Drop(driver.CauseTooBig, tooBig)
-	if tx.needWakeup() {
-		xsk.Wake(q.fd)
+	if tx.needWakeup() || (q.wakeTx && tx.pending() > 0) {
+		q.wakeTxNow()
 	}
 	q.txFlag.Leave()
 	return taken
@@ -374,8 +413,8 @@ func (q *queue) reclaim() int {
 		total += k
 	}
 	q.txc.Drop(driver.CauseBadDescriptor, bad)
-	if q.tx.pending() > 0 && q.tx.needWakeup() {
-		xsk.Wake(q.fd)
+	if q.tx.pending() > 0 && (q.wakeTx || q.tx.needWakeup()) {
+		q.wakeTxNow()
 	}
 	return total
 }

@@ -546,8 +546,9 @@ func TestOptionsRefused(t *testing.T) {
 	ifc, _ := net.InterfaceByName(v.host)
 	base := "xdp:" + v.host + "?mode=generic"
 	for _, c := range []struct{ opts, want string }{
-		{"&busy-poll=50", "busy-poll"},
-		{"&need-wakeup=0", "need-wakeup"},
+		{"&busy-poll=x", "busy-poll"},
+		{"&busy-poll=-1", "busy-poll"},
+		{"&need-wakeup=maybe", "need-wakeup"},
 		{"&queue=x", "queue"},
 		{"&queue=1", "queues"}, // a one-queue interface has no queue 1
 		{"&promisc=1", "promisc"},

@@ -138,7 +138,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines, each locked to an OS thread (0: one per RX queue, at most GOMAXPROCS-1)")
 	fs.BoolVar(&o.untilDone, "until-done", false, "stop by itself once every pcap-in file and every gen-count generator has been sent in full and every frame forwarded (all sources must end: sim ports with pcap-in, gen-count, peer or nothing)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
-	fs.StringVar(&o.rxMode, "rx-mode", rxModePoll, "how a worker waits for frames: poll (busy-poll, a core per worker at any load) or adaptive (poll while frames come; after --rx-idle empty polls arm the RX interrupts, look once more and sleep until a frame fires one: an idle forwarder costs next to no CPU; needs devices with RX interrupts: ENETC through VFIO, FEC through UIO/platform, sim ports in mode=engine)")
+	fs.StringVar(&o.rxMode, "rx-mode", rxModePoll, "how a worker waits for frames: poll (busy-poll, a core per worker at any load) or adaptive (poll while frames come; after --rx-idle empty polls arm the RX interrupts, look once more and sleep until a frame fires one: an idle forwarder costs next to no CPU; needs devices with RX interrupts: ENETC through VFIO, FEC through UIO/platform, sim ports in mode=engine, xdp: ports)")
 	fs.Func("rx-idle", fmt.Sprintf("--rx-mode adaptive: empty rounds of polls before a worker sleeps (1-1000000, default %d)", defaultRxIdle), parseRxIdle(o))
 	addTapFlags(fs, o)
 	addTelemetryFlag(fs, o)

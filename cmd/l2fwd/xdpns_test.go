@@ -24,7 +24,13 @@ import (
 //	ns A: 10.97.0.1/24 on gxA1 ── veth ── gxA0 ── xdp:gxA0 ─┐
 //	                                                         l2fwd
 //	ns B: 10.97.0.2/24 on gxB1 ── veth ── gxB0 ── xdp:gxB0 ─┘
-func TestXDPForwardingThroughNamespaces(t *testing.T) {
+func TestXDPForwardingThroughNamespaces(t *testing.T) { xdpForwarding(t, "poll") }
+
+// The same with --rx-mode adaptive: the workers sleep in poll(2) on the
+// AF_XDP sockets when idle, and every frame still crosses.
+func TestXDPForwardingAdaptive(t *testing.T) { xdpForwarding(t, "adaptive") }
+
+func xdpForwarding(t *testing.T, rxMode string) {
 	if os.Geteuid() != 0 {
 		testnote.Skip(t, "the l2fwd AF_XDP test", "needs root (network namespaces, veth pairs, BPF programs, AF_XDP sockets); run go test as root to include it")
 	}
@@ -66,7 +72,7 @@ func TestXDPForwardingThroughNamespaces(t *testing.T) {
 	var stdout, stderr strings.Builder
 	res := make(chan int, 1)
 	go func() {
-		res <- run(ctx, []string{"--json", "--stats-interval", "0", "--no-mac-updating",
+		res <- run(ctx, []string{"--json", "--stats-interval", "0", "--no-mac-updating", "--rx-mode", rxMode,
 			"xdp:" + hostA + "?mode=generic", "xdp:" + hostB + "?mode=generic"}, &stdout, &stderr)
 	}()
 	// The ports are up once both interfaces carry the program (before,
@@ -121,6 +127,10 @@ func TestXDPForwardingThroughNamespaces(t *testing.T) {
 		t.Fatalf("l2fwd exit %d: %s", code, stderr.String())
 	}
 	s := parseSummary(t, stdout.String())
+	if s.RxMode != rxMode {
+		t.Errorf("summary rx_mode %q, want %q", s.RxMode, rxMode)
+	}
+	t.Logf("--rx-mode %s: %d sleeps", rxMode, s.Sleeps)
 	aTx, aRx := counter(t, n, nsA, innerA, "tx_packets"), counter(t, n, nsA, innerA, "rx_packets")
 	bTx, bRx := counter(t, n, nsB, innerB, "tx_packets"), counter(t, n, nsB, innerB, "rx_packets")
 	t.Logf("ns A sent %d frames, ns B received %d; ns B sent %d, ns A received %d; l2fwd %d and %d", aTx, bRx, bTx, aRx, s.Ports[0].Handled, s.Ports[1].Handled)

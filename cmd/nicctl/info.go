@@ -93,6 +93,10 @@ type infoResult struct {
 	MDIO      *mdioInfo `json:"mdio,omitempty"`
 	FixedLink string    `json:"fixed_link,omitempty"`
 	IRQLines  []irqInfo `json:"irq_lines,omitempty"`
+
+	// XDP: an xdp: device's interface, XDP features and what a port
+	// will get (xdpinfo.go).
+	XDP *xdpInfo `json:"xdp,omitempty"`
 }
 
 func (r *infoResult) text(w io.Writer) {
@@ -149,6 +153,9 @@ func (r *infoResult) text(w io.Writer) {
 	}
 	if r.DMAMemory != nil {
 		r.DMAMemory.text(p)
+	}
+	if r.XDP != nil {
+		r.XDP.text(p)
 	}
 	if r.NotOpened != "" {
 		r.fecText(p) // the interrupt lines the tree and the binding give
@@ -263,6 +270,14 @@ func infoCmd(e *env, dev string) (any, error) {
 		}
 	case "sim":
 		r.Bus = "sim"
+	case "xdp":
+		if e.sys.Root != "" && e.sys.Root != "/" {
+			return nil, &usageError{dev + ": --root names an offline tree, and an xdp: device is a kernel interface of this host (drop --root)"}
+		}
+		if err := xdpDevice(r, sp.Name); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	if sp.Scheme != "sim" && r.DMAMemory == nil {
 		r.Hugepages = readHugepages(e)

@@ -72,6 +72,9 @@ type listEntry struct {
 	// not, or what opening it needs.
 	Usable bool   `json:"usable"`
 	Why    string `json:"why,omitempty"`
+	// XDPFeatures are an xdp: device's driver's XDP features ("unknown"
+	// where the kernel does not report them, before Linux 6.3).
+	XDPFeatures []string `json:"xdp_features,omitempty"`
 }
 
 type listResult []listEntry
@@ -114,8 +117,8 @@ func (l listResult) text(w io.Writer) {
 
 func boolp(b bool) *bool { return &b }
 
-// listDevices gathers PCI functions, platform FEC nodes, UIO devices and
-// the simulated devices.
+// listDevices gathers PCI functions, platform FEC nodes, UIO devices,
+// the kernel interfaces xdp: ports can serve, and the simulated devices.
 func listDevices(e *env, all bool) (listResult, error) {
 	var out listResult
 	pcis, err := listPCI(e, all)
@@ -126,6 +129,9 @@ func listDevices(e *env, all bool) (listResult, error) {
 	plats, claimed := listPlatform(e)
 	out = append(out, plats...)
 	out = append(out, listUIO(e, claimed)...)
+	if e.sys.Root == "" || e.sys.Root == "/" {
+		out = append(out, listNetdevs()...) // kernel interfaces of this host, not of an offline tree
+	}
 	out = append(out, listSim()...)
 	return out, nil
 }
