@@ -55,6 +55,18 @@ func BenchmarkL2fwdForward(b *testing.B) {
 	if r := l.txRefused.Load() - r0; r != 0 {
 		b.Fatalf("TX refused %d frames: the loop measured a drop path", r)
 	}
+	// Drain before the ports close: the generator stops, and the lane
+	// polls until its RX ring is empty and TX has given back every buffer,
+	// so closing waits for nothing (a close that waits out a timeout would
+	// spin a varying number of instructions into the count).
+	for _, s := range a.around {
+		s.hold()
+	}
+	for i := 0; l.poll(burst) > 0 || l.tx.Pending() > 0; i++ {
+		if i == 1000 {
+			b.Fatalf("the lane did not drain: %d frames pending on TX", l.tx.Pending())
+		}
+	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fwd), "ns/pkt")
 	b.ReportMetric(float64(fwd)/float64(b.N), "fwd/pkt")
 }
