@@ -1,10 +1,35 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
 )
+
+// putMACs writes exactly the lane's 12 address bytes, destination first,
+// into a frame of 12 bytes or more, and leaves a shorter one alone.
+func TestPutMACs(t *testing.T) {
+	macs := [12]byte{0x02, 0, 0, 0, 0, 1, 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}
+	lo, hi := binary.LittleEndian.Uint64(macs[0:8]), binary.LittleEndian.Uint32(macs[8:12])
+	for n := 0; n <= 20; n++ {
+		orig := make([]byte, n)
+		for i := range orig {
+			orig[i] = byte(0x90 + i)
+		}
+		// The frame sits in a larger buffer: nothing past its end moves.
+		buf := append(append([]byte(nil), orig...), 0x5a, 0x5a, 0x5a, 0x5a)
+		putMACs(buf[:n], lo, hi)
+		want := append([]byte(nil), orig...)
+		if n >= 12 {
+			copy(want, macs[:])
+		}
+		if !bytes.Equal(buf[:n], want) || !bytes.Equal(buf[n:], []byte{0x5a, 0x5a, 0x5a, 0x5a}) {
+			t.Fatalf("%d-byte frame: got % x, want % x then 5a 5a 5a 5a", n, buf, want)
+		}
+	}
+}
 
 // BenchmarkL2fwdForward is l2fwd's whole forward as a user runs it: the
 // lane of port 0's RX queue 0 polled in fwd mode with the MAC update,
