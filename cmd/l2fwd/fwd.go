@@ -38,10 +38,19 @@ var modeNames = [...]string{"fwd", "drop", "tx", "pass"}
 
 func (m mode) String() string { return modeNames[m] }
 
+// linePad is a cache line (64 bytes on x86-64 and the Cortex-A cores
+// l2fwd runs on) of padding. A lane and a worker begin and end with one,
+// so the fields a worker writes every burst never share a line with
+// another worker's, wherever the allocator places the structures
+// (TestLanesAndWorkersShareNoCacheLine checks their addresses).
+type linePad [64]byte
+
 // lane is one RX queue and the TX queue its frames go to. Exactly one
 // worker goroutine polls a lane, so it owns the RX queue (and its pool's
 // alloc side) and the TX queue: nothing here is locked.
 type lane struct {
+	_ linePad
+
 	rxPort, rxQueue, txPort int
 	rx                      driver.RxQueue
 	tx                      driver.TxQueue // nil in drop and pass modes
@@ -82,10 +91,13 @@ type lane struct {
 	down    *tap.Twin
 	downTx  driver.TxQueue
 	tapTick uint32
+
+	_ linePad
 }
 
 // worker polls its lanes until stop is set.
 type worker struct {
+	_     linePad
 	lanes []*lane
 	burst int
 	// waiter, with --rx-mode adaptive, sleeps the worker on its lanes' RX
@@ -97,6 +109,8 @@ type worker struct {
 	// (getrusage RUSAGE_THREAD) when it ended.
 	sleeps, armFailed atomic.Uint64
 	cpu               atomic.Int64 // nanoseconds
+
+	_ linePad
 }
 
 // run is the forwarding loop: no allocation, no lock, no defer.

@@ -3,10 +3,81 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/sim/simdma"
 )
+
+// cacheLineBytes is the cache line of the CPUs l2fwd runs on (the
+// LS1028A's and i.MX 8's Cortex-A cores, x86-64): 64 bytes.
+const cacheLineBytes = 64
+
+// No field of a lane or of a worker shares a 64-byte cache line with a
+// field of another lane or worker: each worker writes its lanes' counters
+// and flags every burst, and a line shared with another worker's would
+// bounce between their cores (false sharing). The structures are checked
+// as l2fwd allocates them, at their addresses.
+func TestLanesAndWorkersShareNoCacheLine(t *testing.T) {
+	m := simdma.NewIOMMU(false)
+	p0 := newFakePort("fake0", 0, 4, mac0, m)
+	p1 := newFakePort("fake1", 1, 4, mac1, m)
+	o := &options{mode: modeFwd, burst: 32, queues: 4, ringSize: 512, macUpdating: true, workers: 8}
+	a := &app{o: o, ports: []driver.Port{p0, p1}, specs: []string{"sim:fake0", "sim:fake1"}}
+	if err := a.setup(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.closePorts() })
+	ws := a.workers()
+	if len(a.lanes) != 8 || len(ws) != 8 {
+		t.Fatalf("%d lanes, %d workers: want 8 of each", len(a.lanes), len(ws))
+	}
+	type span struct {
+		name       string
+		start, end uintptr // the named fields' bytes, [start, end)
+	}
+	var spans []span
+	for i, l := range a.lanes {
+		s, e := fieldSpan(reflect.TypeOf(l).Elem())
+		p := uintptr(unsafe.Pointer(l))
+		spans = append(spans, span{fmt.Sprintf("lane %d", i), p + s, p + e})
+	}
+	for i, w := range ws {
+		s, e := fieldSpan(reflect.TypeOf(w).Elem())
+		p := uintptr(unsafe.Pointer(w))
+		spans = append(spans, span{fmt.Sprintf("worker %d", i), p + s, p + e})
+	}
+	for i, x := range spans {
+		for _, y := range spans[i+1:] {
+			// The lines [first, last] of each: they overlap when
+			// neither ends before the other begins.
+			xf, xl := x.start/cacheLineBytes, (x.end-1)/cacheLineBytes
+			yf, yl := y.start/cacheLineBytes, (y.end-1)/cacheLineBytes
+			if xf <= yl && yf <= xl {
+				t.Errorf("%s (fields at %#x-%#x) and %s (%#x-%#x) share a %d-byte cache line",
+					x.name, x.start, x.end, y.name, y.start, y.end, cacheLineBytes)
+			}
+		}
+	}
+}
+
+// fieldSpan is where a struct's named fields lie: from the first one's
+// offset to the end of the last one (blank padding fields left out).
+func fieldSpan(t reflect.Type) (start, end uintptr) {
+	start = t.Size()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Name == "_" {
+			continue
+		}
+		start = min(start, f.Offset)
+		end = max(end, f.Offset+f.Type.Size())
+	}
+	return start, end
+}
 
 // putMACs writes exactly the lane's 12 address bytes, destination first,
 // into a frame of 12 bytes or more, and leaves a shorter one alone.
