@@ -64,6 +64,47 @@ func TestLanesAndWorkersShareNoCacheLine(t *testing.T) {
 	}
 }
 
+// The drivers' per-queue structures share no line either: the RX and TX
+// queues and the RX pools behind the lanes of two simulated ENETC ports
+// with 4 queues each, at their addresses.
+func TestDriverQueuesShareNoCacheLine(t *testing.T) {
+	o := &options{mode: modeFwd, burst: 32, queues: 4, ringSize: 512, macUpdating: true,
+		specs: []string{"sim:enetc72?" + simOpts, "sim:enetc73?" + simOpts}}
+	a := &app{o: o}
+	t.Cleanup(func() { a.closePorts() })
+	if err := a.open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.setup(); err != nil {
+		t.Fatal(err)
+	}
+	type span struct {
+		name       string
+		start, end uintptr
+	}
+	var spans []span
+	for i, l := range a.lanes {
+		for _, x := range []any{l.rx, l.tx, l.pool} {
+			v := reflect.ValueOf(x)
+			s, e := fieldSpan(v.Type().Elem())
+			spans = append(spans, span{fmt.Sprintf("lane %d's %s", i, v.Type()), v.Pointer() + s, v.Pointer() + e})
+		}
+	}
+	if len(spans) != 24 {
+		t.Fatalf("%d structures, want 24 (8 lanes' RX queue, TX queue, pool)", len(spans))
+	}
+	for i, x := range spans {
+		for _, y := range spans[i+1:] {
+			xf, xl := x.start/cacheLineBytes, (x.end-1)/cacheLineBytes
+			yf, yl := y.start/cacheLineBytes, (y.end-1)/cacheLineBytes
+			if xf <= yl && yf <= xl {
+				t.Errorf("%s (fields at %#x-%#x) and %s (%#x-%#x) share a %d-byte cache line",
+					x.name, x.start, x.end, y.name, y.start, y.end, cacheLineBytes)
+			}
+		}
+	}
+}
+
 // fieldSpan is where a struct's named fields lie: from the first one's
 // offset to the end of the last one (blank padding fields left out).
 func fieldSpan(t reflect.Type) (start, end uintptr) {
