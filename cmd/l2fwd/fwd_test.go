@@ -143,6 +143,36 @@ func TestPutMACs(t *testing.T) {
 	}
 }
 
+// Frames that arrive in two chained buffers get their addresses in the
+// first segment when it holds them; a first segment shorter than 12
+// bytes is left alone, and no byte after the addresses changes.
+func TestForwardMACUpdatingChained(t *testing.T) {
+	for _, split := range []int{20, 8} {
+		t.Run(fmt.Sprintf("first-segment-%d", split), func(t *testing.T) {
+			p0, p1 := twoFakes(t, 1)
+			p0.rxq[0].split = split
+			in := testFrames(t, 100, 128)
+			p0.load(0, in)
+			code, _, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
+				func() bool { return len(p1.txFrames()) == 100 })
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			got := p1.txFrames()
+			for i := range in {
+				want := append([]byte(nil), in[i]...)
+				if split >= 12 {
+					copy(want[0:6], []byte{0x02, 0, 0, 0, 0, 1})
+					copy(want[6:12], mac1)
+				}
+				if !bytes.Equal(got[i], want) {
+					t.Fatalf("frame %d: sent % x\nwant % x", i, got[i][:16], want[:16])
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkL2fwdForward is l2fwd's whole forward as a user runs it: the
 // lane of port 0's RX queue 0 polled in fwd mode with the MAC update,
 // over two simulated ENETC ports in synchronous mode (the lane's pump
