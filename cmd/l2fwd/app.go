@@ -330,8 +330,9 @@ func (a *app) setup() error {
 				if dr, ok := l.tx.(driver.DirectRecycler); ok {
 					_ = dr.RecycleDirect(l.rx)
 				}
-				l.dst = macUpdatingDst(dst)
-				copy(l.src[:], a.ports[dst].MAC())
+				d := macUpdatingDst(dst)
+				copy(l.macs[0:6], d[:])
+				copy(l.macs[6:12], a.ports[dst].MAC())
 				if err := a.bounceIfNeeded(l, i, dst); err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"runtime"
 	"sync/atomic"
 
@@ -37,17 +38,26 @@ var modeNames = [...]string{"fwd", "drop", "tx", "pass"}
 
 func (m mode) String() string { return modeNames[m] }
 
+// linePad is a cache line (64 bytes on x86-64 and the Cortex-A cores
+// l2fwd runs on) of padding. A lane and a worker begin and end with one,
+// so the fields a worker writes every burst never share a line with
+// another worker's, wherever the allocator places the structures
+// (TestLanesAndWorkersShareNoCacheLine checks their addresses).
+type linePad [64]byte
+
 // lane is one RX queue and the TX queue its frames go to. Exactly one
 // worker goroutine polls a lane, so it owns the RX queue (and its pool's
 // alloc side) and the TX queue: nothing here is locked.
 type lane struct {
+	_ linePad
+
 	rxPort, rxQueue, txPort int
 	rx                      driver.RxQueue
 	tx                      driver.TxQueue // nil in drop and pass modes
 	pool                    *pool.Pool     // rx.Pool(): drop mode recycles here
 	mode                    mode
 	macUpdate               bool
-	dst, src                [6]byte // fwd mode: written into every frame
+	macs                    [12]byte // fwd mode: destination then source, written into every frame
 	capture                 *wire.FrameRing
 	capBuf                  []byte // captureSlotSize+1 bytes: a chained frame is joined here
 	// bounce is set when the TX port cannot reach the RX pool's memory (the
@@ -81,10 +91,13 @@ type lane struct {
 	down    *tap.Twin
 	downTx  driver.TxQueue
 	tapTick uint32
+
+	_ linePad
 }
 
 // worker polls its lanes until stop is set.
 type worker struct {
+	_     linePad
 	lanes []*lane
 	burst int
 	// waiter, with --rx-mode adaptive, sleeps the worker on its lanes' RX
@@ -96,6 +109,8 @@ type worker struct {
 	// (getrusage RUSAGE_THREAD) when it ended.
 	sleeps, armFailed atomic.Uint64
 	cpu               atomic.Int64 // nanoseconds
+
+	_ linePad
 }
 
 // run is the forwarding loop: no allocation, no lock, no defer.
@@ -162,12 +177,12 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	switch l.mode {
 	case modeFwd:
 		if l.macUpdate {
+			// The 12 address bytes as two stores per frame, the words
+			// loaded once per burst.
+			lo := binary.LittleEndian.Uint64(l.macs[0:8])
+			hi := binary.LittleEndian.Uint32(l.macs[8:12])
 			for _, p := range b {
-				d := p.Data()
-				if len(d) >= 12 {
-					copy(d[0:6], l.dst[:])
-					copy(d[6:12], l.src[:])
-				}
+				putMACs(p.Data(), lo, hi)
 			}
 		}
 		l.send(b)
@@ -215,6 +230,19 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 		l.arp.Add(arp)
 	}
 	return got
+}
+
+// putMACs writes the destination and source addresses (lo: bytes 0-7,
+// hi: bytes 8-11, little-endian as binary.LittleEndian.Uint64 and Uint32
+// read them from lane.macs) into a frame's first 12 bytes, with one
+// length check; a segment shorter than 12 bytes is left alone. A chained
+// frame's addresses are in its first segment, the one given.
+func putMACs(d []byte, lo uint64, hi uint32) {
+	if len(d) < 12 {
+		return
+	}
+	binary.LittleEndian.PutUint64(d[0:8], lo)
+	binary.LittleEndian.PutUint32(d[8:12], hi)
 }
 
 // send hands a burst to the lane's TX queue. What the queue does not take

@@ -73,10 +73,16 @@ var measurements = []measurement{
 		"for comparison: ENETC forward with the model, whole path, recycling (as mvpp2's 2.13x was measured)", "Mpps"},
 	{"enetc-fwd-model-map", "./bench", "^BenchmarkENETCForwardMapping$/^map-per-packet$", columns,
 		"for comparison: the same plus a fresh Go buffer and a non-coherent sim map/unmap per packet (system calls not counted)", "Mpps"},
+	// l2fwd's whole forward, the code a user runs: lane.poll in fwd mode
+	// with the MAC update, two simulated ENETC ports in synchronous mode
+	// (the generator and the models are column model, outside path).
+	// Its path adds l2fwd's own code (column l2fwd) to driver + pool.
+	{"l2fwd-fwd", "./cmd/l2fwd", "^BenchmarkL2fwdForward$", []string{"enetc", "pool", "dma", "driver", "l2fwd"},
+		"l2fwd's whole forward: lane.poll in fwd mode with the MAC update, ENETC driver + pool + l2fwd's loop, two synchronous simulated ENETC ports", "fwd/pkt"},
 }
 
 // columns is the table's column order; every category a symbol can fall in.
-var columns = []string{"enetc", "fec", "pool", "dma", "cache", "driver", "model", "harness", "runtime", "other"}
+var columns = []string{"enetc", "fec", "pool", "dma", "cache", "driver", "l2fwd", "model", "harness", "runtime", "other"}
 
 const modulePrefix = "github.com/gopmd/gopmd/"
 
@@ -99,6 +105,8 @@ func category(sym string, testFuncs map[string]bool) string {
 			return rel
 		case "bench":
 			return "harness"
+		case "cmd/l2fwd":
+			return "l2fwd" // the forwarder's own loop (its _test.go code is harness)
 		}
 		if strings.HasPrefix(rel, "enetc/model") || strings.HasPrefix(rel, "fec/model") || rel == "sim" || strings.HasPrefix(rel, "sim/") {
 			return "model"
