@@ -1,6 +1,10 @@
 package driver
 
-import "github.com/gopmd/gopmd/pool"
+import (
+	"strconv"
+
+	"github.com/gopmd/gopmd/pool"
+)
 
 // Packet is the header of one packet buffer (see pool.Packet): data window,
 // segments, receive port and queue, flags and RSS hash. It lives in its
@@ -30,7 +34,7 @@ func (a Action) String() string {
 	if int(a) < len(actionNames) {
 		return actionNames[a]
 	}
-	return "action(" + itoa(int(a)) + ")"
+	return "action(" + strconv.Itoa(int(a)) + ")"
 }
 
 // ParseAction parses "drop", "pass", "tx" or "redirect".
@@ -41,26 +45,4 @@ func ParseAction(s string) (Action, error) {
 		}
 	}
 	return 0, &SpecError{Spec: s, Reason: "unknown action; use drop, pass, tx or redirect"}
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		n--
-		b[n] = '-'
-	}
-	return string(b[n:])
 }

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/gopmd/gopmd/pool"
@@ -125,7 +126,7 @@ func (l Link) String() string {
 	if l.FullDuplex {
 		d = "full"
 	}
-	return "up " + itoa(l.SpeedMbps) + " Mb/s " + d + " duplex"
+	return "up " + strconv.Itoa(l.SpeedMbps) + " Mb/s " + d + " duplex"
 }
 
 // Caps are a port's capabilities.

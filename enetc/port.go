@@ -775,7 +775,7 @@ func (p *Port) stopLocked() error {
 //
 //go:noinline
 func (p *Port) concurrentUse(kind string, idx int, call string) {
-	panic(&driver.ConcurrentUse{Port: p.name, Queue: kind + " " + itoa(idx), Call: call})
+	panic(&driver.ConcurrentUse{Port: p.name, Queue: kind + " " + strconv.Itoa(idx), Call: call})
 }
 
 // waitQueuesIdle waits until no queue is inside a burst, or until deadline

@@ -1,6 +1,7 @@
 package enetc
 
 import (
+	"strconv"
 	"sync/atomic"
 
 	"github.com/gopmd/gopmd/dma"
@@ -84,8 +85,8 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 	}
 	q.rxOff = uint16(q.headroom) // below the buffer size (pool.New), which setMaxLen caps by 0xFFFF
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
-	q.ringOwn = pl.Owner(p.name + " rx ring " + itoa(i))
-	q.appOwn = pl.Owner(p.name + " rx queue " + itoa(i) + " caller")
+	q.ringOwn = pl.Owner(p.name + " rx ring " + strconv.Itoa(i))
+	q.appOwn = pl.Owner(p.name + " rx queue " + strconv.Itoa(i) + " caller")
 	return q
 }
 
@@ -553,19 +554,4 @@ func stopCause(errs uint32) driver.Cause {
 		return errCause(errs)
 	}
 	return driver.CauseStopped
-}
-
-// itoa formats a small non-negative int.
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
 }

@@ -3,6 +3,7 @@ package fec
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"unsafe"
 
@@ -161,7 +162,7 @@ func newBDRing(mem []byte, iova uint64, size, bdSize int) bdRing {
 func bdView[B bdLeg | bdEnh](w []uint32, n int) []B {
 	var b B
 	if n == 0 || len(w) != n*int(unsafe.Sizeof(b))/4 {
-		panic("fec: BD view of " + itoa(len(w)) + " words as " + itoa(n) + " BDs")
+		panic("fec: BD view of " + strconv.Itoa(len(w)) + " words as " + strconv.Itoa(n) + " BDs")
 	}
 	return unsafe.Slice((*B)(unsafe.Pointer(&w[0])), n)
 }

@@ -76,7 +76,7 @@ func (p *Port) setRingLines() {
 	s.ringIRQ = order
 	s.lineFrom = "the order " + p.prof.compatible + " device trees list them in"
 	for q := range s.ringLine {
-		s.ringLine[q] = "int" + itoa(q)
+		s.ringLine[q] = "int" + strconv.Itoa(q)
 	}
 	names := dtStrings(p.dev.OFNode, "interrupt-names")
 	idx := map[string]int{}
@@ -86,7 +86,7 @@ func (p *Port) setRingLines() {
 	if i0, ok := idx["int0"]; ok {
 		s.lineFrom = "the device tree's interrupt-names"
 		for q := range s.ringIRQ {
-			if i, ok := idx["int"+itoa(q)]; ok {
+			if i, ok := idx["int"+strconv.Itoa(q)]; ok {
 				s.ringIRQ[q] = i
 			} else {
 				s.ringIRQ[q], s.ringLine[q] = i0, "int0"

@@ -327,11 +327,8 @@ func (p *Port) errClosed() error { return fmt.Errorf("fec %s: %w", p.name, drive
 //
 //go:noinline
 func (p *Port) concurrentUse(kind string, id int, call string) {
-	panic(&driver.ConcurrentUse{Port: p.name, Queue: kind + " " + itoa(id), Call: call})
+	panic(&driver.ConcurrentUse{Port: p.name, Queue: kind + " " + strconv.Itoa(id), Call: call})
 }
-
-// itoa formats a small non-negative int.
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func knownCompatibles() string {
 	s := ""

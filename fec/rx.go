@@ -1,6 +1,7 @@
 package fec
 
 import (
+	"strconv"
 	"sync/atomic"
 
 	"github.com/gopmd/gopmd/dma"
@@ -53,7 +54,7 @@ func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *
 		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID, gate: &p.gate,
 	}
 	q.owner = pl.Owner(p.ownerID + " rx ring")
-	q.appOwn = pl.Owner(p.ownerID + " rx" + itoa(id) + " caller")
+	q.appOwn = pl.Owner(p.ownerID + " rx" + strconv.Itoa(id) + " caller")
 	return q
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/gopmd/gopmd/dma"
@@ -96,7 +97,7 @@ func TestForwardingLoopDoesNotAllocate(t *testing.T) {
 // ports (no device model): go test -run '^$' -bench ForwardingLoop ./cmd/l2fwd
 func BenchmarkForwardingLoop(b *testing.B) {
 	for _, burst := range []int{1, 8, 32, 64} {
-		b.Run("burst-"+itoa(burst), func(b *testing.B) {
+		b.Run("burst-"+strconv.Itoa(burst), func(b *testing.B) {
 			o := &options{mode: modeFwd, burst: burst, queues: 1, ringSize: 512, macUpdating: true}
 			a := setupLanes(b, o, true)
 			var pkts [maxBurst]*driver.Packet
@@ -108,11 +109,4 @@ func BenchmarkForwardingLoop(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(l.handled.Load()), "ns/pkt")
 		})
 	}
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
@@ -66,7 +67,7 @@ func TestSimForwardingDoesNotAllocate(t *testing.T) {
 // and forwarder together): go test -run '^$' -bench SimForward ./cmd/l2fwd
 func BenchmarkSimForward(b *testing.B) {
 	for _, burst := range []int{1, 8, 32, 64} {
-		b.Run("burst-"+itoa(burst), func(b *testing.B) {
+		b.Run("burst-"+strconv.Itoa(burst), func(b *testing.B) {
 			a := openSimLanes(b, burst)
 			var pkts [maxBurst]*driver.Packet
 			b.ReportAllocs()

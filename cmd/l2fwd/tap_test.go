@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -292,7 +293,7 @@ func TestTapLoopDoesNotAllocate(t *testing.T) {
 // polls). go test -run '^$' -bench 'ForwardingLoop' ./cmd/l2fwd
 func BenchmarkForwardingLoopTap(b *testing.B) {
 	for _, burst := range []int{1, 32} {
-		b.Run("burst-"+itoa(burst), func(b *testing.B) {
+		b.Run("burst-"+strconv.Itoa(burst), func(b *testing.B) {
 			withFakeTapsTB(b)
 			o := &options{mode: modeFwd, burst: burst, queues: 1, ringSize: 512, macUpdating: true,
 				tapOptions: tapOptions{tap: true, tapName: "gp%d"}}

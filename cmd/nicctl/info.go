@@ -8,9 +8,7 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
-	fecmodel "github.com/gopmd/gopmd/fec/model"
 	"github.com/gopmd/gopmd/pci"
-	"github.com/gopmd/gopmd/sim"
 )
 
 func init() {
@@ -322,24 +320,12 @@ func infoCmd(e *env, dev string) (any, error) {
 
 // simRegions fills in a model's register window and identity.
 func simRegions(r *infoResult, sp driver.Spec) {
-	if m := sim.ENETCModel(sp.Name); m != nil {
-		r.ID = "1957:e100"
-		if sp.Options.Get("vf") == "1" || sp.Options.Get("vf") == "true" {
-			r.ID = "1957:ef00"
-		}
-		r.Regions = append(r.Regions, region{Name: "BAR0", Size: uint64(m.Size()), Kind: "model"})
+	m, err := simModelOf(sp)
+	if err != nil {
+		return
 	}
-	if m := sim.FECModel(sp.Name); m != nil {
-		soc := sp.Options.Get("soc")
-		if soc == "" {
-			soc = fecmodel.DefaultSoC
-		}
-		if prof, ok := fecmodel.LookupProfile(soc); ok {
-			r.Compatible = prof.Compatible
-			r.DMACoherent = boolp(!prof.NonCoherent)
-		}
-		r.Regions = append(r.Regions, region{Name: "reg0", Size: uint64(m.Size()), Kind: "model"})
-	}
+	r.ID, r.Compatible, r.DMACoherent = m.id(), m.dev.Compatible, m.coherent
+	r.Regions = append(r.Regions, region{Name: m.region, Size: uint64(m.size), Kind: "model"})
 }
 
 // currentLink reads the link now where the driver can (FEC reads its PHY

@@ -319,11 +319,12 @@ func listUIO(e *env, claimed map[string]bool) []listEntry {
 func listSim() []listEntry {
 	socs := model.Profiles()
 	sort.Strings(socs)
-	def, _ := model.LookupProfile(model.DefaultSoC)
+	enetc, _ := simIdentity("enetc", nil)
+	fec, _ := simIdentity("fec", nil)
 	return []listEntry{
-		{Spec: "sim:enetc0", Bus: "sim", Kind: "ENETC PF (model)", ID: "1957:e100", Usable: true,
+		{Spec: "sim:enetc0", Bus: "sim", Kind: "ENETC PF (model)", ID: enetc.id(), Usable: true,
 			Why: "any sim:enetcN; ?vf=1 for a VF, ?peer=sim:enetcM for a cable"},
-		{Spec: "sim:fec0", Bus: "sim", Kind: "FEC/ENET (model)", Compatible: def.Compatible, Usable: true,
+		{Spec: "sim:fec0", Bus: "sim", Kind: "FEC/ENET (model)", Compatible: fec.dev.Compatible, Usable: true,
 			Why: "any sim:fecN; ?soc= one of " + strings.Join(socs, ", ")},
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
-	fecmodel "github.com/gopmd/gopmd/fec/model"
-	"github.com/gopmd/gopmd/sim"
 )
 
 func init() {
@@ -122,20 +120,9 @@ func regsCmd(e *env, dev, block string) (any, error) {
 // so its registers are read by the same code: every ring of the SI, not
 // only the ones the driver set up.
 func simDevice(sp driver.Spec) (*driver.Device, error) {
-	if m := sim.ENETCModel(sp.Name); m != nil {
-		d := &driver.Device{Bus: "pci", VendorID: sim.ENETCVendorID, DeviceID: sim.ENETCPFDeviceID, Regions: []driver.Regs{m}}
-		if v := sp.Options.Get("vf"); v == "1" || v == "true" {
-			d.DeviceID = sim.ENETCVFDeviceID
-		}
-		return d, nil
+	m, err := simModelOf(sp)
+	if err != nil {
+		return nil, err
 	}
-	if m := sim.FECModel(sp.Name); m != nil {
-		soc := sp.Options.Get("soc")
-		if soc == "" {
-			soc = fecmodel.DefaultSoC
-		}
-		prof, _ := fecmodel.LookupProfile(soc)
-		return &driver.Device{Bus: "platform", Compatible: prof.Compatible, Regions: []driver.Regs{m}}, nil
-	}
-	return nil, fmt.Errorf("%s: no model open under that name", sp.Raw)
+	return &m.dev, nil
 }

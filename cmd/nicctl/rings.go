@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
-	"github.com/gopmd/gopmd/sim"
 	"github.com/gopmd/gopmd/sim/simdma"
 )
 
@@ -215,10 +214,8 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 	// does not hand its ring memory out.
 	var mem *simdma.IOMMU
 	if sp.Scheme == "sim" {
-		if m := sim.ENETCModel(sp.Name); m != nil {
-			mem = m.IOMMU()
-		} else if m := sim.FECModel(sp.Name); m != nil {
-			mem = m.IOMMU()
+		if m, err := simModelOf(sp); err == nil {
+			mem = m.iommu
 		}
 	}
 	noBDs := "BD memory is only readable on sim devices (the driver does not export its rings)"

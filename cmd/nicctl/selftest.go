@@ -403,16 +403,13 @@ type macLooper interface{ SetMACLoopback(on bool) (was bool) }
 // macLoopback sets the MAC loopback bit of a model and returns how to put
 // it back.
 func macLoopback(sp driver.Spec) (func(), error) {
-	var m macLooper
-	if em := sim.ENETCModel(sp.Name); em != nil {
-		if !em.PF() {
-			return nil, fmt.Errorf("a VF has no MAC: use the PF or --loopback cable")
-		}
-		m = em
-	} else if fm := sim.FECModel(sp.Name); fm != nil {
-		m = fm
-	} else {
+	sm, err := simModelOf(sp)
+	if err != nil {
 		return nil, fmt.Errorf("no model open under %s", sp.Name)
+	}
+	m := sm.looper
+	if m == nil {
+		return nil, fmt.Errorf("a VF has no MAC: use the PF or --loopback cable")
 	}
 	was := m.SetMACLoopback(true)
 	return func() { m.SetMACLoopback(was) }, nil

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/binary"
+	"strconv"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ const benchBurst = 32
 // zeroes the status words and writes RBCIR once.
 func BenchmarkModelRx(b *testing.B) {
 	for _, size := range []int{64, 1514} {
-		b.Run(itoa(size)+"B", func(b *testing.B) {
+		b.Run(strconv.Itoa(size)+"B", func(b *testing.B) {
 			h := newHarness(b, Config{PF: true})
 			h.up()
 			const l = 512
@@ -80,18 +81,5 @@ func BenchmarkModelTx(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/pkt")
 	if got := h.d.Stats().TxFrames; got != uint64(frames) {
 		b.Fatalf("sent %d of %d", got, frames)
-	}
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
 	}
 }

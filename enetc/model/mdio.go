@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopmd/gopmd/internal/mii"
+	"github.com/gopmd/gopmd/sim/simphy"
 )
 
 // mdioBus is one MDIO controller's registers (§2.9), and the model time at
@@ -76,13 +76,13 @@ func (d *Device) busy(b *mdioBus) bool {
 // PHY-specific status (Linux at803x.c AT803X_SPECIFIC_STATUS): bits 15:14
 // speed (0 = 10M, 1 = 100M, 2 = 1G), bit 13 full duplex, bit 11 speed and
 // duplex resolved, bit 10 link. The standard clause-22 registers are
-// internal/mii's.
+// the models' own transcription, sim/simphy.
 const phySSR = 0x11
 
 // bmsrCaps is what the PHY can do: 100/10 full and half duplex, extended
 // status (gigabit), auto-negotiation, extended capabilities.
-const bmsrCaps = mii.BMSR_100FULL | mii.BMSR_100HALF | mii.BMSR_10FULL | mii.BMSR_10HALF |
-	mii.BMSR_ESTATUS | mii.BMSR_ANCAPABLE | mii.BMSR_EXTCAP
+const bmsrCaps = simphy.BMSR_100FULL | simphy.BMSR_100HALF | simphy.BMSR_10FULL | simphy.BMSR_10HALF |
+	simphy.BMSR_ESTATUS | simphy.BMSR_ANCAPABLE | simphy.BMSR_EXTCAP
 
 // Clause-45 devices of the simulated PHY.
 const (
@@ -103,9 +103,9 @@ type phy struct {
 }
 
 func (p *phy) reset() {
-	p.bmcr.Store(mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB)
-	p.anar.Store(mii.ANAR_100FULL | mii.ANAR_100HALF | mii.ANAR_10FULL | mii.ANAR_10HALF | mii.ANAR_CSMA)
-	p.gbcr.Store(mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF)
+	p.bmcr.Store(simphy.BMCR_ANENABLE | simphy.BMCR_FULLDUPLEX | simphy.BMCR_SPEED_MSB)
+	p.anar.Store(simphy.ANAR_100FULL | simphy.ANAR_100HALF | simphy.ANAR_10FULL | simphy.ANAR_10HALF | simphy.ANAR_CSMA)
+	p.gbcr.Store(simphy.CTRL1000_1000FULL | simphy.CTRL1000_1000HALF)
 }
 
 // err050089 records a register access made while an MDIO register access
@@ -241,49 +241,49 @@ func (d *Device) phyC22(reg int, write bool, v uint16) uint16 {
 	}
 	if write {
 		switch reg {
-		case mii.BMCR:
-			p.bmcr.Store(uint32(v &^ mii.BMCR_RESET)) // reset completes at once
-			if v&mii.BMCR_RESET != 0 {
+		case simphy.BMCR:
+			p.bmcr.Store(uint32(v &^ simphy.BMCR_RESET)) // reset completes at once
+			if v&simphy.BMCR_RESET != 0 {
 				p.reset()
 			}
-		case mii.ANAR:
+		case simphy.ANAR:
 			p.anar.Store(uint32(v))
-		case mii.CTRL1000:
+		case simphy.CTRL1000:
 			p.gbcr.Store(uint32(v))
 		}
 		return 0
 	}
 	up := d.link.Load()
-	anlpar, stat1000 := mii.Partner(d.speedMbps())
+	anlpar, stat1000 := simphy.Partner(d.speedMbps())
 	switch reg {
-	case mii.BMCR:
+	case simphy.BMCR:
 		return uint16(p.bmcr.Load())
-	case mii.BMSR:
+	case simphy.BMSR:
 		s := uint16(bmsrCaps)
 		if d.linkBit() && p.copperPage() {
-			s |= mii.BMSR_LINK | mii.BMSR_ANCOMPLETE
+			s |= simphy.BMSR_LINK | simphy.BMSR_ANCOMPLETE
 		}
 		return s
-	case mii.PHYID1:
+	case simphy.PHYID1:
 		return uint16(d.cfg.PHYID >> 16)
-	case mii.PHYID2:
+	case simphy.PHYID2:
 		return uint16(d.cfg.PHYID)
-	case mii.ANAR:
+	case simphy.ANAR:
 		return uint16(p.anar.Load())
-	case mii.ANLPAR:
+	case simphy.ANLPAR:
 		if !up {
 			return 0
 		}
 		return anlpar
-	case mii.CTRL1000:
+	case simphy.CTRL1000:
 		return uint16(p.gbcr.Load())
-	case mii.STAT1000:
+	case simphy.STAT1000:
 		if !up {
 			return 0
 		}
 		return stat1000
-	case mii.ESTATUS:
-		return mii.ESTATUS_1000T_FULL | mii.ESTATUS_1000T_HALF
+	case simphy.ESTATUS:
+		return simphy.ESTATUS_1000T_FULL | simphy.ESTATUS_1000T_HALF
 	case phySSR:
 		if !up {
 			return 0
@@ -306,10 +306,10 @@ func (d *Device) phyC45(mmd, reg int, write bool, v uint16) uint16 {
 	case MMDStatus:
 		var s uint16
 		if d.linkBit() {
-			s |= mii.BMSR_LINK // an MMD status register has BMSR's link bit
+			s |= simphy.BMSR_LINK // an MMD status register has BMSR's link bit
 		}
 		if mmd == MMDAN && d.link.Load() {
-			s |= mii.BMSR_ANCOMPLETE // and the AN MMD its AN-complete bit
+			s |= simphy.BMSR_ANCOMPLETE // and the AN MMD its AN-complete bit
 		}
 		return s
 	case 2:

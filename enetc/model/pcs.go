@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/gopmd/gopmd/internal/mii"
+	"github.com/gopmd/gopmd/sim/simphy"
 )
 
 // The port's interface to the board (docs/hardware-enetc.md §6.1): the
@@ -76,9 +76,9 @@ func (p *pcs) reset() {
 	for i := range p.regs {
 		p.regs[i].Store(0)
 	}
-	p.regs[mii.BMCR].Store(mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX | mii.BMCR_SPEED_MSB)
-	p.regs[mii.PHYID1].Store(0x0083)
-	p.regs[mii.PHYID2].Store(0xE400)
+	p.regs[simphy.BMCR].Store(simphy.BMCR_ANENABLE | simphy.BMCR_FULLDUPLEX | simphy.BMCR_SPEED_MSB)
+	p.regs[simphy.PHYID1].Store(0x0083)
+	p.regs[simphy.PHYID2].Store(0xE400)
 }
 
 // ifModeReset is PM0/PM1_IF_MODE after a reset: what the RCW leaves for
@@ -130,8 +130,8 @@ func (d *Device) pcsLink() (link, anDone bool) {
 		return false, false
 	}
 	r := &d.pcs.regs
-	bmcr, ifm := r[mii.BMCR].Load(), r[PCSIfMode].Load()
-	an := bmcr&mii.BMCR_ANENABLE != 0
+	bmcr, ifm := r[simphy.BMCR].Load(), r[PCSIfMode].Load()
+	an := bmcr&simphy.BMCR_ANENABLE != 0
 	switch d.cfg.PHYMode {
 	case PHYModeSGMII:
 		if ifm&pcsIfSGMIIEn == 0 {
@@ -234,13 +234,13 @@ func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 
 	}
 	if write {
 		switch reg {
-		case mii.BMCR:
+		case simphy.BMCR:
 			// Reset and restart are self-clearing; a reset restarts the
 			// PCS but keeps IF_MODE, DEV_ABILITY and the link timer, and
 			// BMCR takes the rest of the written value (U-Boot writes
 			// them, then 0x8140 for 2500BASE-X; §6.1).
-			d.pcs.regs[reg].Store(uint32(v &^ (mii.BMCR_RESET | mii.BMCR_ANRESTART)))
-		case mii.BMSR, mii.PHYID1, mii.PHYID2, PCSPartner:
+			d.pcs.regs[reg].Store(uint32(v &^ (simphy.BMCR_RESET | simphy.BMCR_ANRESTART)))
+		case simphy.BMSR, simphy.PHYID1, simphy.PHYID2, PCSPartner:
 		default:
 			d.pcs.regs[reg].Store(uint32(v))
 		}
@@ -248,17 +248,17 @@ func (d *Device) pcsAccess(c45 bool, dev, reg int, write bool, v uint16) uint16 
 		return 0
 	}
 	switch reg {
-	case mii.BMSR:
-		s := uint16(mii.BMSR_ESTATUS | mii.BMSR_ANCAPABLE | mii.BMSR_EXTCAP)
+	case simphy.BMSR:
+		s := uint16(simphy.BMSR_ESTATUS | simphy.BMSR_ANCAPABLE | simphy.BMSR_EXTCAP)
 		link, an := d.pcsLink()
 		if d.cfg.PHYMode == "" {
 			link, an = d.link.Load(), d.link.Load()
 		}
 		if link {
-			s |= mii.BMSR_LINK
+			s |= simphy.BMSR_LINK
 		}
 		if an {
-			s |= mii.BMSR_ANCOMPLETE
+			s |= simphy.BMSR_ANCOMPLETE
 		}
 		return s
 	case PCSPartner:

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopmd/gopmd/internal/mii"
+	"github.com/gopmd/gopmd/sim/simphy"
 )
 
 // MMFR fields (docs/hardware-fec.md §2.3).
@@ -17,23 +17,23 @@ const (
 	mmfr_TA_SHIFT = 16
 )
 
-// The PHY's identity and abilities; its registers and bits are
-// internal/mii's.
+// The PHY's identity and abilities; its registers and bits are the
+// models' own clause-22 transcription, sim/simphy.
 const (
 	phyIDHigh = 0x0022
 	phyIDLow  = 0x1622
 	// bmsrBase100 is a 10/100 PHY: 100/10 full and half duplex,
 	// preamble suppression, auto-negotiation, extended capabilities.
-	bmsrBase100 = mii.BMSR_100FULL | mii.BMSR_100HALF | mii.BMSR_10FULL | mii.BMSR_10HALF |
-		mii.BMSR_PREAMBLE_SUPPRESS | mii.BMSR_ANCAPABLE | mii.BMSR_EXTCAP
+	bmsrBase100 = simphy.BMSR_100FULL | simphy.BMSR_100HALF | simphy.BMSR_10FULL | simphy.BMSR_10HALF |
+		simphy.BMSR_PREAMBLE_SUPPRESS | simphy.BMSR_ANCAPABLE | simphy.BMSR_EXTCAP
 	// bmsrBase is a gigabit PHY: the same and extended status.
-	bmsrBase = bmsrBase100 | mii.BMSR_ESTATUS
+	bmsrBase = bmsrBase100 | simphy.BMSR_ESTATUS
 )
 
 // phy is a generic clause-22 PHY whose link partner offers every mode up
-// to the configured speed, full and half duplex (mii.Partner).
+// to the configured speed, full and half duplex (simphy.Partner).
 // Auto-negotiation completes at once and resolves, as IEEE 802.3 28B.3
-// does (mii.Resolve), to the best mode both ends advertise: a driver
+// does (simphy.Resolve), to the best mode both ends advertise: a driver
 // that takes the 1000BASE-T modes out of CTRL1000 (a MAC that cannot run
 // 1000 Mb/s) and restarts auto-negotiation gets 100 Mb/s from a gigabit
 // partner. With auto-negotiation off the link runs at the partner's speed.
@@ -75,29 +75,27 @@ func (p *phy) setPartner(speed int) {
 // resolve sets the resolved speed from the advertisement and the
 // partner's abilities (p.mu held or not yet shared).
 func (p *phy) resolve() {
-	if p.regs[mii.BMCR]&mii.BMCR_ANENABLE == 0 {
+	if p.regs[simphy.BMCR]&simphy.BMCR_ANENABLE == 0 {
 		p.speed.Store(int32(p.partner))
 		return
 	}
-	anlpar, stat1000 := mii.Partner(p.partner)
-	l := mii.Resolve(mii.Regs{
-		BMCR: p.regs[mii.BMCR], BMSR: mii.BMSR_LINK | mii.BMSR_ANCOMPLETE | mii.BMSR_ESTATUS,
-		ANAR: p.regs[mii.ANAR], ANLPAR: anlpar, CTRL1000: p.regs[mii.CTRL1000], STAT1000: stat1000,
-	}, p.gigabit)
+	anlpar, stat1000 := simphy.Partner(p.partner)
+	l := simphy.Resolve(p.regs[simphy.BMCR], simphy.BMSR_LINK|simphy.BMSR_ANCOMPLETE|simphy.BMSR_ESTATUS,
+		p.regs[simphy.ANAR], anlpar, p.regs[simphy.CTRL1000], stat1000, p.gigabit)
 	p.speed.Store(int32(l.SpeedMbps))
 }
 
 // reset loads the PHY's reset values (p.mu held or not yet shared).
 func (p *phy) reset() {
 	p.regs = [32]uint16{}
-	p.regs[mii.BMCR] = mii.BMCR_ANENABLE | mii.BMCR_FULLDUPLEX
+	p.regs[simphy.BMCR] = simphy.BMCR_ANENABLE | simphy.BMCR_FULLDUPLEX
 	if p.gigabit {
-		p.regs[mii.BMCR] |= mii.BMCR_SPEED_MSB
-		p.regs[mii.CTRL1000] = mii.CTRL1000_1000FULL | mii.CTRL1000_1000HALF
-		p.regs[mii.ESTATUS] = mii.ESTATUS_1000T_FULL | mii.ESTATUS_1000T_HALF
+		p.regs[simphy.BMCR] |= simphy.BMCR_SPEED_MSB
+		p.regs[simphy.CTRL1000] = simphy.CTRL1000_1000FULL | simphy.CTRL1000_1000HALF
+		p.regs[simphy.ESTATUS] = simphy.ESTATUS_1000T_FULL | simphy.ESTATUS_1000T_HALF
 	}
-	p.regs[mii.PHYID1], p.regs[mii.PHYID2] = uint16(p.id>>16), uint16(p.id)
-	p.regs[mii.ANAR] = mii.ANAR_100FULL | mii.ANAR_100HALF | mii.ANAR_10FULL | mii.ANAR_10HALF | mii.ANAR_CSMA
+	p.regs[simphy.PHYID1], p.regs[simphy.PHYID2] = uint16(p.id>>16), uint16(p.id)
+	p.regs[simphy.ANAR] = simphy.ANAR_100FULL | simphy.ANAR_100HALF | simphy.ANAR_10FULL | simphy.ANAR_10HALF | simphy.ANAR_CSMA
 	p.vendorReset()
 	p.resolve()
 }
@@ -120,32 +118,32 @@ func (p *phy) read(reg int) uint16 {
 	if v, ok := p.vendorRead(reg); ok {
 		return v
 	}
-	anlpar, stat1000 := mii.Partner(p.partner)
+	anlpar, stat1000 := simphy.Partner(p.partner)
 	switch reg {
-	case mii.BMSR:
+	case simphy.BMSR:
 		v := uint16(bmsrBase100)
 		if p.gigabit {
 			v = bmsrBase
 		}
 		if p.up {
-			v |= mii.BMSR_ANCOMPLETE
+			v |= simphy.BMSR_ANCOMPLETE
 			if !p.latchLow {
-				v |= mii.BMSR_LINK
+				v |= simphy.BMSR_LINK
 			}
 		}
 		p.latchLow = false // latched-low link status clears on read
 		return v
-	case mii.ANLPAR:
+	case simphy.ANLPAR:
 		if !p.up {
 			return 0
 		}
 		return anlpar
-	case mii.ANER:
+	case simphy.ANER:
 		if p.up {
-			return mii.ANER_LP_AN_ABLE
+			return simphy.ANER_LP_AN_ABLE
 		}
 		return 0
-	case mii.STAT1000:
+	case simphy.STAT1000:
 		if !p.up {
 			return 0
 		}
@@ -161,16 +159,16 @@ func (p *phy) write(reg int, v uint16) {
 		return
 	}
 	switch reg {
-	case mii.BMCR:
-		if v&mii.BMCR_RESET != 0 {
+	case simphy.BMCR:
+		if v&simphy.BMCR_RESET != 0 {
 			p.reset()
 			return
 		}
-		p.regs[mii.BMCR] = v &^ mii.BMCR_ANRESTART // restart completes at once
-		if v&mii.BMCR_ANRESTART != 0 || v&mii.BMCR_ANENABLE == 0 {
+		p.regs[simphy.BMCR] = v &^ simphy.BMCR_ANRESTART // restart completes at once
+		if v&simphy.BMCR_ANRESTART != 0 || v&simphy.BMCR_ANENABLE == 0 {
 			p.renegotiate()
 		}
-	case mii.BMSR, mii.PHYID1, mii.PHYID2, mii.ANLPAR, mii.ANER, mii.STAT1000, mii.ESTATUS:
+	case simphy.BMSR, simphy.PHYID1, simphy.PHYID2, simphy.ANLPAR, simphy.ANER, simphy.STAT1000, simphy.ESTATUS:
 		// read-only
 	default:
 		p.regs[reg&31] = v

@@ -1,9 +1,10 @@
 // Package mii is the IEEE 802.3 clause-22 PHY management interface as
-// every gopmd driver, device model and tool uses it: the register numbers
-// and bits (IEEE 802.3 22.2.4, 28.2.4 and 40.5; the same registers Linux's
-// include/uapi/linux/mii.h describes), how a link's speed and duplex are
-// resolved from them, and what a link partner advertises, for the models'
-// PHYs. One copy, so the drivers, the models and nicctl cannot disagree.
+// the gopmd drivers and tools use it: the register numbers and bits (IEEE
+// 802.3 22.2.4, 28.2.4 and 40.5; the same registers Linux's
+// include/uapi/linux/mii.h describes) and how a link's speed and duplex
+// are resolved from them. One copy, so the drivers and nicctl cannot
+// disagree. The device models' PHYs have their own transcription,
+// sim/simphy, which this package's tests check against this one.
 //
 // Names: a register is its usual datasheet name (BMCR, BMSR, ANAR,
 // ANLPAR, ...); a bit is the register's name, an underscore and the bit's
@@ -236,22 +237,6 @@ func ReadLink(read func(reg int) (uint16, error), gigabit bool) (driver.Link, er
 		}
 	}
 	return Resolve(r, gigabit), nil
-}
-
-// Partner is what a link partner that auto-negotiated a link at speedMbps
-// (10, 100 or 1000), full duplex, shows in ANLPAR and STAT1000: every mode
-// up to its speed, full and half duplex, acknowledged; a 1000 Mb/s partner
-// also reports both receivers OK. A simulated PHY returns these while its
-// link is up.
-func Partner(speedMbps int) (anlpar, stat1000 uint16) {
-	anlpar = ANAR_ACK | ANAR_10FULL | ANAR_10HALF | ANAR_CSMA
-	if speedMbps >= 100 {
-		anlpar |= ANAR_100FULL | ANAR_100HALF
-	}
-	if speedMbps >= 1000 {
-		stat1000 = STAT1000_LOCAL_RX_OK | STAT1000_REMOTE_RX_OK | STAT1000_LP_1000FULL | STAT1000_LP_1000HALF
-	}
-	return anlpar, stat1000
 }
 
 // Name is a register's name, "" for a number clause 22 leaves to vendors.

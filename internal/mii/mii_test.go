@@ -134,3 +134,20 @@ func TestBitNames(t *testing.T) {
 		t.Errorf("Name(ANLPAR) = %q, Name(20) = %q", Name(ANLPAR), Name(20))
 	}
 }
+
+// Partner is what a link partner that auto-negotiated a link at speedMbps
+// (10, 100 or 1000), full duplex, shows in ANLPAR and STAT1000: every mode
+// up to its speed, full and half duplex, acknowledged; a 1000 Mb/s partner
+// also reports both receivers OK: the partner these tests give a PHY.
+// The models' own is sim/simphy's, which TestModelPHYBehaviour checks
+// against this one.
+func Partner(speedMbps int) (anlpar, stat1000 uint16) {
+	anlpar = ANAR_ACK | ANAR_10FULL | ANAR_10HALF | ANAR_CSMA
+	if speedMbps >= 100 {
+		anlpar |= ANAR_100FULL | ANAR_100HALF
+	}
+	if speedMbps >= 1000 {
+		stat1000 = STAT1000_LOCAL_RX_OK | STAT1000_REMOTE_RX_OK | STAT1000_LP_1000FULL | STAT1000_LP_1000HALF
+	}
+	return anlpar, stat1000
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -126,18 +127,7 @@ func problems(text, self string, secs map[string]map[string]bool) []string {
 }
 
 func lineOf(text string, off int) string {
-	return itoa(strings.Count(text[:off], "\n") + 1)
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
+	return strconv.Itoa(strings.Count(text[:off], "\n") + 1)
 }
 
 func repoRoot(t *testing.T) string {
