@@ -9,10 +9,11 @@
 // hardware reference is docs/hardware-enetc.md; a bare section mark (§N) in
 // this package's comments is a section of it. Bring-up follows its §9; the
 // files follow one frame: rx.go (RxBurst, refill), tx.go (TxBurst, reclaim),
-// bd.go (descriptor layouts), regs.go (names and numbers), mdio.go, pcs.go
-// (MAC interface mode and the SerDes PCS, phy-mode=), pause.go (flow
-// control at link-up, pause=), vf.go (VF-to-PF messages, VF rings), rss.go,
-// stats.go.
+// bd.go (descriptor layouts), regs.go (names and numbers), chiplock.go
+// (the ERR050089 chip lock and gate), mdio.go (the MDIO bus), phy.go (PHY
+// and link), pcs.go (MAC interface mode and the SerDes PCS, phy-mode=),
+// pause.go (flow control at link-up, pause=), vf.go (VF-to-PF messages,
+// VF rings), rss.go, stats.go.
 //
 // # Register access and ERR050089
 //

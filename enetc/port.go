@@ -99,7 +99,7 @@ type Port struct {
 	irq  irqState // RX interrupts (irq.go)
 
 	// chip is the ERR050089 rule this port shares with every port of its
-	// chip (mdio.go), held from New to Close.
+	// chip (chiplock.go), held from New to Close.
 	chip *chip
 	// ctl serialises control-path register access with MDIO (ERR050089).
 	ctl     sync.Mutex

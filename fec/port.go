@@ -785,19 +785,7 @@ func (p *Port) Stop() error {
 	}
 	r.Write32(regEIR, eir_GRA)
 	r.Write32(regECR, 0) // ETHEREN=0: DMA stops, BD pointers rewind to RDSR/TDSR
-	for time.Now().Before(deadline) {
-		busy := false
-		for i := range p.rx {
-			busy = busy || r.Read32(regRDARn[i])&dar_ACTIVE != 0
-		}
-		for i := range p.tx {
-			busy = busy || r.Read32(regTDARn[i])&dar_ACTIVE != 0
-		}
-		if !busy {
-			break
-		}
-		time.Sleep(10 * time.Microsecond)
-	}
+	p.dmaIdle(deadline)  // the drains below take back what is still owned either way
 	for _, q := range p.tx {
 		q.drain()
 	}

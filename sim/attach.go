@@ -123,9 +123,82 @@ func genConfig(spec driver.Spec) (cfg GenConfig, on bool, err error) {
 	return cfg, true, nil
 }
 
+// endpointOptions are attach's options, parsed and checked before anything
+// is opened.
+type endpointOptions struct {
+	gen       GenConfig // the generator's, when genOn
+	genOn     bool
+	pcapIn    string
+	fileSpeed bool // pcap-speed=file: replay at the capture's own timing
+	afpacket  string
+	pcapOut   string
+	outFormat wire.PcapFormat
+	overwrite bool // pcap-overwrite
+	sink      bool
+	peer      string // the cabled port's name
+}
+
+// parseEndpointOptions parses and checks spec's attach options.
+func parseEndpointOptions(spec driver.Spec) (endpointOptions, error) {
+	o := spec.Options
+	var a endpointOptions
+	for _, k := range []string{"peer", "pcap-in", "pcap-out", "afpacket"} {
+		if o.Has(k) && o.Get(k) == "" {
+			return a, &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s needs a value (e.g. %s)", k, map[string]string{
+				"peer": "peer=sim:enetc1", "pcap-in": "pcap-in=in.pcap", "pcap-out": "pcap-out=out.pcap", "afpacket": "afpacket=veth0"}[k])}
+		}
+	}
+	switch v := o.Get("pcap-speed"); v {
+	case "", "max":
+	case "file":
+		a.fileSpeed = true
+	default:
+		return a, driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-speed", v, "unknown replay speed", "max (as fast as the port takes frames, lossless) or file (the capture's own timing)"))
+	}
+	for _, k := range []string{"pcap-overwrite", "pcap-format"} {
+		if o.Has(k) && !o.Has("pcap-out") {
+			return a, &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s applies to pcap-out=FILE; add pcap-out or drop %s", k, k)}
+		}
+	}
+	a.outFormat = wire.FormatFor(o.Get("pcap-out"))
+	if v := o.Get("pcap-format"); v != "" {
+		f, err := wire.ParsePcapFormat(v)
+		if err != nil {
+			return a, driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-format", v, "unknown capture format", "pcap or pcapng (default: pcapng for a .pcapng file name, pcap otherwise)"))
+		}
+		a.outFormat = f
+	}
+	if o.Has("pcap-speed") && !o.Has("pcap-in") {
+		return a, &driver.SpecError{Spec: spec.Raw, Reason: "option pcap-speed applies to pcap-in=FILE; add pcap-in or drop pcap-speed"}
+	}
+	var err error
+	if a.gen, a.genOn, err = genConfig(spec); err != nil {
+		return a, err
+	}
+	if a.sink, err = boolOption(spec, "sink"); err != nil {
+		return a, err
+	}
+	a.pcapIn, a.afpacket, a.pcapOut = o.Get("pcap-in"), o.Get("afpacket"), o.Get("pcap-out")
+	if a.pcapOut != "" {
+		if a.overwrite, err = boolOption(spec, "pcap-overwrite"); err != nil {
+			return a, err
+		}
+	}
+	if v := o.Get("peer"); v != "" {
+		ps, err := driver.ParseSpec(v)
+		if err != nil || ps.Scheme != "sim" || len(ps.Options) != 0 {
+			return a, &driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option peer=%q must name another simulated port, e.g. peer=sim:enetc1 (its own options go in its own spec)", v)}
+		}
+		if a.afpacket != "" || a.pcapOut != "" || a.sink {
+			return a, &driver.SpecError{Spec: spec.Raw, Reason: "peer= cannot be combined with sink, afpacket or pcap-out: a cabled port transmits into its peer"}
+		}
+		a.peer = ps.Name
+	}
+	return a, nil
+}
+
 // attachEndpoint is attach.
 func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err error) {
-	o := spec.Options
 	var (
 		closers []func() error
 		txWires []wire.Wire
@@ -143,59 +216,25 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		_ = undo()
 		return nil, err
 	}
-	for _, k := range []string{"peer", "pcap-in", "pcap-out", "afpacket"} {
-		if o.Has(k) && o.Get(k) == "" {
-			return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s needs a value (e.g. %s)", k, map[string]string{
-				"peer": "peer=sim:enetc1", "pcap-in": "pcap-in=in.pcap", "pcap-out": "pcap-out=out.pcap", "afpacket": "afpacket=veth0"}[k])})
-		}
-	}
-	fileSpeed := false
-	switch v := o.Get("pcap-speed"); v {
-	case "", "max":
-	case "file":
-		fileSpeed = true
-	default:
-		return fail(driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-speed", v, "unknown replay speed", "max (as fast as the port takes frames, lossless) or file (the capture's own timing)")))
-	}
-	for _, k := range []string{"pcap-overwrite", "pcap-format"} {
-		if o.Has(k) && !o.Has("pcap-out") {
-			return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option %s applies to pcap-out=FILE; add pcap-out or drop %s", k, k)})
-		}
-	}
-	outFormat := wire.FormatFor(o.Get("pcap-out"))
-	if v := o.Get("pcap-format"); v != "" {
-		f, err := wire.ParsePcapFormat(v)
-		if err != nil {
-			return fail(driver.OptionInSpec(spec.Raw, driver.BadOption("pcap-format", v, "unknown capture format", "pcap or pcapng (default: pcapng for a .pcapng file name, pcap otherwise)")))
-		}
-		outFormat = f
-	}
-	if o.Has("pcap-speed") && !o.Has("pcap-in") {
-		return fail(&driver.SpecError{Spec: spec.Raw, Reason: "option pcap-speed applies to pcap-in=FILE; add pcap-in or drop pcap-speed"})
-	}
-	gcfg, genOn, err := genConfig(spec)
-	if err != nil {
-		return fail(err)
-	}
-	sinkOn, err := boolOption(spec, "sink")
+	opt, err := parseEndpointOptions(spec)
 	if err != nil {
 		return fail(err)
 	}
 
 	// Receive sides.
-	if genOn {
-		g, err := NewGenerator(gcfg)
+	if opt.genOn {
+		g, err := NewGenerator(opt.gen)
 		if err != nil {
 			return fail(&driver.SpecError{Spec: spec.Raw, Reason: err.Error()})
 		}
 		e.gen = g
 		ep.AddSource(g)
 	}
-	if path := o.Get("pcap-in"); path != "" {
+	if path := opt.pcapIn; path != "" {
 		if err := pcapClash(path, false); err != nil {
 			return fail(fmt.Errorf("pcap-in: %w", err))
 		}
-		s, err := OpenPcapSource(path, fileSpeed)
+		s, err := OpenPcapSource(path, opt.fileSpeed)
 		if err != nil {
 			return fail(err)
 		}
@@ -208,7 +247,7 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		e.pcap = s
 		ep.AddSource(s)
 	}
-	if ifname := o.Get("afpacket"); ifname != "" {
+	if ifname := opt.afpacket; ifname != "" {
 		a, err := OpenAFPacket(ifname)
 		if err != nil {
 			return fail(err)
@@ -228,21 +267,17 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		txWires = append(txWires, a)
 	}
 	// Transmit sides.
-	if path := o.Get("pcap-out"); path != "" {
-		over, err := boolOption(spec, "pcap-overwrite")
-		if err != nil {
-			return fail(err)
-		}
+	if path := opt.pcapOut; path != "" {
 		// Before the file is created or truncated: never the file a
 		// pcap-in replays (or another pcap-out writes), whatever the flags.
 		if err := pcapClash(path, true); err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
-		f, err := safefile.Create(path, safefile.Options{Overwrite: over, OverwriteHint: "pcap-overwrite=1"})
+		f, err := safefile.Create(path, safefile.Options{Overwrite: opt.overwrite, OverwriteHint: "pcap-overwrite=1"})
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
-		w, err := wire.NewPcapWriterFormat(f, outFormat)
+		w, err := wire.NewPcapWriterFormat(f, opt.outFormat)
 		if err != nil {
 			return fail(fmt.Errorf("pcap-out: %w", err))
 		}
@@ -254,22 +289,11 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		closers = append(closers, release)
 		txWires = append(txWires, w)
 	}
-	if sinkOn {
+	if opt.sink {
 		e.sink = NewSink()
 		txWires = append(txWires, e.sink)
 	}
 	e.txClaimed = len(txWires) > 0
-	peer := ""
-	if v := o.Get("peer"); v != "" {
-		ps, err := driver.ParseSpec(v)
-		if err != nil || ps.Scheme != "sim" || len(ps.Options) != 0 {
-			return fail(&driver.SpecError{Spec: spec.Raw, Reason: fmt.Sprintf("option peer=%q must name another simulated port, e.g. peer=sim:enetc1 (its own options go in its own spec)", v)})
-		}
-		if e.txClaimed {
-			return fail(&driver.SpecError{Spec: spec.Raw, Reason: "peer= cannot be combined with sink, afpacket or pcap-out: a cabled port transmits into its peer"})
-		}
-		peer = ps.Name
-	}
 	switch len(txWires) {
 	case 0:
 	case 1:
@@ -284,8 +308,8 @@ func attachEndpoint(ep *Endpoint, spec driver.Spec) (cleanup func() error, err e
 		return fail(fmt.Errorf("sim:%s is already open; close it before opening it again", ep.Name))
 	}
 	switch {
-	case peer != "":
-		err = cableTo(e, peer)
+	case opt.peer != "":
+		err = cableTo(e, opt.peer)
 	default:
 		if far, ok := waitingFor(ep.Name); ok {
 			if e.txClaimed {

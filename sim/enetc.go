@@ -73,34 +73,14 @@ func enetcMAC(name string) [6]byte {
 // makes the VF one of open sim:NAME's two VFs: its VSI-to-PSI messages go
 // to that PF and the PF's PSIPMAR0/1(n) is its MAC.
 func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
-	vf, err := boolOption(spec, "vf")
+	opt, err := parseENETCSettings(spec)
 	if err != nil {
 		return nil, err
 	}
-	chipName := spec.Options.Get("chip")
-	if !chipNameRE.MatchString(chipName) {
-		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("chip", chipName, "not a chip name",
-			"up to 32 letters, digits, '-' or '_' naming the simulated LS1028A the function belongs to (functions of one chip share ERR050089); without chip= every sim:enetcN is on one chip"))
-	}
-	mo, err := parseModelOptions(spec)
-	if err != nil {
-		return nil, err
-	}
-	engine, cost, linkDown := mo.engine, mo.mmioCost, mo.linkDown
-	wiring := spec.Options.Get("wiring")
-	if !model.ValidPHYMode(wiring) || (wiring != "" && vf) {
-		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("wiring", wiring, "not a port interface the model has", "sgmii, 2500base-x, rgmii or internal, on a PF"))
-	}
-	speed := 1000
-	if v := spec.Options.Get("speed"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || (n != 10 && n != 100 && n != 1000) {
-			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("speed", v, "not a speed the model's PHY resolves", "10, 100 or 1000"))
-		}
-		speed = n
-	}
+	vf, chipName, wiring, speed := opt.vf, opt.chip, opt.wiring, opt.speed
+	engine, cost, linkDown := opt.model.engine, opt.model.mmioCost, opt.model.linkDown
 	var parent *model.Device
-	if v := spec.Options.Get("pf"); v != "" {
+	if v := opt.pf; v != "" {
 		parent = enetcModels.get(trimScheme(v))
 		if !vf || parent == nil || !parent.PF() {
 			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", v, "not an open simulated ENETC PF this VF can belong to", "the name of an open sim:enetcN PF, on a spec with vf=1"))
@@ -113,7 +93,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 	if parent != nil && parent.Chip() != chip {
 		enetcModels.forget(name)
 		enetcChips.put(chipName)
-		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", spec.Options.Get("pf"), "a PF on another chip", "a VF is a function of its PF's chip: give the PF's chip= (or none on both)"))
+		return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", opt.pf, "a PF on another chip", "a VF is a function of its PF's chip: give the PF's chip= (or none on both)"))
 	}
 	forget := func() {
 		enetcModels.forget(name)
@@ -143,7 +123,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		}
 		if err != nil {
 			forget()
-			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", spec.Options.Get("pf"), "that PF has its two VFs already", "another PF, or close one of its VFs"))
+			return nil, driver.OptionInSpec(spec.Raw, driver.BadOption("pf", opt.pf, "that PF has its two VFs already", "another PF, or close one of its VFs"))
 		}
 		// The PF's PSIPMAR0/1(n+1) holds the VF's MAC from now on, as the
 		// IERB loads it at FLR.
@@ -206,6 +186,48 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		OFNode:   spec.Options.Get("of-node"),
 		Extra:    dev,
 	}, nil
+}
+
+// enetcSettings are openENETC's options, parsed and checked before anything
+// is built.
+type enetcSettings struct {
+	vf     bool
+	chip   string // chip=: the simulated LS1028A's name
+	model  modelOptions
+	wiring string // the model's PHY mode
+	speed  int    // what the model's PHY resolves, in Mb/s
+	pf     string // pf=: the PF this VF belongs to, as given
+}
+
+// parseENETCSettings parses and checks openENETC's options.
+func parseENETCSettings(spec driver.Spec) (enetcSettings, error) {
+	var o enetcSettings
+	var err error
+	if o.vf, err = boolOption(spec, "vf"); err != nil {
+		return o, err
+	}
+	o.chip = spec.Options.Get("chip")
+	if !chipNameRE.MatchString(o.chip) {
+		return o, driver.OptionInSpec(spec.Raw, driver.BadOption("chip", o.chip, "not a chip name",
+			"up to 32 letters, digits, '-' or '_' naming the simulated LS1028A the function belongs to (functions of one chip share ERR050089); without chip= every sim:enetcN is on one chip"))
+	}
+	if o.model, err = parseModelOptions(spec); err != nil {
+		return o, err
+	}
+	o.wiring = spec.Options.Get("wiring")
+	if !model.ValidPHYMode(o.wiring) || (o.wiring != "" && o.vf) {
+		return o, driver.OptionInSpec(spec.Raw, driver.BadOption("wiring", o.wiring, "not a port interface the model has", "sgmii, 2500base-x, rgmii or internal, on a PF"))
+	}
+	o.speed = 1000
+	if v := spec.Options.Get("speed"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || (n != 10 && n != 100 && n != 1000) {
+			return o, driver.OptionInSpec(spec.Raw, driver.BadOption("speed", v, "not a speed the model's PHY resolves", "10, 100 or 1000"))
+		}
+		o.speed = n
+	}
+	o.pf = spec.Options.Get("pf")
+	return o, nil
 }
 
 // enetcEngine runs the DMA engines of all engine-mode ENETC models.

@@ -75,30 +75,40 @@ func pairOf(i, n int, m mode) int {
 }
 
 // forward opens the ports, runs the workers and shuts down in order.
-func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+//
+// Every start-up failure returns 2, and the deferred cleanup then releases
+// what was set up: the metrics server if it runs, then the ports, their
+// pools and the capture (closeAll).
+func forward(ctx context.Context, o *options, stdout, stderr io.Writer) (code int) {
 	a := &app{o: o, stdout: stdout, table: stdout}
 	if o.json {
 		a.table = stderr
 	}
 	defer quietSimDMA(o.specs)()
+	var stopMetrics func()
+	defer func() {
+		if code != 2 {
+			return
+		}
+		if stopMetrics != nil {
+			stopMetrics()
+		}
+		a.closeAll()
+	}()
 	if err := a.open(); err != nil {
 		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
-		a.closeAll()
 		return 2
 	}
 	if err := a.setup(); err != nil {
 		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
-		a.closeAll()
 		return 2
 	}
 	a.warnMACUpdating(stderr)
-	var stopMetrics func()
 	if o.metrics != "" {
 		var err error
 		stopMetrics, err = serveMetrics(o.metrics, a)
 		if err != nil {
 			fmt.Fprintf(stderr, "l2fwd: --metrics %s: %s (pick a free port)\n", o.metrics, oneLine(err.Error()))
-			a.closeAll()
 			return 2
 		}
 		// The port actually bound (--metrics 127.0.0.1:0 picks one).
@@ -107,10 +117,6 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	for i, p := range a.ports {
 		if err := p.Start(); err != nil {
 			fmt.Fprintf(stderr, "l2fwd: start port %d (%s): %s\n", i, a.specs[i], oneLine(err.Error()))
-			if stopMetrics != nil {
-				stopMetrics()
-			}
-			a.closeAll()
 			return 2
 		}
 	}
@@ -127,22 +133,16 @@ func forward(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 
 	if err := a.checkAdaptive(); err != nil {
 		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
-		a.closeAll()
 		return 2
 	}
 	workers := a.workers()
 	if err := a.adaptive(workers); err != nil {
 		fmt.Fprintf(stderr, "l2fwd: %s\n", oneLine(err.Error()))
-		a.closeAll()
 		return 2
 	}
 	a.ws = workers
 	stopTelemetry, ok := serveTelemetry(o, a, stderr)
 	if !ok {
-		if stopMetrics != nil {
-			stopMetrics()
-		}
-		a.closeAll()
 		return 2
 	}
 	defer stopTelemetry()
