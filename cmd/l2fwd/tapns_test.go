@@ -76,43 +76,12 @@ func TestTapExceptionPathThroughNamespaces(t *testing.T) {
 	}
 
 	// l2fwd, as its own process inside nsL.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	args := "--json --stats-interval 100ms --no-mac-updating --workers 2 --tap --tap-name gpt%d" +
 		" sim:enetc0?afpacket=wireA&" + simOpts + " sim:enetc1?afpacket=wireB&" + simOpts +
 		" sim:enetc2?gen=1&gen-rate=20k&sink=1&" + simOpts + " sim:enetc3?gen=1&gen-rate=20k&sink=1&" + simOpts
-	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
-	l2.Env = append(os.Environ(), mainEnv+"="+args)
-	var stdout strings.Builder
-	l2.Stdout = &stdout
-	errPipe, err := l2.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Process.Kill()
-	// Forwarding runs once the first stats table is out (stderr, --json).
-	var errMu sync.Mutex
-	var errLog strings.Builder
-	running := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		once := sync.Once{}
-		for sc.Scan() {
-			errMu.Lock()
-			errLog.WriteString(sc.Text() + "\n")
-			errMu.Unlock()
-			if strings.HasPrefix(sc.Text(), "all ") {
-				once.Do(func() { close(running) })
-			}
-		}
-		io.Copy(io.Discard, errPipe)
-	}()
-	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	l := startInNamespace(t, n, nsL, args)
+	defer l.cmd.Process.Kill()
+	l2, stdout, running, l2Err := l.cmd, &l.stdout, l.running, l.stderr
 	select {
 	case <-running:
 	case <-time.After(20 * time.Second):
@@ -326,40 +295,11 @@ func TestTapIPv6ByDefault(t *testing.T) {
 	n.run("-n", nsA, "addr", "add", "fd00:99::1/64", "dev", "inA", "nodad")
 	n.run("-n", nsA, "link", "set", "inA", "up")
 
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	args := "--json --stats-interval 100ms --no-mac-updating --tap --tap-name gp6%d" +
 		" sim:enetc0?afpacket=wireA&" + simOpts + " sim:enetc1?sink=1&" + simOpts
-	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
-	l2.Env = append(os.Environ(), mainEnv+"="+args)
-	var stdout strings.Builder
-	l2.Stdout = &stdout
-	errPipe, err := l2.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Process.Kill()
-	var errMu sync.Mutex
-	var errLog strings.Builder
-	running := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		once := sync.Once{}
-		for sc.Scan() {
-			errMu.Lock()
-			errLog.WriteString(sc.Text() + "\n")
-			errMu.Unlock()
-			if strings.HasPrefix(sc.Text(), "all ") {
-				once.Do(func() { close(running) })
-			}
-		}
-	}()
-	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	l := startInNamespace(t, n, nsL, args)
+	defer l.cmd.Process.Kill()
+	l2, stdout, running, l2Err := l.cmd, &l.stdout, l.running, l.stderr
 	select {
 	case <-running:
 	case <-time.After(20 * time.Second):
@@ -408,43 +348,11 @@ func TestTapDeletedMidRun(t *testing.T) {
 	nsL := "gpdL" + strconv.Itoa(os.Getpid()%100000)
 	t.Cleanup(func() { _ = exec.Command(ipPath, "netns", "del", nsL).Run() })
 	n.run("netns", "add", nsL)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	args := "--json --stats-interval 100ms --tap --tap-name gpd%d" +
 		" sim:enetc0?gen=1&gen-rate=20k&sink=1&" + simOpts + " sim:enetc1?gen=1&gen-rate=20k&sink=1&" + simOpts
-	l2 := exec.Command(ipPath, "netns", "exec", nsL, self, "-test.run=^$")
-	l2.Env = append(os.Environ(), mainEnv+"="+args)
-	var stdout strings.Builder
-	l2.Stdout = &stdout
-	errPipe, err := l2.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Process.Kill()
-	var errMu sync.Mutex
-	var errLog strings.Builder
-	running, gone := make(chan struct{}), make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		var once1, once2 sync.Once
-		for sc.Scan() {
-			errMu.Lock()
-			errLog.WriteString(sc.Text() + "\n")
-			errMu.Unlock()
-			if strings.HasPrefix(sc.Text(), "all ") {
-				once1.Do(func() { close(running) })
-			}
-			if strings.Contains(sc.Text(), "tap gpd0: the interface is gone") {
-				once2.Do(func() { close(gone) })
-			}
-		}
-	}()
-	l2Err := func() string { errMu.Lock(); defer errMu.Unlock(); return errLog.String() }
+	l := startInNamespace(t, n, nsL, args, "tap gpd0: the interface is gone")
+	defer l.cmd.Process.Kill()
+	l2, stdout, running, gone, l2Err := l.cmd, &l.stdout, l.running, l.seen[0], l.stderr
 	// The deadlines only keep a broken build from hanging.
 	select {
 	case <-running:
@@ -479,4 +387,67 @@ func TestTapDeletedMidRun(t *testing.T) {
 	if c := strings.Count(l2Err(), "the interface is gone"); c != 1 {
 		t.Errorf("l2fwd said %d times that a TAP is gone, want once:\n%s", c, l2Err())
 	}
+}
+
+// nsL2fwd is l2fwd started in a network namespace from this test binary.
+type nsL2fwd struct {
+	cmd     *exec.Cmd
+	stdout  strings.Builder
+	running chan struct{}   // closed at the first stats table: forwarding runs
+	seen    []chan struct{} // closed when a stderr line contains the pattern of that index
+	mu      sync.Mutex
+	errLog  strings.Builder
+}
+
+// stderr is what l2fwd has written to stderr so far.
+func (l *nsL2fwd) stderr() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.errLog.String()
+}
+
+// startInNamespace runs l2fwd with args (--json and a stats interval, so
+// the tables go to stderr) in namespace ns, watching its stderr for the
+// first table and for lines containing each of patterns.
+func startInNamespace(t *testing.T, n *netns, ns, args string, patterns ...string) *nsL2fwd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &nsL2fwd{running: make(chan struct{})}
+	l.cmd = exec.Command(n.ip, "netns", "exec", ns, self, "-test.run=^$")
+	l.cmd.Env = append(os.Environ(), mainEnv+"="+args)
+	l.cmd.Stdout = &l.stdout
+	errPipe, err := l.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := make([]sync.Once, len(patterns))
+	for range patterns {
+		l.seen = append(l.seen, make(chan struct{}))
+	}
+	if err := l.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		var started sync.Once
+		for sc.Scan() {
+			line := sc.Text()
+			l.mu.Lock()
+			l.errLog.WriteString(line + "\n")
+			l.mu.Unlock()
+			if strings.HasPrefix(line, "all ") {
+				started.Do(func() { close(l.running) })
+			}
+			for i, p := range patterns {
+				if strings.Contains(line, p) {
+					once[i].Do(func() { close(l.seen[i]) })
+				}
+			}
+		}
+		io.Copy(io.Discard, errPipe)
+	}()
+	return l
 }
