@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"github.com/gopmd/gopmd/internal/testnote"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/gopmd/gopmd/internal/testnote"
 
 	"github.com/gopmd/gopmd/sim"
 	"golang.org/x/sys/unix"
@@ -240,6 +241,41 @@ func (n *netns) helperOut(ns, mode, arg string) string {
 	return string(out)
 }
 
+// tcpTransfer sends size bytes over TCP from namespace from to a server in
+// namespace to at addr (host:port), and fails the test unless the sender
+// sent them all and both ends report the same bytes (the helpers print a
+// digest). It returns both ends' reports.
+func (n *netns) tcpTransfer(from, to, addr string, size int) (sent, received string) {
+	n.t.Helper()
+	srv := n.helper(to, "serve", addr)
+	srvOut, err := srv.StdoutPipe()
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		n.t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	rd := bufio.NewReader(srvOut)
+	if l, err := rd.ReadString('\n'); err != nil || !strings.Contains(l, "listening") {
+		n.t.Fatalf("server did not start: %q %v", l, err)
+	}
+	sent = strings.TrimSpace(n.helperOut(from, "send", fmt.Sprintf("%s:%d", addr, size)))
+	got, _ := io.ReadAll(rd)
+	if err := srv.Wait(); err != nil {
+		n.t.Fatalf("server: %v", err)
+	}
+	received = strings.TrimSpace(string(got))
+	if want := fmt.Sprintf("sent %d bytes", size); !strings.HasPrefix(sent, want) {
+		n.t.Fatalf("sender: %q", sent)
+	}
+	if strings.TrimPrefix(sent, "sent") != strings.TrimPrefix(received, "received") {
+		n.t.Fatalf("bytes differ: sender %q, receiver %q", sent, received)
+	}
+	return sent, received
+}
+
 func counter(t *testing.T, n *netns, ns, ifname, name string) uint64 {
 	t.Helper()
 	out, err := exec.Command(n.ip, "netns", "exec", ns, "cat", "/sys/class/net/"+ifname+"/statistics/"+name).Output()
@@ -332,34 +368,9 @@ func TestKernelTrafficThroughNamespaces(t *testing.T) {
 	// TCP a retransmission timeout, so a longer transfer on a loaded
 	// machine mostly waits.
 	const size = 1 << 20
-	srv := n.helper(nsB, "serve", "10.99.0.2:9099")
-	srvOut, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
-	rd := bufio.NewReader(srvOut)
-	if l, err := rd.ReadString('\n'); err != nil || !strings.Contains(l, "listening") {
-		t.Fatalf("server did not start: %q %v", l, err)
-	}
-	sent := strings.TrimSpace(n.helperOut(nsA, "send", fmt.Sprintf("10.99.0.2:9099:%d", size)))
-	got, _ := io.ReadAll(rd)
-	if err := srv.Wait(); err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	received := strings.TrimSpace(string(got))
+	sent, received := n.tcpTransfer(nsA, nsB, "10.99.0.2:9099", size)
 	t.Logf("ns A: %s", sent)
 	t.Logf("ns B: %s", received)
-	if want := fmt.Sprintf("sent %d bytes", size); !strings.HasPrefix(sent, want) {
-		t.Fatalf("sender: %q", sent)
-	}
-	if strings.TrimPrefix(sent, "sent") != strings.TrimPrefix(received, "received") {
-		t.Fatalf("bytes differ: sender %q, receiver %q", sent, received)
-	}
 
 	// Let the last frames (the connection's closing ACKs) cross before
 	// stopping: wait until the counters agree or a generous bound passes.

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -92,30 +90,7 @@ func xdpForwarding(t *testing.T, rxMode string) {
 	t.Logf("ns A: %s", strings.TrimSpace(out))
 
 	// TCP: 1 MiB from A to B, byte for byte.
-	const size = 1 << 20
-	srv := n.helper(nsB, "serve", "10.97.0.2:9098")
-	srvOut, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
-	rd := bufio.NewReader(srvOut)
-	if l, err := rd.ReadString('\n'); err != nil || !strings.Contains(l, "listening") {
-		t.Fatalf("server did not start: %q %v", l, err)
-	}
-	sent := strings.TrimSpace(n.helperOut(nsA, "send", fmt.Sprintf("10.97.0.2:9098:%d", size)))
-	got, _ := io.ReadAll(rd)
-	if err := srv.Wait(); err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	received := strings.TrimSpace(string(got))
-	if want := fmt.Sprintf("sent %d bytes", size); !strings.HasPrefix(sent, want) || strings.TrimPrefix(sent, "sent") != strings.TrimPrefix(received, "received") {
-		t.Fatalf("bytes differ: sender %q, receiver %q", sent, received)
-	}
+	n.tcpTransfer(nsA, nsB, "10.97.0.2:9098", 1<<20)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if counter(t, n, nsA, innerA, "tx_packets") == counter(t, n, nsB, innerB, "rx_packets") &&
 			counter(t, n, nsB, innerB, "tx_packets") == counter(t, n, nsA, innerA, "rx_packets") {
