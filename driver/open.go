@@ -255,20 +255,30 @@ type Driver struct {
 	RegisterMap func(d *Device) []RegDesc
 }
 
-// RegDesc describes one register for a raw register dump: the reference
-// manual's name, the byte offset in window 0, the block it belongs to and
-// its named fields.
+// RegDesc describes one register of a device: the reference manual's
+// name, the byte offset in window 0, the block of the register map it lies
+// in and its named fields. It is the one description every driver's
+// register map is written in (Driver.RegisterMap, RegisterDumper) and that
+// tools print; the device models keep their own transcriptions, so a test
+// can hold one against the other.
 type RegDesc struct {
 	Name   string
 	Offset uint32
+	// Block groups the map as the driver's reference lays it out (ENETC:
+	// "si", "port", "mac", ...; FEC: "mac", "mib", "gasket", "ptp").
 	Block  string
 	Fields []RegField
 }
 
-// RegField is a named field of a register: bits Lo..Hi.
+// RegField is a named field of a register: bits Lo..Hi inclusive.
 type RegField struct {
 	Name   string
 	Lo, Hi uint
+}
+
+// Of is the field's value in register value v, shifted down to bit 0.
+func (f RegField) Of(v uint32) uint32 {
+	return v >> f.Lo & uint32(uint64(1)<<(f.Hi-f.Lo+1)-1)
 }
 
 // ErrNoRegisterMap is wrapped when the driver that claims a device offers
