@@ -192,11 +192,12 @@ type Device struct {
 	Revision           uint8
 	// Compatible holds device-tree compatible strings (Bus "platform").
 	Compatible []string
-	// OFNode is the directory of the device's device-tree node (the
-	// device's of_node resolved, such as /sys/firmware/devicetree/base/soc/
-	// pcie@1f0000000/ethernet@0,0), "" where the system describes the device
-	// otherwise. Drivers read board wiring from it (phy-handle, phy-mode).
-	OFNode string
+	// Node is the device's device-tree node (the device's of_node
+	// resolved, such as /sys/firmware/devicetree/base/soc/pcie@1f0000000/
+	// ethernet@0,0), the zero Node where the system describes the device
+	// otherwise. Drivers read board wiring from it (phy-handle, phy-mode,
+	// fixed-link) through its methods, never by path.
+	Node DTNode
 	// Regions are the register windows: BARs by number for PCI (nil where
 	// absent), reg ranges in order for platform devices.
 	Regions []Regs
