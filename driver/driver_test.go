@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
 	"net"
 	"strings"
@@ -228,6 +229,26 @@ func TestRegValueString(t *testing.T) {
 	want := "ECR            0x00024 = 0x00000052 ETHEREN SPEED=0x5"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestRegValueJSON: a register's JSON form carries its description and
+// each field's value decoded from the register's (a 32-bit field whole),
+// with fields an empty array, not null, when it has none.
+func TestRegValueJSON(t *testing.T) {
+	t.Parallel()
+	v := RegValue{RegDesc: RegDesc{Name: "PAUR", Offset: 0xe8, Block: "mac", Fields: []RegField{
+		{Name: "PADDR2", Lo: 16, Hi: 31}, {Name: "ON", Lo: 3, Hi: 3}, {Name: "ALL", Lo: 0, Hi: 31}}}, Value: 0xabcd8808}
+	b, err := json.Marshal(v)
+	want := `{"name":"PAUR","offset":232,"block":"mac","value":2882373640,"fields":[` +
+		`{"name":"PADDR2","lo":16,"hi":31,"value":43981},{"name":"ON","lo":3,"hi":3,"value":1},` +
+		`{"name":"ALL","lo":0,"hi":31,"value":2882373640}]}`
+	if err != nil || string(b) != want {
+		t.Errorf("got  %s (%v)\nwant %s", b, err, want)
+	}
+	b, _ = json.Marshal(RegValue{RegDesc: RegDesc{Name: "TIPG", Offset: 0x1ac, Block: "mac"}, Value: 12})
+	if want := `{"name":"TIPG","offset":428,"block":"mac","value":12,"fields":[]}`; string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
 	}
 }
 

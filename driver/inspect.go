@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -93,7 +94,7 @@ type RegValue struct {
 func (v RegValue) String() string {
 	s := fmt.Sprintf("%-14s 0x%05x = 0x%08x", v.Name, v.Offset, v.Value)
 	for _, f := range v.Fields {
-		x := v.Value >> f.Lo & (1<<(f.Hi-f.Lo+1) - 1)
+		x := f.Of(v.Value)
 		switch {
 		case f.Hi > f.Lo:
 			s += fmt.Sprintf(" %s=%#x", f.Name, x)
@@ -102,6 +103,28 @@ func (v RegValue) String() string {
 		}
 	}
 	return s
+}
+
+// MarshalJSON gives the register as tools print it: name, offset, block,
+// value, and fields (never null), each with its bits lo..hi and its value.
+func (v RegValue) MarshalJSON() ([]byte, error) {
+	type field struct {
+		Name  string `json:"name"`
+		Lo    uint   `json:"lo"`
+		Hi    uint   `json:"hi"`
+		Value uint32 `json:"value"`
+	}
+	fs := make([]field, len(v.Fields))
+	for i, f := range v.Fields {
+		fs[i] = field{f.Name, f.Lo, f.Hi, f.Of(v.Value)}
+	}
+	return json.Marshal(struct {
+		Name   string  `json:"name"`
+		Offset uint32  `json:"offset"`
+		Block  string  `json:"block"`
+		Value  uint32  `json:"value"`
+		Fields []field `json:"fields"`
+	}{v.Name, v.Offset, v.Block, v.Value, fs})
 }
 
 // RegisterDumper reads a port's registers for a bring-up tool, by the

@@ -192,11 +192,12 @@ type Device struct {
 	Revision           uint8
 	// Compatible holds device-tree compatible strings (Bus "platform").
 	Compatible []string
-	// OFNode is the directory of the device's device-tree node (the
-	// device's of_node resolved, such as /sys/firmware/devicetree/base/soc/
-	// pcie@1f0000000/ethernet@0,0), "" where the system describes the device
-	// otherwise. Drivers read board wiring from it (phy-handle, phy-mode).
-	OFNode string
+	// Node is the device's device-tree node (the device's of_node
+	// resolved, such as /sys/firmware/devicetree/base/soc/pcie@1f0000000/
+	// ethernet@0,0), the zero Node where the system describes the device
+	// otherwise. Drivers read board wiring from it (phy-handle, phy-mode,
+	// fixed-link) through its methods, never by path.
+	Node DTNode
 	// Regions are the register windows: BARs by number for PCI (nil where
 	// absent), reg ranges in order for platform devices.
 	Regions []Regs
@@ -255,20 +256,30 @@ type Driver struct {
 	RegisterMap func(d *Device) []RegDesc
 }
 
-// RegDesc describes one register for a raw register dump: the reference
-// manual's name, the byte offset in window 0, the block it belongs to and
-// its named fields.
+// RegDesc describes one register of a device: the reference manual's
+// name, the byte offset in window 0, the block of the register map it lies
+// in and its named fields. It is the one description every driver's
+// register map is written in (Driver.RegisterMap, RegisterDumper) and that
+// tools print; the device models keep their own transcriptions, so a test
+// can hold one against the other.
 type RegDesc struct {
 	Name   string
 	Offset uint32
+	// Block groups the map as the driver's reference lays it out (ENETC:
+	// "si", "port", "mac", ...; FEC: "mac", "mib", "gasket", "ptp").
 	Block  string
 	Fields []RegField
 }
 
-// RegField is a named field of a register: bits Lo..Hi.
+// RegField is a named field of a register: bits Lo..Hi inclusive.
 type RegField struct {
 	Name   string
 	Lo, Hi uint
+}
+
+// Of is the field's value in register value v, shifted down to bit 0.
+func (f RegField) Of(v uint32) uint32 {
+	return v >> f.Lo & uint32(uint64(1)<<(f.Hi-f.Lo+1)-1)
 }
 
 // ErrNoRegisterMap is wrapped when the driver that claims a device offers

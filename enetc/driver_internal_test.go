@@ -91,7 +91,7 @@ func TestVFTouchesOnlySI(t *testing.T) {
 		t.Fatal("VF TX did not send")
 	}
 	_ = p.Stats()
-	_ = p.DumpRegs()
+	_ = p.Registers()
 	closeClean(t, p)
 }
 

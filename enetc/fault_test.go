@@ -369,7 +369,7 @@ func TestMDIOHoldsOffOtherPorts(t *testing.T) {
 			default:
 			}
 			b.port.Stats()
-			b.port.DumpRegs()
+			b.port.Registers()
 		}
 	}()
 	for i := 0; i < 300; i++ {
@@ -478,7 +478,7 @@ func TestVF(t *testing.T) {
 	if w := s.wire.take(); len(w) != 1 || string(w[0]) != string(f) {
 		t.Error("VF frame not on the wire")
 	}
-	if regs := s.port.DumpRegs(); len(regs) == 0 {
+	if regs := s.port.Registers(); len(regs) == 0 {
 		t.Error("empty register dump")
 	}
 	s.close(false)

@@ -48,7 +48,6 @@ func TestEveryMethodAfterClose(t *testing.T) {
 				ep.DecodeBD(true, make([]byte, enetc.BDSize))
 				return nil
 			},
-			"Port.DumpRegs":  func() error { return wantNil(ep.DumpRegs() == nil, "DumpRegs read registers") },
 			"Port.Registers": func() error { return wantNil(ep.Registers() == nil, "Registers read registers") },
 			"Port.Rings":     func() error { return wantNil(ep.Rings() == nil, "Rings read registers") },
 			"Port.LiveRings": func() error { return wantNil(ep.LiveRings() == nil, "LiveRings read registers") },

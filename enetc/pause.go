@@ -2,8 +2,6 @@ package enetc
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/gopmd/gopmd/driver"
 )
@@ -62,17 +60,17 @@ func (p *Port) resolvePause() error {
 		p.pause, p.pauseWhy = m, "the pause= option"
 		return nil
 	}
-	if !p.pf || p.dev.OFNode == "" {
+	if !p.pf {
 		return nil
 	}
-	fl := filepath.Join(p.dev.OFNode, "fixed-link")
-	if st, err := os.Stat(fl); err != nil || !st.IsDir() {
+	fl := p.dev.Node.Child("fixed-link")
+	if !fl.IsNode() {
 		return nil
 	}
 	p.pause, p.pauseWhy = pauseOff, "the device tree's fixed-link (no pause property)"
-	if _, err := os.Stat(filepath.Join(fl, "pause")); err == nil {
+	if fl.Has("pause") {
 		p.pause, p.pauseWhy = pauseOn, "the device tree's fixed-link pause property"
-	} else if _, err := os.Stat(filepath.Join(fl, "asym-pause")); err == nil {
+	} else if fl.Has("asym-pause") {
 		return fmt.Errorf("enetc %s: device tree %s has asym-pause without pause, which gopmd does not resolve into a direction: give pause= (%s)", p.name, fl, pauseAccepted)
 	}
 	return nil

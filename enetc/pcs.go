@@ -1,12 +1,7 @@
 package enetc
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/mii"
@@ -113,26 +108,25 @@ func (p *Port) resolvePHYMode() error {
 		}
 		p.phyMode, p.phyModeName = m, v
 		p.inband = m == modeSGMII // the RDB's PF0; in-band=off for a PHY without SGMII AN
-	} else if p.pf && p.dev.OFNode != "" {
+	} else if node := p.dev.Node; p.pf && node.Exists() {
 		for _, prop := range []string{"phy-mode", "phy-connection-type"} {
-			b, err := os.ReadFile(filepath.Join(p.dev.OFNode, prop))
-			if errors.Is(err, os.ErrNotExist) {
+			v, ok, err := node.String1(prop)
+			if err != nil {
+				return fmt.Errorf("enetc %s: %w", p.name, err)
+			}
+			if !ok {
 				continue
 			}
-			if err != nil {
-				return fmt.Errorf("enetc %s: device tree %s: %w", p.name, filepath.Join(p.dev.OFNode, prop), err)
-			}
-			v := strings.TrimRight(string(b), "\x00")
 			m, ok := parsePHYMode(v)
 			if !ok {
-				return fmt.Errorf("enetc %s: device tree %s is %q, which gopmd does not program: give phy-mode= (%s)", p.name, filepath.Join(p.dev.OFNode, prop), v, phyModeAccepted)
+				return fmt.Errorf("enetc %s: device tree %s is %q, which gopmd does not program: give phy-mode= (%s)", p.name, node.Prop(prop), v, phyModeAccepted)
 			}
 			p.phyMode, p.phyModeName = m, v
 			// Linux's phylink: in-band AN only with managed =
 			// "in-band-status" (the LS1028A-RDB's PF0), else the PHY's
 			// result is forced into the PCS.
-			b, _ = os.ReadFile(filepath.Join(p.dev.OFNode, "managed"))
-			p.inband = strings.TrimRight(string(b), "\x00") == "in-band-status"
+			managed, _, _ := node.String1("managed")
+			p.inband = managed == "in-band-status"
 			break
 		}
 	}
@@ -147,12 +141,10 @@ func (p *Port) resolvePHYMode() error {
 		p.inband = v == "on"
 	}
 	p.fixedSpeed = 1000
-	if p.phyMode == modeInternal && p.dev.OFNode != "" {
+	if p.phyMode == modeInternal {
 		// fixed-link { speed = <2500>; full-duplex; } (LS1028A PF2).
-		if b, err := os.ReadFile(filepath.Join(p.dev.OFNode, "fixed-link", "speed")); err == nil && len(b) == 4 {
-			if s := int(binary.BigEndian.Uint32(b)); s > 0 {
-				p.fixedSpeed = s
-			}
+		if l, ok, err := p.dev.Node.FixedLink(); err == nil && ok && l.Speed > 0 {
+			p.fixedSpeed = l.Speed
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package enetc
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -38,7 +37,7 @@ func (p *Port) findPHY() error {
 		p.phyWhy = "none: an internal port, a fixed link inside the SoC"
 		return nil // a fixed link inside the SoC: no PHY to look for
 	}
-	dt, err := devtree.ReadPHY(p.dev.OFNode)
+	dt, err := p.dev.Node.ReadPHY()
 	if err != nil {
 		return fmt.Errorf("enetc %s: %w; give phy=N (the PHY's address on the port's MDIO bus) or phy=none (fixed link) to choose by hand", p.name, err)
 	}
@@ -72,13 +71,12 @@ func (p *Port) phyFromDT(dt devtree.PHY) error {
 		p.phyWhy = "none: the device tree's fixed-link, no PHY"
 		return nil
 	}
-	own := filepath.Clean(p.dev.OFNode)
 	switch {
-	case dt.Bus != "" && filepath.Clean(dt.Bus) == own:
+	case dt.Bus.Same(p.dev.Node):
 		p.phyAddr = dt.Addr
 		p.phyWhy = fmt.Sprintf("address %d on the port's own MDIO bus: the device tree's %s names %s", dt.Addr, dt.Prop, dt.Node)
 		return nil
-	case devtree.CentralMDIO(dt.Parent):
+	case dt.Parent.CentralMDIO():
 		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the LS1028A's central MDIO function (%s, PCI 00:00.3, 1957:ee01; mainline's RDB tree puts its PHYs there since 2021), which gopmd does not drive: "+
 			"give phy=none to take the link from the Lynx PCS alone (SGMII or 2500BASE-X; the PHY keeps what the bootloader or kernel set), "+
 			"or phy=%d to reach it through this port's own MDIO controller where the board wires that one to the PHY (NXP calls MDIO through the port defeatured on the LS1028A)",

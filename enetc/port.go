@@ -36,15 +36,7 @@ func rawRegisterMap(d *driver.Device) []driver.RegDesc {
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
 		return nil
 	}
-	var out []driver.RegDesc
-	for _, r := range ProbeRegisterMap(d.Regions[0]) {
-		fs := make([]driver.RegField, len(r.Fields))
-		for i, f := range r.Fields {
-			fs[i] = driver.RegField(f)
-		}
-		out = append(out, driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block, Fields: fs})
-	}
-	return out
+	return ProbeRegisterMap(d.Regions[0])
 }
 
 // match claims ENETC PFs and VFs by PCI ID.

@@ -210,48 +210,25 @@ func (p *Port) txErrorsLocked(tx *driver.QueueStats, terr uint64) {
 	tx.Drops[driver.CauseFrame] += p.txErrTaken
 }
 
-// RegValue is one register and the value read from it.
-type RegValue struct {
-	RegDesc
-	Value uint32
-}
-
-// Registers implements driver.RegisterDumper: DumpRegs under the driver
-// package's names.
+// Registers implements driver.RegisterDumper: every register of
+// RegisterMap for the port's rings (a VF only its SI block), less the MDIO
+// block, read once. It runs under the control lock, so never concurrently
+// with MDIO.
 func (p *Port) Registers() []driver.RegValue {
-	regs := p.DumpRegs()
-	if regs == nil {
-		return nil
-	}
-	out := make([]driver.RegValue, len(regs))
-	for i, r := range regs {
-		fs := make([]driver.RegField, len(r.Fields))
-		for j, f := range r.Fields {
-			fs[j] = driver.RegField(f)
-		}
-		out[i] = driver.RegValue{RegDesc: driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block, Fields: fs}, Value: r.Value}
-	}
-	return out
-}
-
-// DumpRegs reads every register of RegisterMap for the port's rings (a VF
-// only its SI block), for the bring-up tool. It runs under the control lock,
-// so never concurrently with MDIO.
-func (p *Port) DumpRegs() []RegValue {
 	p.lock()
 	defer p.unlock()
 	if p.closed {
 		return nil
 	}
-	var out []RegValue
+	var out []driver.RegValue
 	for _, d := range RegisterMap(len(p.tx), len(p.rx)) {
-		if d.PFOnly() && !p.pf {
+		if pfOnly(d) && !p.pf {
 			continue
 		}
 		if d.Block == "mdio" {
 			continue // reading MDIO_DATA may have side effects; use MDIORead
 		}
-		out = append(out, RegValue{d, p.regs.Read32(d.Offset)})
+		out = append(out, driver.RegValue{RegDesc: d, Value: p.regs.Read32(d.Offset)})
 	}
 	return out
 }

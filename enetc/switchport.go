@@ -3,7 +3,6 @@ package enetc
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
@@ -24,51 +23,51 @@ import (
 var ErrSwitchCPUPort = errors.New("the function is a switch's CPU port")
 
 // SwitchLink describes the enabled switch ports whose ethernet property
-// names the ENETC function at node ("" when none does, or there is no
-// device tree): the LS1028A-RDB's PF2 is the Felix switch's CPU port.
-func SwitchLink(node string) (string, error) {
-	if node == "" {
+// names the ENETC function at node ("" when none does, or node is the zero
+// Node): the LS1028A-RDB's PF2 is the Felix switch's CPU port.
+func SwitchLink(node devtree.Node) (string, error) {
+	if !node.Exists() {
 		return "", nil
 	}
-	refs, err := devtree.Referrers(node, "ethernet")
+	refs, err := node.Referrers("ethernet")
 	if err != nil {
 		return "", err
 	}
 	var on []string
 	for _, r := range refs {
-		sw := switchOf(r)
-		if !devtree.Enabled(r) || (sw != "" && !devtree.Enabled(sw)) {
+		sw, inSwitch := switchOf(r)
+		if !r.Enabled() || (inSwitch && !sw.Enabled()) {
 			continue // a disabled switch port does not use the function
 		}
-		d := r
-		if sw != "" {
-			d = fmt.Sprintf("%s of %s", filepath.Base(r), sw)
+		d := r.Path()
+		if inSwitch {
+			d = fmt.Sprintf("%s of %s", r.Name(), sw)
 		}
 		on = append(on, d)
 	}
 	if len(on) == 0 {
 		return "", nil
 	}
-	return fmt.Sprintf("the CPU port of switch port %s (ethernet = <&%s>)", strings.Join(on, ", "), filepath.Base(node)), nil
+	return fmt.Sprintf("the CPU port of switch port %s (ethernet = <&%s>)", strings.Join(on, ", "), node.Name()), nil
 }
 
 // switchOf is the switch node a port node sits in (ports/port@N or
-// ethernet-ports/ethernet-port@N), "" when the layout is another.
-func switchOf(port string) string {
-	if b := filepath.Base(filepath.Dir(port)); b == "ports" || b == "ethernet-ports" {
-		return filepath.Dir(filepath.Dir(port))
+// ethernet-ports/ethernet-port@N); ok is false when the layout is another.
+func switchOf(port devtree.Node) (sw devtree.Node, ok bool) {
+	if b := port.Parent().Name(); b == "ports" || b == "ethernet-ports" {
+		return port.Parent().Parent(), true
 	}
-	return ""
+	return devtree.Node{}, false
 }
 
 // checkSwitchLink refuses a PF the device tree makes a switch's CPU port,
 // unless switch-cpu-port=take; it records the link for SwitchLink either
 // way. Called from New before any register is written.
 func (p *Port) checkSwitchLink() error {
-	if !p.pf || p.dev.OFNode == "" {
+	if !p.pf || !p.dev.Node.Exists() {
 		return nil
 	}
-	l, err := SwitchLink(p.dev.OFNode)
+	l, err := SwitchLink(p.dev.Node)
 	if err != nil {
 		return fmt.Errorf("enetc %s: reading the device tree for a switch link: %w", p.name, err)
 	}

@@ -1,16 +1,17 @@
 package enetc
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // The LS1028A's 1588 timer: PCI function 1957:ee02 (0000:00:00.4), the
@@ -143,7 +144,7 @@ func (t *Timer) settings() (timerSettings, error) {
 		}
 		return autoConfig(hz), nil
 	}
-	if node := t.dev.OFNode; node != "" {
+	if node := t.dev.Node; node.Exists() {
 		if ds, ok, err := dtSettings(node); err != nil {
 			return s, fmt.Errorf("enetc timer %s: %w", t.name, err)
 		} else if ok {
@@ -190,19 +191,16 @@ func autoConfig(refHz uint64) timerSettings {
 // dtSettings reads the ptp_qoriq binding's fsl,tclk-period, fsl,tmr-add,
 // fsl,tmr-prsc (and fsl,cksel, fsl,max-adj) from a device-tree node; ok is
 // false when the node does not have the first two.
-func dtSettings(node string) (timerSettings, bool, error) {
+func dtSettings(node devtree.Node) (timerSettings, bool, error) {
 	u32 := func(prop string) (uint32, bool, error) {
-		b, err := os.ReadFile(filepath.Join(node, prop))
-		if os.IsNotExist(err) {
+		v, err := node.U32(prop)
+		if errors.Is(err, fs.ErrNotExist) {
 			return 0, false, nil
 		}
 		if err != nil {
-			return 0, false, err
+			return 0, false, fmt.Errorf("device tree %w", err)
 		}
-		if len(b) != 4 {
-			return 0, false, fmt.Errorf("device tree %s: %d bytes, not one 32-bit cell", filepath.Join(node, prop), len(b))
-		}
-		return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), true, nil
+		return v, true, nil
 	}
 	s := timerSettings{prsc: defaultTmrPrsc, cksel: defaultCKSEL, maxAdj: 512000}
 	tclk, ok1, err := u32("fsl,tclk-period")

@@ -11,6 +11,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec"
 	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // newFixed builds and starts an i.MX6UL port (RMII by default, as on the
@@ -27,7 +28,7 @@ func newFixed(t *testing.T, speed int, ofNode, opts string) (*fec.Port, *model.D
 		t.Fatal(err)
 	}
 	d := &driver.Device{Spec: spec, Backend: "sim", Bus: "platform", Compatible: []string{"fsl,imx6ul-fec", "fsl,imx6q-fec"},
-		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, OFNode: ofNode}
+		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, Node: devtree.At(ofNode)}
 	p, err := fec.New(d, driver.Config{RxRingSize: 16, TxRingSize: 16, PoolSize: 64})
 	if err != nil {
 		return nil, m, err

@@ -2,12 +2,10 @@ package fec
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 	"github.com/gopmd/gopmd/internal/rxirq"
 )
 
@@ -78,7 +76,7 @@ func (p *Port) setRingLines() {
 	for q := range s.ringLine {
 		s.ringLine[q] = "int" + strconv.Itoa(q)
 	}
-	names := dtStrings(p.dev.OFNode, "interrupt-names")
+	names := p.dev.Node.Strings("interrupt-names")
 	idx := map[string]int{}
 	for i, n := range names {
 		idx[n] = i
@@ -95,19 +93,6 @@ func (p *Port) setRingLines() {
 	}
 }
 
-// dtStrings reads a string-list property of node (NUL-separated), nil
-// when node is "" or has no such property.
-func dtStrings(node, prop string) []string {
-	if node == "" {
-		return nil
-	}
-	b, err := os.ReadFile(filepath.Join(node, prop))
-	if err != nil {
-		return nil
-	}
-	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-}
-
 // IRQLine is one RX ring's interrupt: the MAC line (int0, int1, int2),
 // the device interrupt it is (index into the node's interrupts, the i of
 // driver.Device.OpenIRQ) and what said so.
@@ -122,12 +107,12 @@ type IRQLine struct {
 // part whose compatible strings are compat (most specific first), from
 // the node's interrupt-names or the SoC tree's order. ok is false when the
 // driver knows none of the strings.
-func NodeIRQLines(compat []string, ofNode string) (lines []IRQLine, ok bool) {
+func NodeIRQLines(compat []string, node devtree.Node) (lines []IRQLine, ok bool) {
 	prof, ok := lookupProfile(compat)
 	if !ok {
 		return nil, false
 	}
-	p := &Port{prof: prof, dev: &driver.Device{OFNode: ofNode}}
+	p := &Port{prof: prof, dev: &driver.Device{Node: node}}
 	p.setRingLines()
 	for q := 0; q < prof.maxQueues(); q++ {
 		lines = append(lines, IRQLine{Ring: q, Line: p.irq.ringLine[q], Index: p.irq.ringIRQ[q], From: p.irq.lineFrom})

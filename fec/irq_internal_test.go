@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // Arming opens the queue's handle once; a frame while armed is one
@@ -59,7 +60,7 @@ func TestRingLinesFromInterruptNames(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p := &Port{prof: imx8mp, dev: &driver.Device{OFNode: node}}
+		p := &Port{prof: imx8mp, dev: &driver.Device{Node: devtree.At(node)}}
 		p.setRingLines()
 		if p.irq.ringIRQ != c.want || p.irq.ringLine != c.lines {
 			t.Errorf("interrupt-names %q: interrupts %v lines %v, want %v %v", c.names, p.irq.ringIRQ, p.irq.ringLine, c.want, c.lines)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // TestMIIIoctlABI pins struct ifreq with struct mii_ioctl_data in its
@@ -172,7 +173,7 @@ func TestSharedMDIOKernelIoctl(t *testing.T) {
 			t.Fatal(err)
 		}
 		return New(&driver.Device{Spec: spec, Backend: "sim", Bus: "platform", Compatible: []string{"fsl,imx6ul-fec"},
-			Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, OFNode: of},
+			Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, Node: devtree.At(of)},
 			driver.Config{RxRingSize: 16, TxRingSize: 16, PoolSize: 64})
 	}
 	kbus, err := open("20b4000.ethernet", m2, "", "&phy=1") // the kernel's ENET2

@@ -45,10 +45,10 @@ var busRegistry = struct {
 
 // registerBus makes p's bus reachable by ports whose PHY sits on it.
 func (p *Port) registerBus() {
-	if p.dev.OFNode == "" {
+	if !p.dev.Node.Exists() {
 		return
 	}
-	node := filepath.Clean(p.dev.OFNode)
+	node := p.dev.Node.Path()
 	p.own.node = node
 	busRegistry.Lock()
 	if b, ok := busRegistry.m[node]; !ok || b.closed() {
@@ -79,10 +79,10 @@ func (b *mdioBus) closed() bool {
 
 // busOf is the open bus of the MAC at node, nil when no port of this
 // process drives it.
-func busOf(node string) *mdioBus {
+func busOf(node devtree.Node) *mdioBus {
 	busRegistry.Lock()
 	defer busRegistry.Unlock()
-	b := busRegistry.m[filepath.Clean(node)]
+	b := busRegistry.m[node.Path()]
 	if b == nil || b.closed() {
 		return nil
 	}
@@ -193,7 +193,7 @@ func (p *Port) MDIOPath() MDIOPath { return p.bus.path() }
 // attachPHYBus sets the port's bus for a PHY under the mdio node of the
 // MAC at busNode: that MAC's port in this process, else the kernel's
 // network interface for it, else an error saying what to do.
-func (p *Port) attachPHYBus(busNode, phyNode string, addr int) error {
+func (p *Port) attachPHYBus(busNode, phyNode devtree.Node, addr int) error {
 	if b := busOf(busNode); b != nil {
 		p.bus = sharedBus{b}
 		return nil
@@ -210,7 +210,7 @@ func (p *Port) attachPHYBus(busNode, phyNode string, addr int) error {
 		return fmt.Errorf("fec %s: the device tree's phy-handle puts this port's PHY (%s, address %d) on the MDIO bus of %s, and no port of this process drives that MAC (%s): open that MAC's port first in this process (it then serves this port's PHY too), leave that MAC to the kernel's fec driver with its interface up (the PHY is then reached through the kernel's MII ioctls), give phy=none to run this port as a fixed link (fixed-link=SPEED), or phy=scan (or phy=N) if this port's own MDIO pins reach a PHY of its own (QEMU 7.2 gives each ENET one)",
 			p.name, phyNode, addr, busNode, held)
 	}
-	k := kernelBus{mii: kernelMII, ifname: ifname, node: busNode}
+	k := kernelBus{mii: kernelMII, ifname: ifname, node: busNode.Path()}
 	if _, err := k.mii.MIIPHY(ifname); err != nil {
 		return fmt.Errorf("fec %s: the device tree's phy-handle puts this port's PHY (%s, address %d) on the MDIO bus of %s, which the kernel owns as %s, and its MII ioctls answer no (%v): the kernel's fec answers them only while the interface is up (ip link set %s up), or give phy=none (a fixed link)",
 			p.name, phyNode, addr, busNode, ifname, err, ifname)
@@ -222,14 +222,13 @@ func (p *Port) attachPHYBus(busNode, phyNode string, addr int) error {
 // netdevOfNode finds the platform device whose of_node is node (under the
 // sysfs the node's devicetree directory belongs to) and returns its
 // network interface and driver; ifname is "" when it has none.
-func netdevOfNode(node string) (ifname, drv string, err error) {
-	base, ok := devtree.Root(node)
+func netdevOfNode(node devtree.Node) (ifname, drv string, err error) {
+	sys, ok := node.Sysfs()
 	if !ok {
 		return "", "", fmt.Errorf("%s is not under a devicetree/base directory: cannot find its platform device", node)
 	}
-	sys := filepath.Dir(filepath.Dir(filepath.Dir(base))) // .../sys
 	devs := filepath.Join(sys, "bus/platform/devices")
-	want, err := filepath.EvalSymlinks(node)
+	want, err := filepath.EvalSymlinks(node.Path())
 	if err != nil {
 		return "", "", err
 	}
@@ -239,8 +238,8 @@ func netdevOfNode(node string) (ifname, drv string, err error) {
 	}
 	for _, e := range ents {
 		dir := filepath.Join(devs, e.Name())
-		of, err := filepath.EvalSymlinks(filepath.Join(dir, "of_node"))
-		if err != nil || of != want {
+		of, err := devtree.OfNode(dir)
+		if err != nil || of.Path() != want {
 			continue
 		}
 		if l, err := os.Readlink(filepath.Join(dir, "driver")); err == nil {

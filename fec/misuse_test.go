@@ -57,7 +57,6 @@ func TestEveryMethodAfterClose(t *testing.T) {
 				p.DecodeBD(true, make([]byte, 32))
 				return nil
 			},
-			"Port.DumpRegs":           func() error { return wantNil(p.DumpRegs() == nil, "DumpRegs read registers") },
 			"Port.Registers":          func() error { return wantNil(p.Registers() == nil, "Registers read registers") },
 			"Port.Rings":              func() error { return wantNil(p.Rings() == nil, "Rings read registers") },
 			"Port.LiveRings":          func() error { return wantNil(p.LiveRings() == nil, "LiveRings read registers") },

@@ -1,12 +1,7 @@
 package fec
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,103 +22,6 @@ import (
 // phyFixed is phyAddr for phy=none and for a fixed-link node: no PHY, the
 // link is taken as up at the fixed link's speed (fixedLink).
 const phyFixed = -1
-
-// dtPHY is what a port's device-tree node says about its PHY.
-type dtPHY struct {
-	found bool   // the node names a PHY (phy-handle) or a fixed link
-	fixed bool   // fixed-link: no PHY to read
-	addr  int    // the PHY node's reg
-	node  string // the PHY node's directory
-	bus   string // the node of the MAC whose MDIO bus holds the PHY
-	// fixedSpeed and fixedFull are the fixed-link node's speed and
-	// full-duplex (fixed only).
-	fixedSpeed int
-	fixedFull  bool
-}
-
-// readDTPHY reads node's phy-handle (or phy, or phy-device, the older
-// names the Ethernet binding keeps) and the PHY node it points to, or
-// its fixed-link subnode. found is false when the node says nothing.
-func readDTPHY(node string) (dtPHY, error) {
-	var r dtPHY
-	if node == "" {
-		return r, nil
-	}
-	if ok, speed, full, err := readDTFixedLink(node); err != nil {
-		return r, err
-	} else if ok {
-		r.found, r.fixed, r.fixedSpeed, r.fixedFull = true, true, speed, full
-		return r, nil
-	}
-	var ph uint32
-	var prop string
-	for _, name := range []string{"phy-handle", "phy", "phy-device"} {
-		v, err := devtree.U32(filepath.Join(node, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return r, fmt.Errorf("device-tree %s: %w", name, err)
-		}
-		ph, prop = v, name
-		break
-	}
-	if prop == "" {
-		return r, nil
-	}
-	root, ok := devtree.Root(node)
-	if !ok {
-		return r, fmt.Errorf("device-tree node %s is not under a devicetree/base directory: cannot resolve its %s", node, prop)
-	}
-	phyNode, err := devtree.FindPhandle(root, ph)
-	if err != nil {
-		return r, fmt.Errorf("device-tree %s/%s = %#x: %w", node, prop, ph, err)
-	}
-	reg, err := devtree.U32(filepath.Join(phyNode, "reg"))
-	if err != nil {
-		return r, fmt.Errorf("device-tree PHY node %s (the port's %s): reg: %w", phyNode, prop, err)
-	}
-	if reg > 31 {
-		return r, fmt.Errorf("device-tree PHY node %s: reg %d is not an MDIO address (0..31)", phyNode, reg)
-	}
-	r.found, r.addr, r.node = true, int(reg), phyNode
-	// The PHY sits in an mdio subnode of the MAC that drives its bus.
-	if parent := filepath.Dir(phyNode); strings.HasPrefix(filepath.Base(parent), "mdio") {
-		r.bus = filepath.Dir(parent)
-	}
-	return r, nil
-}
-
-// readDTFixedLink reads node's fixed link (DT-eth): a fixed-link subnode
-// with speed (Mb/s) and the full-duplex flag, or the older five-cell
-// fixed-link property <phy-id full-duplex speed pause asym-pause>. ok is
-// false when the node has neither.
-func readDTFixedLink(node string) (ok bool, speed int, full bool, err error) {
-	path := filepath.Join(node, "fixed-link")
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, 0, false, nil
-	}
-	if err != nil {
-		return false, 0, false, fmt.Errorf("device-tree %s: %w", path, err)
-	}
-	if fi.IsDir() {
-		v, err := devtree.U32(filepath.Join(path, "speed"))
-		if err != nil {
-			return false, 0, false, fmt.Errorf("device-tree fixed-link node %s: speed: %w", path, err)
-		}
-		_, ferr := os.Stat(filepath.Join(path, "full-duplex"))
-		return true, int(v), ferr == nil, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false, 0, false, fmt.Errorf("device-tree %s: %w", path, err)
-	}
-	if len(b) != 20 {
-		return false, 0, false, fmt.Errorf("device-tree %s: %d bytes; the fixed-link property has five cells <phy-id full-duplex speed pause asym-pause> (or use a fixed-link subnode)", path, len(b))
-	}
-	return true, int(binary.BigEndian.Uint32(b[8:])), binary.BigEndian.Uint32(b[4:]) != 0, nil
-}
 
 // fixedLinkOpt is what option fixed-link=SPEED[,full|,half] asked for
 // (speed 0: not given).
@@ -222,39 +120,38 @@ func (p *Port) selectPHYAddr() (dtSpeed int, dtFull bool, err error) {
 		return 0, false, nil
 	}
 	if p.phySet {
-		if p.phyAddr == phyFixed && p.dev.OFNode != "" {
-			ok, speed, full, err := readDTFixedLink(p.dev.OFNode)
+		if p.phyAddr == phyFixed {
+			l, ok, err := p.dev.Node.FixedLink()
 			if err != nil {
 				return 0, false, fmt.Errorf("fec %s: %w; give fixed-link=SPEED to set the speed by hand", p.name, err)
 			}
 			if ok {
-				return speed, full, nil
+				return l.Speed, l.Full, nil
 			}
 		}
 		return 0, false, nil // phy=N or phy=none
 	}
-	node := p.dev.OFNode
+	node := p.dev.Node
 	if p.phyScan {
-		node = "" // phy=scan
+		node = devtree.Node{} // phy=scan
 	}
-	dt, err := readDTPHY(node)
+	dt, err := node.ReadPHY()
 	if err != nil {
 		return 0, false, fmt.Errorf("fec %s: %w; give phy=N (the PHY's MDIO address) or phy=none (fixed link) to choose by hand", p.name, err)
 	}
-	if dt.found {
-		if dt.fixed {
+	if dt.Found {
+		if dt.Fixed {
 			p.phyAddr = phyFixed
-			return dt.fixedSpeed, dt.fixedFull, nil
+			return dt.Link.Speed, dt.Link.Full, nil
 		}
-		own := filepath.Clean(p.dev.OFNode)
-		if dt.bus != "" && filepath.Clean(dt.bus) != own {
+		if dt.Bus.Exists() && !dt.Bus.Same(p.dev.Node) {
 			// A shared MDIO bus (i.MX6UL/7D boards): another MAC's
 			// registers drive it (mdiobus.go).
-			if err := p.attachPHYBus(dt.bus, dt.node, dt.addr); err != nil {
+			if err := p.attachPHYBus(dt.Bus, dt.Node, dt.Addr); err != nil {
 				return 0, false, err
 			}
 		}
-		p.phyAddr = dt.addr
+		p.phyAddr = dt.Addr
 		return 0, false, nil
 	}
 	var answered []int

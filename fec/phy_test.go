@@ -10,6 +10,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec"
 	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // fakeDT writes an i.MX6UL-EVK-like device tree: two ENETs, both PHYs on
@@ -69,7 +70,7 @@ func newOnBus(t *testing.T, phyAddr int, shared []int, ofNode, opts string) (*fe
 		t.Fatal(err)
 	}
 	d := &driver.Device{Spec: spec, Backend: "sim", Bus: "platform", Compatible: []string{"fsl,imx6ul-fec", "fsl,imx6q-fec"},
-		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, OFNode: ofNode}
+		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, Node: devtree.At(ofNode)}
 	p, err := fec.New(d, driver.Config{RxRingSize: 16, TxRingSize: 16, PoolSize: 64})
 	if err == nil {
 		t.Cleanup(func() {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
@@ -53,18 +52,18 @@ func (p *Port) parsePHYReset(get func(string) (string, bool)) error {
 // (checkPHYReset).
 func (p *Port) resetPHY() error {
 	p.phySetup.Reset = "no reset line in the device tree"
-	if p.dev.OFNode == "" || p.fixedOpt.speed > 0 || (p.phySet && p.phyAddr == phyFixed) {
-		if p.dev.OFNode == "" {
+	if !p.dev.Node.Exists() || p.fixedOpt.speed > 0 || (p.phySet && p.phyAddr == phyFixed) {
+		if !p.dev.Node.Exists() {
 			p.phySetup.Reset = "no device tree node"
 		}
 		return nil
 	}
-	dt, err := devtree.ReadPHY(p.dev.OFNode)
-	node := ""
+	dt, err := p.dev.Node.ReadPHY()
+	var node devtree.Node
 	if err == nil && dt.Found && !dt.Fixed {
 		node = dt.Node
 	}
-	r, ok, err := gpio.ReadReset(node, p.dev.OFNode)
+	r, ok, err := gpio.ReadReset(node, p.dev.Node)
 	if err != nil {
 		return fmt.Errorf("fec %s: %w; give phy-reset=keep to leave the PHY as it is", p.name, err)
 	}
@@ -77,7 +76,7 @@ func (p *Port) resetPHY() error {
 	}
 	if err := r.Pulse(gpioOpen, "gopmd "+p.name, time.Sleep); err != nil {
 		var busy *gpio.BusyError
-		if errors.As(err, &busy) && dt.Bus != "" && filepath.Clean(dt.Bus) != filepath.Clean(p.dev.OFNode) {
+		if errors.As(err, &busy) && dt.Bus.Exists() && !dt.Bus.Same(p.dev.Node) {
 			p.phyResetBusy = err
 			p.phySetup.Reset = "not driven: " + err.Error()
 			return nil
@@ -120,14 +119,11 @@ func (p *Port) configurePHY() error {
 		return nil
 	}
 	s := mii.Setup{Mode: p.phyModeDT}
-	if p.dev.OFNode != "" {
-		if dt, err := devtree.ReadPHY(p.dev.OFNode); err == nil && dt.Found && !dt.Fixed && dt.Addr == p.phyAddr {
-			for _, c := range devtree.Strings(filepath.Join(dt.Node, "clock-names")) {
-				s.RMIIRef = s.RMIIRef || c == "rmii-ref"
-			}
-			_, e := os.Stat(filepath.Join(dt.Node, "micrel,rmii-reference-clock-select-25-mhz"))
-			s.RMIIRef25Sel = e == nil
+	if dt, err := p.dev.Node.ReadPHY(); err == nil && dt.Found && !dt.Fixed && dt.Addr == p.phyAddr {
+		for _, c := range dt.Node.Strings("clock-names") {
+			s.RMIIRef = s.RMIIRef || c == "rmii-ref"
 		}
+		s.RMIIRef25Sel = dt.Node.Has("micrel,rmii-reference-clock-select-25-mhz")
 	}
 	rw := mii.RW{
 		Read:  func(reg int) (uint16, error) { return p.MDIORead(p.phyAddr, reg) },
@@ -150,11 +146,8 @@ func (p *Port) configurePHY() error {
 // readDTPhyMode is the device tree's phy-mode (or the older
 // phy-connection-type) of the port's node, "" when it has none.
 func (p *Port) readDTPhyMode() string {
-	if p.dev.OFNode == "" {
-		return ""
-	}
 	for _, name := range []string{"phy-mode", "phy-connection-type"} {
-		if s := devtree.Strings(filepath.Join(p.dev.OFNode, name)); len(s) > 0 {
+		if s := p.dev.Node.Strings(name); len(s) > 0 {
 			return s[0]
 		}
 	}
@@ -172,14 +165,11 @@ const macDelayPs = 2000
 // or absent leaves them clear. Any other value, or 2000 on a part without
 // them, is refused: the board needs a delay this MAC cannot add.
 func (p *Port) readMACDelays() error {
-	if p.dev.OFNode == "" {
-		return nil
-	}
 	for _, d := range []struct {
 		prop string
 		bit  uint32
 	}{{"tx-internal-delay-ps", ecr_TXC_DLY}, {"rx-internal-delay-ps", ecr_RXC_DLY}} {
-		v, err := devtree.U32(filepath.Join(p.dev.OFNode, d.prop))
+		v, err := p.dev.Node.U32(d.prop)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec"
 	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/internal/devtree"
 	"github.com/gopmd/gopmd/internal/gpio/gpiotest"
 	"github.com/gopmd/gopmd/internal/mii"
 )
@@ -69,7 +70,7 @@ func openEVK(t *testing.T, m *model.Device, soc, node, opts string) (*fec.Port, 
 	compat := map[string][]string{"imx8mp": {"fsl,imx8mp-fec", "fsl,imx8mq-fec", "fsl,imx6sx-fec"},
 		"imx6ul": {"fsl,imx6ul-fec", "fsl,imx6q-fec"}, "imx8qm": {"fsl,imx8qm-fec", "fsl,imx6sx-fec"}}[soc]
 	d := &driver.Device{Spec: spec, Backend: "sim", Bus: "platform", Compatible: compat,
-		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, OFNode: node}
+		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, Node: devtree.At(node)}
 	p, err := fec.New(d, driver.Config{RxRingSize: 16, TxRingSize: 16, PoolSize: 64})
 	if err == nil {
 		t.Cleanup(func() { p.Close() })

@@ -49,11 +49,7 @@ func rawRegisterMap(d *driver.Device) []driver.RegDesc {
 		if int(r.Offset)+4 > size {
 			continue
 		}
-		fs := make([]driver.RegField, len(r.Fields))
-		for i, f := range r.Fields {
-			fs[i] = driver.RegField(f)
-		}
-		out = append(out, driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block(), Fields: fs})
+		out = append(out, r)
 	}
 	return out
 }

@@ -1,8 +1,11 @@
 package fec
 
 // Register offsets and bits of the FEC/ENET MAC, named as the reference
-// manual names them (docs/hardware-fec.md §2). Names and numbers only: driver logic
-// lives in port.go, rx.go, tx.go and mdio.go.
+// manual names them (docs/hardware-fec.md §2), and the register map a
+// tool dumps. Names and numbers only: driver logic lives in port.go,
+// rx.go, tx.go and mdio.go.
+
+import "github.com/gopmd/gopmd/driver"
 
 // Register offsets from the instance base (ARM/ENET layout).
 const (
@@ -208,21 +211,6 @@ const (
 // RDAR/TDAR active flag (§4.3).
 const dar_ACTIVE = 1 << 24
 
-// Field is a bit field of a register: bits Lo..Hi inclusive.
-type Field struct {
-	Name   string
-	Lo, Hi uint
-}
-
-// RegDesc describes one register for the bring-up tool's dumps and for the
-// cross-check against the device model: the reference manual's name, the
-// offset from the instance base and the named fields.
-type RegDesc struct {
-	Name   string
-	Offset uint32
-	Fields []Field
-}
-
 // mibNames are the MIB counters from RMON_T_DROP (0x200) on, one per 4
 // bytes; "" marks reserved words (§2.12).
 var mibNames = [...]string{
@@ -243,11 +231,18 @@ var mibNames = [...]string{
 	"IEEE_R_OCTETS_OK",
 }
 
-func f(name string, lo, hi uint) Field { return Field{Name: name, Lo: lo, Hi: hi} }
+// f is bits lo..hi of a register; bit is the one bit n.
+func f(name string, lo, hi uint) driver.RegField { return driver.RegField{Name: name, Lo: lo, Hi: hi} }
 
-func bit(name string, n uint) Field { return Field{Name: name, Lo: n, Hi: n} }
+func bit(name string, n uint) driver.RegField { return f(name, n, n) }
 
-var eirFields = []Field{
+// desc describes one register: the reference manual's name, the offset
+// from the instance base, the block it lies in (blockOf) and its fields.
+func desc(name string, off uint32, fs ...driver.RegField) driver.RegDesc {
+	return driver.RegDesc{Name: name, Offset: off, Block: blockOf(off), Fields: fs}
+}
+
+var eirFields = []driver.RegField{
 	bit("HBERR", 31), bit("BABR", 30), bit("BABT", 29), bit("GRA", 28), bit("TXF", 27),
 	bit("TXB", 26), bit("RXF", 25), bit("RXB", 24), bit("MII", 23), bit("EBERR", 22),
 	bit("LC", 21), bit("RL", 20), bit("UN", 19), bit("PLR", 18), bit("WAKEUP", 17),
@@ -257,81 +252,80 @@ var eirFields = []Field{
 
 // RegisterMap lists the registers the driver knows, with their fields, in
 // offset order, under the reference manual's names (docs/hardware-fec.md §2).
-func RegisterMap() []RegDesc {
-	dar := []Field{bit("ACTIVE", 24)}
-	ic := []Field{bit("ICEN", 31), bit("ICCS", 30), f("ICFT", 20, 27), f("ICTT", 0, 15)}
-	rcmr := []Field{bit("MATCHEN", 16), f("CMP3", 12, 14), f("CMP2", 8, 10), f("CMP1", 4, 6), f("CMP0", 0, 2)}
-	dmacfg := []Field{bit("DMA_CLASS_EN", 16), f("IDLE_SLOPE", 0, 15)}
-	m := []RegDesc{
-		{"EIR", regEIR, eirFields},
-		{"EIMR", regEIMR, eirFields},
-		{"RDAR", regRDAR, dar},
-		{"TDAR", regTDAR, dar},
-		{"ECR", regECR, []Field{bit("RESET", 0), bit("ETHEREN", 1), bit("MAGICEN", 2), bit("SLEEP", 3),
+func RegisterMap() []driver.RegDesc {
+	dar := []driver.RegField{bit("ACTIVE", 24)}
+	ic := []driver.RegField{bit("ICEN", 31), bit("ICCS", 30), f("ICFT", 20, 27), f("ICTT", 0, 15)}
+	rcmr := []driver.RegField{bit("MATCHEN", 16), f("CMP3", 12, 14), f("CMP2", 8, 10), f("CMP1", 4, 6), f("CMP0", 0, 2)}
+	dmacfg := []driver.RegField{bit("DMA_CLASS_EN", 16), f("IDLE_SLOPE", 0, 15)}
+	m := []driver.RegDesc{
+		desc("EIR", regEIR, eirFields...),
+		desc("EIMR", regEIMR, eirFields...),
+		desc("RDAR", regRDAR, dar...),
+		desc("TDAR", regTDAR, dar...),
+		desc("ECR", regECR, bit("RESET", 0), bit("ETHEREN", 1), bit("MAGICEN", 2), bit("SLEEP", 3),
 			bit("EN1588", 4), bit("SPEED", 5), bit("DBGEN", 6), bit("STOPEN", 7), bit("DBSWP", 8),
-			bit("TXC_DLY", 16), bit("RXC_DLY", 17)}},
-		{"MMFR", regMMFR, []Field{f("ST", 30, 31), f("OP", 28, 29), f("PA", 23, 27), f("RA", 18, 22), f("TA", 16, 17), f("DATA", 0, 15)}},
-		{"MSCR", regMSCR, []Field{f("MII_SPEED", 1, 6), bit("DIS_PRE", 7), f("HOLDTIME", 8, 10)}},
-		{"MIBC", regMIBC, []Field{bit("MIB_DIS", 31), bit("MIB_IDLE", 30), bit("MIB_CLEAR", 29)}},
-		{"RCR", regRCR, []Field{bit("LOOP", 0), bit("DRT", 1), bit("MII_MODE", 2), bit("PROM", 3),
+			bit("TXC_DLY", 16), bit("RXC_DLY", 17)),
+		desc("MMFR", regMMFR, f("ST", 30, 31), f("OP", 28, 29), f("PA", 23, 27), f("RA", 18, 22), f("TA", 16, 17), f("DATA", 0, 15)),
+		desc("MSCR", regMSCR, f("MII_SPEED", 1, 6), bit("DIS_PRE", 7), f("HOLDTIME", 8, 10)),
+		desc("MIBC", regMIBC, bit("MIB_DIS", 31), bit("MIB_IDLE", 30), bit("MIB_CLEAR", 29)),
+		desc("RCR", regRCR, bit("LOOP", 0), bit("DRT", 1), bit("MII_MODE", 2), bit("PROM", 3),
 			bit("BC_REJ", 4), bit("FCE", 5), bit("RGMII_EN", 6), bit("RMII_MODE", 8), bit("RMII_10T", 9),
 			bit("PADEN", 12), bit("PAUFWD", 13), bit("CRCFWD", 14), bit("CFEN", 15), f("MAX_FL", 16, 29),
-			bit("NLC", 30), bit("GRS", 31)}},
-		{"TCR", regTCR, []Field{bit("GTS", 0), bit("HBC", 1), bit("FDEN", 2), bit("TFC_PAUSE", 3),
-			bit("RFC_PAUSE", 4), f("ADDSEL", 5, 7), bit("CRCFWD", 9)}},
-		{"PALR", regPALR, []Field{f("PADDR1", 0, 31)}},
-		{"PAUR", regPAUR, []Field{f("PADDR2", 16, 31), f("TYPE", 0, 15)}},
-		{"OPD", regOPD, []Field{f("OPCODE", 16, 31), f("PAUSE_DUR", 0, 15)}},
-		{"TXIC0", regTXIC0, ic}, {"TXIC1", regTXIC0 + 4, ic}, {"TXIC2", regTXIC0 + 8, ic},
-		{"RXIC0", regRXIC0, ic}, {"RXIC1", regRXIC0 + 4, ic}, {"RXIC2", regRXIC0 + 8, ic},
-		{"IAUR", regIAUR, nil}, {"IALR", regIALR, nil}, {"GAUR", regGAUR, nil}, {"GALR", regGALR, nil},
-		{"TFWR", regTFWR, []Field{f("TFWR", 0, 5), bit("STRFWD", 8)}},
-		{"FRBR", regFRBR, nil}, {"FRSR", regFRSR, nil},
-		{"RDSR1", regRDSR1, nil}, {"TDSR1", regTDSR1, nil}, {"MRBR1", regMRBR1, []Field{f("R_BUF_SIZE", 4, 13)}},
-		{"RDSR2", regRDSR2, nil}, {"TDSR2", regTDSR2, nil}, {"MRBR2", regMRBR2, []Field{f("R_BUF_SIZE", 4, 13)}},
-		{"RDSR", regRDSR, nil}, {"TDSR", regTDSR, nil}, {"MRBR", regMRBR, []Field{f("R_BUF_SIZE", 4, 13)}},
-		{"RSFL", regRSFL, nil}, {"RSEM", regRSEM, nil}, {"RAEM", regRAEM, nil}, {"RAFL", regRAFL, nil},
-		{"TSEM", regTSEM, nil}, {"TAEM", regTAEM, nil}, {"TAFL", regTAFL, nil}, {"TIPG", regTIPG, nil},
-		{"FTRL", regFTRL, []Field{f("TRUNC_FL", 0, 13)}},
-		{"TACC", regTACC, []Field{bit("SHIFT16", 0), bit("IPCHK", 3), bit("PROCHK", 4)}},
-		{"RACC", regRACC, []Field{bit("PADREM", 0), bit("IPDIS", 1), bit("PRODIS", 2), bit("LINEDIS", 6), bit("SHIFT16", 7)}},
-		{"RCMR1", regRCMR1, rcmr}, {"RCMR2", regRCMR2, rcmr},
-		{"DMA1CFG", regDMA1CFG, dmacfg}, {"DMA2CFG", regDMA2CFG, dmacfg},
-		{"RDAR1", regRDAR1, dar}, {"TDAR1", regTDAR1, dar}, {"RDAR2", regRDAR2, dar}, {"TDAR2", regTDAR2, dar},
-		{"QOS", regQOS, nil}, {"LPI_SLEEP", regLPI_SLEEP, nil}, {"LPI_WAKE", regLPI_WAKE, nil},
+			bit("NLC", 30), bit("GRS", 31)),
+		desc("TCR", regTCR, bit("GTS", 0), bit("HBC", 1), bit("FDEN", 2), bit("TFC_PAUSE", 3),
+			bit("RFC_PAUSE", 4), f("ADDSEL", 5, 7), bit("CRCFWD", 9)),
+		desc("PALR", regPALR, f("PADDR1", 0, 31)),
+		desc("PAUR", regPAUR, f("PADDR2", 16, 31), f("TYPE", 0, 15)),
+		desc("OPD", regOPD, f("OPCODE", 16, 31), f("PAUSE_DUR", 0, 15)),
+		desc("TXIC0", regTXIC0, ic...), desc("TXIC1", regTXIC0+4, ic...), desc("TXIC2", regTXIC0+8, ic...),
+		desc("RXIC0", regRXIC0, ic...), desc("RXIC1", regRXIC0+4, ic...), desc("RXIC2", regRXIC0+8, ic...),
+		desc("IAUR", regIAUR), desc("IALR", regIALR), desc("GAUR", regGAUR), desc("GALR", regGALR),
+		desc("TFWR", regTFWR, f("TFWR", 0, 5), bit("STRFWD", 8)),
+		desc("FRBR", regFRBR), desc("FRSR", regFRSR),
+		desc("RDSR1", regRDSR1), desc("TDSR1", regTDSR1), desc("MRBR1", regMRBR1, f("R_BUF_SIZE", 4, 13)),
+		desc("RDSR2", regRDSR2), desc("TDSR2", regTDSR2), desc("MRBR2", regMRBR2, f("R_BUF_SIZE", 4, 13)),
+		desc("RDSR", regRDSR), desc("TDSR", regTDSR), desc("MRBR", regMRBR, f("R_BUF_SIZE", 4, 13)),
+		desc("RSFL", regRSFL), desc("RSEM", regRSEM), desc("RAEM", regRAEM), desc("RAFL", regRAFL),
+		desc("TSEM", regTSEM), desc("TAEM", regTAEM), desc("TAFL", regTAFL), desc("TIPG", regTIPG),
+		desc("FTRL", regFTRL, f("TRUNC_FL", 0, 13)),
+		desc("TACC", regTACC, bit("SHIFT16", 0), bit("IPCHK", 3), bit("PROCHK", 4)),
+		desc("RACC", regRACC, bit("PADREM", 0), bit("IPDIS", 1), bit("PRODIS", 2), bit("LINEDIS", 6), bit("SHIFT16", 7)),
+		desc("RCMR1", regRCMR1, rcmr...), desc("RCMR2", regRCMR2, rcmr...),
+		desc("DMA1CFG", regDMA1CFG, dmacfg...), desc("DMA2CFG", regDMA2CFG, dmacfg...),
+		desc("RDAR1", regRDAR1, dar...), desc("TDAR1", regTDAR1, dar...), desc("RDAR2", regRDAR2, dar...), desc("TDAR2", regTDAR2, dar...),
+		desc("QOS", regQOS), desc("LPI_SLEEP", regLPI_SLEEP), desc("LPI_WAKE", regLPI_WAKE),
 	}
 	for i, n := range mibNames {
 		if n != "" {
-			m = append(m, RegDesc{Name: n, Offset: regMIB + uint32(4*i)})
+			m = append(m, desc(n, regMIB+uint32(4*i)))
 		}
 	}
 	m = append(m,
-		RegDesc{"MIIGSK_CFGR", regMIIGSK_CFGR, nil},
-		RegDesc{"MIIGSK_ENR", regMIIGSK_ENR, []Field{bit("EN", 1), bit("READY", 2)}},
-		RegDesc{"ATCR", regATCR, nil}, RegDesc{"ATVR", regATVR, nil}, RegDesc{"ATOFF", regATOFF, nil},
-		RegDesc{"ATPER", regATPER, nil}, RegDesc{"ATCOR", regATCOR, nil}, RegDesc{"ATINC", regATINC, nil},
-		RegDesc{"ATSTMP", regATSTMP, nil}, RegDesc{"TGSR", regTGSR, nil},
+		desc("MIIGSK_CFGR", regMIIGSK_CFGR),
+		desc("MIIGSK_ENR", regMIIGSK_ENR, bit("EN", 1), bit("READY", 2)),
+		desc("ATCR", regATCR), desc("ATVR", regATVR), desc("ATOFF", regATOFF),
+		desc("ATPER", regATPER), desc("ATCOR", regATCOR), desc("ATINC", regATINC),
+		desc("ATSTMP", regATSTMP), desc("TGSR", regTGSR),
 	)
 	for n := uint32(0); n < 4; n++ {
 		m = append(m,
-			RegDesc{"TCSR" + string(rune('0'+n)), regTCSR0 + 8*n, nil},
-			RegDesc{"TCCR" + string(rune('0'+n)), regTCCR0 + 8*n, nil})
+			desc("TCSR"+string(rune('0'+n)), regTCSR0+8*n),
+			desc("TCCR"+string(rune('0'+n)), regTCCR0+8*n))
 	}
 	return m
 }
 
-// Block is the part of the register map d belongs to, as the reference
-// lays the map out: "mac" (control and DMA, below the MIB counters),
-// "mib" (statistics), "gasket" (the MII gasket) or "ptp" (the 1588
-// timer). A tool groups its dumps by it, as it groups ENETC's by
-// enetc.RegDesc.Block.
-func (d RegDesc) Block() string {
+// blockOf is the part of the register map offset off lies in, as the
+// reference lays the map out: "mac" (control and DMA, below the MIB
+// counters), "mib" (statistics), "gasket" (the MII gasket) or "ptp" (the
+// 1588 timer). A tool groups its dumps by it (driver.RegDesc.Block).
+func blockOf(off uint32) string {
 	switch {
-	case d.Offset < regMIB:
+	case off < regMIB:
 		return "mac"
-	case d.Offset < regMIIGSK_CFGR:
+	case off < regMIIGSK_CFGR:
 		return "mib"
-	case d.Offset < regATCR:
+	case off < regATCR:
 		return "gasket"
 	default:
 		return "ptp"

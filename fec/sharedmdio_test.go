@@ -9,6 +9,7 @@ import (
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/fec"
 	"github.com/gopmd/gopmd/fec/model"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // newENET builds an i.MX6UL port named name on model m with device-tree
@@ -20,7 +21,7 @@ func newENET(t *testing.T, name string, m *model.Device, ofNode, opts string) (*
 		t.Fatal(err)
 	}
 	d := &driver.Device{Spec: spec, Backend: "sim", Bus: "platform", Compatible: []string{"fsl,imx6ul-fec", "fsl,imx6q-fec"},
-		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, OFNode: ofNode}
+		Regions: []driver.Regs{m}, Mapper: m.IOMMU(), NonCoherent: true, Node: devtree.At(ofNode)}
 	return fec.New(d, driver.Config{RxRingSize: 16, TxRingSize: 16, PoolSize: 64})
 }
 

@@ -760,7 +760,7 @@ func TestRingFullCountedAsNoBuffer(t *testing.T) {
 }
 
 // TestControlPath changes MAC, promiscuity and MTU on a running port and
-// reads the registers back through DumpRegs.
+// reads the registers back through Registers.
 func TestControlPath(t *testing.T) {
 	t.Parallel()
 	p, m := openSim(t, "soc=imx8mp")
@@ -783,12 +783,12 @@ func TestControlPath(t *testing.T) {
 		}
 	}
 	reg := func(name string) uint32 {
-		for _, r := range p.DumpRegs() {
+		for _, r := range p.Registers() {
 			if r.Name == name {
 				return r.Value
 			}
 		}
-		t.Fatalf("DumpRegs has no %s", name)
+		t.Fatalf("Registers has no %s", name)
 		return 0
 	}
 	if reg("RCR")&(1<<3) == 0 {
@@ -801,7 +801,7 @@ func TestControlPath(t *testing.T) {
 	if reg("ECR")&(1<<1) == 0 || reg("RCR")&1 != 0 {
 		t.Fatalf("ECR %#x RCR %#x: MAC not enabled or loopback left on", reg("ECR"), reg("RCR"))
 	}
-	for _, r := range p.DumpRegs() {
+	for _, r := range p.Registers() {
 		if r.Name == "ECR" && !strings.Contains(r.String(), "ETHEREN") {
 			t.Fatalf("ECR dump %q does not name ETHEREN", r.String())
 		}
@@ -827,15 +827,15 @@ func TestControlPath(t *testing.T) {
 	pkts[0].Free()
 }
 
-// regValue reads one register by name through DumpRegs.
+// regValue reads one register by name through Registers.
 func regValue(t *testing.T, p *fec.Port, name string) uint32 {
 	t.Helper()
-	for _, r := range p.DumpRegs() {
+	for _, r := range p.Registers() {
 		if r.Name == name {
 			return r.Value
 		}
 	}
-	t.Fatalf("DumpRegs has no %s", name)
+	t.Fatalf("Registers has no %s", name)
 	return 0
 }
 

@@ -1,8 +1,6 @@
 package fec
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
@@ -120,38 +118,14 @@ func (p *Port) statsLocked() driver.PortStats {
 	return s
 }
 
-// RegValue is one register read by DumpRegs.
-type RegValue struct {
-	RegDesc
-	Value uint32
-}
-
-// Registers implements driver.RegisterDumper: DumpRegs under the driver
-// package's names.
+// Registers implements driver.RegisterDumper: every register of
+// RegisterMap that is not a MIB counter (reading those has no side effect,
+// but they are Stats' business), read once. Reading EIR does not clear it.
 func (p *Port) Registers() []driver.RegValue {
-	regs := p.DumpRegs()
-	if regs == nil {
-		return nil
-	}
-	out := make([]driver.RegValue, len(regs))
-	for i, r := range regs {
-		fs := make([]driver.RegField, len(r.Fields))
-		for j, f := range r.Fields {
-			fs[j] = driver.RegField(f)
-		}
-		out[i] = driver.RegValue{RegDesc: driver.RegDesc{Name: r.Name, Offset: r.Offset, Block: r.Block(), Fields: fs}, Value: r.Value}
-	}
-	return out
-}
-
-// DumpRegs reads every register of RegisterMap that is not a MIB counter
-// (reading those has no side effect, but they are Stats' business).
-// Reading EIR does not clear it.
-func (p *Port) DumpRegs() []RegValue {
 	if p.shut.Load() {
 		return nil
 	}
-	var out []RegValue
+	var out []driver.RegValue
 	for _, d := range RegisterMap() {
 		if d.Offset >= regMIB && d.Offset < regMIBEnd {
 			continue
@@ -159,27 +133,9 @@ func (p *Port) DumpRegs() []RegValue {
 		if int(d.Offset)+4 > p.regs.Size() {
 			continue
 		}
-		out = append(out, RegValue{d, p.regs.Read32(d.Offset)})
+		out = append(out, driver.RegValue{RegDesc: d, Value: p.regs.Read32(d.Offset)})
 	}
 	return out
-}
-
-// String formats a register value with its fields.
-func (v RegValue) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-11s %#05x = %#010x", v.Name, v.Offset, v.Value)
-	for _, f := range v.Fields {
-		w := f.Hi - f.Lo + 1
-		x := (v.Value >> f.Lo) & (1<<w - 1)
-		if w == 1 {
-			if x != 0 {
-				fmt.Fprintf(&b, " %s", f.Name)
-			}
-		} else {
-			fmt.Fprintf(&b, " %s=%#x", f.Name, x)
-		}
-	}
-	return b.String()
 }
 
 // Rings reports every ring's indices (driver.RingState). The indices are

@@ -155,7 +155,7 @@ func (s Sys) openUIODevice(name string, spec driver.Spec, cfg driver.Config) (*d
 		if pd, err := s.Platform(u.Info.Parent); err == nil {
 			d.Compatible = pd.Compatible
 			d.NonCoherent = !pd.DMACoherent
-			d.OFNode = pd.OFNode
+			d.Node = pd.Node
 		}
 	}
 	d.Release = rel.run
@@ -209,7 +209,7 @@ func (s Sys) OpenPlatform(spec driver.Spec, cfg driver.Config) (*driver.Device, 
 	d.Bus = "platform"
 	d.Compatible = pd.Compatible
 	d.NonCoherent = !pd.DMACoherent
-	d.OFNode = pd.OFNode
+	d.Node = pd.Node
 	return d, nil
 }
 

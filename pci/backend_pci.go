@@ -255,7 +255,7 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 		}
 	}
 	dev := &driver.Device{Bus: "pci", VendorID: d.VendorID, DeviceID: d.DeviceID, Revision: d.Revision, Regions: make([]driver.Regs, 6)}
-	dev.OFNode = s.ofNode(a)
+	dev.Node = s.ofNode(a)
 	var rel releaser
 	fail := func(err error) (*driver.Device, error) { _ = rel.run(); return nil, err }
 	if acc == AccessUIO {

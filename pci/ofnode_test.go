@@ -33,7 +33,7 @@ func TestOFNode(t *testing.T) {
 		if want != "" {
 			want, _ = filepath.EvalSymlinks(want)
 		}
-		if got := s.ofNode(MustParseAddress(c.bdf)); got != want {
+		if got := s.ofNode(MustParseAddress(c.bdf)).Path(); got != want {
 			t.Errorf("%s: of_node %q, want %q", c.bdf, got, want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // PlatformDevice is what sysfs and the device tree say about a platform
@@ -33,9 +34,9 @@ type PlatformDevice struct {
 	// DMACoherent is true when the node has the dma-coherent property;
 	// otherwise the device's DMA does not snoop CPU caches.
 	DMACoherent bool
-	// OFNode is the device-tree node's directory (of_node resolved), ""
-	// for a device not from the device tree.
-	OFNode string
+	// Node is the device-tree node (of_node resolved), the zero Node for
+	// a device not from the device tree.
+	Node devtree.Node
 }
 
 // Platform reads a platform device's sysfs entry and device-tree node.
@@ -68,36 +69,20 @@ func (s Sys) Platform(name string) (*PlatformDevice, error) {
 			d.NoUnbind = true
 		}
 	}
-	node, err := filepath.EvalSymlinks(dir + "/of_node")
-	if err != nil {
+	node, err := devtree.OfNode(dir)
+	if err != nil || !node.Exists() {
 		return d, nil // not from the device tree (ACPI, board code)
 	}
-	d.OFNode = node
-	if b, err := os.ReadFile(node + "/compatible"); err == nil {
-		for _, c := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
-			if c != "" {
-				d.Compatible = append(d.Compatible, c)
-			}
-		}
-	}
-	if _, err := os.Stat(node + "/dma-coherent"); err == nil {
-		d.DMACoherent = true
-	}
+	d.Node = node
+	d.Compatible = node.Strings("compatible")
+	d.DMACoherent = node.Has("dma-coherent")
 	if d.Reg, err = s.nodeReg(node); err != nil {
 		return nil, &DeviceError{Device: name, Op: "device-tree reg", Err: err, Fix: "give the window explicitly with ?reg=ADDR+SIZE"}
 	}
 	return d, nil
 }
 
-// cells reads a big-endian u32 cell property, def if absent.
-func cells(node, prop string, def int) int {
-	b, err := os.ReadFile(filepath.Join(node, prop))
-	if err != nil || len(b) != 4 {
-		return def
-	}
-	return int(binary.BigEndian.Uint32(b))
-}
-
+// readCells reads an n-cell big-endian number off the front of b.
 func readCells(b []byte, n int) (uint64, []byte) {
 	var v uint64
 	for i := 0; i < n; i++ {
@@ -110,44 +95,34 @@ func readCells(b []byte, n int) (uint64, []byte) {
 // nodeReg decodes node's reg with its parent's #address-cells/#size-cells
 // (2 and 1 when absent, as the devicetree specification says) and
 // translates each range through the ranges of every ancestor bus.
-func (s Sys) nodeReg(node string) ([]PhysRange, error) {
-	b, err := os.ReadFile(node + "/reg")
+func (s Sys) nodeReg(node devtree.Node) ([]PhysRange, error) {
+	regs, err := node.Reg()
 	if err != nil {
-		return nil, nil
+		return nil, err
 	}
-	parent := filepath.Dir(node)
-	ac, sc := cells(parent, "#address-cells", 2), cells(parent, "#size-cells", 1)
-	stride := 4 * (ac + sc)
-	if ac < 1 || ac > 2 || sc > 2 || len(b)%stride != 0 {
-		return nil, fmt.Errorf("%s/reg: %d bytes do not divide into (%d address + %d size) cells", node, len(b), ac, sc)
-	}
-	root := s.Path("/sys/firmware/devicetree/base")
+	root := devtree.At(s.Path("/sys/firmware/devicetree/base"))
 	var out []PhysRange
-	for len(b) > 0 {
-		var r PhysRange
-		r.Addr, b = readCells(b, ac)
-		r.Size, b = readCells(b, sc)
-		addr, err := translate(root, parent, r.Addr)
+	for _, r := range regs {
+		addr, err := translate(root, node.Parent(), r.Addr)
 		if err != nil {
 			return nil, err
 		}
-		r.Addr = addr
-		out = append(out, r)
+		out = append(out, PhysRange{Addr: addr, Size: r.Size})
 	}
 	return out, nil
 }
 
 // translate maps a child-bus address of bus through the ranges of bus and
 // its ancestors up to root.
-func translate(root, bus string, addr uint64) (uint64, error) {
-	for bus != root && strings.HasPrefix(bus, root) {
-		rb, err := os.ReadFile(bus + "/ranges")
+func translate(root, bus devtree.Node, addr uint64) (uint64, error) {
+	for !bus.Same(root) && strings.HasPrefix(bus.Path(), root.Path()) {
+		rb, err := bus.Bytes("ranges")
 		if err != nil {
 			return 0, fmt.Errorf("bus %s has no ranges property: its children are not memory-mapped", bus)
 		}
-		up := filepath.Dir(bus)
-		cac, csc := cells(bus, "#address-cells", 2), cells(bus, "#size-cells", 1)
-		pac := cells(up, "#address-cells", 2)
+		up := bus.Parent()
+		cac, csc := bus.Cells("#address-cells", 2), bus.Cells("#size-cells", 1)
+		pac := up.Cells("#address-cells", 2)
 		stride := 4 * (cac + pac + csc)
 		if len(rb) > 0 {
 			if len(rb)%stride != 0 {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gopmd/gopmd/internal/devtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -280,16 +281,16 @@ var (
 	ErrPermission     = fs.ErrPermission
 )
 
-// ofNode is the device-tree node of PCI device a (its of_node link), or ""
-// when it has none or the link leads outside the device tree.
-func (s Sys) ofNode(a Address) string {
-	n, err := filepath.EvalSymlinks(s.pciDev(a) + "/of_node")
-	if err != nil {
-		return ""
+// ofNode is the device-tree node of PCI device a (its of_node link), the
+// zero Node when it has none or the link leads outside the device tree.
+func (s Sys) ofNode(a Address) devtree.Node {
+	n, err := devtree.OfNode(s.pciDev(a))
+	if err != nil || !n.Exists() {
+		return devtree.Node{}
 	}
 	root, err := filepath.EvalSymlinks(s.Path("/sys/firmware/devicetree/base"))
-	if err != nil || !strings.HasPrefix(n, root+string(filepath.Separator)) {
-		return ""
+	if err != nil || !strings.HasPrefix(n.Path(), root+string(filepath.Separator)) {
+		return devtree.Node{}
 	}
 	return n
 }

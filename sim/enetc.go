@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/enetc/model"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 // PCI identity of the simulated ENETC functions (docs/hardware-enetc.md §1.1).
@@ -183,7 +184,7 @@ func openENETC(name string, spec driver.Spec, cfg driver.Config) (*driver.Device
 		Reset:    dev.Reset,
 		OpenIRQ:  msi.open,
 		Release:  release,
-		OFNode:   spec.Options.Get("of-node"),
+		Node:     devtree.At(spec.Options.Get("of-node")),
 		Extra:    dev,
 	}, nil
 }

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 	"github.com/gopmd/gopmd/pci"
 )
 
@@ -78,7 +77,7 @@ func checkDMAMemory(e *env, pd *pci.PlatformDevice) *dmaCheck {
 		return nil
 	}
 	c := &dmaCheck{Need: "carve-out: the FEC's DMA is not coherent, so its descriptor rings (and on 32-bit ARM its packet buffers) need uncached memory, which only a physical carve-out below 4 GiB gives; huge pages do not help"}
-	dt := e.sys.Path("/sys/firmware/devicetree/base")
+	dt := devtree.At(e.sys.Path("/sys/firmware/devicetree/base"))
 	ram := systemRAM(e)
 	for _, co := range reservedNoMap(dt) {
 		c.Carveouts = append(c.Carveouts, judge(co, ram))
@@ -121,61 +120,30 @@ func overlaps(co dmaCarveout, ram []pci.PhysRange) bool {
 	return false
 }
 
-// cellsOf reads a #address-cells/#size-cells property, def when absent.
-func cellsOf(node, prop string, def int) int {
-	b, err := os.ReadFile(filepath.Join(node, prop))
-	if err != nil || len(b) != 4 {
-		return def
-	}
-	return int(binary.BigEndian.Uint32(b))
-}
-
-// regOf decodes a node's reg with its parent's cell counts (no bus
-// translation: memory and reserved-memory sit at the root, where
-// addresses are physical).
-func regOf(node string) []pci.PhysRange {
-	b, err := os.ReadFile(filepath.Join(node, "reg"))
+// regOf is a node's reg (no bus translation: memory and reserved-memory
+// sit at the root, where addresses are physical), nil when it has none or
+// it cannot be decoded.
+func regOf(node devtree.Node) []pci.PhysRange {
+	regs, err := node.Reg()
 	if err != nil {
 		return nil
 	}
-	parent := filepath.Dir(node)
-	ac, sc := cellsOf(parent, "#address-cells", 2), cellsOf(parent, "#size-cells", 1)
-	stride := 4 * (ac + sc)
-	if ac < 1 || ac > 2 || sc < 1 || sc > 2 || len(b)%stride != 0 {
-		return nil
-	}
 	var out []pci.PhysRange
-	for ; len(b) > 0; b = b[stride:] {
-		var r pci.PhysRange
-		for i := 0; i < ac; i++ {
-			r.Addr = r.Addr<<32 | uint64(binary.BigEndian.Uint32(b[4*i:]))
-		}
-		for i := 0; i < sc; i++ {
-			r.Size = r.Size<<32 | uint64(binary.BigEndian.Uint32(b[4*(ac+i):]))
-		}
-		out = append(out, r)
+	for _, r := range regs {
+		out = append(out, pci.PhysRange{Addr: r.Addr, Size: r.Size})
 	}
 	return out
 }
 
 // reservedNoMap lists the reserved-memory nodes with a reg; one without
 // no-map is listed as unusable (the kernel maps it, and may use it).
-func reservedNoMap(dt string) []dmaCarveout {
-	dir := filepath.Join(dt, "reserved-memory")
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
+func reservedNoMap(dt devtree.Node) []dmaCarveout {
 	var out []dmaCarveout
-	for _, en := range ents {
-		if !en.IsDir() {
-			continue
-		}
-		node := filepath.Join(dir, en.Name())
-		_, nomapErr := os.Stat(filepath.Join(node, "no-map"))
+	for _, node := range dt.Child("reserved-memory").Children() {
+		noMap := node.Has("no-map")
 		for _, r := range regOf(node) {
-			co := dmaCarveout{Source: "reserved-memory/" + en.Name(), Addr: r.Addr, Size: r.Size}
-			if nomapErr != nil {
+			co := dmaCarveout{Source: "reserved-memory/" + node.Name(), Addr: r.Addr, Size: r.Size}
+			if !noMap {
 				co.Unusable = "the node has no no-map property: the kernel maps it and may hand it out (CMA, a driver)"
 			}
 			out = append(out, co)
@@ -185,12 +153,11 @@ func reservedNoMap(dt string) []dmaCarveout {
 }
 
 // memoryNodes lists the RAM the device tree's memory nodes describe.
-func memoryNodes(dt string) []pci.PhysRange {
-	ents, _ := os.ReadDir(dt)
+func memoryNodes(dt devtree.Node) []pci.PhysRange {
 	var out []pci.PhysRange
-	for _, en := range ents {
-		if en.IsDir() && (en.Name() == "memory" || strings.HasPrefix(en.Name(), "memory@")) {
-			out = append(out, regOf(filepath.Join(dt, en.Name()))...)
+	for _, n := range dt.Children() {
+		if n.Name() == "memory" || strings.HasPrefix(n.Name(), "memory@") {
+			out = append(out, regOf(n)...)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
@@ -199,7 +166,7 @@ func memoryNodes(dt string) []pci.PhysRange {
 
 // unmanagedRAM is the RAM of the memory nodes that /proc/iomem does not
 // list as System RAM: what mem= left out.
-func unmanagedRAM(dt string, ram []pci.PhysRange) []dmaCarveout {
+func unmanagedRAM(dt devtree.Node, ram []pci.PhysRange) []dmaCarveout {
 	if len(ram) == 0 {
 		return nil
 	}
@@ -268,7 +235,7 @@ func memParam(e *env) string {
 // missingCarveout says what to add: a reserved-memory node for the top
 // 64 MiB of RAM below 4 GiB, and, where RAM is one bank ending at or
 // below 4 GiB, the equivalent mem=.
-func missingCarveout(dt string, ram []pci.PhysRange) string {
+func missingCarveout(dt devtree.Node, ram []pci.PhysRange) string {
 	banks := ram
 	if len(banks) == 0 {
 		banks = memoryNodes(dt)

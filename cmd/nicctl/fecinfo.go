@@ -63,7 +63,7 @@ func fecInfo(r *infoResult, p driver.Port) {
 // them): uio_pdrv_genirq delivers the node's first interrupt only,
 // vfio-platform every one, /dev/mem and the kernel's own driver none.
 func fecNodeLines(r *infoResult, pd *pci.PlatformDevice) {
-	lines, ok := fec.NodeIRQLines(pd.Compatible, pd.OFNode)
+	lines, ok := fec.NodeIRQLines(pd.Compatible, pd.Node)
 	if !ok {
 		return
 	}

@@ -38,46 +38,11 @@ func phyAddress(p driver.Port) (int, bool) {
 	return -1, false
 }
 
-// regValue is one register read from a device, with its description.
-type regValue struct {
-	Name   string  `json:"name"`
-	Offset uint32  `json:"offset"`
-	Block  string  `json:"block"`
-	Value  uint32  `json:"value"`
-	Fields []field `json:"fields"`
-}
-
-// field is a decoded bit field of a register value.
-type field struct {
-	Name  string `json:"name"`
-	Lo    uint   `json:"lo"`
-	Hi    uint   `json:"hi"`
-	Value uint32 `json:"value"`
-}
-
-// bits is a bit field of a register map (driver.RegField has this layout).
-type bits struct {
-	Name   string
-	Lo, Hi uint
-}
-
-func decode(v uint32, fs []bits) []field {
-	out := []field{}
-	for _, f := range fs {
-		mask := ^uint32(0)
-		if w := f.Hi - f.Lo + 1; w < 32 {
-			mask = uint32(1)<<w - 1
-		}
-		out = append(out, field{Name: f.Name, Lo: f.Lo, Hi: f.Hi, Value: v >> f.Lo & mask})
-	}
-	return out
-}
-
 // rawRegs reads a device's registers without a driver: every register of
 // the map the claiming driver offers (driver.RegisterMapOf), read once,
 // never written. MDIO data registers (a read may start a transaction) are
 // not in those maps.
-func rawRegs(d *driver.Device) (string, []regValue, error) {
+func rawRegs(d *driver.Device) (string, []driver.RegValue, error) {
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
 		return "", nil, errors.New("the device has no register window 0")
 	}
@@ -86,14 +51,9 @@ func rawRegs(d *driver.Device) (string, []regValue, error) {
 		return "", nil, fmt.Errorf("no register map for this device (%s): %w", identity(d), err)
 	}
 	w := d.Regions[0]
-	out := make([]regValue, 0, len(descs))
+	out := make([]driver.RegValue, 0, len(descs))
 	for _, r := range descs {
-		v := w.Read32(r.Offset)
-		fs := make([]bits, len(r.Fields))
-		for i, f := range r.Fields {
-			fs[i] = bits(f)
-		}
-		out = append(out, regValue{Name: r.Name, Offset: r.Offset, Block: r.Block, Value: v, Fields: decode(v, fs)})
+		out = append(out, driver.RegValue{RegDesc: r, Value: w.Read32(r.Offset)})
 	}
 	return name, out, w.Err()
 }

@@ -23,10 +23,11 @@ func init() {
 	})
 }
 
-// regsResult is a register dump. Its JSON form is the array of registers.
+// regsResult is a register dump. Its JSON form is the array of registers
+// (driver.RegValue's).
 type regsResult struct {
 	dev, driver, how string
-	regs             []regValue
+	regs             []driver.RegValue
 }
 
 func (r *regsResult) MarshalJSON() ([]byte, error) { return marshalJSON(r.regs) }
@@ -46,9 +47,9 @@ func (r *regsResult) text(w io.Writer) {
 		var fs []string
 		for _, f := range g.Fields {
 			if f.Hi == f.Lo {
-				fs = append(fs, fmt.Sprintf("%s=%d", f.Name, f.Value))
+				fs = append(fs, fmt.Sprintf("%s=%d", f.Name, f.Of(g.Value)))
 			} else {
-				fs = append(fs, fmt.Sprintf("%s=%#x", f.Name, f.Value))
+				fs = append(fs, fmt.Sprintf("%s=%#x", f.Name, f.Of(g.Value)))
 			}
 		}
 		line := fmt.Sprintf("  0x%05x  %-*s  0x%08x  %s", g.Offset, width, g.Name, g.Value, strings.Join(fs, " "))
@@ -95,7 +96,7 @@ func regsCmd(e *env, dev, block string) (any, error) {
 		}
 	}
 	if block != "" {
-		var keep []regValue
+		var keep []driver.RegValue
 		seen := map[string]bool{}
 		for _, g := range r.regs {
 			seen[g.Block] = true

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gopmd/gopmd/driver"
 )
 
 // sictr hides the model's free-running 1588 clock (SICTR0/1), the one
@@ -29,6 +32,24 @@ func maskIOVA(s string) string {
 		}
 		return sub[1] + "(iova)"
 	})
+}
+
+// regValue is a register as regs --json prints it (driver.RegValue's JSON
+// form), decoded for the checks.
+type regValue struct {
+	Name   string  `json:"name"`
+	Offset uint32  `json:"offset"`
+	Block  string  `json:"block"`
+	Value  uint32  `json:"value"`
+	Fields []field `json:"fields"`
+}
+
+// field is a decoded bit field of a register value.
+type field struct {
+	Name  string `json:"name"`
+	Lo    uint   `json:"lo"`
+	Hi    uint   `json:"hi"`
+	Value uint32 `json:"value"`
 }
 
 // goldenReg is a register as the JSON goldens hold it: value is a string
@@ -234,5 +255,60 @@ func TestRegsVFIONote(t *testing.T) {
 	// A function on uio_pci_generic is not reset: no note.
 	if _, _, errOut := nicctl(t, "--root", "testdata/ls1028a", "regs", "0000:00:00.2"); strings.Contains(errOut, "resets") {
 		t.Errorf("uio_pci_generic: %q", errOut)
+	}
+}
+
+// TestRegsOneDescription: both drivers' register maps reach a tool in one
+// type, driver.RegDesc. What regs prints for a simulated ENETC and a
+// simulated FEC carries the description the open port's RegisterDumper
+// gives (name, offset, block, field bits), and each field's value is its
+// bits of the register's value.
+func TestRegsOneDescription(t *testing.T) {
+	for _, c := range []struct {
+		spec, reg, field string
+		want             uint32
+	}{
+		{"sim:enetc0", "SIMR", "EN", 1},
+		{"sim:fec0?soc=imx6ul", "ECR", "ETHEREN", 1},
+	} {
+		m, regs := regsJSON(t, c.spec)
+		for _, r := range regs {
+			for _, f := range r.Fields {
+				if want := r.Value >> f.Lo & uint32(uint64(1)<<(f.Hi-f.Lo+1)-1); f.Value != want {
+					t.Errorf("%s: %s.%s = %#x in %#x, want %#x", c.spec, r.Name, f.Name, f.Value, r.Value, want)
+				}
+			}
+		}
+		if v, ok := fieldOf(m[c.reg], c.field); !ok || v != c.want {
+			t.Errorf("%s: %s.%s = %d (%v) after bring-up, want %d", c.spec, c.reg, c.field, v, ok, c.want)
+		}
+		p, err := driver.Open(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dumped := p.(driver.RegisterDumper).Registers()
+		p.Close()
+		for _, d := range dumped {
+			r, ok := m[d.Name]
+			if !ok {
+				t.Errorf("%s: the port dumps %s, regs does not", c.spec, d.Name)
+				continue
+			}
+			var bits []field
+			for _, f := range d.Fields {
+				bits = append(bits, field{Name: f.Name, Lo: f.Lo, Hi: f.Hi})
+			}
+			var got []field
+			for _, f := range r.Fields {
+				got = append(got, field{Name: f.Name, Lo: f.Lo, Hi: f.Hi})
+			}
+			if r.Offset != d.Offset || r.Block != d.Block || !slices.Equal(got, bits) {
+				t.Errorf("%s: regs prints %s at %#x in %q with %v; the port describes it at %#x in %q with %v",
+					c.spec, d.Name, r.Offset, r.Block, got, d.Offset, d.Block, bits)
+			}
+		}
+		if len(dumped) < 40 {
+			t.Errorf("%s: the port dumps only %d registers", c.spec, len(dumped))
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/gopmd/gopmd/internal/devtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,7 +62,7 @@ func OpenNode(ctrlNode string) (Chip, error) {
 // below each one's devicetree/base, so a tree under a test directory
 // matches too).
 func chipForNode(ctrlNode string) (string, error) {
-	want := dtRel(ctrlNode)
+	want := devtree.At(ctrlNode).Rel()
 	ents, err := os.ReadDir(SysDevices)
 	if err != nil {
 		return "", fmt.Errorf("GPIO controller %s: list GPIO chips: %w (is the kernel's GPIO character device built in?)", ctrlNode, err)
@@ -70,24 +71,15 @@ func chipForNode(ctrlNode string) (string, error) {
 		if !strings.HasPrefix(e.Name(), "gpiochip") {
 			continue
 		}
-		of, err := filepath.EvalSymlinks(filepath.Join(SysDevices, e.Name(), "of_node"))
-		if err != nil {
+		of, err := devtree.OfNode(filepath.Join(SysDevices, e.Name()))
+		if err != nil || !of.Exists() {
 			continue
 		}
-		if dtRel(of) == want {
+		if of.Rel() == want {
 			return e.Name(), nil
 		}
 	}
 	return "", fmt.Errorf("GPIO controller %s: no chip under %s has it as its of_node: its driver is not bound (an I2C expander's driver not loaded?)", ctrlNode, SysDevices)
-}
-
-// dtRel is node's path below devicetree/base.
-func dtRel(node string) string {
-	n := filepath.ToSlash(filepath.Clean(node))
-	if i := strings.Index(n, "devicetree/base"); i >= 0 {
-		return n[i+len("devicetree/base"):]
-	}
-	return n
 }
 
 // chardev is a chip opened through its character device.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -22,7 +21,7 @@ const fecResetMaxMs = 1000
 // Reset is a PHY's reset line and its timings, as the device tree gives
 // them.
 type Reset struct {
-	Ctrl      string // the GPIO controller's node
+	Ctrl      string // the GPIO controller's node (its directory)
 	Offset    uint32 // the line on it
 	ActiveLow bool
 	// Assert is how long the line is held active; Deassert how long the
@@ -36,9 +35,9 @@ type Reset struct {
 // absent, as mdio_device.c takes them), else the MAC node's phy-reset-gpios
 // with phy-reset-duration (ms, 1 when absent) and phy-reset-post-delay (ms,
 // 0 when absent) and phy-reset-active-high (fsl,fec.yaml). ok is false
-// when neither names one. Either node may be "".
-func ReadReset(phyNode, macNode string) (r Reset, ok bool, err error) {
-	if phyNode != "" {
+// when neither names one. Either node may be the zero Node.
+func ReadReset(phyNode, macNode devtree.Node) (r Reset, ok bool, err error) {
+	if phyNode.Exists() {
 		if r, ok, err = readLine(phyNode, "reset-gpios"); err != nil || ok {
 			if ok {
 				r.Assert, err = us(phyNode, "reset-assert-us")
@@ -49,22 +48,22 @@ func ReadReset(phyNode, macNode string) (r Reset, ok bool, err error) {
 			return r, ok, err
 		}
 	}
-	if macNode == "" {
+	if !macNode.Exists() {
 		return r, false, nil
 	}
 	if r, ok, err = readLine(macNode, "phy-reset-gpios"); err != nil || !ok {
 		return r, ok, err
 	}
-	if _, e := os.Stat(filepath.Join(macNode, "phy-reset-active-high")); e == nil {
+	if macNode.Has("phy-reset-active-high") {
 		r.ActiveLow = false
 	}
 	r.Assert, r.Deassert = time.Millisecond, 0
-	if v, e := devtree.U32(filepath.Join(macNode, "phy-reset-duration")); e == nil && v <= fecResetMaxMs {
+	if v, e := macNode.U32("phy-reset-duration"); e == nil && v <= fecResetMaxMs {
 		r.Assert = time.Duration(v) * time.Millisecond
 	} else if e != nil && !errors.Is(e, fs.ErrNotExist) {
 		return r, false, fmt.Errorf("device-tree %s/phy-reset-duration: %w", macNode, e)
 	}
-	if v, e := devtree.U32(filepath.Join(macNode, "phy-reset-post-delay")); e == nil && v <= fecResetMaxMs {
+	if v, e := macNode.U32("phy-reset-post-delay"); e == nil && v <= fecResetMaxMs {
 		r.Deassert = time.Duration(v) * time.Millisecond
 	} else if e != nil && !errors.Is(e, fs.ErrNotExist) {
 		return r, false, fmt.Errorf("device-tree %s/phy-reset-post-delay: %w", macNode, e)
@@ -73,9 +72,9 @@ func ReadReset(phyNode, macNode string) (r Reset, ok bool, err error) {
 }
 
 // readLine reads a one-line GPIO specifier <&controller offset flags>.
-func readLine(node, prop string) (Reset, bool, error) {
-	path := filepath.Join(node, prop)
-	b, err := os.ReadFile(path)
+func readLine(node devtree.Node, prop string) (Reset, bool, error) {
+	path := node.Prop(prop)
+	b, err := node.Bytes(prop)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Reset{}, false, nil
 	}
@@ -86,21 +85,17 @@ func readLine(node, prop string) (Reset, bool, error) {
 		return Reset{}, false, fmt.Errorf("device-tree %s: %d bytes; gopmd reads one line of a controller with two cells, <&gpioN offset flags> (12 bytes)", path, len(b))
 	}
 	ph := binary.BigEndian.Uint32(b)
-	root, ok := devtree.Root(node)
-	if !ok {
-		return Reset{}, false, fmt.Errorf("device-tree node %s is not under a devicetree/base directory: cannot resolve its %s", node, prop)
-	}
-	ctrl, err := devtree.FindPhandle(root, ph)
+	ctrl, err := node.ByPhandle(prop, ph)
 	if err != nil {
 		return Reset{}, false, fmt.Errorf("device-tree %s = %#x: %w", path, ph, err)
 	}
-	return Reset{Ctrl: ctrl, Offset: binary.BigEndian.Uint32(b[4:]),
+	return Reset{Ctrl: ctrl.Path(), Offset: binary.BigEndian.Uint32(b[4:]),
 		ActiveLow: binary.BigEndian.Uint32(b[8:])&dtGPIOActiveLow != 0, From: path}, true, nil
 }
 
 // us reads a duration in microseconds, 0 when absent.
-func us(node, prop string) (time.Duration, error) {
-	v, err := devtree.U32(filepath.Join(node, prop))
+func us(node devtree.Node, prop string) (time.Duration, error) {
+	v, err := node.U32(prop)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopmd/gopmd/internal/devtree"
 	"github.com/gopmd/gopmd/internal/gpio"
 	"github.com/gopmd/gopmd/internal/gpio/gpiotest"
 )
@@ -66,8 +67,9 @@ func TestReadReset(t *testing.T) {
 		"fec5/phy-mode":                             []byte("rgmii-id\x00"),
 	})
 	n := func(p string) string { return filepath.Join(base, p) }
+	nd := func(p string) devtree.Node { return devtree.At(n(p)) }
 
-	r, ok, err := gpio.ReadReset(n("fec/mdio/ethernet-phy@1"), n("fec"))
+	r, ok, err := gpio.ReadReset(nd("fec/mdio/ethernet-phy@1"), nd("fec"))
 	if err != nil || !ok {
 		t.Fatalf("PHY node: %v %v", ok, err)
 	}
@@ -75,7 +77,7 @@ func TestReadReset(t *testing.T) {
 		t.Fatalf("PHY node's reset: %+v", r)
 	}
 
-	r, ok, err = gpio.ReadReset(n("fec2/mdio/ethernet-phy@0"), n("fec2"))
+	r, ok, err = gpio.ReadReset(nd("fec2/mdio/ethernet-phy@0"), nd("fec2"))
 	if err != nil || !ok {
 		t.Fatalf("MAC node: %v %v", ok, err)
 	}
@@ -83,13 +85,13 @@ func TestReadReset(t *testing.T) {
 		t.Fatalf("MAC node's reset: %+v", r)
 	}
 
-	if _, _, err := gpio.ReadReset(n("fec3/mdio/ethernet-phy@0"), n("fec3")); err == nil || !strings.Contains(err.Error(), "reset-gpios") {
+	if _, _, err := gpio.ReadReset(nd("fec3/mdio/ethernet-phy@0"), nd("fec3")); err == nil || !strings.Contains(err.Error(), "reset-gpios") {
 		t.Fatalf("a two-cell specifier: %v, want an error naming the property", err)
 	}
-	if _, _, err := gpio.ReadReset(n("fec4/mdio/ethernet-phy@0"), ""); err == nil || !strings.Contains(err.Error(), "0x77") {
+	if _, _, err := gpio.ReadReset(nd("fec4/mdio/ethernet-phy@0"), devtree.Node{}); err == nil || !strings.Contains(err.Error(), "0x77") {
 		t.Fatalf("an unknown controller: %v, want an error naming the phandle", err)
 	}
-	if _, ok, err := gpio.ReadReset(n("fec5/mdio/ethernet-phy@0"), n("fec5")); ok || err != nil {
+	if _, ok, err := gpio.ReadReset(nd("fec5/mdio/ethernet-phy@0"), nd("fec5")); ok || err != nil {
 		t.Fatalf("no reset line: %v %v", ok, err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/internal/devtree"
 )
 
 const opener = "rig's own opener (RIG_OPENER=own, debugging only)"
@@ -94,11 +95,14 @@ func (c *carveout) AllocRegion(size int, o dma.Options) (*dma.Region, error) {
 
 func openPlatform(spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	node := "/sys/bus/platform/devices/" + spec.Name
-	raw, err := os.ReadFile(node + "/of_node/compatible")
+	of, err := devtree.OfNode(node)
 	if err != nil {
 		return nil, err
 	}
-	compat := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	compat := of.Strings("compatible")
+	if len(compat) == 0 {
+		return nil, fmt.Errorf("%s: no device-tree node with compatible strings", node)
+	}
 	d := &driver.Device{Backend: "devmem", Bus: "platform", Compatible: compat, NonCoherent: true}
 	var unmaps []func() error
 	if u, _ := filepath.Glob(node + "/uio/uio*"); len(u) > 0 {
