@@ -142,10 +142,13 @@ func (q *txQueue) Reclaim() int {
 //     nothing and returns 0; while the PHY reports the link down every frame is taken,
 //     freed and counted as link_down;
 //  2. clean up: reclaim sent frames when free BDs run low;
-//  3. write the BDs of each frame (R withheld); frames it cannot ever send
-//     (too many segments, too long, too short, a buffer the device cannot
-//     reach) are taken, counted and freed;
-//  4. publish: R bits last-BD-first, one barrier, one TDAR write.
+//  3. write one BD per one-segment frame (the fast path, singles), one BD
+//     per segment of any other frame (chainLen, putChain; L on the last),
+//     R withheld; frames it cannot ever send (too many segments, too
+//     long, too short, a buffer the device cannot reach) are taken,
+//     counted and freed (refuse);
+//  4. publish: the frames' bytes cleaned, R bits last-BD-first, one
+//     barrier, one TDAR write.
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
@@ -163,83 +166,33 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if q.ring.size-q.inFlight < q.reclaimAt {
 		q.reclaimOwn()
 	}
-	start, nbd := q.ntu, 0
-	n := 0
-	for ; n < len(pkts); n++ {
+	start, nbd, n := q.ntu, 0, 0
+	for n < len(pkts) {
 		// Fast path: one-BD frames, in a loop that calls nothing.
-		if k := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
-			n += k
-			nbd += k
-			q.inFlight += k
-			q.frames += k
-			if n == len(pkts) {
-				break
-			}
+		k := q.singles(pkts[n:], q.ring.size-q.inFlight)
+		n += k
+		nbd += k
+		q.inFlight += k // owned by the MAC until reclaim sees R clear
+		q.frames += k
+		if n == len(pkts) {
+			break
 		}
-		// Anything else, or the first frame of a pool or region: the
-		// general path, one frame.
+		// Anything else, or the first frame of a pool or region: one
+		// frame, one BD per segment.
 		pk := pkts[n]
-		segs, total := 0, 0
-		miss := uint32(0) // non-zero when a segment's buffer is out of the device's reach
-		for s := pk; s != nil; s = s.Next() {
-			segs++
-			total += s.Len()
-			// The device must reach the buffer: same DMA domain, and below
-			// 4 GiB, since a BD holds a 32-bit address (the pool checked
-			// whole buffers, as fixAlign may move the data inside one).
-			miss |= s.Reach() ^ q.reach
-		}
-		if segs > maxTxSegs || total > q.port.maxFL-fcsLen || total < ethHdr || miss != 0 {
-			c := driver.CauseTooBig
-			switch {
-			case miss != 0:
-				c = driver.CauseUnreachable
-			case total < ethHdr:
-				c = driver.CauseFrame
-			}
-			q.stats.Drop(c, 1)
-			pk.Free()
+		segs, ok := q.chainLen(pk)
+		if !ok {
+			q.refuse(pk)
+			n++
 			continue
 		}
 		if segs > q.ring.size-q.inFlight {
 			break // ring full: the caller keeps pkts[n:]
 		}
-		t := q.ntu
-		for s := pk; s != nil; s = s.Next() {
-			if s.IOVA()&q.txAlign != 0 {
-				q.fixAlign(s)
-			}
-			// Non-coherent DMA: the bytes the CPU may have written (the
-			// frame, and any headroom it grew into) are cleaned out of the
-			// CPU cache before publish, with the burst's other frames: the
-			// span the free after the transmission would clean again but
-			// for MarkClean below.
-			r := s.Pool().Region()
-			if r != q.syncR || len(q.spans) == cap(q.spans) {
-				q.flushSync() // another region's spans go first
-				q.syncR = r
-			}
-			lo, dirty := s.DirtySpan()
-			q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: dirty}) // within cap: checked above
-			q.ring.set(t, wAddr, uint32(s.IOVA()))
-			if q.enhanced {
-				q.ring.set(t, wESC, q.esc)
-				q.ring.set(t, wBDU, 0)
-			}
-			st := uint32(txbd_R | txbd_TC)
-			q.bufs[t] = nil // reclaim frees the frame at its last BD only
-			if s.Next() == nil {
-				st |= txbd_L
-				q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
-				pk.SetOwner(q.ownerIn(pk.Pool()))
-			}
-			q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
-			s.MarkClean() // the BD holds address and length; the free syncs nothing
-			t = q.next(t) // a frame's BDs are consecutive
-			nbd++
-		}
-		q.ntu = t          // next free slot
-		q.inFlight += segs // owned by the MAC until reclaim sees R clear
+		q.putChain(pk)
+		n++
+		nbd += segs
+		q.inFlight += segs
 		q.frames++
 	}
 	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
@@ -254,6 +207,85 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	}
 	q.burst.Leave()
 	return n
+}
+
+// chainLen counts a frame's segments; ok is false when the MAC cannot
+// send it: more than maxTxSegs segments, shorter than a header or longer
+// than the longest frame, or a buffer out of the device's reach (another
+// DMA domain, or above 4 GiB: a BD holds a 32-bit address; the pool
+// checked whole buffers, as fixAlign may move the data inside one).
+func (q *txQueue) chainLen(pk *pool.Packet) (segs int, ok bool) {
+	total := 0
+	miss := uint32(0) // non-zero when a segment's buffer is out of reach
+	for s := pk; s != nil; s = s.Next() {
+		segs++
+		total += s.Len()
+		miss |= s.Reach() ^ q.reach
+	}
+	return segs, segs <= maxTxSegs && total >= ethHdr && total <= q.port.maxFL-fcsLen && miss == 0
+}
+
+// refuse frees a frame chainLen refused and counts it: as
+// CauseUnreachable when a segment's buffer is out of the device's reach,
+// CauseFrame when it is shorter than a header, else CauseTooBig.
+func (q *txQueue) refuse(pk *pool.Packet) {
+	total := 0
+	miss := uint32(0)
+	for s := pk; s != nil; s = s.Next() {
+		total += s.Len()
+		miss |= s.Reach() ^ q.reach
+	}
+	cause := driver.CauseTooBig
+	switch {
+	case miss != 0:
+		cause = driver.CauseUnreachable
+	case total < ethHdr:
+		cause = driver.CauseFrame
+	}
+	q.stats.Drop(cause, 1)
+	pk.Free()
+}
+
+// putChain writes one BD per segment of pk from slot ntu (R withheld: the
+// words 0 wait in pend for publish), L on the last, parks the frame at the
+// last BD's slot, queues each segment's dirty bytes for the burst's clean
+// and advances ntu past the frame. The caller checked the frame
+// (chainLen) and that its segments fit.
+func (q *txQueue) putChain(pk *pool.Packet) {
+	t := q.ntu
+	for s := pk; s != nil; s = s.Next() {
+		if s.IOVA()&q.txAlign != 0 {
+			q.fixAlign(s)
+		}
+		// Non-coherent DMA: the bytes the CPU may have written (the
+		// frame, and any headroom it grew into) are cleaned out of the
+		// CPU cache before publish, with the burst's other frames: the
+		// span the free after the transmission would clean again but for
+		// MarkClean below.
+		r := s.Pool().Region()
+		if r != q.syncR || len(q.spans) == cap(q.spans) {
+			q.flushSync() // another region's spans go first
+			q.syncR = r
+		}
+		lo, dirty := s.DirtySpan()
+		q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: dirty}) // within cap: flushed above
+		q.ring.set(t, wAddr, uint32(s.IOVA()))
+		if q.enhanced {
+			q.ring.set(t, wESC, q.esc)
+			q.ring.set(t, wBDU, 0)
+		}
+		st := uint32(txbd_R | txbd_TC)
+		q.bufs[t] = nil // reclaim frees the frame at its last BD only
+		if s.Next() == nil {
+			st |= txbd_L
+			q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
+			pk.SetOwner(q.ownerIn(pk.Pool()))
+		}
+		q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
+		s.MarkClean() // the BD holds address and length; the free syncs nothing
+		t = q.next(t) // a frame's BDs are consecutive
+	}
+	q.ntu = t // next free slot
 }
 
 // singles writes one BD per one-segment frame of pkts from slot ntu, at
