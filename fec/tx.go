@@ -649,15 +649,8 @@ type txDoneRun struct {
 // at its last BD) whose last BD has an error in the esc word, with their
 // bytes, from the words 0 TxBurst wrote (pend: the driver's own copy, not
 // the device's write-back).
-func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txDoneRun) (n int) {
-	var esc uint32 // the esc words ORed: an error is rare
-	for ; n < len(bds); n++ {
-		bd := &bds[n]
-		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
-			break // the MAC still owns it
-		}
-		esc |= txESC(bd)
-	}
+func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txDoneRun) int {
+	n, esc := txDoneWalk(bds)
 	if esc&txbd_ESC_ERR_MASK != 0 {
 		pend = pend[:len(bds)]
 		// Some BD has one: count the frames whose last BD has (the MAC
@@ -682,6 +675,24 @@ func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txD
 		}
 	}
 	return n
+}
+
+// txDoneWalk is txDone's walk: how many BDs from the first the MAC is done
+// with (R clear), and their esc words ORed (an error is rare). A function
+// of its own, so that on ARM, where the read barrier in txESC is a call,
+// only the walk's own few values are saved across it (not inlined, on
+// amd64 either: there the caller's values would crowd the loop instead).
+//
+//go:noinline
+func txDoneWalk[B bdLeg | bdEnh](bds []B) (n int, esc uint32) {
+	for ; n < len(bds); n++ {
+		bd := &bds[n]
+		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
+			break // the MAC still owns it
+		}
+		esc |= txESC(bd)
+	}
+	return n, esc
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher
