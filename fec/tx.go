@@ -294,8 +294,8 @@ func (q *txQueue) putChain(pk *pool.Packet) {
 // the device's reach, not at the TX start alignment, of another pool than
 // the frame before (whose leak-report id it takes) or of another region
 // than the burst's queued cleans, or with the clean queue full. It returns
-// how many packets it took, and advances ntu. It does what the general
-// path in TxBurst does for such a frame, with no call.
+// how many packets it took, and advances ntu. It does what chainLen and
+// putChain do for such a frame, with no call.
 func (q *txQueue) singles(pkts []*pool.Packet, free int) int {
 	k := q.singlesRun(pkts, free)
 	if q.ntu == 0 && k > 0 && k < min(len(pkts), free) {
@@ -353,7 +353,7 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 
 // txRun is what the TX one-BD loop needs of its queue, copied once per run.
 type txRun struct {
-	pool   *pool.Pool // the pool of every frame taken: the last the general path took a frame of
+	pool   *pool.Pool // the pool of every frame taken: the last putChain took a frame of
 	maxLen uint       // the longest frame less the shortest (a header)
 	align  uint64     // the TX start alignment mask
 	esc    uint32     // an enhanced BD's esc word
@@ -372,9 +372,8 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 	for i := range bds {
 		pk := pkts[i]
 		// A buffer of pl is in the device's reach: Reach is its pool's,
-		// the same for every buffer, and TxBurst's general path names a
-		// pool lastPool (txRun.pool) only for a frame whose Reach it
-		// checked.
+		// the same for every buffer, and putChain names a pool lastPool
+		// (txRun.pool) only for a frame whose Reach chainLen checked.
 		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || pk.IOVA()&align != 0 || pk.Pool() != pl {
 			return i
 		}
