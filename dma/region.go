@@ -221,18 +221,15 @@ func (r *Region) SyncForCPU(off, n int) {
 }
 
 // SyncSpansForDevice is SyncForDevice for many ranges at once, as a burst
-// has them: one check of the region, one call into the mapper, and on
-// arm64 one DSB after every line of every range is cleaned, where
-// SyncForDevice pays one per range. A range outside the region, or empty,
-// is skipped, as SyncForDevice skips it. Call it before the descriptors
-// that hand the bytes over are published.
+// has them: one call into the cache maintenance, whose one loop checks
+// each range and cleans its lines, one DSB on arm64 after every line of
+// every range is cleaned (where SyncForDevice pays one per range), and one
+// call into the mapper. A range outside the region, or empty, is skipped,
+// as SyncForDevice skips it. Call it before the descriptors that hand the
+// bytes over are published.
 func (r *Region) SyncSpansForDevice(spans []Span) {
-	if !r.noncoh && r.syncer == nil {
-		return
-	}
 	if r.noncoh && cacheMaintenance {
-		spans = r.inside(spans) // the lines to clean: only the region's
-		cacheCleanSpans(r.mem, spans)
+		cacheCleanSpans(r.mem, spans) // only the lines inside the region
 	}
 	switch {
 	case r.spanSyncer != nil:
@@ -249,12 +246,6 @@ func (r *Region) SyncSpansForDevice(spans []Span) {
 // SyncSpansForCPU is SyncForCPU for many ranges at once (see
 // SyncSpansForDevice): call it before the CPU reads any of the bytes.
 func (r *Region) SyncSpansForCPU(spans []Span) {
-	if !r.noncoh && r.syncer == nil {
-		return
-	}
-	if r.noncoh && cacheMaintenance {
-		spans = r.inside(spans) // the lines to invalidate: only the region's
-	}
 	switch {
 	case r.spanSyncer != nil:
 		r.spanSyncer.SyncSpansForCPU(r.mem, r.mapping, spans)
@@ -266,7 +257,7 @@ func (r *Region) SyncSpansForCPU(spans []Span) {
 		}
 	}
 	if r.noncoh && cacheMaintenance {
-		cacheInvalidateSpans(r.mem, spans)
+		cacheInvalidateSpans(r.mem, spans) // only the lines inside the region
 	}
 }
 
@@ -274,23 +265,6 @@ func (r *Region) SyncSpansForCPU(spans []Span) {
 // inside the region.
 func (r *Region) holds(s Span) bool {
 	return s.Off >= 0 && s.Len > 0 && s.Off+s.Len <= len(r.mem)
-}
-
-// inside drops the spans SyncForDevice would skip (outside the region, or
-// empty), in place; the common case, all inside, writes nothing.
-func (r *Region) inside(spans []Span) []Span {
-	for i, s := range spans {
-		if !r.holds(s) {
-			kept := spans[:i]
-			for _, s := range spans[i+1:] {
-				if r.holds(s) {
-					kept = append(kept, s)
-				}
-			}
-			return kept
-		}
-	}
-	return spans
 }
 
 // Close unmaps the region from its mapper and releases the memory. The

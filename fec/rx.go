@@ -509,13 +509,10 @@ func (q *rxQueue) refill() {
 	if got == 0 {
 		return
 	}
-	// The BDs' other words first, plain stores (the driver owns these BDs:
-	// see bdRing), then the barrier, then the E bits, atomic, in the same
-	// slots and order. The slots are at most two runs: from ntu up to the
-	// ring's end, and the rest from slot 0; the ring's last BD, if the
-	// first run reaches it, takes W with its E bit, in one store.
+	// The slots are at most two runs: from ntu up to the ring's end, and
+	// the rest from slot 0; the ring's last BD, if the first run reaches
+	// it, takes W with its E bit, in one store.
 	t := q.ntu
-	headroom := uint32(q.headroom)
 	n1 := min(got, q.ring.size-t) // >= 1: got > 0, t < size
 	b1, b2 := q.bufs[t:t+n1], q.bufs[:got-n1]
 	last := w0(rxbd_E, 0) // clears L and stale error bits too
@@ -523,41 +520,9 @@ func (q *rxQueue) refill() {
 		last = w0(rxbd_E|rxbd_W, 0) // the MAC continues at RDSR after this BD
 	}
 	if enh := q.ring.enh; enh != nil {
-		e1, e2 := enh[t:t+n1], enh[:len(b2)]
-		for i, pk := range b1 {
-			bd := &e1[i]
-			bd.addr = uint32(pk.BufIOVA()) + headroom // the MAC writes after the pool's headroom
-			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0  // RXF/RXB on completion: masked by EIMR unless armed (irq.go)
-		}
-		for i, pk := range b2 {
-			bd := &e2[i]
-			bd.addr = uint32(pk.BufIOVA()) + headroom
-			bd.esc, bd.prot, bd.bdu = rxbd_INT, 0, 0
-		}
-		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-		for i := range e1[:n1-1] {
-			atomic.StoreUint32(&e1[i].sc, w0(rxbd_E, 0))
-		}
-		atomic.StoreUint32(&e1[n1-1].sc, last)
-		for i := range e2 {
-			atomic.StoreUint32(&e2[i].sc, w0(rxbd_E, 0)) // never the ring's last BD: got <= size
-		}
+		rxPost(enh[t:t+n1], enh[:len(b2)], b1, b2, uint32(q.headroom), last)
 	} else {
-		l1, l2 := q.ring.leg[t:t+n1], q.ring.leg[:len(b2)]
-		for i, pk := range b1 {
-			l1[i].addr = uint32(pk.BufIOVA()) + headroom
-		}
-		for i, pk := range b2 {
-			l2[i].addr = uint32(pk.BufIOVA()) + headroom
-		}
-		dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
-		for i := range l1[:n1-1] {
-			atomic.StoreUint32(&l1[i].sc, w0(rxbd_E, 0))
-		}
-		atomic.StoreUint32(&l1[n1-1].sc, last)
-		for i := range l2 {
-			atomic.StoreUint32(&l2[i].sc, w0(rxbd_E, 0))
-		}
+		rxPost(q.ring.leg[t:t+n1], q.ring.leg[:len(b2)], b1, b2, uint32(q.headroom), last)
 	}
 	if t += got; t >= q.ring.size {
 		t -= q.ring.size
@@ -567,6 +532,29 @@ func (q *rxQueue) refill() {
 	dma.DoorbellBarrier() // every E bit visible before the doorbell
 	q.regs.Write32(q.rdar, dar_ACTIVE)
 	q.doorbells.Add(1)
+}
+
+// rxPost hands the buffers b1 and b2 to the MAC in the BDs r1 and r2 of
+// one format B (two runs of the ring, as long as b1 and b2; r1 not empty):
+// the BDs' other words first, plain stores (the driver owns these BDs:
+// see bdRing), then the barrier, then the E bits, atomic, in the same
+// slots and order, last the word 0 of r1's last BD.
+func rxPost[B bdLeg | bdEnh](r1, r2 []B, b1, b2 []*pool.Packet, headroom, last uint32) {
+	b1, b2 = b1[:len(r1)], b2[:len(r2)]
+	for i, pk := range b1 {
+		rxSetBD(&r1[i], uint32(pk.BufIOVA())+headroom) // the MAC writes after the pool's headroom
+	}
+	for i, pk := range b2 {
+		rxSetBD(&r2[i], uint32(pk.BufIOVA())+headroom)
+	}
+	dma.WriteBarrier() // addresses before the E bits that hand them to the MAC
+	for i := range r1[:len(r1)-1] {
+		atomic.StoreUint32(bdWord0(&r1[i]), w0(rxbd_E, 0))
+	}
+	atomic.StoreUint32(bdWord0(&r1[len(r1)-1]), last)
+	for i := range r2 {
+		atomic.StoreUint32(bdWord0(&r2[i]), w0(rxbd_E, 0)) // never the ring's last BD: got <= size
+	}
 }
 
 // drain takes every posted buffer back after the MAC was disabled, and

@@ -142,10 +142,13 @@ func (q *txQueue) Reclaim() int {
 //     nothing and returns 0; while the PHY reports the link down every frame is taken,
 //     freed and counted as link_down;
 //  2. clean up: reclaim sent frames when free BDs run low;
-//  3. write the BDs of each frame (R withheld); frames it cannot ever send
-//     (too many segments, too long, too short, a buffer the device cannot
-//     reach) are taken, counted and freed;
-//  4. publish: R bits last-BD-first, one barrier, one TDAR write.
+//  3. write one BD per one-segment frame (the fast path, singles), one BD
+//     per segment of any other frame (chainLen, putChain; L on the last),
+//     R withheld; frames it cannot ever send (too many segments, too
+//     long, too short, a buffer the device cannot reach) are taken,
+//     counted and freed (refuse);
+//  4. publish: the frames' bytes cleaned, R bits last-BD-first, one
+//     barrier, one TDAR write.
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
@@ -163,83 +166,33 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if q.ring.size-q.inFlight < q.reclaimAt {
 		q.reclaimOwn()
 	}
-	start, nbd := q.ntu, 0
-	n := 0
-	for ; n < len(pkts); n++ {
+	start, nbd, n := q.ntu, 0, 0
+	for n < len(pkts) {
 		// Fast path: one-BD frames, in a loop that calls nothing.
-		if k := q.singles(pkts[n:], q.ring.size-q.inFlight); k > 0 {
-			n += k
-			nbd += k
-			q.inFlight += k
-			q.frames += k
-			if n == len(pkts) {
-				break
-			}
+		k := q.singles(pkts[n:], q.ring.size-q.inFlight)
+		n += k
+		nbd += k
+		q.inFlight += k // owned by the MAC until reclaim sees R clear
+		q.frames += k
+		if n == len(pkts) {
+			break
 		}
-		// Anything else, or the first frame of a pool or region: the
-		// general path, one frame.
+		// Anything else, or the first frame of a pool or region: one
+		// frame, one BD per segment.
 		pk := pkts[n]
-		segs, total := 0, 0
-		miss := uint32(0) // non-zero when a segment's buffer is out of the device's reach
-		for s := pk; s != nil; s = s.Next() {
-			segs++
-			total += s.Len()
-			// The device must reach the buffer: same DMA domain, and below
-			// 4 GiB, since a BD holds a 32-bit address (the pool checked
-			// whole buffers, as fixAlign may move the data inside one).
-			miss |= s.Reach() ^ q.reach
-		}
-		if segs > maxTxSegs || total > q.port.maxFL-fcsLen || total < ethHdr || miss != 0 {
-			c := driver.CauseTooBig
-			switch {
-			case miss != 0:
-				c = driver.CauseUnreachable
-			case total < ethHdr:
-				c = driver.CauseFrame
-			}
-			q.stats.Drop(c, 1)
-			pk.Free()
+		segs, ok := q.chainLen(pk)
+		if !ok {
+			q.refuse(pk)
+			n++
 			continue
 		}
 		if segs > q.ring.size-q.inFlight {
 			break // ring full: the caller keeps pkts[n:]
 		}
-		t := q.ntu
-		for s := pk; s != nil; s = s.Next() {
-			if s.IOVA()&q.txAlign != 0 {
-				q.fixAlign(s)
-			}
-			// Non-coherent DMA: the bytes the CPU may have written (the
-			// frame, and any headroom it grew into) are cleaned out of the
-			// CPU cache before publish, with the burst's other frames: the
-			// span the free after the transmission would clean again but
-			// for MarkClean below.
-			r := s.Pool().Region()
-			if r != q.syncR || len(q.spans) == cap(q.spans) {
-				q.flushSync() // another region's spans go first
-				q.syncR = r
-			}
-			lo, dirty := s.DirtySpan()
-			q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: dirty}) // within cap: checked above
-			q.ring.set(t, wAddr, uint32(s.IOVA()))
-			if q.enhanced {
-				q.ring.set(t, wESC, q.esc)
-				q.ring.set(t, wBDU, 0)
-			}
-			st := uint32(txbd_R | txbd_TC)
-			q.bufs[t] = nil // reclaim frees the frame at its last BD only
-			if s.Next() == nil {
-				st |= txbd_L
-				q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
-				pk.SetOwner(q.ownerIn(pk.Pool()))
-			}
-			q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
-			s.MarkClean() // the BD holds address and length; the free syncs nothing
-			t = q.next(t) // a frame's BDs are consecutive
-			nbd++
-		}
-		q.ntu = t          // next free slot
-		q.inFlight += segs // owned by the MAC until reclaim sees R clear
+		q.putChain(pk)
+		n++
+		nbd += segs
+		q.inFlight += segs
 		q.frames++
 	}
 	q.flushSync() // every frame byte cleaned before an R bit hands a BD over
@@ -256,14 +209,93 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	return n
 }
 
+// chainLen counts a frame's segments; ok is false when the MAC cannot
+// send it: more than maxTxSegs segments, shorter than a header or longer
+// than the longest frame, or a buffer out of the device's reach (another
+// DMA domain, or above 4 GiB: a BD holds a 32-bit address; the pool
+// checked whole buffers, as fixAlign may move the data inside one).
+func (q *txQueue) chainLen(pk *pool.Packet) (segs int, ok bool) {
+	total := 0
+	miss := uint32(0) // non-zero when a segment's buffer is out of reach
+	for s := pk; s != nil; s = s.Next() {
+		segs++
+		total += s.Len()
+		miss |= s.Reach() ^ q.reach
+	}
+	return segs, segs <= maxTxSegs && total >= ethHdr && total <= q.port.maxFL-fcsLen && miss == 0
+}
+
+// refuse frees a frame chainLen refused and counts it: as
+// CauseUnreachable when a segment's buffer is out of the device's reach,
+// CauseFrame when it is shorter than a header, else CauseTooBig.
+func (q *txQueue) refuse(pk *pool.Packet) {
+	total := 0
+	miss := uint32(0)
+	for s := pk; s != nil; s = s.Next() {
+		total += s.Len()
+		miss |= s.Reach() ^ q.reach
+	}
+	cause := driver.CauseTooBig
+	switch {
+	case miss != 0:
+		cause = driver.CauseUnreachable
+	case total < ethHdr:
+		cause = driver.CauseFrame
+	}
+	q.stats.Drop(cause, 1)
+	pk.Free()
+}
+
+// putChain writes one BD per segment of pk from slot ntu (R withheld: the
+// words 0 wait in pend for publish), L on the last, parks the frame at the
+// last BD's slot, queues each segment's dirty bytes for the burst's clean
+// and advances ntu past the frame. The caller checked the frame
+// (chainLen) and that its segments fit.
+func (q *txQueue) putChain(pk *pool.Packet) {
+	t := q.ntu
+	for s := pk; s != nil; s = s.Next() {
+		if s.IOVA()&q.txAlign != 0 {
+			q.fixAlign(s)
+		}
+		// Non-coherent DMA: the bytes the CPU may have written (the
+		// frame, and any headroom it grew into) are cleaned out of the
+		// CPU cache before publish, with the burst's other frames: the
+		// span the free after the transmission would clean again but for
+		// MarkClean below.
+		r := s.Pool().Region()
+		if r != q.syncR || len(q.spans) == cap(q.spans) {
+			q.flushSync() // another region's spans go first
+			q.syncR = r
+		}
+		lo, dirty := s.DirtySpan()
+		q.spans = append(q.spans, dma.Span{Off: bufOffset(r, s) + lo, Len: dirty}) // within cap: flushed above
+		q.ring.set(t, wAddr, uint32(s.IOVA()))
+		if q.enhanced {
+			q.ring.set(t, wESC, q.esc)
+			q.ring.set(t, wBDU, 0)
+		}
+		st := uint32(txbd_R | txbd_TC)
+		q.bufs[t] = nil // reclaim frees the frame at its last BD only
+		if s.Next() == nil {
+			st |= txbd_L
+			q.bufs[t] = pk // the frame is the MAC's until R clears on its last BD
+			pk.SetOwner(q.ownerIn(pk.Pool()))
+		}
+		q.pend[t] = w0(st|q.wrap(t), uint32(s.Len()))
+		s.MarkClean() // the BD holds address and length; the free syncs nothing
+		t = q.next(t) // a frame's BDs are consecutive
+	}
+	q.ntu = t // next free slot
+}
+
 // singles writes one BD per one-segment frame of pkts from slot ntu, at
 // most free of them, and stops at the first packet that is anything else:
 // chained, shorter than a header or longer than the longest frame, out of
 // the device's reach, not at the TX start alignment, of another pool than
 // the frame before (whose leak-report id it takes) or of another region
 // than the burst's queued cleans, or with the clean queue full. It returns
-// how many packets it took, and advances ntu. It does what the general
-// path in TxBurst does for such a frame, with no call.
+// how many packets it took, and advances ntu. It does what chainLen and
+// putChain do for such a frame, with no call.
 func (q *txQueue) singles(pkts []*pool.Packet, free int) int {
 	k := q.singlesRun(pkts, free)
 	if q.ntu == 0 && k > 0 && k < min(len(pkts), free) {
@@ -321,7 +353,7 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 
 // txRun is what the TX one-BD loop needs of its queue, copied once per run.
 type txRun struct {
-	pool   *pool.Pool // the pool of every frame taken: the last the general path took a frame of
+	pool   *pool.Pool // the pool of every frame taken: the last putChain took a frame of
 	maxLen uint       // the longest frame less the shortest (a header)
 	align  uint64     // the TX start alignment mask
 	esc    uint32     // an enhanced BD's esc word
@@ -340,9 +372,8 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 	for i := range bds {
 		pk := pkts[i]
 		// A buffer of pl is in the device's reach: Reach is its pool's,
-		// the same for every buffer, and TxBurst's general path names a
-		// pool lastPool (txRun.pool) only for a frame whose Reach it
-		// checked.
+		// the same for every buffer, and putChain names a pool lastPool
+		// (txRun.pool) only for a frame whose Reach chainLen checked.
 		if pk.Next() != nil || uint(pk.Len()-ethHdr) > maxLen || pk.IOVA()&align != 0 || pk.Pool() != pl {
 			return i
 		}
@@ -617,15 +648,8 @@ type txDoneRun struct {
 // at its last BD) whose last BD has an error in the esc word, with their
 // bytes, from the words 0 TxBurst wrote (pend: the driver's own copy, not
 // the device's write-back).
-func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txDoneRun) (n int) {
-	var esc uint32 // the esc words ORed: an error is rare
-	for ; n < len(bds); n++ {
-		bd := &bds[n]
-		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
-			break // the MAC still owns it
-		}
-		esc |= txESC(bd)
-	}
+func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txDoneRun) int {
+	n, esc := txDoneWalk(bds)
 	if esc&txbd_ESC_ERR_MASK != 0 {
 		pend = pend[:len(bds)]
 		// Some BD has one: count the frames whose last BD has (the MAC
@@ -650,6 +674,24 @@ func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txD
 		}
 	}
 	return n
+}
+
+// txDoneWalk is txDone's walk: how many BDs from the first the MAC is done
+// with (R clear), and their esc words ORed (an error is rare). A function
+// of its own, so that on ARM, where the read barrier in txESC is a call,
+// only the walk's own few values are saved across it (not inlined, on
+// amd64 either: there the caller's values would crowd the loop instead).
+//
+//go:noinline
+func txDoneWalk[B bdLeg | bdEnh](bds []B) (n int, esc uint32) {
+	for ; n < len(bds); n++ {
+		bd := &bds[n]
+		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
+			break // the MAC still owns it
+		}
+		esc |= txESC(bd)
+	}
+	return n, esc
 }
 
 // stallCheck is the ERR006358 stall detector, run by the port's watcher

@@ -59,6 +59,18 @@ func txSetBD[B bdLeg | bdEnh](b *B, addr, esc uint32) {
 	(*bdLeg)(unsafe.Pointer(b)).addr = addr
 }
 
+// rxSetBD writes an RX BD's words other than word 0: the buffer address,
+// and on an enhanced BD esc (INT: RXF/RXB on completion, masked by EIMR
+// unless armed, irq.go), prot and BDU clear.
+func rxSetBD[B bdLeg | bdEnh](b *B, addr uint32) {
+	if unsafe.Sizeof(*b) == bdEnhancedSize {
+		e := (*bdEnh)(unsafe.Pointer(b))
+		e.addr, e.esc, e.prot, e.bdu = addr, rxbd_INT, 0, 0
+		return
+	}
+	(*bdLeg)(unsafe.Pointer(b)).addr = addr
+}
+
 // txESC is the esc word of a TX BD the MAC is done with (R clear), or 0
 // for a legacy BD, which has none.
 func txESC[B bdLeg | bdEnh](b *B) uint32 {
