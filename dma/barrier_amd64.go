@@ -17,6 +17,13 @@ var fence uint32
 // WriteBarrier orders earlier stores to DMA memory before later stores.
 func WriteBarrier() { atomic.LoadUint32(&fence) }
 
+// LoadsInOrder is true where loads are never reordered with other loads
+// (x86-64), so ReadBarrier emits no instruction: a receive loop may then
+// check each descriptor's status where it reads the descriptor, where
+// elsewhere it first finds the run of ready descriptors and pays for one
+// ReadBarrier before reading them.
+const LoadsInOrder = true
+
 // ReadBarrier orders an earlier load (a descriptor's status word) before later
 // loads (the descriptor's other fields and the frame data).
 func ReadBarrier() { atomic.LoadUint32(&fence) }

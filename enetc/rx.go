@@ -250,9 +250,17 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 // the BDs after the wrap), and stops at the first BD that is anything
 // else: not written back, not final, with an error, or a length outside
 // 1..oneMax. It returns the frames taken and their bytes. BDs, slots and
-// packets are one run indexed alike, so the loop has no bounds check and
-// no ring arithmetic, and it calls nothing on amd64 (where the read barrier
-// is compiler-only).
+// packets are one run indexed alike, so the loops have no bounds check and
+// no ring arithmetic.
+//
+// On ARM it reads the run in two passes with one read barrier between
+// them: the status words first, up to the first BD that is not a good
+// one-BD frame, then the other fields of the BDs found ready. A DMB orders
+// every load before it before every load after it, so the one barrier
+// does for the whole run what Linux's dma_rmb after each status load does
+// for one BD (docs/design.md, "Ordering"), and the loops call nothing. On
+// amd64, whose loads stay in order (dma.LoadsInOrder), one pass checks each
+// status where it reads the BD.
 func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64) {
 	if int(ntc) >= len(q.bds) {
 		return 0, 0 // never: ntc stays below the ring size (the mask)
@@ -264,20 +272,41 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 	if int(posted) < len(bds) {
 		bds = bds[:posted]
 	}
+	mask, want := uint32(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK), uint32(rxbd_LSTATUS_R|rxbd_LSTATUS_F)
+	if !dma.LoadsInOrder {
+		// Pass 1: the status words, up to the first that is not a good
+		// one-BD frame's; then one barrier for the run.
+		for i := range bds {
+			if bds[i].loadStatus()&mask != want {
+				bds = bds[:i]
+				break
+			}
+		}
+		if len(bds) == 0 {
+			return 0, 0
+		}
+		dma.ReadBarrier() // every status load above before the other fields below
+	}
+	// Pass 2: the other fields. Where loads stay in order (amd64) there
+	// is no pass 1, and this loop checks each status itself.
 	bufs := q.bufs[ntc:]
 	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
 	pkts = pkts[:len(bds)]
+	// The bound in a local: the stores to the packets below could alias
+	// q for all the compiler knows, and it would load it again per packet.
+	// (The other fields stay q's: on amd64 a load from q is an operand of
+	// the instruction that uses it, and more locals would spill the loop.)
+	oneMax := q.oneMax
 	var bytes uint64
 	for i := range bds {
 		bd := &bds[i]
-		st := bd.loadStatus()
-		if st&(rxbd_LSTATUS_R|rxbd_LSTATUS_F|rxbd_LSTATUS_ERR_MASK) != rxbd_LSTATUS_R|rxbd_LSTATUS_F {
-			return i, bytes
+		st := bd.lstatus // pass 1 loaded it, and the device writes a written-back BD no more
+		if dma.LoadsInOrder {
+			st = bd.loadStatus() // no pass 1: this is the status load
 		}
-		dma.ReadBarrier() // the status load before the other fields
 		ln := uint32(bd.bufLen)
 		// ln 0 wraps to the top: one compare for 1..oneMax.
-		if ln-1 >= q.oneMax {
+		if dma.LoadsInOrder && st&mask != want || ln-1 >= oneMax {
 			return i, bytes
 		}
 		// SetRx sets every field AllocBulkRaw left as it was; its window
@@ -418,13 +447,11 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 
 // rxMeta is what a write-back says of its frame beyond the length: the
 // flags, the RSS hash (0 without RSS) and the stripped VLAN TCI (0 when
-// none was stripped). Without branches: each bit the device reports is
-// moved into its flag by a multiply by the flag (a shift).
+// none was stripped). The parse error bit is shifted into its flag's
+// place, where a test and a select took two instructions more; the VLAN
+// flag keeps its branch, as it must load the TCI too.
 func (q *rxQueue) rxMeta(st uint32, bd *rxBD) (f pool.Flags, hash uint32, vlan uint16) {
-	f = q.rxFlags
-	if bd.parseSummary()&rxbd_PARSE_ERROR != 0 {
-		f |= pool.FlagParseError
-	}
+	f = q.rxFlags | pool.Flags(bd.parseSummary())/(rxbd_PARSE_ERROR/pool.FlagParseError)&pool.FlagParseError
 	if st&rxbd_FLAG_VLAN != 0 {
 		vlan = bd.vlanOpt
 		f |= pool.FlagVLANStripped

@@ -216,11 +216,12 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 	bufs := q.bufs[ntu:]
 	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
 	pkts = pkts[:len(bds)]
+	maxLen, reach := q.maxLen, q.reach // locals: the BD stores could alias q for all the compiler knows
 	var bytes uint64
 	for i, pk := range pkts {
 		ln := uint32(pk.Len())
 		// ln 0 wraps to the top: one compare for 1..maxLen.
-		if pk.Next() != nil || ln-1 >= q.maxLen || pk.Reach()|1 != q.reach {
+		if pk.Next() != nil || ln-1 >= maxLen || pk.Reach()|1 != reach {
 			return i, bytes
 		}
 		bd := &bds[i]

@@ -176,27 +176,27 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	}
 	switch l.mode {
 	case modeFwd:
+		var bytes uint64
 		if l.macUpdate {
 			// The 12 address bytes as two stores per frame, the words
-			// loaded once per burst.
+			// loaded once per burst; the bytes counted in the same loop.
 			lo := binary.LittleEndian.Uint64(l.macs[0:8])
 			hi := binary.LittleEndian.Uint32(l.macs[8:12])
 			for _, p := range b {
-				putMACs(p.Data(), lo, hi)
+				bytes += uint64(p.PktLen)
+				putMACs(p, lo, hi)
 			}
+		} else {
+			bytes = frameBytes(b)
 		}
-		l.send(b)
+		l.send(b, bytes)
 	case modeTx:
+		var bytes uint64
 		for _, p := range b {
-			d := p.Data()
-			if len(d) >= 12 {
-				var t [6]byte
-				copy(t[:], d[0:6])
-				copy(d[0:6], d[6:12])
-				copy(d[6:12], t[:])
-			}
+			bytes += uint64(p.PktLen)
+			swapMACs(p)
 		}
-		l.send(b)
+		l.send(b, bytes)
 	case modeDrop:
 		var bytes uint64
 		for _, p := range b {
@@ -232,31 +232,63 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	return got
 }
 
+// addrs is the destination and source addresses of the frame p heads: the
+// first 12 bytes of its data window; ok is false when its first segment
+// holds fewer (a chained frame's addresses are in its first segment, the
+// one given). It checks the window against the buffer itself, one
+// compare, where p.Data() would slice the whole window and check it twice.
+func addrs(p *driver.Packet) (h []byte, ok bool) {
+	buf, off := p.Buf(), p.Offset()
+	if p.Len() < 12 || off < 0 || off > len(buf)-12 {
+		return nil, false
+	}
+	return buf[off : off+12 : off+12], true
+}
+
 // putMACs writes the destination and source addresses (lo: bytes 0-7,
 // hi: bytes 8-11, little-endian as binary.LittleEndian.Uint64 and Uint32
-// read them from lane.macs) into a frame's first 12 bytes, with one
-// length check; a segment shorter than 12 bytes is left alone. A chained
-// frame's addresses are in its first segment, the one given.
-func putMACs(d []byte, lo uint64, hi uint32) {
-	if len(d) < 12 {
-		return
+// read them from lane.macs) into the first 12 bytes of p's frame, and
+// leaves a frame whose first segment is shorter alone. It checks as addrs
+// does, written out so that it inlines into the forwarding loop.
+func putMACs(p *driver.Packet, lo uint64, hi uint32) {
+	buf, off := p.Buf(), p.Offset()
+	if p.Len() >= 12 && off >= 0 && off <= len(buf)-12 {
+		h := (*[12]byte)(buf[off:])
+		binary.LittleEndian.PutUint64(h[0:8], lo)
+		binary.LittleEndian.PutUint32(h[8:12], hi)
 	}
-	binary.LittleEndian.PutUint64(d[0:8], lo)
-	binary.LittleEndian.PutUint32(d[8:12], hi)
+}
+
+// swapMACs swaps the destination and source addresses of p's frame, and
+// leaves a frame whose first segment is shorter than 12 bytes alone.
+func swapMACs(p *driver.Packet) {
+	if h, ok := addrs(p); ok {
+		var t [6]byte
+		copy(t[:], h[0:6])
+		copy(h[0:6], h[6:12])
+		copy(h[6:12], t[:])
+	}
+}
+
+// frameBytes is the bytes of b's frames, all segments.
+func frameBytes(b []*driver.Packet) uint64 {
+	var n uint64
+	for _, p := range b {
+		n += uint64(p.PktLen)
+	}
+	return n
 }
 
 // send hands a burst to the lane's TX queue. What the queue does not take
 // (its ring is full, or the port is stopping) is freed and
 // counted, never retried: a forwarder that waits for a full ring loses
 // more than it saves. An ENETC MDIO register access does not refuse: the
-// TX burst waits it out (internal/gate).
-func (l *lane) send(b []*driver.Packet) {
+// TX burst waits it out (internal/gate). bytes is the bytes of b's
+// frames (frameBytes), which the caller counted as it went over them.
+func (l *lane) send(b []*driver.Packet, bytes uint64) {
 	if l.bounce != nil {
 		b = l.copyOver(b)
-	}
-	var bytes uint64
-	for _, p := range b {
-		bytes += uint64(p.PktLen)
+		bytes = frameBytes(b) // without the frames that found no bounce buffer
 	}
 	if l.capture != nil {
 		// Copies are taken before TX owns the buffers; a full ring drops

@@ -121,24 +121,45 @@ func fieldSpan(t reflect.Type) (start, end uintptr) {
 }
 
 // putMACs writes exactly the lane's 12 address bytes, destination first,
-// into a frame of 12 bytes or more, and leaves a shorter one alone.
-func TestPutMACs(t *testing.T) {
+// and swapMACs swaps the two addresses, into the first 12 bytes of a
+// frame's data window wherever it lies in its buffer; a window shorter
+// than 12 bytes is left alone, and no byte around it changes.
+func TestPutAndSwapMACs(t *testing.T) {
 	macs := [12]byte{0x02, 0, 0, 0, 0, 1, 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}
 	lo, hi := binary.LittleEndian.Uint64(macs[0:8]), binary.LittleEndian.Uint32(macs[8:12])
-	for n := 0; n <= 20; n++ {
-		orig := make([]byte, n)
-		for i := range orig {
-			orig[i] = byte(0x90 + i)
-		}
-		// The frame sits in a larger buffer: nothing past its end moves.
-		buf := append(append([]byte(nil), orig...), 0x5a, 0x5a, 0x5a, 0x5a)
-		putMACs(buf[:n], lo, hi)
-		want := append([]byte(nil), orig...)
-		if n >= 12 {
-			copy(want, macs[:])
-		}
-		if !bytes.Equal(buf[:n], want) || !bytes.Equal(buf[n:], []byte{0x5a, 0x5a, 0x5a, 0x5a}) {
-			t.Fatalf("%d-byte frame: got % x, want % x then 5a 5a 5a 5a", n, buf, want)
+	pl := newFakePort("addrs", 0, 1, mac0, simdma.NewIOMMU(false)).rxq[0].pool
+	p := pl.Alloc()
+	defer p.Free()
+	buf, headroom := p.Buf(), p.Headroom()
+	for _, swap := range []bool{false, true} {
+		for n := 0; n <= 20; n++ {
+			// At the default headroom, and at the very end of the buffer.
+			for _, off := range []int{headroom, len(buf) - n} {
+				for i := range buf {
+					buf[i] = byte(0x90 + i)
+				}
+				want := append([]byte(nil), buf...)
+				if !p.SetData(off, n) {
+					t.Fatalf("SetData(%d, %d) refused", off, n)
+				}
+				if swap {
+					swapMACs(p)
+					if n >= 12 {
+						orig := append([]byte(nil), want[off:off+12]...)
+						copy(want[off:], orig[6:12]) // the source, now first
+						copy(want[off+6:], orig[0:6])
+					}
+				} else {
+					putMACs(p, lo, hi)
+					if n >= 12 {
+						copy(want[off:], macs[:])
+					}
+				}
+				if !bytes.Equal(buf, want) {
+					t.Fatalf("swap %v, %d-byte window at %d: buffer\n% x\nwant\n% x", swap, n, off,
+						buf[max(0, off-4):min(len(buf), off+n+4)], want[max(0, off-4):min(len(want), off+n+4)])
+				}
+			}
 		}
 	}
 }
