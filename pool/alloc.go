@@ -62,18 +62,43 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 		if src == nil {
 			break
 		}
-		dst := out[n : n+len(src)]
+		k := len(src)
+		dst := out[n : n+k]
 		head, base := p.freshHead, p.hdr0
-		for i, o := range src {
-			h := (*Packet)(unsafe.Add(base, o))
+		// Four buffers a turn: a turn of one spends a third of its
+		// instructions on the loop itself. resetMeta is written out: a
+		// call, even inlined, leaves a position marker (a NOP) per buffer.
+		// The turns index the runs through unsafe.Add: reslicing them
+		// costs more instructions than a turn saves.
+		sp, dp := unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(dst))
+		j := 0
+		for ; j+4 <= k; j += 4 {
+			s := (*[4]uint32)(unsafe.Add(sp, j*4))
+			d := (*[4]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
+			a, b := (*Packet)(unsafe.Add(base, s[0])), (*Packet)(unsafe.Add(base, s[1]))
+			c, e := (*Packet)(unsafe.Add(base, s[2])), (*Packet)(unsafe.Add(base, s[3]))
+			a.state += toOut
+			a.metaTail = metaTail{}
+			*(*uint64)(unsafe.Pointer(&a.metaHead)) = head
+			b.state += toOut
+			b.metaTail = metaTail{}
+			*(*uint64)(unsafe.Pointer(&b.metaHead)) = head
+			c.state += toOut
+			c.metaTail = metaTail{}
+			*(*uint64)(unsafe.Pointer(&c.metaHead)) = head
+			e.state += toOut
+			e.metaTail = metaTail{}
+			*(*uint64)(unsafe.Pointer(&e.metaHead)) = head
+			d[0], d[1], d[2], d[3] = a, b, c, e
+		}
+		for ; j < k; j++ {
+			h := (*Packet)(unsafe.Add(base, src[j]))
 			h.state += toOut
-			// resetMeta, written out: a call here leaves a position
-			// marker (a NOP) in the loop.
 			h.metaTail = metaTail{}
 			*(*uint64)(unsafe.Pointer(&h.metaHead)) = head
-			dst[i] = h
+			dst[j] = h
 		}
-		n += len(src)
+		n += k
 	}
 	return n
 }
@@ -128,15 +153,34 @@ func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
 		if src == nil {
 			break
 		}
-		dst := out[n : n+len(src)]
+		k := len(src)
+		dst := out[n : n+k]
 		base := p.hdr0
-		for i, o := range src {
-			h := (*Packet)(unsafe.Add(base, o))
+		// Four a turn, indexed as in AllocBulk.
+		sp, dp := unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(dst))
+		j := 0
+		for ; j+4 <= k; j += 4 {
+			s := (*[4]uint32)(unsafe.Add(sp, j*4))
+			d := (*[4]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
+			a, b := (*Packet)(unsafe.Add(base, s[0])), (*Packet)(unsafe.Add(base, s[1]))
+			c, e := (*Packet)(unsafe.Add(base, s[2])), (*Packet)(unsafe.Add(base, s[3]))
+			a.state += toOut
+			a.owner = owner
+			b.state += toOut
+			b.owner = owner
+			c.state += toOut
+			c.owner = owner
+			e.state += toOut
+			e.owner = owner
+			d[0], d[1], d[2], d[3] = a, b, c, e
+		}
+		for ; j < k; j++ {
+			h := (*Packet)(unsafe.Add(base, src[j]))
 			h.state += toOut
 			h.owner = owner
-			dst[i] = h
+			dst[j] = h
 		}
-		n += len(src)
+		n += k
 	}
 	return n
 }

@@ -836,3 +836,92 @@ func TestStatsLiveWithoutRefill(t *testing.T) {
 		}
 	}
 }
+
+// The bulk paths take their runs four buffers a turn: a bad entry at any
+// place in a turn (a buffer already home, the same buffer twice in one
+// bulk, a chain, another pool's buffer, a forged header, nil) must stop the
+// run exactly there, be refused and counted or (a chain) freed whole, and
+// leave every other buffer of the bulk home once, whatever lane it took.
+// The bulk allocation must hand out fresh metadata in every lane too.
+func TestBulkEveryLane(t *testing.T) {
+	// Serial: it asserts how much the process-wide ForgedFrees grew.
+	const bulk = 11 // two turns of four and a tail of three
+	other := newPool(t, Config{Name: "other", Count: 4})
+	for _, bad := range []string{"home", "twice", "chain", "foreign", "forged", "nil"} {
+		for at := 0; at < bulk; at++ {
+			p := newPool(t, Config{Name: "lanes", Count: 32})
+			pkts := make([]*Packet, bulk)
+			if got := p.AllocBulk(pkts); got != bulk {
+				t.Fatalf("AllocBulk: %d of %d", got, bulk)
+			}
+			for _, pk := range pkts {
+				pk.SetData(10, 20)
+				pk.Port, pk.Hash, pk.PktLen = 1, 2, 3
+			}
+			var extra *Packet // the buffer the bad entry took the place of
+			wantDouble, wantForeign, wantForged := uint64(0), uint64(0), uint64(0)
+			forged := ForgedFrees()
+			switch bad {
+			case "home":
+				h := p.Alloc()
+				p.Recycle(h)
+				extra = pkts[at]
+				pkts[at] = h // already home: a double free
+				wantDouble = 1
+			case "twice":
+				if at == 0 {
+					continue
+				}
+				extra = pkts[at]
+				pkts[at] = pkts[at-1] // its second free in the same bulk
+				wantDouble = 1
+			case "chain":
+				tail := p.Alloc()
+				pkts[at].SetNext(tail)
+			case "foreign":
+				extra = pkts[at]
+				pkts[at] = other.Alloc()
+				wantForeign = 1
+			case "forged":
+				extra = pkts[at]
+				real := pkts[at]
+				pkts[at] = &Packet{buf: real.buf, iova: real.iova, pool: real.pool, idx: real.idx}
+				wantForged = 1
+			case "nil":
+				extra = pkts[at]
+				pkts[at] = nil
+			}
+			p.RecycleBulk(pkts)
+			if extra != nil {
+				p.Recycle(extra)
+			}
+			if bad == "foreign" {
+				other.Recycle(pkts[at])
+			}
+			s := p.OwnerStats()
+			if s.RefusedDouble != wantDouble || s.RefusedForeign != wantForeign || ForgedFrees()-forged != wantForged {
+				t.Fatalf("%s at %d: RefusedDouble %d RefusedForeign %d forged %d, want %d %d %d",
+					bad, at, s.RefusedDouble, s.RefusedForeign, ForgedFrees()-forged, wantDouble, wantForeign, wantForged)
+			}
+			if n := p.InFlight(); n != 0 {
+				t.Fatalf("%s at %d: %d buffers still out", bad, at, n)
+			}
+			all := make([]*Packet, 40)
+			got := p.AllocBulk(all)
+			if got != 32 {
+				t.Fatalf("%s at %d: the pool yields %d buffers, want 32", bad, at, got)
+			}
+			seen := map[*Packet]bool{}
+			for _, pk := range all[:got] {
+				if seen[pk] {
+					t.Fatalf("%s at %d: buffer %d handed out twice", bad, at, pk.idx)
+				}
+				seen[pk] = true
+				want := meta{metaTail{}, metaHead{off: DefaultHeadroom, NSegs: 1}}
+				if pk.meta != want {
+					t.Fatalf("%s at %d: AllocBulk handed out metadata %+v, want %+v", bad, at, pk.meta, want)
+				}
+			}
+		}
+	}
+}
