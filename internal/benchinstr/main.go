@@ -51,6 +51,14 @@ var measurements = []measurement{
 		"pool: AllocBulk 32 + RecycleBulk 32, per buffer, the whole loop", ""},
 	{"syncpool-get-put", "./pool", "^BenchmarkSyncPool$", []string{"pool", "harness", "runtime", "other"},
 		"for comparison: sync.Pool Get + Put of the same headers, the whole loop", ""},
+	// The drop loop on the non-coherent simulated IOMMU: alloc, write 64
+	// bytes, free, the free syncing the dirtied 64 bytes in both. The
+	// simulated cache's copy (column cache) is outside path, as in
+	// fec-fwd-bulk; the mutex of the no-recycle free list is column other.
+	{"pool-drop-recycle", "./pool", "^BenchmarkDropLoop$/^recycle$", []string{"pool", "dma", "harness", "runtime", "other"},
+		"pool: Alloc, 64-byte write, Recycle on non-coherent memory (sync of the 64 dirtied bytes), the whole loop but the simulated cache copy", ""},
+	{"pool-drop-no-recycle", "./pool", "^BenchmarkDropLoop$/^no-recycle$", []string{"pool", "dma", "harness", "runtime", "other"},
+		"for comparison: the same with a mutex-locked free list and the same 64-byte sync", ""},
 	{"enetc-fwd-2048", "./enetc", "^BenchmarkForwardDriverOnly$/^split-2048$", []string{"enetc", "pool", "dma", "driver"},
 		"ENETC forward, driver + pool, 2048-byte buffers (default), stand-in device", "doorbells/pkt"},
 	{"enetc-fwd-4096", "./enetc", "^BenchmarkForwardDriverOnly$/^whole-4096$", []string{"enetc", "pool", "dma", "driver"},
