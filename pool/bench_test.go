@@ -137,9 +137,9 @@ func BenchmarkFreeRemote(b *testing.B) {
 }
 
 // slowFreeList is the "recycling off" baseline of the drop experiment: every
-// buffer goes through a shared, locked free list and is synced whole on its
-// way back, as buffers are when a driver releases them to the page allocator
-// and maps fresh ones.
+// buffer goes through a shared, locked free list, and is synced on its way
+// back exactly as the pool syncs it (its dirty span), so the two differ in
+// the free list alone.
 type slowFreeList struct {
 	mu   sync.Mutex
 	free []*Packet
@@ -153,7 +153,7 @@ var dropSink []byte
 // sync moves real bytes. Side by side in one run:
 //
 //	recycle          the pool: owner cache, sync of the dirtied bytes only
-//	no-recycle       a locked shared free list and a full 2 KiB sync
+//	no-recycle       a locked shared free list, the same sync
 //	fresh-go-buffer  a new 2 KiB Go buffer per packet, left to the GC: what
 //	                 a naive Go driver does (it would still have to map it)
 //	map-unmap        a per-packet map and unmap of the buffer through the
@@ -219,8 +219,9 @@ func BenchmarkDropLoop(b *testing.B) {
 			pk.SetData(p.Headroom(), 0)
 			d := pk.Append(64)
 			d[0], d[63] = byte(i), byte(i)
-			off := int(pk.BufIOVA() - r.IOVA())
-			r.SyncForDevice(off, pk.BufSize())
+			// The bytes the recycle path syncs: the dirty span alone.
+			off, n := pk.DirtySpan()
+			r.SyncForDevice(int(pk.BufIOVA()-r.IOVA())+off, n)
 			fl.mu.Lock()
 			fl.free = append(fl.free, pk)
 			fl.mu.Unlock()

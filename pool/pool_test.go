@@ -836,3 +836,147 @@ func TestStatsLiveWithoutRefill(t *testing.T) {
 		}
 	}
 }
+
+// The bulk paths take their runs four buffers a turn: a bad entry at any
+// place in a turn (a buffer already home, the same buffer twice in one
+// bulk, a chain, another pool's buffer, a forged header, nil) must stop the
+// run exactly there, be refused and counted or (a chain) freed whole, and
+// leave every other buffer of the bulk home once, whatever lane it took.
+// The bulk allocation must hand out fresh metadata in every lane too.
+func TestBulkEveryLane(t *testing.T) {
+	// Serial: it asserts how much the process-wide ForgedFrees grew.
+	const bulk = 11 // two turns of four and a tail of three
+	other := newPool(t, Config{Name: "other", Count: 4})
+	for _, bad := range []string{"home", "twice", "chain", "foreign", "forged", "nil"} {
+		for at := 0; at < bulk; at++ {
+			p := newPool(t, Config{Name: "lanes", Count: 32})
+			pkts := make([]*Packet, bulk)
+			if got := p.AllocBulk(pkts); got != bulk {
+				t.Fatalf("AllocBulk: %d of %d", got, bulk)
+			}
+			for _, pk := range pkts {
+				pk.SetData(10, 20)
+				pk.Port, pk.Hash, pk.PktLen = 1, 2, 3
+			}
+			var extra *Packet // the buffer the bad entry took the place of
+			wantDouble, wantForeign, wantForged := uint64(0), uint64(0), uint64(0)
+			forged := ForgedFrees()
+			switch bad {
+			case "home":
+				h := p.Alloc()
+				p.Recycle(h)
+				extra = pkts[at]
+				pkts[at] = h // already home: a double free
+				wantDouble = 1
+			case "twice":
+				if at == 0 {
+					continue
+				}
+				extra = pkts[at]
+				pkts[at] = pkts[at-1] // its second free in the same bulk
+				wantDouble = 1
+			case "chain":
+				tail := p.Alloc()
+				pkts[at].SetNext(tail)
+			case "foreign":
+				extra = pkts[at]
+				pkts[at] = other.Alloc()
+				wantForeign = 1
+			case "forged":
+				extra = pkts[at]
+				real := pkts[at]
+				pkts[at] = &Packet{buf: real.buf, iova: real.iova, pool: real.pool, idx: real.idx}
+				wantForged = 1
+			case "nil":
+				extra = pkts[at]
+				pkts[at] = nil
+			}
+			p.RecycleBulk(pkts)
+			if extra != nil {
+				p.Recycle(extra)
+			}
+			if bad == "foreign" {
+				other.Recycle(pkts[at])
+			}
+			s := p.OwnerStats()
+			if s.RefusedDouble != wantDouble || s.RefusedForeign != wantForeign || ForgedFrees()-forged != wantForged {
+				t.Fatalf("%s at %d: RefusedDouble %d RefusedForeign %d forged %d, want %d %d %d",
+					bad, at, s.RefusedDouble, s.RefusedForeign, ForgedFrees()-forged, wantDouble, wantForeign, wantForged)
+			}
+			if n := p.InFlight(); n != 0 {
+				t.Fatalf("%s at %d: %d buffers still out", bad, at, n)
+			}
+			all := make([]*Packet, 40)
+			got := p.AllocBulk(all)
+			if got != 32 {
+				t.Fatalf("%s at %d: the pool yields %d buffers, want 32", bad, at, got)
+			}
+			seen := map[*Packet]bool{}
+			for _, pk := range all[:got] {
+				if seen[pk] {
+					t.Fatalf("%s at %d: buffer %d handed out twice", bad, at, pk.idx)
+				}
+				seen[pk] = true
+				want := meta{metaTail{}, metaHead{off: DefaultHeadroom, NSegs: 1}}
+				if pk.meta != want {
+					t.Fatalf("%s at %d: AllocBulk handed out metadata %+v, want %+v", bad, at, pk.meta, want)
+				}
+			}
+		}
+	}
+}
+
+// Recycle on non-coherent memory syncs what the CPU may have written and
+// nothing else: the data window (widened to the headroom's start when data
+// was prepended), nothing after MarkClean. Its fast path keeps the owner's
+// checks: a second Recycle of the same buffer is refused, a chain comes
+// home whole.
+func TestRecycleNonCoherent(t *testing.T) {
+	t.Parallel()
+	iommu := simdma.NewIOMMU(true)
+	r := newRegion(t, iommu, 4*2048)
+	p, err := New(r, Config{Count: 4, BufSize: 2048, Headroom: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := p.Alloc()
+	dev := iommu.Slice(pk.BufIOVA(), 2048, false)
+	copy(pk.Append(100), strings.Repeat("D", 100))
+	copy(pk.Buf()[1024:], "BEYOND")
+	copy(pk.Buf()[0:], "HEAD")
+	p.Recycle(pk)
+	if got := string(dev[128:228]); got != strings.Repeat("D", 100) {
+		t.Fatalf("device does not see the frame after Recycle: %q", got[:10])
+	}
+	if string(dev[1024:1030]) == "BEYOND" || string(dev[0:4]) == "HEAD" {
+		t.Fatal("Recycle synced bytes outside the dirty span")
+	}
+	p.Recycle(pk)
+	if s := p.OwnerStats(); s.RefusedDouble != 1 || s.RecycleCached != 1 {
+		t.Fatalf("RefusedDouble %d RecycleCached %d, want 1 and 1", s.RefusedDouble, s.RecycleCached)
+	}
+
+	pk = p.Alloc()
+	pk.SetData(128, 0)
+	copy(pk.Prepend(64), strings.Repeat("P", 64))
+	p.Recycle(pk)
+	if string(dev[64:128]) != strings.Repeat("P", 64) {
+		t.Fatal("prepended bytes were not synced")
+	}
+
+	pk = p.Alloc()
+	copy(pk.Append(8), "CLEANED!")
+	pk.MarkClean() // the TX path synced the frame: the free syncs nothing
+	copy(pk.Buf()[128:], "LATER!!!")
+	p.Recycle(pk)
+	if string(dev[128:136]) == "LATER!!!" {
+		t.Fatal("Recycle synced a buffer marked clean")
+	}
+
+	a, b := p.Alloc(), p.Alloc()
+	a.SetNext(b)
+	p.Recycle(a)
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("Recycle of a chain on non-coherent memory left %d out", n)
+	}
+}

@@ -189,8 +189,9 @@ func qemuCount(cfg arm64Config, bin string, syms *symtab, m measurement, n int, 
 	cmd := exec.Command(cfg.qemu, append(args, benchArgs(m, n)...)...)
 	// One P, as under callgrind: the benchmark's loop runs on one thread,
 	// which the plugin's inline (non-atomic) counters need; no GC during
-	// the loop; no async preemption signals.
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	// the loop but for the allocating baselines (gcEnv); no async
+	// preemption signals.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", gcEnv(m), "GODEBUG=asyncpreemptoff=1")
 	cmd.Dir = filepath.Dir(bin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

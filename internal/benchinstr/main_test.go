@@ -198,3 +198,20 @@ func TestRecursionLevelsAndCallerEdges(t *testing.T) {
 		}
 	}
 }
+
+// Every allocating baseline names a measurement, so none runs with the GC
+// off by a typo.
+func TestAllocatingAreMeasurements(t *testing.T) {
+	names := map[string]bool{}
+	for _, m := range measurements {
+		names[m.Name] = true
+	}
+	for n := range allocating {
+		if !names[n] {
+			t.Errorf("allocating names %q, which is no measurement", n)
+		}
+	}
+	if gcEnv(measurement{Name: "enetc-fwd-model-map"}) != "GOGC=100" || gcEnv(measurement{Name: "enetc-fwd-2048"}) != "GOGC=off" {
+		t.Error("gcEnv: the allocating baselines run with the GC on, the rest with it off")
+	}
+}
