@@ -224,14 +224,18 @@ func (umemMapper) Domain() any { return umemDomain{} }
 
 // port is an AF_XDP port: one socket per queue on a kernel interface.
 type port struct {
-	spec   string
-	nd     *netdev
-	cfg    driver.Config
-	opt    options
-	steer  *steering
-	mode   string // "native" or "generic": how the program runs
-	flags  uint32 // XDP_FLAGS_*_MODE it was attached with
-	zc     bool   // the sockets run zero-copy
+	spec  string
+	nd    *netdev
+	cfg   driver.Config
+	opt   options
+	steer *steering
+	mode  string // "native" or "generic": how the program runs
+	flags uint32 // XDP_FLAGS_*_MODE it was attached with
+	zc    bool   // the sockets run zero-copy
+	// stale is the id of the steering program a run that ended without
+	// detaching it left on the interface, which the open replaced (0:
+	// none).
+	stale  uint32
 	queues []*queue
 	g      gate.Gate
 	flagsQ []*gate.Flag
@@ -304,7 +308,18 @@ func (p *port) attach() error {
 			return fmt.Errorf("interface %s already runs XDP program %q (id %d, %s mode); give force=1 to replace it, or remove it with: ip link set dev %s xdp off",
 				p.nd.name, name, cur.ProgID, attachedModeName(cur.Mode), p.nd.name)
 		}
-		// Ours from a crashed run, or forced: take it off in its mode.
+		if name == progName && !p.opt.force {
+			// Ours: a running port's while a process holds it, else one
+			// a run left that ended without detaching it (SIGKILL, a
+			// crash), which is replaced.
+			if hs, ok := progHolders(cur.ProgID); ok && len(hs) > 0 {
+				return fmt.Errorf("interface %s carries gopmd's steering program (id %d, %s mode), in use by process %s: another port runs on it; stop that one first, or give force=1 to take the interface from it",
+					p.nd.name, cur.ProgID, attachedModeName(cur.Mode), holderList(hs))
+			}
+			p.stale = cur.ProgID
+		}
+		// Ours from a run that ended without detaching it, or forced:
+		// take it off in its mode.
 		off := uint32(unix.XDP_FLAGS_SKB_MODE)
 		if cur.Mode == xdpAttachedDrv {
 			off = unix.XDP_FLAGS_DRV_MODE
@@ -392,8 +407,12 @@ func (p *port) Info() driver.PortInfo {
 	if p.zc {
 		zc = "zero-copy"
 	}
+	dev := fmt.Sprintf("netdev %s (XDP %s mode, %s)", p.nd.name, p.mode, zc)
+	if p.stale != 0 {
+		dev += fmt.Sprintf("; replaced steering program id %d, which a run that ended without detaching it left", p.stale)
+	}
 	return driver.PortInfo{
-		Name: p.spec, Driver: "xdp", Device: fmt.Sprintf("netdev %s (XDP %s mode, %s)", p.nd.name, p.mode, zc), Backend: "xdp",
+		Name: p.spec, Driver: "xdp", Device: dev, Backend: "xdp",
 		MAC: p.MAC(), RxQueues: len(p.queues), TxQueues: len(p.queues),
 		MaxRxQueues: p.nd.rxQueue, MaxTxQueues: p.nd.rxQueue,
 		RxRingSize: p.cfg.RxRingSize, TxRingSize: p.cfg.TxRingSize,
