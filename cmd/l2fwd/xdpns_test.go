@@ -28,7 +28,11 @@ func TestXDPForwardingThroughNamespaces(t *testing.T) { xdpForwarding(t, "poll")
 // AF_XDP sockets when idle, and every frame still crosses.
 func TestXDPForwardingAdaptive(t *testing.T) { xdpForwarding(t, "adaptive") }
 
-func xdpForwarding(t *testing.T, rxMode string) {
+// The same over one shared UMEM (umem=): each frame leaves the other port
+// from the buffer it arrived in, and every buffer is home at the end.
+func TestXDPForwardingSharedUMEM(t *testing.T) { xdpForwarding(t, "poll", "&umem=l2fwd") }
+
+func xdpForwarding(t *testing.T, rxMode string, opts ...string) {
 	if os.Geteuid() != 0 {
 		testnote.Skip(t, "the l2fwd AF_XDP test", "needs root (network namespaces, veth pairs, BPF programs, AF_XDP sockets); run go test as root to include it")
 	}
@@ -71,7 +75,7 @@ func xdpForwarding(t *testing.T, rxMode string) {
 	res := make(chan int, 1)
 	go func() {
 		res <- run(ctx, []string{"--json", "--stats-interval", "0", "--no-mac-updating", "--rx-mode", rxMode,
-			"xdp:" + hostA + "?mode=generic", "xdp:" + hostB + "?mode=generic"}, &stdout, &stderr)
+			"xdp:" + hostA + "?mode=generic" + strings.Join(opts, ""), "xdp:" + hostB + "?mode=generic" + strings.Join(opts, "")}, &stdout, &stderr)
 	}()
 	// The ports are up once both interfaces carry the program (before,
 	// the kernel's stack drops the frames: the host ends have no
