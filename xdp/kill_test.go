@@ -157,3 +157,26 @@ func TestDetachAfterKill(t *testing.T) {
 		t.Fatalf("after the holder closed its port: program %d attached", a.ProgID)
 	}
 }
+
+// A queue another socket is bound to refuses a second port's bind, after
+// waiting out the moment the kernel takes to let go of a closed socket's
+// queue, with an error that says so; a port opened right after the
+// first closed binds.
+func TestQueueBusy(t *testing.T) {
+	v := newPair(t, false)
+	spec := "xdp:" + v.host + "?mode=generic"
+	p := openPort(t, spec)
+	_, err := driver.Open(spec + "&force=1")
+	if err == nil || !strings.Contains(err.Error(), "queue 0 of "+v.host+" is bound to another AF_XDP socket") {
+		t.Fatalf("a second port on a bound queue: %v", err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if p, err = driver.Open(spec); err != nil {
+			t.Fatalf("open right after a close (round %d): %v", i, err)
+		}
+	}
+	p.Close()
+}

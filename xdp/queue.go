@@ -175,14 +175,14 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	}
 	bind := func(flags uint16) error {
 		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: flags | wakeFlag, Ifindex: uint32(p.nd.index), QueueID: uint32(kq)}
-		return xsk.Bind(q.fd, &sa)
+		return bindWait(q.fd, &sa, p.nd.name, kq)
 	}
 	switch {
 	case shared != nil:
 		// The socket takes the UMEM's mode and wake-up flag from the
 		// socket that registered it, and names no flags of its own.
 		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: xsk.BindSharedUmem, Ifindex: uint32(p.nd.index), QueueID: uint32(kq), SharedUmemFD: uint32(shared.live[0].fd)}
-		if err := xsk.Bind(q.fd, &sa); err != nil {
+		if err := bindWait(q.fd, &sa, p.nd.name, kq); err != nil {
 			mode := "copy"
 			if shared.zc {
 				mode = "zero-copy"
@@ -216,6 +216,29 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 		q.group.live = append(q.group.live, q)
 	}
 	return q, nil
+}
+
+// bindBusyWait bounds how long a bind waits out EBUSY: the kernel lets go
+// of a closed socket's hold on its queue in deferred work, so a port
+// opened right after another on the same queue closed (a forwarder
+// restarted) finds the queue busy for a moment.
+const bindBusyWait = time.Second
+
+// bindWait binds, retrying while the queue is busy, up to bindBusyWait;
+// a queue still busy then is bound to another socket, and the error says
+// so.
+func bindWait(fd int, sa *xsk.SockaddrXDP, ifname string, kq int) error {
+	deadline := time.Now().Add(bindBusyWait)
+	for {
+		err := xsk.Bind(fd, sa)
+		if err != unix.EBUSY {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: queue %d of %s is bound to another AF_XDP socket (another port or program runs on it: nicctl info xdp:%s names a gopmd one)", err, kq, ifname, ifname)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // wakeRxNow makes the empty recvfrom (the fill ring has buffers; a
