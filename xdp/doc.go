@@ -10,7 +10,7 @@
 // into pools: received frames are pool buffers the application frees back,
 // the fill ring is refilled from the pool in bulk, TX completions return
 // buffers to their pools, and frames from outside the UMEM are copied into
-// it on TX. The kernel's XDP_STATISTICS are the port's counters. RX
+// it on TX (counted as tx_copies). The kernel's XDP_STATISTICS are the port's counters. RX
 // queues implement driver.RxInterrupter with poll(2) on the socket (it is
 // readable while its RX ring holds a frame), so adaptive workers sleep on
 // xdp: ports as on the others. OnLinkChange reports the interface's
@@ -24,7 +24,12 @@
 // need-wakeup=1|0 (bind with XDP_USE_NEED_WAKEUP, the default; off, every
 // TX burst makes the wake-up syscall) and busy-poll=USECS (SO_BUSY_POLL
 // with SO_PREFER_BUSY_POLL and a budget of one burst; RxBurst on an empty
-// ring makes the recvfrom that runs the driver);
+// ring makes the recvfrom that runs the driver); umem=NAME (the ports of
+// this process with the same NAME share one UMEM, so a frame one received
+// is sent by another without a copy; a queue that cannot join, for another
+// frame size, need-wakeup= or zero-copy mode, gets its own UMEM and Info
+// says why) and umem-ports=N (how many ports like it the first port to
+// open the shared UMEM sizes it for, default 2);
 // promisc=, mtu= and unsafe-noiommu= do not apply. docs/design.md, "AF_XDP
 // ports", has the design.
 //

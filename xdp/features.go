@@ -142,6 +142,10 @@ type Netdev struct {
 	ProgID   uint32
 	ProgName string
 	ProgMode string
+	// ProgHolders are the processes that hold the program (a running
+	// port's), when it is gopmd's; none, it was left by a run that ended
+	// without detaching it.
+	ProgHolders []Holder
 }
 
 // Netdevs lists the interfaces of this network namespace an xdp: port
@@ -200,6 +204,9 @@ func describe(ifc net.Interface) Netdev {
 				}
 				pr.Close()
 			}
+			if n.ProgName == progName {
+				n.ProgHolders, _ = progHolders(att.ProgID)
+			}
 		}
 	}
 	if f, segs, err := queryFeatures(ifc.Index); err != nil {
@@ -256,6 +263,9 @@ type Plan struct {
 	// Program is what the attach would meet: empty for none, else the
 	// program there and whether force=1 is needed.
 	Program string
+	// OpenRefused: an open without force=1 is refused (another program,
+	// or gopmd's in use by a running port).
+	OpenRefused bool
 }
 
 // Plan reads the features and says what the driver will give.
@@ -286,10 +296,14 @@ func (n Netdev) Plan() Plan {
 	}
 	switch {
 	case n.ProgID == 0:
+	case n.ProgName == progName && len(n.ProgHolders) > 0:
+		p.Program = fmt.Sprintf("program %q (id %d, %s mode) is gopmd's, in use by process %s: a port runs on the interface, and an open is refused without force=1 while it does", n.ProgName, n.ProgID, n.ProgMode, holderList(n.ProgHolders))
+		p.OpenRefused = true
 	case n.ProgName == progName:
-		p.Program = fmt.Sprintf("program %q (id %d, %s mode) is gopmd's: a running port's, or a crashed run's, which the next open replaces", n.ProgName, n.ProgID, n.ProgMode)
+		p.Program = fmt.Sprintf("program %q (id %d, %s mode) is gopmd's, held by no process: a run that ended without detaching it (killed or crashed) left it, and the next open replaces it without force=1", n.ProgName, n.ProgID, n.ProgMode)
 	default:
 		p.Program = fmt.Sprintf("interface runs XDP program %q (id %d, %s mode): an open is refused without force=1", n.ProgName, n.ProgID, n.ProgMode)
+		p.OpenRefused = true
 	}
 	return p
 }

@@ -22,7 +22,7 @@ import (
 // Spec options of the xdp: scheme (beside Open's generic queues=, rxq=,
 // txq=, rx-ring=, tx-ring=, pool-size=, buf-size= and port-id=; the
 // generic promisc=, mtu= and unsafe-noiommu= are refused).
-var backendOptions = []string{"mode", "zero-copy", "frame-size", "force", "pass", "queue", "busy-poll", "need-wakeup"}
+var backendOptions = []string{"mode", "zero-copy", "frame-size", "force", "pass", "queue", "busy-poll", "need-wakeup", "umem", "umem-ports"}
 
 func init() {
 	driver.RegisterBackend(driver.Backend{Scheme: "xdp", Options: backendOptions, Open: openDevice})
@@ -91,6 +91,11 @@ type options struct {
 	// syscall that drives the driver's NAPI on every call that finds or
 	// queues something to do.
 	busyPoll int
+	// umem names the shared UMEM the port's sockets join (umem=, empty:
+	// each socket has its own); umemPorts is how many ports like this one
+	// the first port to open it sizes it for (umem-ports=, default 2).
+	umem      string
+	umemPorts int
 }
 
 // busyPollBudget is the SO_BUSY_POLL_BUDGET of a busy-polling socket:
@@ -98,7 +103,7 @@ type options struct {
 const busyPollBudget = batch
 
 func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
-	o := options{mode: "auto", zeroCopy: "auto", frameSize: cfg.BufSize, needWakeup: true}
+	o := options{mode: "auto", zeroCopy: "auto", frameSize: cfg.BufSize, needWakeup: true, umemPorts: 2}
 	for _, k := range []string{"promisc", "mtu", "unsafe-noiommu"} {
 		if s.Options.Has(k) {
 			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not taken by the xdp driver",
@@ -167,6 +172,24 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 		}
 		o.busyPoll = n
 	}
+	if s.Options.Has("umem") {
+		v := s.Options.Get("umem")
+		if v == "" || len(v) > 64 || strings.ContainsAny(v, " /") {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("umem", v, "not a shared UMEM name", "a name of up to 64 bytes without spaces or slashes; the ports of this process with the same umem= share one UMEM"))
+		}
+		o.umem = v
+	}
+	if s.Options.Has("umem-ports") {
+		v := s.Options.Get("umem-ports")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("umem-ports", v, "not a port count", "1 to 64: how many ports like this one the shared UMEM holds frames for, when this port opens it first"))
+		}
+		if o.umem == "" {
+			return o, driver.OptionInSpec(s.Raw, driver.BadOption("umem-ports", v, "sizes a shared UMEM, and the spec names none", "umem=NAME with it, or leave it out"))
+		}
+		o.umemPorts = n
+	}
 	if s.Options.Has("queue") {
 		v := s.Options.Get("queue")
 		n, err := strconv.Atoi(v)
@@ -224,20 +247,27 @@ func (umemMapper) Domain() any { return umemDomain{} }
 
 // port is an AF_XDP port: one socket per queue on a kernel interface.
 type port struct {
-	spec   string
-	nd     *netdev
-	cfg    driver.Config
-	opt    options
-	steer  *steering
-	mode   string // "native" or "generic": how the program runs
-	flags  uint32 // XDP_FLAGS_*_MODE it was attached with
-	zc     bool   // the sockets run zero-copy
-	queues []*queue
-	g      gate.Gate
-	flagsQ []*gate.Flag
-	events driver.LinkEvents
-	irq    rxirq.Port // the sockets as RX interrupts (irq.go)
-	lw     *linkWatcher
+	spec  string
+	nd    *netdev
+	cfg   driver.Config
+	opt   options
+	steer *steering
+	mode  string // "native" or "generic": how the program runs
+	flags uint32 // XDP_FLAGS_*_MODE it was attached with
+	zc    bool   // the sockets run zero-copy
+	// stale is the id of the steering program a run that ended without
+	// detaching it left on the interface, which the open replaced (0:
+	// none).
+	stale uint32
+	// umemWhy says why queues of a port with umem= have UMEMs of their
+	// own (one reason each).
+	umemWhy []string
+	queues  []*queue
+	g       gate.Gate
+	flagsQ  []*gate.Flag
+	events  driver.LinkEvents
+	irq     rxirq.Port // the sockets as RX interrupts (irq.go)
+	lw      *linkWatcher
 
 	statsMu sync.RWMutex // Stats against the sockets' close
 	mu      sync.Mutex   // set-up calls
@@ -271,7 +301,14 @@ func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
 		return nil, err
 	}
 	for i := 0; i < cfg.RxQueues; i++ {
-		q, err := p.newQueue(i)
+		q, err := p.newQueue(i, opt.umem != "")
+		var ns *errNoShare
+		if errors.As(err, &ns) {
+			// Not shared: the queue gets a UMEM of its own, and the
+			// frames it sends from the others are copied, as Info says.
+			p.umemWhy = append(p.umemWhy, ns.why)
+			q, err = p.newQueue(i, false)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +341,18 @@ func (p *port) attach() error {
 			return fmt.Errorf("interface %s already runs XDP program %q (id %d, %s mode); give force=1 to replace it, or remove it with: ip link set dev %s xdp off",
 				p.nd.name, name, cur.ProgID, attachedModeName(cur.Mode), p.nd.name)
 		}
-		// Ours from a crashed run, or forced: take it off in its mode.
+		if name == progName && !p.opt.force {
+			// Ours: a running port's while a process holds it, else one
+			// a run left that ended without detaching it (SIGKILL, a
+			// crash), which is replaced.
+			if hs, ok := progHolders(cur.ProgID); ok && len(hs) > 0 {
+				return fmt.Errorf("interface %s carries gopmd's steering program (id %d, %s mode), in use by process %s: another port runs on it; stop that one first, or give force=1 to take the interface from it",
+					p.nd.name, cur.ProgID, attachedModeName(cur.Mode), holderList(hs))
+			}
+			p.stale = cur.ProgID
+		}
+		// Ours from a run that ended without detaching it, or forced:
+		// take it off in its mode.
 		off := uint32(unix.XDP_FLAGS_SKB_MODE)
 		if cur.Mode == xdpAttachedDrv {
 			off = unix.XDP_FLAGS_DRV_MODE
@@ -392,8 +440,13 @@ func (p *port) Info() driver.PortInfo {
 	if p.zc {
 		zc = "zero-copy"
 	}
+	dev := fmt.Sprintf("netdev %s (XDP %s mode, %s)", p.nd.name, p.mode, zc)
+	dev += p.umemState()
+	if p.stale != 0 {
+		dev += fmt.Sprintf("; replaced steering program id %d, which a run that ended without detaching it left", p.stale)
+	}
 	return driver.PortInfo{
-		Name: p.spec, Driver: "xdp", Device: fmt.Sprintf("netdev %s (XDP %s mode, %s)", p.nd.name, p.mode, zc), Backend: "xdp",
+		Name: p.spec, Driver: "xdp", Device: dev, Backend: "xdp",
 		MAC: p.MAC(), RxQueues: len(p.queues), TxQueues: len(p.queues),
 		MaxRxQueues: p.nd.rxQueue, MaxTxQueues: p.nd.rxQueue,
 		RxRingSize: p.cfg.RxRingSize, TxRingSize: p.cfg.TxRingSize,
@@ -499,7 +552,8 @@ func (p *port) OnLinkChange(fn func(driver.LinkEvent)) func() { return p.events.
 // (tx_invalid_descs) as bad_descriptor drops of the TX queue; all six
 // appear in HW as xdp_<name> sums and drv_rxN_xdp_<name> per queue, as do
 // rx_wakeups and tx_wakeups, the port's own count of the wake-up syscalls
-// it made (recvfrom, sendto).
+// it made (recvfrom, sendto), and tx_copies, the frames TX copied into the
+// UMEM because they lay outside it.
 func (p *port) Stats() driver.PortStats {
 	var s driver.PortStats
 	s.HW = map[string]uint64{}
@@ -522,7 +576,7 @@ func (p *port) Stats() driver.PortStats {
 			v uint64
 		}{{"rx_dropped", k.RxDropped}, {"rx_invalid_descs", k.RxInvalidDescs}, {"tx_invalid_descs", k.TxInvalidDescs},
 			{"rx_ring_full", k.RxRingFull}, {"rx_fill_ring_empty_descs", k.RxFillRingEmptyDescs}, {"tx_ring_empty_descs", k.TxRingEmptyDescs},
-			{"rx_wakeups", q.rxWakes.Load()}, {"tx_wakeups", q.txWakes.Load()}} {
+			{"rx_wakeups", q.rxWakes.Load()}, {"tx_wakeups", q.txWakes.Load()}, {"tx_copies", q.copies.Load()}} {
 			s.HW["xdp_"+c.n] += c.v
 			s.HW[fmt.Sprintf("drv_rx%d_xdp_%s", q.idx, c.n)] = c.v
 		}
@@ -561,4 +615,23 @@ func (p *port) TxQueue(i int) driver.TxQueue {
 		return nil
 	}
 	return (*txQueue)(p.queues[i])
+}
+
+// umemState is what Info says of a port with umem=: the shared UMEM its
+// queues are bound to, or why a queue has its own.
+func (p *port) umemState() string {
+	if p.opt.umem == "" {
+		return ""
+	}
+	shared := 0
+	for _, q := range p.queues {
+		if q.group != nil {
+			shared++
+		}
+	}
+	s := fmt.Sprintf("; UMEM %s shared by %d of %d queues", p.opt.umem, shared, len(p.queues))
+	if len(p.umemWhy) > 0 {
+		s += " (not shared, frames sent from other ports are copied: " + strings.Join(p.umemWhy, "; ") + ")"
+	}
+	return s
 }

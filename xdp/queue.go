@@ -53,8 +53,13 @@ type queue struct {
 	// wakeRx: every RxBurst that finds the ring empty makes the recvfrom
 	// (busy-poll=), which runs the driver's NAPI in the caller's context.
 	wakeTx, wakeRx bool
-	// rxWakes and txWakes count the wake-up syscalls (recvfrom, sendto).
-	rxWakes, txWakes atomic.Uint64
+	// rxWakes and txWakes count the wake-up syscalls (recvfrom, sendto);
+	// copies the frames TX copied into the UMEM.
+	rxWakes, txWakes, copies atomic.Uint64
+	// group is the shared UMEM the socket is bound to (nil: its own);
+	// shareFirst and shareFrames the frames of it the queue's pools take.
+	group                   *umemGroup
+	shareFirst, shareFrames uint64
 
 	scratch [batch]*pool.Packet // refill (RX goroutine)
 	done    [batch]*pool.Packet // reclaim and copies (TX goroutine)
@@ -63,7 +68,10 @@ type queue struct {
 type rxQueue queue
 type txQueue queue
 
-func (p *port) newQueue(i int) (_ *queue, err error) {
+// newQueue opens the port's queue i: its socket on its own UMEM, or on
+// the shared UMEM p.opt.umem when share is set (an *errNoShare says why it
+// could not join, and the port opens the queue again without).
+func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	cfg := p.cfg
 	fs := p.opt.frameSize
 	kq := p.opt.first + i
@@ -77,16 +85,32 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 	rxCount := cfg.PoolSize
 	txCount := cfg.TxRingSize + batch
 	q.nframes = uint64(rxCount + txCount)
-	name := fmt.Sprintf("%s umem %d", p.nd.name, kq)
-	q.region, err = dma.Alloc(umemMapper{}, int(q.nframes)*fs, dma.Options{Attr: dma.Attr{Name: name}, Hugepages: dma.HugeNever})
+	first := 0            // the queue's first frame in the UMEM
+	var shared *umemGroup // the group to bind into (nil: register our own UMEM)
+	if share {
+		umems.Lock()
+		defer umems.Unlock()
+		g, at, err := joinUmem(p.opt.umem, fs, p.opt.needWakeup, q.nframes, q.nframes*uint64(p.cfg.RxQueues), p.opt.umemPorts)
+		if err != nil {
+			return nil, err
+		}
+		q.group, q.shareFirst, q.shareFrames = g, at, q.nframes
+		q.region, q.nframes, first = g.region, g.nframes, int(at)
+		if len(g.live) > 0 {
+			shared = g
+		}
+	} else {
+		name := fmt.Sprintf("%s umem %d", p.nd.name, kq)
+		q.region, err = dma.Alloc(umemMapper{}, int(q.nframes)*fs, dma.Options{Attr: dma.Attr{Name: name}, Hugepages: dma.HugeNever})
+		if err != nil {
+			return nil, err
+		}
+	}
+	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: first * fs})
 	if err != nil {
 		return nil, err
 	}
-	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom})
-	if err != nil {
-		return nil, err
-	}
-	q.txPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s tx %d", p.spec, i), Count: txCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: rxCount * fs})
+	q.txPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s tx %d", p.spec, i), Count: txCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: (first + rxCount) * fs})
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +124,12 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s queue %d: AF_XDP socket: %w (the kernel needs CONFIG_XDP_SOCKETS)", p.nd.name, kq, err)
 	}
-	mem := q.region.Bytes()
-	reg := xsk.UmemReg{Addr: uint64(uintptr(unsafePointer(mem))), Len: uint64(len(mem)), ChunkSize: uint32(fs)}
-	if err := xsk.SetOpt(q.fd, xsk.OptUmemReg, &reg); err != nil {
-		return nil, fmt.Errorf("%s queue %d: registering the UMEM of %d frames of %d bytes: %w", p.nd.name, kq, q.nframes, fs, err)
+	if shared == nil {
+		mem := q.region.Bytes()
+		reg := xsk.UmemReg{Addr: uint64(uintptr(unsafePointer(mem))), Len: uint64(len(mem)), ChunkSize: uint32(fs)}
+		if err := xsk.SetOpt(q.fd, xsk.OptUmemReg, &reg); err != nil {
+			return nil, fmt.Errorf("%s queue %d: registering the UMEM of %d frames of %d bytes: %w", p.nd.name, kq, q.nframes, fs, err)
+		}
 	}
 	fillN, compN := uint32(cfg.RxRingSize), uint32(cfg.TxRingSize)
 	for _, o := range []struct {
@@ -149,9 +175,24 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 	}
 	bind := func(flags uint16) error {
 		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: flags | wakeFlag, Ifindex: uint32(p.nd.index), QueueID: uint32(kq)}
-		return xsk.Bind(q.fd, &sa)
+		return bindWait(q.fd, &sa, p.nd.name, kq)
 	}
 	switch {
+	case shared != nil:
+		// The socket takes the UMEM's mode and wake-up flag from the
+		// socket that registered it, and names no flags of its own.
+		sa := xsk.SockaddrXDP{Family: xsk.AFXDP, Flags: xsk.BindSharedUmem, Ifindex: uint32(p.nd.index), QueueID: uint32(kq), SharedUmemFD: uint32(shared.live[0].fd)}
+		if err := bindWait(q.fd, &sa, p.nd.name, kq); err != nil {
+			mode := "copy"
+			if shared.zc {
+				mode = "zero-copy"
+			}
+			return nil, &errNoShare{fmt.Sprintf("binding queue %d into shared UMEM %s (%s mode): %v (the kernel shares a UMEM across interfaces from Linux 5.10, and only in the mode of its first socket)", kq, shared.name, mode, err)}
+		}
+		if zc := shared.zc; zc && p.opt.zeroCopy == "off" || !zc && p.opt.zeroCopy == "on" {
+			return nil, &errNoShare{fmt.Sprintf("shared UMEM %s runs in the mode of its first socket (zero-copy %t), and this port asks for zero-copy=%s", shared.name, zc, p.opt.zeroCopy)}
+		}
+		p.zc = shared.zc
 	case p.opt.zeroCopy == "on":
 		if err := bind(xsk.BindZeroCopy); err != nil {
 			return nil, fmt.Errorf("%s queue %d: binding in zero-copy mode: %w (the kernel driver of %s does not offer AF_XDP zero-copy here; zero-copy=auto falls back to copy mode)", p.nd.name, kq, err, p.nd.name)
@@ -168,7 +209,36 @@ func (p *port) newQueue(i int) (_ *queue, err error) {
 			return nil, fmt.Errorf("%s queue %d: binding the AF_XDP socket: %w", p.nd.name, kq, err)
 		}
 	}
+	if q.group != nil {
+		if len(q.group.live) == 0 {
+			q.group.zc = p.zc
+		}
+		q.group.live = append(q.group.live, q)
+	}
 	return q, nil
+}
+
+// bindBusyWait bounds how long a bind waits out EBUSY: the kernel lets go
+// of a closed socket's hold on its queue in deferred work, so a port
+// opened right after another on the same queue closed (a forwarder
+// restarted) finds the queue busy for a moment.
+const bindBusyWait = time.Second
+
+// bindWait binds, retrying while the queue is busy, up to bindBusyWait;
+// a queue still busy then is bound to another socket, and the error says
+// so.
+func bindWait(fd int, sa *xsk.SockaddrXDP, ifname string, kq int) error {
+	deadline := time.Now().Add(bindBusyWait)
+	for {
+		err := xsk.Bind(fd, sa)
+		if err != unix.EBUSY {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: queue %d of %s is bound to another AF_XDP socket (another port or program runs on it: nicctl info xdp:%s names a gopmd one)", err, kq, ifname, ifname)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // wakeRxNow makes the empty recvfrom (the fill ring has buffers; a
@@ -294,9 +364,10 @@ func (q *queue) drainRx() {
 	q.rxc.Drop(driver.CauseStopped, uint64(n))
 }
 
-// TxBurst queues frames on the TX ring: a frame in this socket's UMEM as
-// it is, any other copied into a TX pool buffer (its own buffer is freed
-// at once). One sendto wakes the kernel per burst, and only when it asks
+// TxBurst queues frames on the TX ring: a frame in this socket's UMEM
+// (its own, or the shared UMEM it is bound to, where another port received
+// it) as it is, any other copied into a TX pool buffer (its own buffer is
+// freed at once) and counted in tx_copies. One sendto wakes the kernel per burst, and only when it asks
 // (need_wakeup). A chained frame, or one longer than a frame's room, is
 // taken, freed and counted as too_big.
 func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
@@ -319,7 +390,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	}
 	n := min(int(room), len(pkts))
 	prod := tx.cached
-	taken, bytes, tooBig := 0, uint64(0), uint64(0)
+	taken, bytes, tooBig, copied := 0, uint64(0), uint64(0), uint64(0)
 	nd := 0
 	maxLen := int(q.frameMask+1) - xsk.PacketHeadroom
 	for ; taken < n; taken++ {
@@ -329,7 +400,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 			tooBig++
 			continue
 		}
-		if pl := pk.Pool(); pl != q.rxPool && pl != q.txPool {
+		if pl := pk.Pool(); pl == nil || pl.Region() != q.region {
 			c := q.txPool.Alloc()
 			if c == nil {
 				break // no copy buffer: the caller keeps the rest
@@ -343,6 +414,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 			q.done[nd] = pk
 			nd++
 			pk = c
+			copied++
 		}
 		a := pk.IOVA()
 		q.txSlot[a>>q.shift] = pk
@@ -352,6 +424,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	}
 	if nd > 0 {
 		pool.FreeBulk(q.done[:nd])
+		q.copies.Add(copied)
 	}
 	if sent := prod - tx.cached; sent > 0 {
 		tx.cached = prod
@@ -441,6 +514,13 @@ func (q *queue) close(timeout time.Duration) error {
 				s[i] = nil
 			}
 		}
+	}
+	if q.group != nil {
+		umems.Lock()
+		defer umems.Unlock()
+		err := q.group.leave(q, timeout)
+		q.group, q.region = nil, nil
+		return err
 	}
 	var err error
 	for _, pl := range []*pool.Pool{q.rxPool, q.txPool} {

@@ -95,9 +95,15 @@ func listNetdevs() []listEntry {
 		le.Why = fmt.Sprintf("%s; xdp features %s; %s mode, %s", state, strings.Join(le.XDPFeatures, ","), pl.Mode, zc)
 		if n.ProgID != 0 {
 			le.Why += fmt.Sprintf("; runs XDP program %q (id %d)", n.ProgName, n.ProgID)
-			if !strings.Contains(pl.Program, "gopmd's") {
+			switch {
+			case pl.OpenRefused && len(n.ProgHolders) > 0:
+				le.Usable = false
+				le.Why += fmt.Sprintf(", in use by process %d (%s): force=1 takes the interface from it", n.ProgHolders[0].PID, n.ProgHolders[0].Comm)
+			case pl.OpenRefused:
 				le.Usable = false
 				le.Why += ": force=1 replaces it"
+			case n.ProgName != "":
+				le.Why += ", left by a run that ended without detaching it: the next open replaces it"
 			}
 		}
 		out = append(out, le)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/testnote"
 )
 
@@ -78,5 +79,34 @@ func TestInfoXDP(t *testing.T) {
 	}
 	if code, _, errOut := nicctl(t, "info", "xdp:lo"); code == 0 || !strings.Contains(errOut, "lo") {
 		t.Errorf("info xdp:lo: exit %d, %q", code, errOut)
+	}
+}
+
+// A port running on an interface holds its steering program: list says
+// which process, and that an open needs force=1 while it runs; info says
+// the same in its program line.
+func TestListNetdevHeldProgram(t *testing.T) {
+	a, _ := newVeth(t)
+	if out, err := exec.Command("ip", "link", "set", a, "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set %s up: %v: %s", a, err, out)
+	}
+	p, err := driver.Open("xdp:" + a + "?mode=generic")
+	if err != nil {
+		testnote.Skip(t, "the held-program list test", fmt.Sprintf("no xdp: port on a veth here: %v", err))
+	}
+	defer p.Close()
+	e := listJSON(t)["xdp:"+a]
+	pid := fmt.Sprintf("in use by process %d", os.Getpid())
+	if e.Usable || !strings.Contains(e.Why, `"gopmd_xsk"`) || !strings.Contains(e.Why, pid) || !strings.Contains(e.Why, "force=1") {
+		t.Errorf("list with a port running on xdp:%s: %+v", a, e)
+	}
+	if out := mustRun(t, "info", "xdp:"+a); !strings.Contains(out, "is gopmd's, "+pid) {
+		t.Errorf("info with a port running:\n%s", out)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e := listJSON(t)["xdp:"+a]; !e.Usable || strings.Contains(e.Why, "gopmd_xsk") {
+		t.Errorf("list after the port closed: %+v", e)
 	}
 }
