@@ -51,6 +51,8 @@ type txQueue struct {
 
 	burst gate.Flag // raised while inside a burst (the stop handshake)
 
+	ts *txStamps // timestamps=tx: requests and stamps (timestamp.go); nil without
+
 	// marks holds, from mHead to mTail (slots of the ring), one entry per
 	// burst on the ring: the slot after its last BD and the bytes queued
 	// from Start up to there. A burst's bytes count as sent once reclaim
@@ -80,6 +82,9 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	q.reclaimAt = max(ring.size/4, min(32, ring.size))
 	if p.prof.has(qAVB) && id > 0 {
 		q.esc = uint32(id) << txbd_FTYPE_SHIFT // AVB class = this ring
+	}
+	if p.stamps&driver.TimestampTx != 0 {
+		q.ts = newTxStamps(ring.size)
 	}
 	for _, rq := range p.rx {
 		q.owners = append(q.owners, txOwner{rq.pool, rq.pool.Owner(p.ownerID + " tx" + string(rune('0'+id)) + " ring")})
@@ -538,6 +543,9 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 			break
 		}
 	}
+	if q.ts != nil && len(q.ts.req) > 0 {
+		q.harvestStamps(start, k) // before the slots can be written again
+	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
 	// are not cleared: only in-flight ones are read, and TxBurst writes
@@ -684,6 +692,9 @@ func (q *txQueue) drain() {
 		q.inFlight--
 	}
 	q.frames = 0
+	if q.ts != nil {
+		q.dropStamps() // their frames were not sent
+	}
 	q.mHead, q.done, q.errBytes = q.mTail, q.queued, 0 // none of their bytes was sent
 	q.ntu, q.ntc = 0, 0                                // ETHEREN=0 rewound the MAC to TDSR: so do we
 }
