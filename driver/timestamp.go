@@ -46,14 +46,18 @@ type TxStamp struct {
 type TxTimestamper interface {
 	// TxStamped queues one frame, as TxBurst does with a burst of one, and
 	// asks the device for the time it leaves. It reports false, and keeps
-	// nothing, when the ring has no room (the caller still holds p); a
-	// frame TxBurst would refuse is taken, counted and freed as TxBurst
-	// does, and its stamp is reported Lost.
+	// nothing, when the ring has no room, when the queue already holds a
+	// ring's worth of requests and stamps not taken, or when the port is
+	// stopped or closed (the caller still holds p); a frame TxBurst would
+	// refuse, or one sent while the link is down, is taken, counted and
+	// freed as TxBurst does, and its stamp is reported Lost.
 	TxStamped(p *Packet, id uint64) bool
 	// TxTimestamps moves the stamps of requested frames the device is done
 	// with into dst, oldest first, and returns how many. It reclaims the
 	// ring as Reclaim does. A queue holds as many stamps as its ring has
-	// descriptors; they wait for the caller, none is dropped.
+	// descriptors; they wait for the caller, none is dropped. It returns 0
+	// while the port is stopped or closed; the stamps of frames a Stop
+	// took off the ring (Lost) come after the next Start.
 	TxTimestamps(dst []TxStamp) int
 }
 

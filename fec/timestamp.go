@@ -85,6 +85,9 @@ func (p *Port) stampBase() *stampBase { return &p.ptp.tc }
 // frame by frame, with each frame's stamp read from its last BD after the
 // status word (the MAC writes it before it clears E).
 func (q *rxQueue) RxBurstStamped(pkts []*pool.Packet, stamps []driver.Time) int {
+	if q.port.shut.Load() {
+		return 0 // closed: the ring memory is gone
+	}
 	if q.port.stamps&driver.TimestampRx == 0 {
 		panic(&driver.TimestampsOff{Port: q.port.name, Call: "RxBurstStamped", Want: "timestamps=rx"})
 	}
@@ -176,6 +179,9 @@ func (q *txQueue) stampsOn(call string) *txStamps {
 // there). It also reports false while the queue holds a ring's worth of
 // requests and stamps not taken: call TxTimestamps.
 func (q *txQueue) TxStamped(p *pool.Packet, id uint64) bool {
+	if q.port.shut.Load() {
+		return false // closed: the caller keeps p
+	}
 	t := q.stampsOn("TxStamped")
 	if len(t.req)+len(t.done) >= cap(t.req) {
 		return false
@@ -207,6 +213,9 @@ func (q *txQueue) TxStamped(p *pool.Packet, id uint64) bool {
 // port is stopped; the frames a Stop took off the ring are reported Lost
 // after the next Start.
 func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
+	if q.port.shut.Load() {
+		return 0 // closed
+	}
 	t := q.stampsOn("TxTimestamps")
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
@@ -223,22 +232,20 @@ func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
 	return n
 }
 
-// harvestStamps moves the requests among the k BDs from slot start the
-// MAC is done with to the stamps: the time from the last BD's ts word, or
-// Lost when its esc word has an error. reclaimTo calls it before those
-// slots can be written again.
-func (q *txQueue) harvestStamps(start, k int) {
+// harvestStamps moves the requests whose frame the MAC is done with (R
+// clear on its last BD; the requests are in ring order, their slots not
+// yet reclaimed) to the stamps: the time from the last BD's ts word, or
+// Lost when its esc word has an error. reclaimTo calls it first, before
+// any slot is freed to be written again.
+func (q *txQueue) harvestStamps() {
 	t := q.ts
 	tc := q.port.stampBase()
 	n := 0
 	for _, r := range t.req {
-		d := r.slot - start // BDs from start, wrapping
-		if d < 0 {
-			d += q.ring.size
+		if st, _ := sc(q.ring.status(r.slot)); st&txbd_R != 0 {
+			break // the MAC still owns it; and every later one
 		}
-		if d >= k {
-			break // the MAC is not done with it; nor with any later one
-		}
+		dma.ReadBarrier() // the status word before the words the MAC wrote with it
 		s := driver.TxStamp{ID: r.id}
 		if q.ring.word(r.slot, wESC)&txbd_ESC_ERR_MASK != 0 {
 			s.Lost = true

@@ -513,11 +513,19 @@ func (q *txQueue) reclaimOwn() int {
 		q.burst.Leave()
 		q.port.concurrentUse("tx", q.id, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
 	}
+	if q.ts != nil {
+		q.harvestStamps() // before reclaimTo frees the slots to be written again
+	}
 	return q.reclaimTo(own)
 }
 
 // reclaim is reclaimTo with shared frees only: the control goroutine's.
-func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
+func (q *txQueue) reclaim() int {
+	if q.ts != nil {
+		q.harvestStamps() // before reclaimTo frees the slots to be written again
+	}
+	return q.reclaimTo(nil)
+}
 
 // reclaimTo walks completed BDs from ntc, frees their frames in bulk (those
 // of own, when not nil, straight into its cache: the caller is own's owner
@@ -542,9 +550,6 @@ func (q *txQueue) reclaimTo(own *pool.Pool) int {
 		if n < run {
 			break
 		}
-	}
-	if q.ts != nil && len(q.ts.req) > 0 {
-		q.harvestStamps(start, k) // before the slots can be written again
 	}
 	// The frames are ours again: back to their pools in bulk, straight from
 	// the slots (one run to the ring's end, one after the wrap). The slots
@@ -693,7 +698,8 @@ func (q *txQueue) drain() {
 	}
 	q.frames = 0
 	if q.ts != nil {
-		q.dropStamps() // their frames were not sent
+		q.harvestStamps() // the frames the MAC finished before it stopped
+		q.dropStamps()    // the rest were not sent
 	}
 	q.mHead, q.done, q.errBytes = q.mTail, q.queued, 0 // none of their bytes was sent
 	q.ntu, q.ntc = 0, 0                                // ETHEREN=0 rewound the MAC to TDSR: so do we
