@@ -129,6 +129,16 @@ func TestTimestampsOption(t *testing.T) {
 			t.Errorf("%s: error %v, want an option error on timestamps saying %q", c.opts, err, c.want)
 		}
 	}
+	// A part whose timer clock rate is not known cannot start its timer:
+	// Start says what to give.
+	p6, err := driver.Open(fmt.Sprintf("sim:fec%d?soc=imx6q&timestamps=rx&link-poll=0", 200+simSeq.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p6.Close()
+	if err := p6.Start(); err == nil || !strings.Contains(err.Error(), "timestamps=rx needs the 1588 timer") || !strings.Contains(err.Error(), "ptp-clock=HZ") {
+		t.Errorf("Start of an i.MX6Q port with timestamps=rx: %v, want an error asking for ptp-clock=HZ", err)
+	}
 	// Without the option the stamped calls are a program error.
 	p, _ := openSim(t, "")
 	for name, call := range map[string]func(){
