@@ -11,7 +11,7 @@ import (
 	"github.com/gopmd/gopmd/pool"
 )
 
-// Hardware timestamps (docs/hardware-fec.md §12.6). With ECR.EN1588 every
+// Hardware timestamps (docs/hardware-fec.md §12.5). With ECR.EN1588 every
 // BD is enhanced and the MAC writes the 1588 counter into word 5 (ts): on
 // receive into every frame it receives, on transmit into the last BD of a
 // frame whose esc word has TS. Linux reads both there (fec_enet_rx_queue,
