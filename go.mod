@@ -3,6 +3,7 @@ module github.com/gopmd/gopmd
 go 1.26.0
 
 require (
+	github.com/facebook/time v0.0.0-20260822211804-f81aedc1c1e3
 	github.com/google/gopacket v1.1.19
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/sys v0.50.0

@@ -20,7 +20,9 @@ import (
 // type: Inspector and LiveInspector (its rings, for tools), PHYAccess
 // (MDIO), RegisterDumper (named registers), MulticastFilter (group
 // addresses) and ClockPort (its 1588 hardware clock: use ClockOf). Its
-// queues may implement RxInterrupter and DirectRecycler.
+// queues may implement RxInterrupter and DirectRecycler, and, on a port
+// opened with timestamps=, RxTimestamper and TxTimestamper (hardware
+// receive and transmit times in the port's clock).
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo

@@ -36,6 +36,10 @@ const (
 	txbd_FLAGS_F   = 1 << 7
 
 	txbdLstatusF = txbd_FLAGS_F << txbdFlagsShift
+
+	// Extension BD (§3.2): e_flags is byte 14, bits 23:16 of lstatus.
+	txbdEFlagsShift           = 16
+	txbd_E_FLAGS_TWO_STEP_PTP = 1 << 2 // report the frame's transmit time in the write-back
 )
 
 // txMaxBDs is the most BDs one frame may use (§3.1: Linux caps at 15).

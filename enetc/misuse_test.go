@@ -75,6 +75,12 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"TxQueue.RecycleDirect": func() error {
 				return drvtest.IsClosed(txq.(driver.DirectRecycler).RecycleDirect(rxq))
 			},
+			"TxQueue.TxStamped": func() error {
+				return wantNil(!txq.(driver.TxTimestamper).TxStamped(nil, 1), "TxStamped took a frame")
+			},
+			"TxQueue.TxTimestamps": func() error {
+				return wantNil(txq.(driver.TxTimestamper).TxTimestamps(make([]driver.TxStamp, 1)) == 0, "TxTimestamps reported stamps")
+			},
 			"TxQueue.Doorbells": func() error {
 				d, ok := txq.(interface{ Doorbells() uint64 })
 				return wantNil(ok && d.Doorbells() == 1, "Doorbells lost its count")

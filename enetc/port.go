@@ -23,7 +23,7 @@ import (
 func init() {
 	driver.RegisterDriver(driver.Driver{
 		Name:        "enetc",
-		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause", "ierb", "ipv4-check", "par-bits"},
+		Options:     []string{"phy", "link-poll", "mac", "phy-mode", "in-band", "rx-coalesce-frames", "rx-coalesce-ticks", "switch-cpu-port", "pause", "ierb", "ipv4-check", "par-bits", "timestamps"},
 		Match:       match,
 		New:         func(d *driver.Device, cfg driver.Config) (driver.Port, error) { return New(d, cfg) },
 		RegisterMap: rawRegisterMap,
@@ -111,6 +111,7 @@ type Port struct {
 	phyWhy       string               // which PHY and why (findPHY, PHYChoice)
 	switchLink   string               // the switch port whose CPU port this is (switchport.go)
 	takeCPUPort  bool                 // switch-cpu-port=take
+	stamps       driver.Timestamps    // timestamps= (timestamp.go)
 	phyMode      phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
 	phyModeName  string               // phy-mode as given (rgmii-id and the like; physetup.go), "" when neither option nor tree gives one
 	phySetup     mii.Report           // what was done to the PHY (physetup.go)
@@ -288,6 +289,11 @@ func (p *Port) parseOptions() error {
 	o := p.dev.Spec.Options
 	if o == nil {
 		return nil
+	}
+	if o.Has("timestamps") {
+		if err := p.parseTimestamps(o.Get("timestamps")); err != nil {
+			return err
+		}
 	}
 	if o.Has("link-poll") {
 		v := o.Get("link-poll")

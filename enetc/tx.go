@@ -55,6 +55,8 @@ type txQueue struct {
 	// gave up after mdioGateWaitMax.
 	mdioWaits, mdioWaitNs, mdioWaitMaxNs, mdioWaitTimeouts atomic.Uint64
 
+	ts *txStamps // timestamps=tx: requests and stamps (timestamp.go); nil without
+
 	// Set-up state.
 	port *Port
 	idx  int
@@ -63,12 +65,16 @@ type txQueue struct {
 
 func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {
 	n := len(mem) / bdSize
-	return &txQueue{
+	q := &txQueue{
 		bds: txRing(mem), bufs: make([]*pool.Packet, n), marks: make([]txMark, n), mask: uint32(n - 1),
 		maxLen: uint32(p.maxFrame() - fcsLen), reclaimAt: uint32(n / 2),
 		gate: &p.gate, regs: p.regs, tbpir: txRingReg(i, regTBPIR), tbcir: txRingReg(i, regTBCIR),
 		reach: pool.ReachLow(dma.DomainID(p.dev.Mapper)), port: p, idx: i, iova: iova,
 	}
+	if p.stamps&driver.TimestampTx != 0 {
+		q.ts = newTxStamps(n)
+	}
+	return q
 }
 
 // setup programs the ring registers (§4.2), leaving the ring disabled, and
@@ -352,6 +358,9 @@ func (q *txQueue) reclaim() int {
 		q.burst.Leave()
 		q.port.concurrentUse("tx", q.idx, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
 	}
+	if q.ts != nil {
+		q.harvestStamps(ci) // before sentUpTo frees the slots to be written again
+	}
 	return q.sentUpTo(ci, own)
 }
 
@@ -424,10 +433,16 @@ func (q *txQueue) drain() int {
 	ci := q.hwCI()
 	inflight := (q.ntu - q.ntc) & q.mask // BDs queued and not yet reclaimed, wrapping
 	if ci <= q.mask && (ci-q.ntc)&q.mask <= inflight {
+		if q.ts != nil {
+			q.harvestStamps(ci) // the frames the device sent before it stopped
+		}
 		q.sentUpTo(ci, nil) // the control goroutine owns no pool: shared frees
 	}
 	lost := q.freeUpTo(q.ntu, nil)
 	q.ctr.Drop(driver.CauseStopped, uint64(lost))
+	if q.ts != nil {
+		q.dropStamps() // their frames were not sent
+	}
 	q.mHead, q.done = q.mTail, q.queued // none of their bytes was sent
 	return lost
 }

@@ -75,6 +75,15 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"TxQueue.RecycleDirect": func() error {
 				return drvtest.IsClosed(txq.(driver.DirectRecycler).RecycleDirect(rxq))
 			},
+			"RxQueue.RxBurstStamped": func() error {
+				return wantNil(rxq.(driver.RxTimestamper).RxBurstStamped(make([]*driver.Packet, 1), make([]driver.Time, 1)) == 0, "RxBurstStamped took a frame")
+			},
+			"TxQueue.TxStamped": func() error {
+				return wantNil(!txq.(driver.TxTimestamper).TxStamped(nil, 1), "TxStamped took a frame")
+			},
+			"TxQueue.TxTimestamps": func() error {
+				return wantNil(txq.(driver.TxTimestamper).TxTimestamps(make([]driver.TxStamp, 1)) == 0, "TxTimestamps reported stamps")
+			},
 		},
 	})
 }

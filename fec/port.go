@@ -19,7 +19,7 @@ import (
 )
 
 // Spec options the driver understands.
-var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks", "ptp-clock", "phy-reset"}
+var options = []string{"bd", "phy", "fixed-link", "phy-mode", "link-poll", "mac", "dma-coherent", "shift16", "rx-coalesce-frames", "rx-coalesce-ticks", "ptp-clock", "phy-reset", "timestamps"}
 
 func init() {
 	driver.RegisterDriver(driver.Driver{
@@ -92,6 +92,7 @@ type Port struct {
 	ownerID string
 
 	enhanced    bool
+	stamps      driver.Timestamps // timestamps=: the stamped RX and TX calls, the clock started at Start
 	nonCoherent bool
 	// uncachedBufs: packet buffers must be uncached because the device is
 	// non-coherent and this CPU cannot maintain caches from user space
@@ -374,6 +375,21 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		default:
 			return driver.BadOption("bd", v, "unknown descriptor format", "legacy or enhanced")
 		}
+	}
+	if v, ok := get("timestamps"); ok {
+		t, err := driver.ParseTimestamps(v)
+		if err != nil {
+			return err
+		}
+		if t != 0 && !p.enhanced {
+			why := p.prof.compatible + " has only legacy 8-byte descriptors, which hold no timestamp"
+			accepted := "off: this part has no 1588 timestamps"
+			if p.prof.has(qBufDescEx) {
+				why, accepted = "bd=legacy descriptors hold no timestamp", "off, or drop bd=legacy (the 32-byte enhanced descriptors carry the 1588 timestamp)"
+			}
+			return driver.BadOption("timestamps", v, why, accepted)
+		}
+		p.stamps = t
 	}
 	if v, ok := get("phy"); ok {
 		n, err := strconv.Atoi(v)
@@ -672,6 +688,9 @@ func (p *Port) Start() error {
 		return nil
 	}
 	if err := p.reset(); err != nil {
+		return err
+	}
+	if err := p.startStamps(); err != nil {
 		return err
 	}
 	r := p.regs

@@ -94,6 +94,7 @@ type ptpClock struct {
 	pinper  bool
 	saved   int64
 	savedAt time.Time
+	tc      stampBase // base and last for the timestamp paths, without mu
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -163,6 +164,7 @@ func (c *ptpClock) setCounter(ns int64) {
 	raw := uint32(ns) & ptpMask
 	c.p.regs.Write32(regATVR, raw)
 	c.base, c.last = ns, raw
+	c.tc.publish(c.base, c.last)
 }
 
 // capture latches the counter into ATVR and reads it.
@@ -181,6 +183,7 @@ func (c *ptpClock) now() int64 {
 	raw := c.capture()
 	c.base += int64((raw - c.last) & ptpMask)
 	c.last = raw
+	c.tc.publish(c.base, c.last)
 	return c.base
 }
 
@@ -233,6 +236,7 @@ func (c *ptpClock) Step(d time.Duration) error {
 	}
 	n := c.now()
 	c.base += int64(d)
+	c.tc.publish(c.base, c.last)
 	c.restartOutputs(n + int64(d))
 	return nil
 }

@@ -51,6 +51,8 @@ type txQueue struct {
 
 	burst gate.Flag // raised while inside a burst (the stop handshake)
 
+	ts *txStamps // timestamps=tx: requests and stamps (timestamp.go); nil without
+
 	// marks holds, from mHead to mTail (slots of the ring), one entry per
 	// burst on the ring: the slot after its last BD and the bytes queued
 	// from Start up to there. A burst's bytes count as sent once reclaim
@@ -80,6 +82,9 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	q.reclaimAt = max(ring.size/4, min(32, ring.size))
 	if p.prof.has(qAVB) && id > 0 {
 		q.esc = uint32(id) << txbd_FTYPE_SHIFT // AVB class = this ring
+	}
+	if p.stamps&driver.TimestampTx != 0 {
+		q.ts = newTxStamps(ring.size)
 	}
 	for _, rq := range p.rx {
 		q.owners = append(q.owners, txOwner{rq.pool, rq.pool.Owner(p.ownerID + " tx" + string(rune('0'+id)) + " ring")})
@@ -539,11 +544,19 @@ func (q *txQueue) reclaimOwn() int {
 		q.burst.Leave()
 		q.port.concurrentUse("tx", q.id, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
 	}
+	if q.ts != nil {
+		q.harvestStamps() // before reclaimTo frees the slots to be written again
+	}
 	return q.reclaimTo(own)
 }
 
 // reclaim is reclaimTo with shared frees only: the control goroutine's.
-func (q *txQueue) reclaim() int { return q.reclaimTo(nil) }
+func (q *txQueue) reclaim() int {
+	if q.ts != nil {
+		q.harvestStamps() // before reclaimTo frees the slots to be written again
+	}
+	return q.reclaimTo(nil)
+}
 
 // reclaimTo walks completed BDs from ntc, frees their frames in bulk (those
 // of own, when not nil, straight into its cache: the caller is own's owner
@@ -726,6 +739,10 @@ func (q *txQueue) drain() {
 		q.inFlight--
 	}
 	q.frames = 0
+	if q.ts != nil {
+		q.harvestStamps() // the frames the MAC finished before it stopped
+		q.dropStamps()    // the rest were not sent
+	}
 	q.mHead, q.done, q.errBytes = q.mTail, q.queued, 0 // none of their bytes was sent
 	q.ntu, q.ntc = 0, 0                                // ETHEREN=0 rewound the MAC to TDSR: so do we
 }

@@ -102,8 +102,7 @@ func (d *Device) Read32(off uint32) uint32 {
 	}
 	switch off {
 	case regSICTR0, regSICTR1:
-		ns := uint64(time.Since(d.t0))
-		return half(ns, off)
+		return half(d.stampNs(), off)
 	case regSIPMAR0, regSIPMAR1:
 		if d.pf {
 			return d.get(off - regSIPMAR0 + regPSIPMAR0)

@@ -200,6 +200,7 @@ type rxBD struct {
 	flags       uint16
 	err         uint8
 	status      uint8
+	tstamp      uint32 // extended BDs: the extension's timestamp
 	data        []byte
 }
 
@@ -218,6 +219,9 @@ func (h *harness) bdAt(n int, slot uint32) (rxBD, bool) {
 		csum: binary.LittleEndian.Uint16(bd[0:]), parse: binary.LittleEndian.Uint16(bd[2:]),
 		hash: binary.LittleEndian.Uint32(bd[4:]), bufLen: binary.LittleEndian.Uint16(bd[8:]),
 		vlan: binary.LittleEndian.Uint16(bd[10:]), flags: uint16(ls), err: uint8(ls >> 16), status: uint8(ls >> 24),
+	}
+	if s.bdsz == BDSizeExt {
+		b.tstamp = binary.LittleEndian.Uint32(bd[16:])
 	}
 	if int(b.bufLen) <= s.bs {
 		b.data = s.bufs.b[int(slot)*s.bs : int(slot)*s.bs+int(b.bufLen)]

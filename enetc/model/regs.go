@@ -347,6 +347,9 @@ const (
 	TxFlagEX = 1 << 6 // byte 15: next BD is an extension BD
 	TxFlagW  = 1 << 2
 
+	TxEFlagTwoStep = 1 << 2  // extension BD byte 14: write the transmit time back into the first BD
+	RxFlagTSTMP    = 1 << 10 // RX write-back flags: the extension holds a timestamp
+
 	// RX write-back lstatus (bytes 12–15 as LE32).
 	RxStatusR      = 1 << 30
 	RxStatusF      = 1 << 31

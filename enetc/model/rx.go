@@ -408,13 +408,17 @@ func (d *Device) rxPublish(n int) {
 				binary.LittleEndian.PutUint16(bd[8:10], w.bl)
 				binary.LittleEndian.PutUint16(bd[10:12], w.vo)
 				if o.bdsz == BDSizeExt {
-					binary.LittleEndian.PutUint32(bd[16:20], uint32(d.nowNs())) // RX timestamp
+					binary.LittleEndian.PutUint32(bd[16:20], uint32(d.stampNs())) // RX timestamp (§12.5)
 				}
 			}
 			for i := range o.wb[:o.n] {
 				w := &o.wb[i]
 				off := int(w.slot)*o.bdsz + 12
-				simdma.StoreLE32(ring[off:off+4], w.lstatus) // publish: status after every other field
+				st := w.lstatus
+				if o.bdsz == BDSizeExt {
+					st |= RxFlagTSTMP // every extended write-back carries its stamp
+				}
+				simdma.StoreLE32(ring[off:off+4], st) // publish: status after every other field
 			}
 		}
 	}
@@ -643,3 +647,15 @@ func (d *Device) tpidCode(tpid uint16) uint16 {
 }
 
 func (d *Device) nowNs() uint64 { return uint64(time.Since(d.t0)) }
+
+// stampNs is the time the MAC stamps frames with and SICTR0/1 read: the
+// chip's 1588 timer (TMR_CNT + TMR_OFF), host time since the device was
+// made while no timer is attached. (inferred) Linux extends a stamp's low
+// 32 bits with SICTR1 and reports the result as the timer's time, so the
+// stamps and SICTR count the timer's time, offset included.
+func (d *Device) stampNs() uint64 {
+	if t := d.chip.Timer(); t != nil {
+		return t.Time()
+	}
+	return d.nowNs()
+}

@@ -195,7 +195,7 @@ func (d *Device) txPass(n int, pi uint32) int {
 		j := ci
 		nbd, total, frmLen := 0, 0, 0
 		ok, ext := true, false
-		var frame []byte
+		var frame, first, stampBD []byte
 		for {
 			if j == pi {
 				// The driver published part of a frame: the device waits
@@ -214,8 +214,14 @@ func (d *Device) txPass(n int, pi uint32) int {
 			}
 			nbd++
 			flags := bd[15]
+			if nbd == 1 {
+				first = bd
+			}
 			if ext {
 				ext = false // extension BD: VLAN/timestamp data, no buffer
+				if bd[14]&TxEFlagTwoStep != 0 {
+					stampBD = first // the transmit time goes back into the first BD
+				}
 			} else {
 				addr := binary.LittleEndian.Uint64(bd[0:8])
 				blen := int(binary.LittleEndian.Uint16(bd[8:10]))
@@ -281,11 +287,15 @@ func (d *Device) txPass(n int, pi uint32) int {
 		} else if total < MinFrame {
 			b.under++
 		}
-		if &frame[0] == &t.scratch[0] {
+		if &frame[0] == &t.scratch[0] || stampBD != nil {
 			// Gathered or padded: the scratch is reused by the next such
-			// frame, so this one leaves now, after the frames before it.
+			// frame, so this one leaves now, after the frames before it;
+			// so does one to be stamped as it leaves.
 			d.sendStaged(t, w, &b)
 			d.send(w, &b, frame)
+			if stampBD != nil {
+				d.stampTx(stampBD)
+			}
 			continue
 		}
 		// Sent from the driver's buffer: staged (see sendStaged).
@@ -326,6 +336,15 @@ func (d *Device) send(w wire.Wire, b *txBatch, frame []byte) {
 	b.bytes += uint64(len(frame))
 	b.cast[castOf(frame)]++
 	b.hist[sizeBucket(len(frame)+4)]++
+}
+
+// stampTx writes a sent frame's transmit time back into its first BD
+// (docs/hardware-enetc.md §12.5): bytes 0-3 the low 32 bits of the chip
+// timer's time as the frame left (the model's wire edge: now), W in the
+// flags byte; before CI passes the frame (flushTx).
+func (d *Device) stampTx(bd []byte) {
+	binary.LittleEndian.PutUint32(bd[0:4], uint32(d.stampNs()))
+	bd[15] |= TxFlagW
 }
 
 // loopback is the wire of a MAC in loopback (PM0_CMD_CFG XGLP).

@@ -53,6 +53,7 @@ const (
 	rxbd_FRAG = 1 << 0
 
 	txbd_INT  = 1 << 30
+	txbd_TS   = 1 << 29 // stamp this frame: the counter goes into the last BD's ts word
 	txbd_PINS = 1 << 28
 	txbd_IINS = 1 << 27
 	txbd_TXE  = 1 << 15

@@ -168,6 +168,18 @@ func (p *ptpTimer) sync() {
 
 const maxPTPPulses = 4096
 
+// stamp is the counter now: what the MAC writes into a BD's ts word for
+// a frame crossing it at this model time (docs/hardware-fec.md §12.5).
+// (inferred) the stamp is the counter itself, ATOFF and the compares
+// playing no part: Linux turns it into time with the same timecounter it
+// reads the counter through.
+func (p *ptpTimer) stamp() uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sync()
+	return p.cnt
+}
+
 // read returns a timer register. Callers do not hold mu.
 func (p *ptpTimer) read(off uint32) (uint32, bool) {
 	p.mu.Lock()

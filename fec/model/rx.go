@@ -400,6 +400,10 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 	}
 	// Pass 2: write back and publish each BD, status word last.
 	ev := uint32(0)
+	var ts uint32
+	if f.enh {
+		ts = d.ptp.stamp() // the frame reached the MAC now: the wire edge in model time
+	}
 	for k := 0; k < avail; k++ {
 		w0, _ := d.load(f, r.cur+bdWord0)
 		sc := uint16(w0 >> 16)
@@ -424,7 +428,7 @@ func (d *Device) rxDMA(r *rxRing, data []byte, shift int, status uint16, esc uin
 			d.store(f, r.cur+bdESC, e)
 			d.store(f, r.cur+bdProt, 0)
 			d.store(f, r.cur+bdBDU, bd_BDU)
-			d.store(f, r.cur+bdTS, 0)
+			d.store(f, r.cur+bdTS, ts) // (inferred) every BD of the frame: Linux reads the last
 		}
 		nw0 := uint32(nsc)<<16 | length
 		if last && take(&d.faults.rxCorrupt) {

@@ -170,6 +170,11 @@ func (d *Device) txWalk(r *txRing) (progress, done bool) {
 		if last {
 			errs = d.txSend(r, sc, esc, f.enh)
 			r.inFrame = false
+			if f.enh && esc&txbd_TS != 0 && errs == 0 {
+				// The frame left at this model time: its stamp (Linux's
+				// fec_enet_tx_queue reads it from the last BD).
+				d.store(f, r.cur+bdTS, d.ptp.stamp())
+			}
 		}
 		if f.enh {
 			d.store(f, r.cur+bdESC, esc&^txbd_ESC_ERR_MASK|errs)
