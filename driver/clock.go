@@ -224,7 +224,7 @@ func OpenClock(spec string) (Clock, error) {
 	}
 	dev, err := b.Open(s, cfg.Defaults())
 	if err != nil {
-		return nil, inSpec(spec, err)
+		return nil, inSpec(spec, "", err)
 	}
 	dev.Spec = s
 	release := func() {
@@ -243,7 +243,7 @@ func OpenClock(spec string) (Clock, error) {
 		c, err := d.New(dev)
 		if err != nil {
 			release()
-			return nil, inSpec(spec, err)
+			return nil, inSpec(spec, d.Name, err)
 		}
 		clockMu.Lock()
 		if _, taken := chipClocks[dev.Chip]; taken {

@@ -70,7 +70,7 @@ type Port interface {
 	MAC() net.HardwareAddr
 	// SetMAC changes the primary MAC address. An address no station may
 	// have (MACProblem: not 6 bytes, multicast, broadcast, zero) is an
-	// error naming the port, and nothing changes.
+	// error naming the address and what to give, and nothing changes.
 	SetMAC(mac net.HardwareAddr) error
 	// RxQueue returns receive queue i (0 <= i < Info().RxQueues), and nil
 	// (an untyped nil interface) for any other i: every driver answers an

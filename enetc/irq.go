@@ -107,9 +107,9 @@ func (q *rxQueue) ArmInterrupt() error {
 	case s.Closed():
 		return p.errClosed()
 	case s.Stopping():
-		return fmt.Errorf("enetc %s: rx%d: arm the interrupt: %w", p.name, q.idx, driver.ErrStopped)
+		return fmt.Errorf("rx%d: arm the interrupt: %w", q.idx, driver.ErrStopped)
 	case p.dev.OpenIRQ == nil:
-		return fmt.Errorf("enetc %s: rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", p.name, q.idx, p.dev.Backend, driver.ErrNoInterrupt)
+		return fmt.Errorf("rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", q.idx, p.dev.Backend, driver.ErrNoInterrupt)
 	}
 	if err := p.openVectors(); err != nil {
 		return err
@@ -121,7 +121,7 @@ func (q *rxQueue) ArmInterrupt() error {
 	r.Write32(rxRingReg(q.idx, regRBICR1), s.coalTicks)
 	r.Write32(regSIRXIDR, 1<<q.idx) // W1C: only frames from now on count
 	if err := q.irq.Drain(); err != nil {
-		return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)
+		return fmt.Errorf("rx%d: %w", q.idx, err)
 	}
 	r.Write32(rxRingReg(q.idx, regRBIER), rbier_RXTIE)
 	q.irq.Armed++
@@ -139,7 +139,7 @@ func (p *Port) openVectors() error {
 	for i := len(p.rx) - 1; i >= 0; i-- {
 		vector := msixRingBase + i
 		if err := s.Open(&p.rx[i].irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(vector) }); err != nil {
-			return fmt.Errorf("enetc %s: rx%d: open MSI-X entry %d of entries 1 to %d (one per RX queue, all at the first arm): %w", p.name, i, vector, len(p.rx), err)
+			return fmt.Errorf("rx%d: open MSI-X entry %d of entries 1 to %d (one per RX queue, all at the first arm): %w", i, vector, len(p.rx), err)
 		}
 	}
 	s.vectors = true

@@ -73,7 +73,7 @@ func (p *Port) resolvePause() error {
 	if _, err := os.Stat(filepath.Join(fl, "pause")); err == nil {
 		p.pause, p.pauseWhy = pauseOn, "the device tree's fixed-link pause property"
 	} else if _, err := os.Stat(filepath.Join(fl, "asym-pause")); err == nil {
-		return fmt.Errorf("enetc %s: device tree %s has asym-pause without pause, which gopmd does not resolve into a direction: give pause= (%s)", p.name, fl, pauseAccepted)
+		return fmt.Errorf("device tree %s has asym-pause without pause, which gopmd does not resolve into a direction: give pause= (%s)", fl, pauseAccepted)
 	}
 	return nil
 }

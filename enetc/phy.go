@@ -40,7 +40,7 @@ func (p *Port) findPHY() error {
 	}
 	dt, err := devtree.ReadPHY(p.dev.OFNode)
 	if err != nil {
-		return fmt.Errorf("enetc %s: %w; give phy=N (the PHY's address on the port's MDIO bus) or phy=none (fixed link) to choose by hand", p.name, err)
+		return fmt.Errorf("%w; give phy=N (the PHY's address on the port's MDIO bus) or phy=none (fixed link) to choose by hand", err)
 	}
 	if dt.Found {
 		return p.phyFromDT(dt)
@@ -79,13 +79,13 @@ func (p *Port) phyFromDT(dt devtree.PHY) error {
 		p.phyWhy = fmt.Sprintf("address %d on the port's own MDIO bus: the device tree's %s names %s", dt.Addr, dt.Prop, dt.Node)
 		return nil
 	case devtree.CentralMDIO(dt.Parent):
-		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the LS1028A's central MDIO function (%s, PCI 00:00.3, 1957:ee01; mainline's RDB tree puts its PHYs there since 2021), which gopmd does not drive: "+
+		return fmt.Errorf("the device tree's %s names %s, address %d on the LS1028A's central MDIO function (%s, PCI 00:00.3, 1957:ee01; mainline's RDB tree puts its PHYs there since 2021), which gopmd does not drive: "+
 			"give phy=none to take the link from the Lynx PCS alone (SGMII or 2500BASE-X; the PHY keeps what the bootloader or kernel set), "+
 			"or phy=%d to reach it through this port's own MDIO controller where the board wires that one to the PHY (NXP calls MDIO through the port defeatured on the LS1028A)",
-			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent, dt.Addr)
+			dt.Prop, dt.Node, dt.Addr, dt.Parent, dt.Addr)
 	default:
-		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the MDIO bus of %s, which this port's MDIO registers do not drive: give phy=none (fixed link, or the PCS's link) or phy=N if this port's own MDIO reaches a PHY",
-			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent)
+		return fmt.Errorf("the device tree's %s names %s, address %d on the MDIO bus of %s, which this port's MDIO registers do not drive: give phy=none (fixed link, or the PCS's link) or phy=N if this port's own MDIO reaches a PHY",
+			dt.Prop, dt.Node, dt.Addr, dt.Parent)
 	}
 }
 

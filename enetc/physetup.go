@@ -47,7 +47,7 @@ func (p *Port) configurePHY() error {
 	done, err := mii.Configure(rw, id, mii.Setup{Mode: p.phyModeName})
 	p.phySetup.Programmed = done
 	if err != nil {
-		return fmt.Errorf("enetc %s: set up %s: %w", p.name, p.phySetup.Name, err)
+		return fmt.Errorf("set up %s: %w", p.phySetup.Name, err)
 	}
 	if len(done) == 0 {
 		p.phySetup.Left = "the device tree asks nothing of this part; left as the boot loader set it"

@@ -173,25 +173,25 @@ var _ driver.Port = (*Port)(nil)
 func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	cfg = cfg.Defaults()
 	if !hostLittleEndian() {
-		return nil, errors.New("enetc: big-endian host: descriptor overlays assume little-endian")
+		return nil, errors.New("big-endian host: descriptor overlays assume little-endian")
 	}
 	p := &Port{dev: d, cfg: cfg, name: d.Spec.Raw, pf: d.DeviceID == pciDevicePF, phyAddr: -1, linkPoll: defaultLinkPoll}
 	if p.name == "" {
 		p.name = "enetc"
 	}
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
-		return nil, errors.New("enetc: BAR0 is not mapped: the device exposes no register window")
+		return nil, errors.New("BAR0 is not mapped: the device exposes no register window")
 	}
 	p.regs = d.Regions[0]
 	size := p.regs.Size()
 	if p.pf && size <= pfBAR0Min {
-		return nil, fmt.Errorf("enetc: BAR0 is %#x bytes; a PF needs more than %#x (SI, port and global blocks): is this a VF, or is the BAR mapped short?", size, pfBAR0Min)
+		return nil, fmt.Errorf("BAR0 is %#x bytes; a PF needs more than %#x (SI, port and global blocks): is this a VF, or is the BAR mapped short?", size, pfBAR0Min)
 	}
 	if !p.pf && size < vfBAR0Min {
-		return nil, fmt.Errorf("enetc: BAR0 is %#x bytes; a VF needs %#x (the SI block)", size, vfBAR0Min)
+		return nil, fmt.Errorf("BAR0 is %#x bytes; a VF needs %#x (the SI block)", size, vfBAR0Min)
 	}
 	if d.Mapper == nil {
-		return nil, errors.New("enetc: the device has no DMA mapper")
+		return nil, errors.New("the device has no DMA mapper")
 	}
 	if err := p.parseOptions(); err != nil {
 		return nil, err
@@ -342,29 +342,29 @@ func (p *Port) checkConfig() error {
 		n    int
 	}{{"rx-ring", c.RxRingSize}, {"tx-ring", c.TxRingSize}} {
 		if r.n < 64 || r.n > 32768 || r.n&(r.n-1) != 0 {
-			return fmt.Errorf("enetc: %s size %d must be a power of two in [64, 32768]", r.what, r.n)
+			return fmt.Errorf("%s size %d must be a power of two in [64, 32768]", r.what, r.n)
 		}
 	}
 	if c.RxQueues < 1 || c.RxQueues > maxRings || c.TxQueues < 1 || c.TxQueues > maxRings {
-		return fmt.Errorf("enetc: %d RX / %d TX queues: each must be in [1, %d]", c.RxQueues, c.TxQueues, maxRings)
+		return fmt.Errorf("%d RX / %d TX queues: each must be in [1, %d]", c.RxQueues, c.TxQueues, maxRings)
 	}
 	// Buffers: each its own recycling unit (the pool's default; the region
 	// is mapped once, so whole 2048-byte buffers cost no more memory than
 	// half pages, and skip the split pages' shared count).
 	bs := c.BufSize
 	if bs < 256 || bs%dma.CacheLine != 0 || bs-pool.DefaultHeadroom > rbbsr_MAX {
-		return fmt.Errorf("enetc: buffer size %d must be a multiple of %d in [256, %d]", bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
+		return fmt.Errorf("buffer size %d must be a multiple of %d in [256, %d]", bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
 	}
 	p.bufSize = bs
 	p.perPage = 1
 	// RBBSR is the buffer minus headroom, kept a multiple of 64 (§9 step 4).
 	p.rxBufLen = (bs - pool.DefaultHeadroom) &^ (dma.CacheLine - 1)
 	if c.MTU < 68 || c.MTU > MaxMTU {
-		return fmt.Errorf("enetc: MTU %d must be in [68, %d]", c.MTU, MaxMTU)
+		return fmt.Errorf("MTU %d must be in [68, %d]", c.MTU, MaxMTU)
 	}
 	p.mtu = c.MTU
 	if c.PoolSize < c.RxRingSize {
-		return fmt.Errorf("enetc: pool size %d is smaller than the RX ring (%d): the ring could never be filled", c.PoolSize, c.RxRingSize)
+		return fmt.Errorf("pool size %d is smaller than the RX ring (%d): the ring could never be filled", c.PoolSize, c.RxRingSize)
 	}
 	return nil
 }
@@ -470,12 +470,12 @@ func (p *Port) configureSI() error {
 	}
 	if p.maxTx == 0 || p.maxRx == 0 {
 		if !p.pf {
-			return fmt.Errorf("enetc %s: SICAPR0=%#x: this VF owns %d TX and %d RX rings: its PF (%s) assigns a VF's rings (PSICFGR0(VF+1)) as it starts; open that PF with gopmd first, asking it for at most %d queues so rings are left for its VFs, or leave the PF to Linux's fsl-enetc, which assigns them at probe", p.name, c, p.maxTx, p.maxRx, p.pfName(), pfRings)
+			return fmt.Errorf("SICAPR0=%#x: this VF owns %d TX and %d RX rings: its PF (%s) assigns a VF's rings (PSICFGR0(VF+1)) as it starts; open that PF with gopmd first, asking it for at most %d queues so rings are left for its VFs, or leave the PF to Linux's fsl-enetc, which assigns them at probe", c, p.maxTx, p.maxRx, p.pfName(), pfRings)
 		}
-		return fmt.Errorf("enetc %s: SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", p.name, c, p.maxTx, p.maxRx)
+		return fmt.Errorf("SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", c, p.maxTx, p.maxRx)
 	}
 	if p.cfg.TxQueues > p.maxTx || p.cfg.RxQueues > p.maxRx {
-		return fmt.Errorf("enetc %s: %d TX / %d RX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.name, p.cfg.TxQueues, p.cfg.RxQueues, p.maxTx, p.maxRx)
+		return fmt.Errorf("%d TX / %d RX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.cfg.TxQueues, p.cfg.RxQueues, p.maxTx, p.maxRx)
 	}
 	if !p.pf {
 		// The VF's MAC is the PF's to set (§2.10): what SIPMAR holds, or
@@ -521,11 +521,11 @@ func (p *Port) allocRings() error {
 	off += rssTableMax
 	reg, err := dma.Alloc(p.dev.Mapper, off, dma.Options{Attr: dma.Attr{Contiguous: true, Name: p.name + " rings"}})
 	if err != nil {
-		return fmt.Errorf("enetc %s: BD ring memory (%d bytes, one contiguous run): %w", p.name, off, err)
+		return fmt.Errorf("BD ring memory (%d bytes, one contiguous run): %w", off, err)
 	}
 	p.ringMem = reg
 	if reg.IOVA()%bdRingAlign != 0 {
-		return fmt.Errorf("enetc %s: ring memory IOVA %#x is not %d-byte aligned", p.name, reg.IOVA(), bdRingAlign)
+		return fmt.Errorf("ring memory IOVA %#x is not %d-byte aligned", reg.IOVA(), bdRingAlign)
 	}
 	mem := reg.Bytes()
 	for i := range txOff {
@@ -537,12 +537,12 @@ func (p *Port) allocRings() error {
 		name := fmt.Sprintf("%s rxq%d", p.name, i)
 		preg, err := dma.Alloc(p.dev.Mapper, count*p.bufSize, dma.Options{Attr: dma.Attr{Name: name + " buffers"}, NonCoherent: p.dev.NonCoherent})
 		if err != nil {
-			return fmt.Errorf("enetc %s: RX queue %d buffers (%d x %d bytes): %w", p.name, i, count, p.bufSize, err)
+			return fmt.Errorf("RX queue %d buffers (%d x %d bytes): %w", i, count, p.bufSize, err)
 		}
 		pl, err := pool.New(preg, pool.Config{Name: name, Count: count, BufSize: p.bufSize, PerPage: p.perPage})
 		if err != nil {
 			_ = preg.Close()
-			return fmt.Errorf("enetc %s: %w", p.name, err)
+			return fmt.Errorf("RX queue %d pool: %w", i, err)
 		}
 		q := newRxQueue(p, i, mem[rxOff[i]:rxOff[i]+c.RxRingSize*bdSize], reg.IOVAAt(rxOff[i]), pl, preg)
 		p.rx = append(p.rx, q)
@@ -572,8 +572,9 @@ func (p *Port) freeMemory() error {
 	return errors.Join(errs...)
 }
 
-// errClosed is driver.ErrClosed with the port's name.
-func (p *Port) errClosed() error { return fmt.Errorf("enetc %s: %w", p.name, driver.ErrClosed) }
+// errClosed is what calls that would touch a released device return:
+// driver.ErrClosed, which the caller puts in the context of the port.
+func (p *Port) errClosed() error { return driver.ErrClosed }
 
 // Info implements driver.Port; a closed port returns a zero PortInfo.
 func (p *Port) Info() driver.PortInfo {
@@ -661,11 +662,11 @@ func (p *Port) Start() error {
 // RSS set up again as in New. Caller holds ctl; the port is stopped.
 func (p *Port) resetFunction() error {
 	if p.dev.Reset == nil {
-		return fmt.Errorf("enetc %s: a TX ring did not drain at the last Stop and this device offers no function reset: close and reopen it", p.name)
+		return fmt.Errorf("a TX ring did not drain at the last Stop and this device offers no function reset: close and reopen it")
 	}
 	p.accumulateLocked() // the reset zeroes the counters: keep what they held
 	if err := p.dev.Reset(); err != nil {
-		return fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w", p.name, err)
+		return fmt.Errorf("function reset after a stuck TX ring: %w", err)
 	}
 	p.countersResetLocked()
 	if p.pf {
@@ -758,8 +759,8 @@ func (p *Port) stopLocked() error {
 		}
 		if n := q.drain(); n > 0 {
 			p.needsReset = true
-			errs = append(errs, fmt.Errorf("enetc %s: TX ring %d did not drain within %v (TBCIR %d, TBPIR %d): %d frames dropped; the ring needs a function reset (erratum: PI/CI cannot be reset), which Close performs",
-				p.name, q.idx, p.cfg.StopTimeout, q.hwCI(), q.ntu, n))
+			errs = append(errs, fmt.Errorf("TX ring %d did not drain within %v (TBCIR %d, TBPIR %d): %d frames dropped; the ring needs a function reset (erratum: PI/CI cannot be reset), which Close performs",
+				q.idx, p.cfg.StopTimeout, q.hwCI(), q.ntu, n))
 		}
 	}
 	for _, q := range p.rx {
@@ -824,7 +825,7 @@ func (p *Port) Close() error {
 	// queue behind an MDIO transaction that queues behind us.
 	for _, q := range p.rx {
 		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
-			errs = append(errs, fmt.Errorf("enetc %s: RX queue %d: %w", p.name, q.idx, err))
+			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.idx, err))
 			leaked = true
 			q.region = nil // leaked buffers may still be written: keep the memory
 		}
@@ -841,7 +842,7 @@ func (p *Port) Close() error {
 	}
 	if p.needsReset && p.dev.Reset != nil {
 		if err := p.dev.Reset(); err != nil {
-			errs = append(errs, fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w; DMA memory stays mapped", p.name, err))
+			errs = append(errs, fmt.Errorf("function reset after a stuck TX ring: %w; DMA memory stays mapped", err))
 			leaked = true
 		}
 	}
@@ -853,7 +854,7 @@ func (p *Port) Close() error {
 	}
 	if p.dev.Release != nil {
 		if err := p.dev.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("enetc %s: release: %w", p.name, err))
+			errs = append(errs, fmt.Errorf("release: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -862,7 +863,7 @@ func (p *Port) Close() error {
 // SetPromiscuous implements driver.Port (PF only: PSIPMR).
 func (p *Port) SetPromiscuous(on bool) error {
 	if !p.pf {
-		return fmt.Errorf("enetc %s: promiscuous mode: %w", p.name, ErrNotPF)
+		return fmt.Errorf("promiscuous mode: %w", ErrNotPF)
 	}
 	p.lock()
 	defer p.unlock()
@@ -878,7 +879,7 @@ func (p *Port) SetPromiscuous(on bool) error {
 // tag, FCS) are accepted, up to 9600 (§4.9). The port must be stopped.
 func (p *Port) SetMTU(mtu int) error {
 	if mtu < 68 || mtu > MaxMTU {
-		return fmt.Errorf("enetc %s: MTU %d must be in [68, %d]", p.name, mtu, MaxMTU)
+		return fmt.Errorf("MTU %d must be in [68, %d]", mtu, MaxMTU)
 	}
 	p.lock()
 	defer p.unlock()
@@ -886,7 +887,7 @@ func (p *Port) SetMTU(mtu int) error {
 		return p.errClosed()
 	}
 	if p.started {
-		return fmt.Errorf("enetc %s: set MTU: stop the port first", p.name)
+		return fmt.Errorf("set MTU: stop the port first")
 	}
 	if err := p.checkJumbo(mtu); err != nil {
 		return err
@@ -919,7 +920,7 @@ func (p *Port) MAC() net.HardwareAddr {
 // PF answers. An address no station may have (driver.MACProblem: not 6
 // bytes, multicast, broadcast, zero) is refused and nothing changes.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
-	if err := driver.CheckUnicast("enetc "+p.name, mac); err != nil {
+	if err := driver.CheckUnicast("set MAC", mac); err != nil {
 		return err
 	}
 	p.lock()

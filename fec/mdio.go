@@ -72,7 +72,7 @@ func (b *mdioBus) frame(frame uint32) (uint32, error) {
 // kernel's through its MII ioctls).
 func (p *Port) MDIORead(phy, reg int) (uint16, error) {
 	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
-		return 0, fmt.Errorf("fec: MDIO read phy %d reg %d: both must be 0..31", phy, reg)
+		return 0, fmt.Errorf("MDIO read phy %d reg %d: both must be 0..31", phy, reg)
 	}
 	if p.shut.Load() {
 		return 0, p.errClosed()
@@ -84,7 +84,7 @@ func (p *Port) MDIORead(phy, reg int) (uint16, error) {
 // the bus the port's PHY sits on (MDIOPath).
 func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
 	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
-		return fmt.Errorf("fec: MDIO write phy %d reg %d: both must be 0..31", phy, reg)
+		return fmt.Errorf("MDIO write phy %d reg %d: both must be 0..31", phy, reg)
 	}
 	if p.shut.Load() {
 		return p.errClosed()
@@ -338,7 +338,7 @@ func (p *Port) capPHYAdvertisement() error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("fec %s: the PHY at MDIO address %d is gigabit and phy-mode=%s carries 100 Mb/s at most: taking 1000BASE-T out of its advertisement (CTRL1000) failed: %w; give phy-mode=rgmii if the board wires RGMII, or phy=none for a fixed link", p.name, a, p.phyMode, err)
+		return fmt.Errorf("the PHY at MDIO address %d is gigabit and phy-mode=%s carries 100 Mb/s at most: taking 1000BASE-T out of its advertisement (CTRL1000) failed: %w; give phy-mode=rgmii if the board wires RGMII, or phy=none for a fixed link", a, p.phyMode, err)
 	}
 	return nil
 }

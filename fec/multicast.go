@@ -39,7 +39,7 @@ func (p *Port) writeGroupHash() {
 
 // AddMulticast implements driver.MulticastFilter.
 func (p *Port) AddMulticast(mac net.HardwareAddr) error {
-	if err := driver.CheckMulticast("fec "+p.name, mac); err != nil {
+	if err := driver.CheckMulticast("add multicast group", mac); err != nil {
 		return err
 	}
 	p.ctl.Lock()
@@ -57,7 +57,7 @@ func (p *Port) AddMulticast(mac net.HardwareAddr) error {
 
 // RemoveMulticast implements driver.MulticastFilter.
 func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
-	if err := driver.CheckMulticast("fec "+p.name, mac); err != nil {
+	if err := driver.CheckMulticast("remove multicast group", mac); err != nil {
 		return err
 	}
 	p.ctl.Lock()
@@ -66,7 +66,7 @@ func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
 		return p.errClosed()
 	}
 	if _, ok := p.mcGroups[[6]byte(mac)]; !ok {
-		return fmt.Errorf("fec %s: multicast group %s was not added", p.name, mac)
+		return fmt.Errorf("remove multicast group: %s was not added", mac)
 	}
 	delete(p.mcGroups, [6]byte(mac))
 	p.writeGroupHash()

@@ -194,20 +194,20 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	cfg = cfg.Defaults()
 	prof, ok := lookupProfile(d.Compatible)
 	if !ok {
-		return nil, fmt.Errorf("fec: no quirk profile for compatible %q; known: %s", d.Compatible, knownCompatibles())
+		return nil, fmt.Errorf("no quirk profile for compatible %q; known: %s", d.Compatible, knownCompatibles())
 	}
 	if prof.has(qSwapFrame) {
-		return nil, fmt.Errorf("fec: %s stores frame data big-endian per word (i.MX28); this driver does not swap frames", prof.compatible)
+		return nil, fmt.Errorf("%s stores frame data big-endian per word (i.MX28); this driver does not swap frames", prof.compatible)
 	}
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
-		return nil, errors.New("fec: device has no register window; the backend must map the node's first reg range")
+		return nil, errors.New("device has no register window; the backend must map the node's first reg range")
 	}
 	regs := d.Regions[0]
 	if regs.Size() < minWindow {
-		return nil, fmt.Errorf("fec: register window of %#x bytes is smaller than the %#x the driver uses (MIB counters end at 0x2E0)", regs.Size(), minWindow)
+		return nil, fmt.Errorf("register window of %#x bytes is smaller than the %#x the driver uses (MIB counters end at 0x2E0)", regs.Size(), minWindow)
 	}
 	if d.Mapper == nil {
-		return nil, errors.New("fec: device has no DMA mapper; the backend must provide one (pagemap, carve-out, IOMMU or sim)")
+		return nil, errors.New("device has no DMA mapper; the backend must provide one (pagemap, carve-out, IOMMU or sim)")
 	}
 	p := &Port{dev: d, regs: regs, prof: prof, cfg: cfg, name: d.Spec.Raw, phyAddr: -1,
 		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode, linkPoll: defaultLinkPoll}
@@ -224,7 +224,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	}
 	p.setRingLines()
 	if cfg.RxQueues > prof.maxQueues() || cfg.TxQueues > prof.maxQueues() {
-		return nil, fmt.Errorf("fec: %d RX / %d TX queues asked; %s has %d of each (queues=%d)",
+		return nil, fmt.Errorf("%d RX / %d TX queues asked; %s has %d of each (queues=%d)",
 			cfg.RxQueues, cfg.TxQueues, prof.compatible, prof.maxQueues(), prof.maxQueues())
 	}
 	if prof.has(qRACC) && !p.noShift16 {
@@ -232,10 +232,10 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	}
 	p.mrbr = (cfg.BufSize - p.headroom) &^ 15 // MRBR[13:4]: a multiple of 16
 	if p.mrbr < 64 || p.mrbr > 0x3FF0 {
-		return nil, fmt.Errorf("fec: buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.mrbr, p.headroom)
+		return nil, fmt.Errorf("buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.mrbr, p.headroom)
 	}
 	if uint64(p.headroom)&prof.rxAlign() != 0 {
-		return nil, fmt.Errorf("fec: RX data at headroom %d breaks the %d-byte buffer alignment %s needs", p.headroom, prof.rxAlign()+1, prof.compatible)
+		return nil, fmt.Errorf("RX data at headroom %d breaks the %d-byte buffer alignment %s needs", p.headroom, prof.rxAlign()+1, prof.compatible)
 	}
 	if err := p.setMTU(cfg.MTU); err != nil {
 		return nil, err
@@ -252,7 +252,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			if !dma.CacheMaintenance {
 				what = "descriptor rings and (on 32-bit ARM, which cannot clean or invalidate caches from user space) packet buffers need"
 			}
-			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give (huge pages do not help): reserve RAM below 4 GiB that the kernel does not manage, with a reserved-memory node with no-map or by booting with mem= below the RAM size, and name it with dma-carveout=ADDR+SIZE; nicctl info platform:NODE finds such a range or prints the lines to add. dma-coherent=1 only if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
+			return nil, fmt.Errorf("%s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give (huge pages do not help): reserve RAM below 4 GiB that the kernel does not manage, with a reserved-memory node with no-map or by booting with mem= below the RAM size, and name it with dma-carveout=ADDR+SIZE; nicctl info platform:NODE finds such a range or prints the lines to add. dma-coherent=1 only if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
 		}
 	}
 	if _, isPM := d.Mapper.(*dma.Pagemap); isPM {
@@ -309,17 +309,17 @@ func checkNoMigration(path string) error {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("fec: pagemap DMA memory: read %s: %w", path, err)
+		return fmt.Errorf("pagemap DMA memory: read %s: %w", path, err)
 	}
 	if strings.TrimSpace(string(b)) != "0" {
-		return fmt.Errorf("fec: pagemap DMA memory needs pages that stay put, but %s is %s: compaction may move mlocked pages under the device; run sysctl -w vm.compact_unevictable_allowed=0, or name a carve-out (dma-carveout=ADDR+SIZE)", path, strings.TrimSpace(string(b)))
+		return fmt.Errorf("pagemap DMA memory needs pages that stay put, but %s is %s: compaction may move mlocked pages under the device; run sysctl -w vm.compact_unevictable_allowed=0, or name a carve-out (dma-carveout=ADDR+SIZE)", path, strings.TrimSpace(string(b)))
 	}
 	return nil
 }
 
-// errClosed is driver.ErrClosed with the port's name: what calls that would
-// touch a released device return.
-func (p *Port) errClosed() error { return fmt.Errorf("fec %s: %w", p.name, driver.ErrClosed) }
+// errClosed is what calls that would touch a released device return:
+// driver.ErrClosed, which the caller puts in the context of the port.
+func (p *Port) errClosed() error { return driver.ErrClosed }
 
 // concurrentUse reports a burst entered while another goroutine is inside
 // one on the same queue. It panics: the call has no error to return, and
@@ -467,17 +467,17 @@ func (p *Port) ringMemory(name string, n int, what string) (bdRing, error) {
 	bytes := n * p.bdSize()
 	if _, isPM := p.dev.Mapper.(*dma.Pagemap); isPM && bytes > dma.PageSize {
 		if _, ok := p.dev.Mapper.(dma.Allocator); !ok {
-			return bdRing{}, fmt.Errorf("fec: %s=%d with %d-byte descriptors needs %d bytes; without an IOMMU or a carve-out only one 4 KiB page is physically contiguous: use %s=%d or name a carve-out (dma-carveout=ADDR+SIZE)",
+			return bdRing{}, fmt.Errorf("%s=%d with %d-byte descriptors needs %d bytes; without an IOMMU or a carve-out only one 4 KiB page is physically contiguous: use %s=%d or name a carve-out (dma-carveout=ADDR+SIZE)",
 				what, n, p.bdSize(), bytes, what, dma.PageSize/p.bdSize())
 		}
 	}
 	r, err := p.alloc(name, bytes, dma.Options{Attr: dma.Attr{Uncached: true, Contiguous: true}})
 	if err != nil {
-		return bdRing{}, fmt.Errorf("fec: %s ring memory: %w", name, err)
+		return bdRing{}, fmt.Errorf("%s ring memory: %w", name, err)
 	}
 	p.regions = append(p.regions, r)
 	if r.IOVA()%64 != 0 || r.IOVA()+uint64(bytes) > 1<<32 {
-		return bdRing{}, fmt.Errorf("fec: %s ring at bus address %#x: the FEC needs a 64-byte aligned ring below 4 GiB", name, r.IOVA())
+		return bdRing{}, fmt.Errorf("%s ring at bus address %#x: the FEC needs a 64-byte aligned ring below 4 GiB", name, r.IOVA())
 	}
 	mem := r.Bytes()
 	clear(mem[:bytes])
@@ -497,18 +497,18 @@ func (p *Port) allocQueues() error {
 			NonCoherent: p.nonCoherent,
 		})
 		if err != nil {
-			return fmt.Errorf("fec: %s buffer memory (%d x %d bytes): %w", name, cfg.PoolSize, cfg.BufSize, err)
+			return fmt.Errorf("%s buffer memory (%d x %d bytes): %w", name, cfg.PoolSize, cfg.BufSize, err)
 		}
 		for off := 0; off < bufs.Len(); off += dma.PageSize { // scattered pages: check each
 			if a := bufs.IOVAAt(off) + dma.PageSize - 1; a >= 1<<32 {
 				bufs.Close()
-				return fmt.Errorf("fec: %s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB (a carve-out: dma-carveout=ADDR+SIZE)", name, a)
+				return fmt.Errorf("%s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB (a carve-out: dma-carveout=ADDR+SIZE)", name, a)
 			}
 		}
 		pl, err := pool.New(bufs, pool.Config{Name: name, Count: cfg.PoolSize, BufSize: cfg.BufSize, Headroom: p.headroom})
 		if err != nil {
 			bufs.Close()
-			return fmt.Errorf("fec: %w", err)
+			return fmt.Errorf("RX queue %d pool: %w", i, err)
 		}
 		q := newRxQueue(p, i, ring, pl, bufs)
 		p.rx = append(p.rx, q)
@@ -764,7 +764,7 @@ func (p *Port) Stop() error {
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	var errs []error
 	if !gate.WaitIdle(p.bursts(), deadline) {
-		errs = append(errs, fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.name, p.cfg.StopTimeout))
+		errs = append(errs, fmt.Errorf("a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.cfg.StopTimeout))
 	}
 	for _, q := range p.tx {
 		if q.reclaim(); !p.phyLink.Up {
@@ -774,7 +774,7 @@ func (p *Port) Stop() error {
 			time.Sleep(50 * time.Microsecond)
 		}
 		if q.inFlight > 0 {
-			errs = append(errs, fmt.Errorf("fec: tx%d: %d descriptors still owned by the MAC after %v; dropping them", q.id, q.inFlight, p.cfg.StopTimeout))
+			errs = append(errs, fmt.Errorf("tx%d: %d descriptors still owned by the MAC after %v; dropping them", q.id, q.inFlight, p.cfg.StopTimeout))
 		}
 	}
 	r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
@@ -839,7 +839,7 @@ func (p *Port) Close() error {
 	p.detachBus() // before the registers go: a port sharing the bus gets ErrClosed
 	if p.dev.Release != nil {
 		if e := p.dev.Release(); e != nil {
-			err = errors.Join(err, fmt.Errorf("fec: release %s: %w", p.name, e))
+			err = errors.Join(err, fmt.Errorf("release: %w", e))
 		}
 	}
 	return err
@@ -896,7 +896,7 @@ func (p *Port) MAC() net.HardwareAddr {
 // may have (driver.MACProblem: not 6 bytes, multicast, broadcast, zero) is
 // refused and nothing changes.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
-	if err := driver.CheckUnicast("fec "+p.name, mac); err != nil {
+	if err := driver.CheckUnicast("set MAC", mac); err != nil {
 		return err
 	}
 	p.ctl.Lock()
@@ -937,10 +937,10 @@ func (p *Port) setMTU(mtu int) error {
 		if !p.prof.has(qJumbo) {
 			why = fmt.Sprintf("%s sends frames of at most %d bytes store-and-forward and takes no jumbo frames; only the i.MX8QM/QXP ENET (fsl,imx8qm-fec) does", p.prof.compatible, storeFwdMax)
 		}
-		return fmt.Errorf("fec: MTU %d out of range for %s: 68..%d (%s)", mtu, p.prof.compatible, p.maxMTU(), why)
+		return fmt.Errorf("MTU %d out of range for %s: 68..%d (%s)", mtu, p.prof.compatible, p.maxMTU(), why)
 	}
 	if fl > p.mrbr*maxRxSegs {
-		return fmt.Errorf("fec: MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
+		return fmt.Errorf("MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
 	}
 	p.mtu, p.maxFL = mtu, fl
 	return nil

@@ -767,11 +767,11 @@ func TestControlPath(t *testing.T) {
 	if got := m.MAC(); !bytes.Equal(got[:], mac) || !bytes.Equal(p.MAC(), mac) {
 		t.Fatalf("PALR/PAUR hold %x, want %v", got, mac)
 	}
-	// Addresses no station may have are refused, naming the port and the
-	// fix, and change nothing.
+	// Addresses no station may have are refused, naming the operation and
+	// the fix (the caller names the port), and change nothing.
 	for _, bad := range []net.HardwareAddr{{0x01, 0, 0, 0, 0, 1}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {0, 0, 0, 0, 0, 0}, {2, 0, 0}} {
 		err := p.SetMAC(bad)
-		if err == nil || !strings.Contains(err.Error(), "fec sim:fec") || !strings.Contains(err.Error(), "such as the locally administered 02:00:00:00:00:01") {
+		if err == nil || !strings.HasPrefix(err.Error(), "set MAC: ") || strings.Contains(err.Error(), "sim:fec") || !strings.Contains(err.Error(), "such as the locally administered 02:00:00:00:00:01") {
 			t.Fatalf("SetMAC(%v): %v", bad, err)
 		}
 		if got := m.MAC(); !bytes.Equal(got[:], mac) || !bytes.Equal(p.MAC(), mac) {
