@@ -17,10 +17,16 @@ import (
 // Stats, Link and OnLinkChange may be called from any goroutine.
 //
 // A port may implement optional interfaces; assert them, never a driver
-// type: Inspector and LiveInspector (its rings, for tools), PHYAccess
-// (MDIO), RegisterDumper (named registers), MulticastFilter (group
-// addresses) and ClockPort (its 1588 hardware clock: use ClockOf). Its
-// queues may implement RxInterrupter and DirectRecycler.
+// type. On the Port: Inspector and LiveInspector (its rings, for tools),
+// PHYAccess (clause-22 MDIO), RegisterDumper (named registers),
+// MulticastFilter (group addresses) and ClockPort (its 1588 hardware
+// clock: call ClockOf, which also finds the timer an ENETC port shares
+// with its chip). On its queues: RxInterrupter (an RxQueue a goroutine
+// can sleep on until frames arrive) and DirectRecycler (a TxQueue whose
+// reclaim returns one RX queue's buffers straight to that pool's owner
+// cache, when one goroutine drives both). The ENETC and
+// FEC ports implement all eight; an AF_XDP port (package xdp) only
+// RxInterrupter. A Clock may implement PeriodicOutput.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo
