@@ -13,14 +13,14 @@ import (
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
-// findPHY picks the PHY: option phy=N or phy=none; else the device
+// selectPHY picks the PHY: option phy=N or phy=none; else the device
 // tree's phy-handle when it names a PHY on the port's own MDIO bus (a PHY
 // on the LS1028A's central MDIO function, 00:00.3, where mainline puts the
 // RDB's PHYs since 2021, is refused with what to do: gopmd does not drive
 // that function); else the first address whose ID registers answer.
 // Without one the link is fixed (an internal port). It records why in
 // phyWhy (PHYChoice). Called from New.
-func (p *Port) findPHY() error {
+func (p *Port) selectPHY() error {
 	p.lock()
 	defer p.unlock()
 	p.phyAddr = -1
@@ -139,10 +139,10 @@ func (p *Port) readPHYLink() (driver.Link, error) {
 // hasPCS reports whether the port runs through the SerDes PCS.
 func (p *Port) hasPCS() bool { return p.phyMode == modeSGMII || p.phyMode == mode2500BaseX }
 
-// pollLinkLocked refreshes the link state and follows it: MAC TX/RX enabled
+// updateLinkLocked refreshes the link state and follows it: MAC TX/RX enabled
 // and TX accepted while up; MAC disabled and TX refused while down (§6,
 // §9 step 5). Caller holds ctl.
-func (p *Port) pollLinkLocked() driver.Link {
+func (p *Port) updateLinkLocked() driver.Link {
 	l := driver.Link{Up: true, SpeedMbps: p.fixedSpeed, FullDuplex: true} // VF and fixed links
 	if p.pf && (p.phyAddr >= 0 || p.hasPCS()) {
 		nl, err := p.readPHYLink()
@@ -212,7 +212,7 @@ func (p *Port) UpdateLink() driver.Link {
 	if p.closed {
 		return driver.Link{}
 	}
-	return p.pollLinkLocked()
+	return p.updateLinkLocked()
 }
 
 // watch is a started PF's housekeeping goroutine until stop closes: it
@@ -243,7 +243,7 @@ func (p *Port) watch(stop, done chan struct{}, linkEvery time.Duration) {
 		case <-linkTick:
 			p.lock()
 			if p.started {
-				p.pollLinkLocked()
+				p.updateLinkLocked()
 			}
 			p.unlock()
 		case <-ct.C:

@@ -7,7 +7,7 @@ import (
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
-// PHY set-up (docs/hardware.md, "The PHY"): once findPHY has chosen the
+// PHY set-up (docs/hardware.md, "The PHY"): once selectPHY has chosen the
 // port's PHY, it is named by its id and given what the kernel's driver
 // for it programs for the port's phy-mode (mii.Configure): on the
 // LS1028A-RDB's AR8033, the copper page (a boot loader may leave the
@@ -23,7 +23,7 @@ func (p *Port) PHYSetup() mii.Report {
 }
 
 // configurePHY names the port's PHY and programs it (called from New
-// after findPHY, PF only).
+// after selectPHY, PF only).
 func (p *Port) configurePHY() error {
 	p.lock()
 	defer p.unlock()

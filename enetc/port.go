@@ -116,7 +116,7 @@ type Port struct {
 	allMulti     bool
 	mcGroups     map[[6]byte]struct{} // multicast groups joined (multicast.go)
 	phyAddr      int                  // -1: no PHY found, fixed link
-	phyWhy       string               // which PHY and why (findPHY, PHYChoice)
+	phyWhy       string               // which PHY and why (selectPHY, PHYChoice)
 	switchLink   string               // the switch port whose CPU port this is (switchport.go)
 	takeCPUPort  bool                 // switch-cpu-port=take
 	phyMode      phyMode              // the board interface IF_MODE and the PCS are programmed for (pcs.go)
@@ -239,7 +239,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.findPHY(); err != nil {
+		if err := p.selectPHY(); err != nil {
 			return nil, err
 		}
 		if err := p.configurePHY(); err != nil {
@@ -534,7 +534,7 @@ func (p *Port) allocRings() error {
 	}
 	count := align(c.PoolSize, p.perPage)
 	for i := range rxOff {
-		name := fmt.Sprintf("%s rxq%d", p.name, i)
+		name := fmt.Sprintf("%s rx%d", p.name, i)
 		preg, err := dma.Alloc(p.dev.Mapper, count*p.bufSize, dma.Options{Attr: dma.Attr{Name: name + " buffers"}, NonCoherent: p.dev.NonCoherent})
 		if err != nil {
 			return fmt.Errorf("RX queue %d buffers (%d x %d bytes): %w", i, count, p.bufSize, err)
@@ -645,7 +645,7 @@ func (p *Port) Start() error {
 	p.started = true
 	p.gate.Open(gate.Stopped | gate.LinkDown)
 	p.startIRQ()
-	p.pollLinkLocked()
+	p.updateLinkLocked()
 	if p.pf {
 		var linkEvery time.Duration
 		if p.phyAddr >= 0 || p.hasPCS() {
@@ -729,13 +729,13 @@ func (p *Port) stopLocked() error {
 	// TBPIR). Frames cannot leave while the link is down or the MAC is off
 	// (§5.4), so follow the link meanwhile: a link that came back since the
 	// last poll gets the MAC enabled again.
-	p.pollLinkLocked()
+	p.updateLinkLocked()
 	lastPoll := time.Now()
 	for _, q := range p.tx {
 		for q.hwCI() != q.ntu && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Microsecond)
 			if p.pf && p.phyAddr >= 0 && time.Since(lastPoll) > 2*time.Millisecond {
-				p.pollLinkLocked()
+				p.updateLinkLocked()
 				lastPoll = time.Now()
 			}
 		}

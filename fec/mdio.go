@@ -173,7 +173,7 @@ func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 		case <-ct.C:
 			p.statsMu.Lock()
 			if !p.shut.Load() {
-				p.mibAccumulateLocked()
+				p.accumulateLocked()
 				p.busErrorLocked()
 			}
 			p.statsMu.Unlock()

@@ -23,9 +23,9 @@ func groupBucket(addr []byte) uint {
 	return uint(^crc32.ChecksumIEEE(addr[:6]) >> 26)
 }
 
-// writeGroupHash programs GAUR/GALR from all-multicast and the groups
+// writeMulticast programs GAUR/GALR from all-multicast and the groups
 // joined. Caller holds ctl (or is New).
-func (p *Port) writeGroupHash() {
+func (p *Port) writeMulticast() {
 	h := ^uint64(0)
 	if !p.allMulti {
 		h = 0
@@ -51,7 +51,7 @@ func (p *Port) AddMulticast(mac net.HardwareAddr) error {
 		p.mcGroups = map[[6]byte]struct{}{}
 	}
 	p.mcGroups[[6]byte(mac)] = struct{}{}
-	p.writeGroupHash()
+	p.writeMulticast()
 	return p.regs.Err()
 }
 
@@ -69,7 +69,7 @@ func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
 		return fmt.Errorf("remove multicast group: %s was not added", mac)
 	}
 	delete(p.mcGroups, [6]byte(mac))
-	p.writeGroupHash()
+	p.writeMulticast()
 	return p.regs.Err()
 }
 
@@ -81,6 +81,6 @@ func (p *Port) SetAllMulticast(on bool) error {
 		return p.errClosed()
 	}
 	p.allMulti = on
-	p.writeGroupHash()
+	p.writeMulticast()
 	return p.regs.Err()
 }

@@ -260,7 +260,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			return nil, err
 		}
 	}
-	if err := p.allocQueues(); err != nil {
+	if err := p.allocRings(); err != nil {
 		p.freeMemory()
 		return nil, err
 	}
@@ -484,7 +484,9 @@ func (p *Port) ringMemory(name string, n int, what string) (bdRing, error) {
 	return newBDRing(mem, r.IOVA(), n, p.bdSize()), nil
 }
 
-func (p *Port) allocQueues() error {
+// allocRings allocates each queue's BD ring and, for each RX queue, its
+// buffer pool, and builds the queues.
+func (p *Port) allocRings() error {
 	cfg := p.cfg
 	for i := 0; i < cfg.RxQueues; i++ {
 		name := fmt.Sprintf("%s rx%d", p.name, i)
@@ -577,7 +579,7 @@ func (p *Port) reset() error {
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
 	if p.mibBased {
-		p.mibAccumulateLocked()
+		p.accumulateLocked()
 		p.busErrorLocked() // before the reset clears EIR
 	}
 	p.ptpSave() // the reset wipes the 1588 timer
@@ -597,7 +599,7 @@ func (p *Port) reset() error {
 	p.writeMAC()
 	r.Write32(regIAUR, 0)
 	r.Write32(regIALR, 0)
-	p.writeGroupHash() // the groups joined, or all with all-multicast
+	p.writeMulticast() // the groups joined, or all with all-multicast
 	p.setupMDIO()
 	// MIB counters on from here (a reset stops them): frames the MAC
 	// discards before Start are counted too.

@@ -49,9 +49,9 @@ func (p *Port) busErrorLocked() {
 	}
 }
 
-// mibAccumulateLocked adds what every MIB counter moved since the last
+// accumulateLocked adds what every MIB counter moved since the last
 // read to its total. Caller holds statsMu.
-func (p *Port) mibAccumulateLocked() {
+func (p *Port) accumulateLocked() {
 	for i, n := range mibNames {
 		if n == "" {
 			continue
@@ -99,7 +99,7 @@ func (p *Port) statsLocked() driver.PortStats {
 		s.TxQueues = append(s.TxQueues, qs)
 		s.Tx.Add(qs)
 	}
-	p.mibAccumulateLocked()
+	p.accumulateLocked()
 	p.busErrorLocked()
 	s.HW = make(map[string]uint64, len(mibNames))
 	for i, n := range mibNames {
