@@ -550,6 +550,21 @@ func (p *Port) allocRings() error {
 	return nil
 }
 
+// closePools closes each RX queue's pool, waiting up to StopTimeout for
+// the buffers still out, and reports those by holder; a pool with buffers
+// out keeps its memory mapped (freeMemory leaves it), for they may still
+// be written.
+func (p *Port) closePools() error {
+	var errs []error
+	for _, q := range p.rx {
+		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.idx, err))
+			q.region = nil // leaked buffers may still be written: keep the memory
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // freeMemory releases what allocRings got (the device must be quiet).
 func (p *Port) freeMemory() error {
 	var errs []error
@@ -799,37 +814,31 @@ func (p *Port) waitQueuesIdle(deadline time.Time) {
 // (*pool.LeakError) and their pool's memory stays mapped: Data on them
 // stays safe. Afterwards every method fails closed (driver.ErrClosed, see
 // package driver); a second Close returns nil.
+//
+// The steps, in the order both drivers take them: Stop; mark the port closed and keep
+// every burst off the rings; close the interrupts; close the pools
+// (waiting for buffers out); read the counters a last time; disable the
+// device; unmap the memory no leaked buffer needs; release the device.
 func (p *Port) Close() error {
-	stopErr := p.Stop()
-	if stopErr != nil && !p.needsReset && !errors.Is(stopErr, driver.ErrClosed) {
-		return stopErr
+	stopErr := p.Stop() // a TX ring that did not drain: its frames were dropped
+	if errors.Is(stopErr, driver.ErrClosed) {
+		return nil // a second Close
 	}
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
-	if p.closed {
-		return nil
-	}
 	p.closed = true
 	p.shut.Store(true)
 	p.gate.Close(gate.Stopped) // no burst starts again: it would reach unmapped rings
 	defer p.unregister()       // its queues are never polled again; the chip's rule lets go of it
 	p.closeIRQ()
-	var errs []error
-	if stopErr != nil && !errors.Is(stopErr, driver.ErrClosed) {
-		errs = append(errs, stopErr) // a TX ring that did not drain: its frames were dropped
-	}
-	leaked := false
+	errs := []error{stopErr}
 	// Waiting for buffers touches no register, so it runs without the
 	// ERR050089 read lock: another port's Stop, which may be what returns
 	// them (it reclaims this port's buffers from its TX ring), must not
 	// queue behind an MDIO transaction that queues behind us.
-	for _, q := range p.rx {
-		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
-			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.idx, err))
-			leaked = true
-			q.region = nil // leaked buffers may still be written: keep the memory
-		}
-	}
+	poolErr := p.closePools()
+	leaked := poolErr != nil
+	errs = append(errs, poolErr)
 	p.chip.rw.RLock()
 	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	if p.rssOn {

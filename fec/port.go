@@ -526,16 +526,27 @@ func (p *Port) allocRings() error {
 	return nil
 }
 
-// freeMemory closes pools and unmaps every region; only for a device that
-// is not running.
+// closePools closes each RX queue's pool, waiting up to StopTimeout for
+// the buffers still out, and reports those by holder; a pool with buffers
+// out keeps its memory mapped (freeMemory leaves it), for they may still
+// be written.
+func (p *Port) closePools() error {
+	var errs []error
+	for _, q := range p.rx {
+		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.id, err))
+			q.bufRegion = nil // leaked buffers may still be written: keep the memory
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// freeMemory unmaps what allocRings got, less a leaking pool's buffers
+// (closePools); only for a device that is not running.
 func (p *Port) freeMemory() error {
 	var errs []error
 	for _, q := range p.rx {
-		if q.pool != nil {
-			if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
-				errs = append(errs, err)
-				continue // leaked buffers: keep their memory mapped
-			}
+		if q.bufRegion != nil {
 			if err := q.bufRegion.Close(); err != nil {
 				errs = append(errs, err)
 			}
@@ -776,7 +787,7 @@ func (p *Port) Stop() error {
 			time.Sleep(50 * time.Microsecond)
 		}
 		if q.inFlight > 0 {
-			errs = append(errs, fmt.Errorf("tx%d: %d descriptors still owned by the MAC after %v; dropping them", q.id, q.inFlight, p.cfg.StopTimeout))
+			errs = append(errs, fmt.Errorf("TX ring %d did not drain within %v: %d descriptors still owned by the MAC, their frames dropped", q.id, p.cfg.StopTimeout, q.inFlight))
 		}
 	}
 	r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
@@ -819,32 +830,37 @@ func (p *Port) bursts() []*gate.Flag {
 // (*pool.LeakError) and their pool's memory stays mapped: Data on them
 // stays safe. Afterwards every method fails closed (driver.ErrClosed, see
 // package driver); a second Close returns nil.
+//
+// The steps, in the order both drivers take them: Stop; mark the port closed and keep
+// every burst off the rings; close the interrupts; close the pools
+// (waiting for buffers out); read the counters a last time; disable the
+// device; unmap the memory no leaked buffer needs; release the device.
 func (p *Port) Close() error {
-	if p.closed {
-		return nil
+	p.ptpClose() // the timer's own goroutine, before the port it reads goes
+	stopErr := p.Stop()
+	if errors.Is(stopErr, driver.ErrClosed) {
+		return nil // a second Close
 	}
-	p.ptpClose()
-	err := p.Stop()
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
-	p.regs.Write32(regECR, 0)
 	p.closed = true
 	p.closeQueues()
 	p.closeIRQ()
+	errs := []error{stopErr}
+	errs = append(errs, p.closePools())
 	p.statsMu.Lock()
 	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	p.shut.Store(true)
 	p.statsMu.Unlock()
-	if e := p.freeMemory(); e != nil {
-		err = errors.Join(err, e)
-	}
+	p.regs.Write32(regECR, 0)
+	errs = append(errs, p.freeMemory())
 	p.detachBus() // before the registers go: a port sharing the bus gets ErrClosed
 	if p.dev.Release != nil {
-		if e := p.dev.Release(); e != nil {
-			err = errors.Join(err, fmt.Errorf("release: %w", e))
+		if err := p.dev.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("release: %w", err))
 		}
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 // closeQueues keeps every burst off the rings for good: the gate stays
