@@ -25,6 +25,16 @@ type Spec struct {
 // String is the spec as it was given.
 func (s Spec) String() string { return s.Raw }
 
+// Option returns the value of option key and whether the spec gives it
+// ("" and true for "?key" without "=").
+func (s Spec) Option(key string) (string, bool) {
+	v, ok := s.Options[key]
+	if !ok || len(v) == 0 {
+		return "", ok
+	}
+	return v[0], true
+}
+
 // SpecError is a spec that cannot be used; its message names the spec and
 // lists the accepted forms (or, for a bad option, the option's).
 type SpecError struct {

@@ -54,10 +54,9 @@ type irqState struct {
 }
 
 // parseIRQOptions reads rx-coalesce-frames= and rx-coalesce-ticks=.
-func (p *Port) parseIRQOptions(get func(string) string, has func(string) bool) error {
+func (p *Port) parseIRQOptions(get func(string) (string, bool)) error {
 	p.irq.coalFrames = 1
-	if has("rx-coalesce-frames") {
-		v := get("rx-coalesce-frames")
+	if v, ok := get("rx-coalesce-frames"); ok {
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil || n < 1 || n > rbicr0_ICPT_MAX {
 			return driver.BadOption("rx-coalesce-frames", v, "not a frame threshold", "1 to 511 frames per RX interrupt (RBICR0.ICPT)")
@@ -68,8 +67,7 @@ func (p *Port) parseIRQOptions(get func(string) string, has func(string) bool) e
 		}
 		p.irq.coalFrames = uint32(n)
 	}
-	if has("rx-coalesce-ticks") {
-		v := get("rx-coalesce-ticks")
+	if v, ok := get("rx-coalesce-ticks"); ok {
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil || n < 1 || n > rbicr1_TICKS_MAX {
 			return driver.BadOption("rx-coalesce-ticks", v, "not a timer threshold", "1 to 4294967295 ENETC clock cycles after the first frame (RBICR1; 400 per microsecond at the LS1028A's 400 MHz)")

@@ -293,12 +293,8 @@ func (p *Port) bringUp() error {
 // rx-coalesce-ticks=T (RX interrupt coalescing, irq.go); phy-mode= and in-band= are resolvePHYMode's
 // (pcs.go). A value it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
-	o := p.dev.Spec.Options
-	if o == nil {
-		return nil
-	}
-	if o.Has("link-poll") {
-		v := o.Get("link-poll")
+	get := p.dev.Spec.Option
+	if v, ok := get("link-poll"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > time.Hour {
 			return driver.BadOption("link-poll", v, "not a poll interval", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
@@ -308,22 +304,17 @@ func (p *Port) parseOptions() error {
 		}
 		p.linkPoll = d
 	}
-	if err := p.parseIRQOptions(o.Get, o.Has); err != nil {
+	if err := p.parseIRQOptions(get); err != nil {
 		return err
 	}
-	if o.Has("mac") {
-		v := o.Get("mac")
-		m, err := net.ParseMAC(v)
-		if err != nil || len(m) != 6 {
-			return driver.BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
-		}
-		if why := driver.MACProblem(m); why != "" {
-			return driver.BadOption("mac", v, why, driver.UnicastHint)
+	if v, ok := get("mac"); ok {
+		m, err := driver.MACOption(v)
+		if err != nil {
+			return err
 		}
 		p.mac = m
 	}
-	if o.Has("phy") {
-		v := o.Get("phy")
+	if v, ok := get("phy"); ok {
 		if n, err := strconv.Atoi(v); (err != nil || n < 0 || n > 31) && v != "none" {
 			return driver.BadOption("phy", v, "not a PHY address", "0 to 31, or none for a fixed link")
 		}

@@ -219,7 +219,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p.ownerID = p.name
 	p.own = &mdioBus{owner: p, name: p.name}
 	p.bus = ownBus{p.own}
-	if err := p.parseOptions(d.Spec.Options); err != nil {
+	if err := p.parseOptions(); err != nil {
 		return nil, err
 	}
 	p.setRingLines()
@@ -341,14 +341,8 @@ func knownCompatibles() string {
 	return s
 }
 
-func (p *Port) parseOptions(o map[string][]string) error {
-	get := func(k string) (string, bool) {
-		v, ok := o[k]
-		if !ok || len(v) == 0 {
-			return "", ok
-		}
-		return v[0], true
-	}
+func (p *Port) parseOptions() error {
+	get := p.dev.Spec.Option
 	p.enhanced = p.prof.has(qBufDescEx)
 	if err := p.parseIRQOptions(get); err != nil {
 		return err
@@ -400,12 +394,9 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		p.linkPoll = d
 	}
 	if v, ok := get("mac"); ok {
-		m, err := net.ParseMAC(v)
-		if err != nil || len(m) != 6 {
-			return driver.BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
-		}
-		if why := driver.MACProblem(m); why != "" {
-			return driver.BadOption("mac", v, why, driver.UnicastHint)
+		m, err := driver.MACOption(v)
+		if err != nil {
+			return err
 		}
 		p.mac = m
 	}
