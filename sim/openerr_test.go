@@ -61,7 +61,7 @@ func TestOpenErrorsNameTheSpecOnce(t *testing.T) {
 
 // TestPortErrorsLeaveTheSpecToTheCaller: a port's own methods name the
 // operation and the thing, never the spec, which the application that
-// opened the port names once.
+// opened the port names once; both drivers word the same refusal alike.
 func TestPortErrorsLeaveTheSpecToTheCaller(t *testing.T) {
 	t.Parallel()
 	for _, spec := range []string{"sim:enetc184", "sim:fec184"} {
@@ -69,6 +69,7 @@ func TestPortErrorsLeaveTheSpecToTheCaller(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		_, mdioErr := p.(driver.PHYAccess).MDIORead(32, 1)
 		for _, c := range []struct {
 			call string
 			err  error
@@ -76,6 +77,8 @@ func TestPortErrorsLeaveTheSpecToTheCaller(t *testing.T) {
 		}{
 			{"SetMTU(20000)", p.SetMTU(20000), "MTU 20000"},
 			{"SetMAC(broadcast)", p.SetMAC([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}), "set MAC: "},
+			{"MDIORead(32, 1)", mdioErr, "MDIO PHY address 32 must be in [0, 31]"},
+			{"MDIOWrite(1, 32)", p.(driver.PHYAccess).MDIOWrite(1, 32, 0), "MDIO register 32 must be in [0, 31]"},
 		} {
 			if c.err == nil || !strings.Contains(c.err.Error(), c.want) || strings.Contains(c.err.Error(), spec) {
 				t.Errorf("%s %s: %v, want an error saying %q without the spec", spec, c.call, c.err, c.want)
