@@ -946,7 +946,7 @@ func (p *Port) setMTU(mtu int) error {
 		if !p.prof.has(qJumbo) {
 			why = fmt.Sprintf("%s sends frames of at most %d bytes store-and-forward and takes no jumbo frames; only the i.MX8QM/QXP ENET (fsl,imx8qm-fec) does", p.prof.compatible, storeFwdMax)
 		}
-		return fmt.Errorf("MTU %d out of range for %s: 68..%d (%s)", mtu, p.prof.compatible, p.maxMTU(), why)
+		return fmt.Errorf("MTU %d must be in [68, %d] on %s (%s)", mtu, p.maxMTU(), p.prof.compatible, why)
 	}
 	if fl > p.mrbr*maxRxSegs {
 		return fmt.Errorf("MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
