@@ -466,7 +466,7 @@ func (p *Port) configureSI() error {
 		return fmt.Errorf("SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", c, p.maxTx, p.maxRx)
 	}
 	if p.cfg.TxQueues > p.maxTx || p.cfg.RxQueues > p.maxRx {
-		return fmt.Errorf("%d TX / %d RX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.cfg.TxQueues, p.cfg.RxQueues, p.maxTx, p.maxRx)
+		return fmt.Errorf("%d RX / %d TX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.cfg.RxQueues, p.cfg.TxQueues, p.maxRx, p.maxTx)
 	}
 	if !p.pf {
 		// The VF's MAC is the PF's to set (§2.10): what SIPMAR holds, or

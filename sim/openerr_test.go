@@ -26,7 +26,7 @@ func TestOpenErrorsNameTheSpecOnce(t *testing.T) {
 		{"sim:enetc180?phy=99", "phy", []string{`option phy="99"`, "0 to 31"}},
 		{"sim:fec180?phy=99", "phy", []string{`option phy="99"`, "0 to 31"}},
 		// A device that cannot do what is asked: more queues than it has.
-		{"sim:enetc181?queues=64", "", []string{": enetc: ", "64 TX / 64 RX queues", "SICAPR0"}},
+		{"sim:enetc181?queues=64", "", []string{": enetc: ", "64 RX / 64 TX queues", "SICAPR0"}},
 		{"sim:fec181?soc=imx6ul&queues=3", "", []string{": fec: ", "3 RX / 3 TX queues", "fsl,imx6ul-fec has 1"}},
 		// A size out of the device's range.
 		{"sim:enetc182?rx-ring=65536", "", []string{": enetc: ", "rx-ring size 65536", "[64, 32768]"}},
