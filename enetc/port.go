@@ -729,8 +729,10 @@ func (p *Port) stopLocked() error {
 	p.gate.Close(gate.Stopped)
 	p.stopIRQ()
 	deadline := time.Now().Add(p.cfg.StopTimeout)
-	p.waitQueuesIdle(deadline)
 	var errs []error
+	if !p.waitQueuesIdle(deadline) {
+		errs = append(errs, fmt.Errorf("a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.cfg.StopTimeout))
+	}
 	// TX first: wait until the device consumed every queued BD (TBCIR ==
 	// TBPIR). Frames cannot leave while the link is down or the MAC is off
 	// (§5.4), so follow the link meanwhile: a link that came back since the
@@ -786,8 +788,13 @@ func (p *Port) concurrentUse(kind string, idx int, call string) {
 }
 
 // waitQueuesIdle waits until no queue is inside a burst, or until deadline
-// if it is not zero.
-func (p *Port) waitQueuesIdle(deadline time.Time) {
+// if it is not zero, and reports whether none is.
+func (p *Port) waitQueuesIdle(deadline time.Time) bool {
+	return gate.WaitIdle(p.bursts(), deadline)
+}
+
+// bursts are the queues' "in a burst" flags, for Stop to wait on.
+func (p *Port) bursts() []*gate.Flag {
 	flags := make([]*gate.Flag, 0, len(p.rx)+len(p.tx))
 	for _, q := range p.rx {
 		flags = append(flags, &q.burst)
@@ -795,7 +802,7 @@ func (p *Port) waitQueuesIdle(deadline time.Time) {
 	for _, q := range p.tx {
 		flags = append(flags, &q.burst)
 	}
-	gate.WaitIdle(flags, deadline)
+	return flags
 }
 
 // Close implements driver.Port: Stop, close the pools (leaks are
