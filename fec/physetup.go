@@ -119,7 +119,7 @@ func (p *Port) configurePHY() error {
 		p.phySetup.Left = "the kernel's PHY driver set it up (its MDIO bus is the kernel's)"
 		return nil
 	}
-	s := mii.Setup{Mode: p.phyModeDT}
+	s := mii.Setup{Mode: p.phyModeName}
 	if p.dev.OFNode != "" {
 		if dt, err := devtree.ReadPHY(p.dev.OFNode); err == nil && dt.Found && !dt.Fixed && dt.Addr == p.phyAddr {
 			for _, c := range devtree.Strings(filepath.Join(dt.Node, "clock-names")) {

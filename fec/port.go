@@ -136,11 +136,11 @@ type Port struct {
 	phyAddr int  // phyFixed (-1): no PHY answered, or phy=none / fixed-link
 	phySet  bool // phy=N or phy=none was given
 	phyScan bool // phy=scan: the own bus's one PHY, the device tree ignored
-	// phyModeDT is the phy-mode the PHY is set up for (option phy-mode=,
+	// phyModeName is the phy-mode the PHY is set up for (option phy-mode=,
 	// else the device tree's; "" leaves its delays alone); phyResetKeep
 	// is phy-reset=keep; phyResetBusy a reset line someone else held
 	// (checkPHYReset); phySetup what was done to the PHY (physetup.go).
-	phyModeDT    string
+	phyModeName  string
 	phyResetKeep bool
 	phyResetBusy error
 	phySetup     mii.Report
@@ -400,13 +400,13 @@ func (p *Port) parseOptions() error {
 		}
 		p.mac = m
 	}
-	p.phyModeDT = p.readDTPhyMode()
+	p.phyModeName = p.readDTPhyMode()
 	if v, ok := get("phy-mode"); ok {
 		switch v {
 		case "rgmii", "rmii", "mii":
-			p.phyMode, p.phyModeDT = v, v
+			p.phyMode, p.phyModeName = v, v
 		case "rgmii-id", "rgmii-rxid", "rgmii-txid":
-			p.phyMode, p.phyModeDT = "rgmii", v // the PHY adds the delays (physetup.go)
+			p.phyMode, p.phyModeName = "rgmii", v // the PHY adds the delays (physetup.go)
 		default:
 			return driver.BadOption("phy-mode", v, "unknown interface mode", "rgmii, rgmii-id, rgmii-rxid, rgmii-txid, rmii or mii")
 		}
