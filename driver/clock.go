@@ -137,7 +137,7 @@ var ErrNoClock = errors.New("no hardware clock")
 func ClockOf(p Port) (Clock, error) {
 	cp, ok := p.(ClockPort)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w: the %s driver offers none", p.Info().Name, ErrNoClock, p.Info().Driver)
+		return nil, fmt.Errorf("%w: the %s driver offers none", ErrNoClock, p.Info().Driver)
 	}
 	return cp.Clock()
 }
