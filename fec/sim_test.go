@@ -589,7 +589,7 @@ func TestBadOptions(t *testing.T) {
 	for spec, want := range map[string]string{
 		"sim:fec90?soc=imx8mp&bd=fancy":              `option bd="fancy": unknown descriptor format (accepted: legacy or enhanced)`,
 		"sim:fec91?soc=imx8mp&phy=40":                `option phy="40": not a PHY address (accepted: 0 to 31, none`,
-		"sim:fec92?soc=imx8mp&mtu=20000":             "MTU 20000 out of range",
+		"sim:fec92?soc=imx8mp&mtu=20000":             "MTU 20000 must be in [68, 1962]",
 		"sim:fec93?soc=imx8mp&mac=00:00:00:00:00:00": `option mac="00:00:00:00:00:00": the all-zero address is no station's (accepted: a unicast address other than 00:00:00:00:00:00`,
 		"sim:fec93?soc=imx8mp&mac=ff:ff:ff:ff:ff:ff": "broadcast address cannot be a port's own",
 		"sim:fec93?soc=imx8mp&mac=33:33:00:00:00:01": "multicast address",
