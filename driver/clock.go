@@ -137,7 +137,7 @@ var ErrNoClock = errors.New("no hardware clock")
 func ClockOf(p Port) (Clock, error) {
 	cp, ok := p.(ClockPort)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w: the %s driver offers none", p.Info().Name, ErrNoClock, p.Info().Driver)
+		return nil, fmt.Errorf("%w: the %s driver offers none", ErrNoClock, p.Info().Driver)
 	}
 	return cp.Clock()
 }
@@ -224,7 +224,7 @@ func OpenClock(spec string) (Clock, error) {
 	}
 	dev, err := b.Open(s, cfg.Defaults())
 	if err != nil {
-		return nil, inSpec(spec, err)
+		return nil, inSpec(spec, "", err)
 	}
 	dev.Spec = s
 	release := func() {
@@ -243,7 +243,7 @@ func OpenClock(spec string) (Clock, error) {
 		c, err := d.New(dev)
 		if err != nil {
 			release()
-			return nil, inSpec(spec, err)
+			return nil, inSpec(spec, d.Name, err)
 		}
 		clockMu.Lock()
 		if _, taken := chipClocks[dev.Chip]; taken {

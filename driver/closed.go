@@ -2,8 +2,8 @@ package driver
 
 import "errors"
 
-// ErrClosed is returned, wrapped with the port's name, by every method of a
-// port that Close has released: the register window and the DMA rings are
+// ErrClosed is returned by every method of a port that Close has
+// released: the register window and the DMA rings are
 // gone, so the call does nothing. Test for it with errors.Is.
 var ErrClosed = errors.New("port is closed; open it again")
 

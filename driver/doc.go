@@ -14,7 +14,7 @@
 //
 // After Close every method of the port and of its queues fails closed
 // without touching the device, whose register window is unmapped by then:
-// methods with an error return ErrClosed (wrapped with the port's name);
+// methods with an error return ErrClosed;
 // Info, Link and MAC return zero values; RxQueue and TxQueue return nil;
 // RxBurst, TxBurst, Reclaim and Pending return 0 (TxBurst takes nothing);
 // OnLinkChange subscribes nothing and returns a no-op cancel.

@@ -35,18 +35,22 @@ type RingState struct {
 	// not count them.
 	Owned     int
 	Doorbells uint64 // producer-index or descriptor-active writes
-	// Rekicks counts doorbell re-writes an erratum workaround made (FEC
-	// ERR006358).
-	Rekicks uint64
-	// Enabled is the ring's enable bit (ENETC TBMR/RBMR.EN); a device
-	// without one (FEC) reports true.
-	Enabled bool
-	// DeviceProducer and DeviceConsumer are the device's own index
-	// registers (ENETC TBPIR/TBCIR, RBPIR/RBCIR), -1 where it has none.
-	DeviceProducer, DeviceConsumer int
-	// HasActive says the ring has a descriptor-active doorbell register
-	// (FEC RDAR/TDAR); Active is its state.
-	HasActive, Active bool
+	// Regs are the ring's own device registers, read now, by the
+	// reference's names: what the device says of the ring (ENETC
+	// TBMR(n)/TBPIR(n)/TBCIR(n), RBMR(n)/RBPIR(n)/RBCIR(n); FEC TDARn or
+	// RDARn).
+	Regs []RegValue
+}
+
+// Reg returns the ring's register named name (as the reference writes
+// it: "TBPIR(0)", "TDAR"), and whether the ring reports one.
+func (r RingState) Reg(name string) (RegValue, bool) {
+	for _, v := range r.Regs {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return RegValue{}, false
 }
 
 // Inspector is what a driver offers a bring-up tool about its rings: an
@@ -63,8 +67,8 @@ type Inspector interface {
 
 // LiveInspector is what a driver reports about its rings while another
 // goroutine polls them (a telemetry endpoint, a metrics scrape): the
-// device's side (DeviceProducer, DeviceConsumer, Enabled, Active) and
-// the driver's atomic counters (Doorbells, Rekicks), never the driver's
+// device's side (Regs) and the driver's atomic counter (Doorbells),
+// never the driver's
 // own indices, which belong to the polling goroutine: NextToUse,
 // NextToClean and Owned are -1. An optional interface a Port may
 // implement (both gopmd drivers do).
@@ -87,6 +91,17 @@ type PHYAccess interface {
 type RegValue struct {
 	RegDesc
 	Value uint32
+}
+
+// Field returns the value of the register's field named name, and
+// whether the register has one.
+func (v RegValue) Field(name string) (uint32, bool) {
+	for _, f := range v.Fields {
+		if f.Name == name {
+			return f.Of(v.Value), true
+		}
+	}
+	return 0, false
 }
 
 // String formats the register: name, offset, value, then its named fields
@@ -125,6 +140,21 @@ func (v RegValue) MarshalJSON() ([]byte, error) {
 		Value  uint32  `json:"value"`
 		Fields []field `json:"fields"`
 	}{v.Name, v.Offset, v.Block, v.Value, fs})
+}
+
+// ReadRegs reads the registers of m at the given offsets from r, in the
+// order the offsets are given; an offset m does not describe is left out.
+func ReadRegs(r Regs, m []RegDesc, offsets ...uint32) []RegValue {
+	var out []RegValue
+	for _, off := range offsets {
+		for _, d := range m {
+			if d.Offset == off {
+				out = append(out, RegValue{RegDesc: d, Value: r.Read32(off)})
+				break
+			}
+		}
+	}
+	return out
 }
 
 // RegisterDumper reads a port's registers for a bring-up tool, by the

@@ -27,11 +27,24 @@ func MACProblem(mac net.HardwareAddr) string {
 // UnicastHint is what a port's own address may be, for errors.
 const UnicastHint = "a unicast address other than 00:00:00:00:00:00, such as the locally administered 02:00:00:00:00:01"
 
-// CheckUnicast returns an error naming port and mac unless mac can be a
-// port's own address (MACProblem).
-func CheckUnicast(port string, mac net.HardwareAddr) error {
+// MACOption parses the value of a mac= spec option: a port's own
+// address, refused as an *OptionError unless it is one (MACProblem).
+func MACOption(v string) (net.HardwareAddr, error) {
+	m, err := net.ParseMAC(v)
+	if err != nil || len(m) != 6 {
+		return nil, BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
+	}
+	if why := MACProblem(m); why != "" {
+		return nil, BadOption("mac", v, why, UnicastHint)
+	}
+	return m, nil
+}
+
+// CheckUnicast returns an error naming the operation op and mac unless
+// mac can be a port's own address (MACProblem).
+func CheckUnicast(op string, mac net.HardwareAddr) error {
 	if why := MACProblem(mac); why != "" {
-		return fmt.Errorf("%s: MAC %q: %s; give %s", port, mac.String(), why, UnicastHint)
+		return fmt.Errorf("%s: MAC %q: %s; give %s", op, mac.String(), why, UnicastHint)
 	}
 	return nil
 }

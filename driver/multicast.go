@@ -25,17 +25,17 @@ type MulticastFilter interface {
 	SetAllMulticast(on bool) error
 }
 
-// CheckMulticast returns an error naming port and mac unless mac is a
-// 6-byte multicast address other than broadcast.
-func CheckMulticast(port string, mac net.HardwareAddr) error {
+// CheckMulticast returns an error naming the operation op and mac unless
+// mac is a 6-byte multicast address other than broadcast.
+func CheckMulticast(op string, mac net.HardwareAddr) error {
 	if len(mac) != 6 {
-		return fmt.Errorf("%s: multicast address %q is not 6 bytes", port, mac.String())
+		return fmt.Errorf("%s: multicast address %q is not 6 bytes", op, mac.String())
 	}
 	if mac[0]&1 == 0 {
-		return fmt.Errorf("%s: %s is not a multicast address (the lowest bit of its first byte is clear); a port receives its own unicast address without joining it", port, mac)
+		return fmt.Errorf("%s: %s is not a multicast address (the lowest bit of its first byte is clear); a port receives its own unicast address without joining it", op, mac)
 	}
 	if mac[0]&mac[1]&mac[2]&mac[3]&mac[4]&mac[5] == 0xFF {
-		return fmt.Errorf("%s: %s is broadcast, which every port receives without joining it", port, mac)
+		return fmt.Errorf("%s: %s is broadcast, which every port receives without joining it", op, mac)
 	}
 	return nil
 }

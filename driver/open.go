@@ -25,6 +25,16 @@ type Spec struct {
 // String is the spec as it was given.
 func (s Spec) String() string { return s.Raw }
 
+// Option returns the value of option key and whether the spec gives it
+// ("" and true for "?key" without "=").
+func (s Spec) Option(key string) (string, bool) {
+	v, ok := s.Options[key]
+	if !ok || len(v) == 0 {
+		return "", ok
+	}
+	return v[0], true
+}
+
 // SpecError is a spec that cannot be used; its message names the spec and
 // lists the accepted forms (or, for a bad option, the option's).
 type SpecError struct {
@@ -369,8 +379,8 @@ func Open(spec string) (Port, error) { return OpenConfig(spec, Config{}) }
 // error listing the ones they do; so is an option given twice.
 //
 // Errors name the spec once: the backend's and driver's errors say what
-// went wrong, OpenConfig prefixes the spec unless the error already is a
-// *SpecError (which names it).
+// went wrong and never name the spec, and OpenConfig prefixes it unless
+// the error is a *SpecError (which names it).
 func OpenConfig(spec string, cfg Config) (Port, error) {
 	s, err := ParseSpec(spec)
 	if err != nil {
@@ -413,7 +423,7 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 	cfg = cfg.Defaults()
 	dev, err := b.Open(s, cfg)
 	if err != nil {
-		return nil, inSpec(spec, err)
+		return nil, inSpec(spec, "", err)
 	}
 	dev.Spec = s
 	release := func() {
@@ -432,7 +442,7 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 		p, err := d.New(dev, cfg)
 		if err != nil {
 			release()
-			return nil, inSpec(spec, err)
+			return nil, inSpec(spec, d.Name, err)
 		}
 		return p, nil
 	}
@@ -444,17 +454,23 @@ func OpenConfig(spec string, cfg Config) (Port, error) {
 	return nil, fmt.Errorf("%s: %w (%s); link a driver package (enetc, fec) into the program", spec, ErrNoDriver, id)
 }
 
-// inSpec names the spec in err unless err already does (a *SpecError, or
-// a driver error that uses the spec as the port's name, as errors from
-// set-up steps shared with Start do).
-func inSpec(spec string, err error) error {
+// inSpec puts a backend's or driver's error in the context of the spec,
+// and of the driver drv ("" for a backend's). Only this layer names the
+// spec: drivers name the operation and the thing (register, ring,
+// option), and a backend that refuses the spec itself returns a
+// *SpecError, which names it and is returned as is; an *OptionError
+// becomes one.
+func inSpec(spec, drv string, err error) error {
 	var se *SpecError
-	if errors.As(err, &se) || strings.Contains(err.Error(), spec) {
+	if errors.As(err, &se) {
 		return err
 	}
 	var oe *OptionError
 	if errors.As(err, &oe) && oe == err {
 		return optionError(spec, oe)
+	}
+	if drv != "" {
+		return fmt.Errorf("%s: %s: %w", spec, drv, err)
 	}
 	return fmt.Errorf("%s: %w", spec, err)
 }

@@ -17,12 +17,18 @@ import (
 // Stats, Link and OnLinkChange may be called from any goroutine.
 //
 // A port may implement optional interfaces; assert them, never a driver
-// type: Inspector and LiveInspector (its rings, for tools), PHYAccess
-// (MDIO), RegisterDumper (named registers), MulticastFilter (group
-// addresses) and ClockPort (its 1588 hardware clock: use ClockOf). Its
-// queues may implement RxInterrupter and DirectRecycler, and, on a port
-// opened with timestamps=, RxTimestamper and TxTimestamper (hardware
-// receive and transmit times in the port's clock).
+// type. On the Port: Inspector and LiveInspector (its rings, for tools),
+// PHYAccess (clause-22 MDIO), RegisterDumper (named registers),
+// MulticastFilter (group addresses) and ClockPort (its 1588 hardware
+// clock: call ClockOf, which also finds the timer an ENETC port shares
+// with its chip). On its queues: RxInterrupter (an RxQueue a goroutine
+// can sleep on until frames arrive) and DirectRecycler (a TxQueue whose
+// reclaim returns one RX queue's buffers straight to that pool's owner
+// cache, when one goroutine drives both); on a port opened with
+// timestamps=, RxTimestamper and TxTimestamper (hardware receive and
+// transmit times in the port's clock). The ENETC and FEC ports implement
+// the first eight; an AF_XDP port (package xdp) only RxInterrupter. A
+// Clock may implement PeriodicOutput.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo
@@ -72,7 +78,7 @@ type Port interface {
 	MAC() net.HardwareAddr
 	// SetMAC changes the primary MAC address. An address no station may
 	// have (MACProblem: not 6 bytes, multicast, broadcast, zero) is an
-	// error naming the port, and nothing changes.
+	// error naming the address and what to give, and nothing changes.
 	SetMAC(mac net.HardwareAddr) error
 	// RxQueue returns receive queue i (0 <= i < Info().RxQueues), and nil
 	// (an untyped nil interface) for any other i: every driver answers an

@@ -54,10 +54,9 @@ type irqState struct {
 }
 
 // parseIRQOptions reads rx-coalesce-frames= and rx-coalesce-ticks=.
-func (p *Port) parseIRQOptions(get func(string) string, has func(string) bool) error {
+func (p *Port) parseIRQOptions(get func(string) (string, bool)) error {
 	p.irq.coalFrames = 1
-	if has("rx-coalesce-frames") {
-		v := get("rx-coalesce-frames")
+	if v, ok := get("rx-coalesce-frames"); ok {
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil || n < 1 || n > rbicr0_ICPT_MAX {
 			return driver.BadOption("rx-coalesce-frames", v, "not a frame threshold", "1 to 511 frames per RX interrupt (RBICR0.ICPT)")
@@ -68,8 +67,7 @@ func (p *Port) parseIRQOptions(get func(string) string, has func(string) bool) e
 		}
 		p.irq.coalFrames = uint32(n)
 	}
-	if has("rx-coalesce-ticks") {
-		v := get("rx-coalesce-ticks")
+	if v, ok := get("rx-coalesce-ticks"); ok {
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil || n < 1 || n > rbicr1_TICKS_MAX {
 			return driver.BadOption("rx-coalesce-ticks", v, "not a timer threshold", "1 to 4294967295 ENETC clock cycles after the first frame (RBICR1; 400 per microsecond at the LS1028A's 400 MHz)")
@@ -107,9 +105,9 @@ func (q *rxQueue) ArmInterrupt() error {
 	case s.Closed():
 		return p.errClosed()
 	case s.Stopping():
-		return fmt.Errorf("enetc %s: rx%d: arm the interrupt: %w", p.name, q.idx, driver.ErrStopped)
+		return fmt.Errorf("rx%d: arm the interrupt: %w", q.idx, driver.ErrStopped)
 	case p.dev.OpenIRQ == nil:
-		return fmt.Errorf("enetc %s: rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", p.name, q.idx, p.dev.Backend, driver.ErrNoInterrupt)
+		return fmt.Errorf("rx%d: the %s backend delivers no interrupt: %w (use the pci backend through VFIO, or sim:)", q.idx, p.dev.Backend, driver.ErrNoInterrupt)
 	}
 	if err := p.openVectors(); err != nil {
 		return err
@@ -121,7 +119,7 @@ func (q *rxQueue) ArmInterrupt() error {
 	r.Write32(rxRingReg(q.idx, regRBICR1), s.coalTicks)
 	r.Write32(regSIRXIDR, 1<<q.idx) // W1C: only frames from now on count
 	if err := q.irq.Drain(); err != nil {
-		return fmt.Errorf("enetc %s: rx%d: %w", p.name, q.idx, err)
+		return fmt.Errorf("rx%d: %w", q.idx, err)
 	}
 	r.Write32(rxRingReg(q.idx, regRBIER), rbier_RXTIE)
 	q.irq.Armed++
@@ -139,7 +137,7 @@ func (p *Port) openVectors() error {
 	for i := len(p.rx) - 1; i >= 0; i-- {
 		vector := msixRingBase + i
 		if err := s.Open(&p.rx[i].irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(vector) }); err != nil {
-			return fmt.Errorf("enetc %s: rx%d: open MSI-X entry %d of entries 1 to %d (one per RX queue, all at the first arm): %w", p.name, i, vector, len(p.rx), err)
+			return fmt.Errorf("rx%d: open MSI-X entry %d of entries 1 to %d (one per RX queue, all at the first arm): %w", i, vector, len(p.rx), err)
 		}
 	}
 	s.vectors = true

@@ -46,8 +46,15 @@ func TestRestartAndMTU(t *testing.T) {
 		t.Fatal("traffic after restart failed")
 	}
 	rs := s.port.Rings()
-	if len(rs) != 2 || rs[0].DeviceProducer != rs[0].NextToUse || !rs[0].Enabled {
-		t.Errorf("ring state after restart: %+v", rs)
+	if len(rs) != 2 {
+		t.Fatalf("ring state after restart: %d rings, want 2", len(rs))
+	}
+	mr, _ := rs[0].Reg("TBMR(0)")
+	pir, _ := rs[0].Reg("TBPIR(0)")
+	en, _ := mr.Field("EN")
+	pi, _ := pir.Field("INDEX")
+	if en != 1 || int(pi) != rs[0].NextToUse {
+		t.Errorf("tx ring 0 after restart: TBMR(0).EN %d, TBPIR(0) %d, next-to-use %d; want enabled, producer at next-to-use", en, pi, rs[0].NextToUse)
 	}
 	if err := s.port.SetMTU(9600); err == nil {
 		t.Error("MTU 9600 accepted (max frame would exceed 9600)")

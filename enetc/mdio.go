@@ -39,7 +39,7 @@ func (p *Port) mdioWaitAt(base uint32) error {
 		}
 		now := time.Now()
 		if i > 16 && !now.Before(deadline) {
-			return fmt.Errorf("enetc %s: MDIO_CFG.BSY still set after %v: %w (is the port's MDIO clocked?)", p.name, mdioTimeout, ErrMDIOTimeout)
+			return fmt.Errorf("MDIO_CFG.BSY still set after %v: %w (is the port's MDIO clocked?)", mdioTimeout, ErrMDIOTimeout)
 		}
 		// Spin with the gates open, do not sleep: a timer sleep lasts far
 		// longer than the frame; yield, so that the data path (or whatever
@@ -161,7 +161,7 @@ func (p *Port) mdioReadCycleAt(base, ctl uint32) (uint16, error) {
 		return 0xFFFF, err
 	}
 	if p.mdioRd(base+regMDIO_CFG)&mdio_cfg_RD_ER != 0 {
-		return 0xFFFF, fmt.Errorf("enetc %s: MDIO read (CTL %#x): %w", p.name, ctl, ErrMDIONoResponse)
+		return 0xFFFF, fmt.Errorf("MDIO read (CTL %#x): %w", ctl, ErrMDIONoResponse)
 	}
 	return uint16(p.mdioRd(base+regMDIO_DATA) & mdio_data_MASK), nil
 }

@@ -58,14 +58,14 @@ func (p *Port) writeMulticast() {
 
 func (p *Port) mcCheck(op string, mac net.HardwareAddr) error {
 	if !p.pf {
-		return fmt.Errorf("enetc %s: %s: %w", p.name, op, ErrNotPF)
+		return fmt.Errorf("%s: %w", op, ErrNotPF)
 	}
-	return driver.CheckMulticast("enetc "+p.name, mac)
+	return driver.CheckMulticast(op, mac)
 }
 
 // AddMulticast implements driver.MulticastFilter (PF only).
 func (p *Port) AddMulticast(mac net.HardwareAddr) error {
-	if err := p.mcCheck("multicast filter", mac); err != nil {
+	if err := p.mcCheck("add multicast group", mac); err != nil {
 		return err
 	}
 	p.lock()
@@ -83,7 +83,7 @@ func (p *Port) AddMulticast(mac net.HardwareAddr) error {
 
 // RemoveMulticast implements driver.MulticastFilter (PF only).
 func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
-	if err := p.mcCheck("multicast filter", mac); err != nil {
+	if err := p.mcCheck("remove multicast group", mac); err != nil {
 		return err
 	}
 	p.lock()
@@ -92,7 +92,7 @@ func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
 		return p.errClosed()
 	}
 	if _, ok := p.mcGroups[[6]byte(mac)]; !ok {
-		return fmt.Errorf("enetc %s: multicast group %s was not added", p.name, mac)
+		return fmt.Errorf("remove multicast group: %s was not added", mac)
 	}
 	delete(p.mcGroups, [6]byte(mac))
 	p.writeMulticast()
@@ -103,7 +103,7 @@ func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
 // multicast-promiscuous bit for SI 0).
 func (p *Port) SetAllMulticast(on bool) error {
 	if !p.pf {
-		return fmt.Errorf("enetc %s: all-multicast: %w", p.name, ErrNotPF)
+		return fmt.Errorf("set all-multicast: %w", ErrNotPF)
 	}
 	p.lock()
 	defer p.unlock()

@@ -71,7 +71,7 @@ func (p *Port) resolvePause() error {
 	if fl.Has("pause") {
 		p.pause, p.pauseWhy = pauseOn, "the device tree's fixed-link pause property"
 	} else if fl.Has("asym-pause") {
-		return fmt.Errorf("enetc %s: device tree %s has asym-pause without pause, which gopmd does not resolve into a direction: give pause= (%s)", p.name, fl, pauseAccepted)
+		return fmt.Errorf("device tree %s has asym-pause without pause, which gopmd does not resolve into a direction: give pause= (%s)", fl, pauseAccepted)
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ func (p *Port) resolvePHYMode() error {
 			}
 			m, ok := parsePHYMode(v)
 			if !ok {
-				return fmt.Errorf("enetc %s: device tree %s is %q, which gopmd does not program: give phy-mode= (%s)", p.name, node.Prop(prop), v, phyModeAccepted)
+				return fmt.Errorf("device tree %s is %q, which gopmd does not program: give phy-mode= (%s)", node.Prop(prop), v, phyModeAccepted)
 			}
 			p.phyMode, p.phyModeName = m, v
 			// Linux's phylink: in-band AN only with managed =
@@ -170,7 +170,7 @@ func (p *Port) setupInterface() error {
 		return nil
 	}
 	if r.Read32(regPCAPR0)&pcapr0_IMDIO == 0 {
-		return fmt.Errorf("enetc %s: phy-mode %v needs the port's internal MDIO and PCS, which PCAPR0 bit 11 says this port has none of: on LS1028A only PF0 (00:00.0) is a SerDes port", p.name, p.phyMode)
+		return fmt.Errorf("phy-mode %v needs the port's internal MDIO and PCS, which PCAPR0 bit 11 says this port has none of: on LS1028A only PF0 (00:00.0) is a SerDes port", p.phyMode)
 	}
 	p.writeIfMode(r.Read32(regPM0_IF_MODE)&^(ifm_EN_AUTO|ifm_IFMODE_MASK|ifm_RG) | ifm_IFMODE_GMII)
 	var steps [][2]uint16
@@ -197,7 +197,7 @@ func (p *Port) setupInterface() error {
 	}
 	for _, s := range steps {
 		if err := p.mdioWrite22At(regIMDIO, pcsAddr, int(s[0]), s[1]); err != nil {
-			return fmt.Errorf("enetc %s: programming the PCS for %v (register %#x): %w", p.name, p.phyMode, s[0], err)
+			return fmt.Errorf("programming the PCS for %v (register %#x): %w", p.phyMode, s[0], err)
 		}
 	}
 	return nil
@@ -245,7 +245,7 @@ func (p *Port) readPCSLink() (driver.Link, error) {
 	case 2:
 		l.SpeedMbps = 1000
 	default:
-		return driver.Link{}, fmt.Errorf("enetc %s: PCS partner word %#x has a reserved speed code", p.name, w)
+		return driver.Link{}, fmt.Errorf("PCS partner word %#x has a reserved speed code", w)
 	}
 	return l, nil
 }

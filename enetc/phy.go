@@ -12,14 +12,14 @@ import (
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
-// findPHY picks the PHY: option phy=N or phy=none; else the device
+// selectPHY picks the PHY: option phy=N or phy=none; else the device
 // tree's phy-handle when it names a PHY on the port's own MDIO bus (a PHY
 // on the LS1028A's central MDIO function, 00:00.3, where mainline puts the
 // RDB's PHYs since 2021, is refused with what to do: gopmd does not drive
 // that function); else the first address whose ID registers answer.
 // Without one the link is fixed (an internal port). It records why in
 // phyWhy (PHYChoice). Called from New.
-func (p *Port) findPHY() error {
+func (p *Port) selectPHY() error {
 	p.lock()
 	defer p.unlock()
 	p.phyAddr = -1
@@ -39,7 +39,7 @@ func (p *Port) findPHY() error {
 	}
 	dt, err := p.dev.Node.ReadPHY()
 	if err != nil {
-		return fmt.Errorf("enetc %s: %w; give phy=N (the PHY's address on the port's MDIO bus) or phy=none (fixed link) to choose by hand", p.name, err)
+		return fmt.Errorf("%w; give phy=N (the PHY's address on the port's MDIO bus) or phy=none (fixed link) to choose by hand", err)
 	}
 	if dt.Found {
 		return p.phyFromDT(dt)
@@ -77,13 +77,13 @@ func (p *Port) phyFromDT(dt devtree.PHY) error {
 		p.phyWhy = fmt.Sprintf("address %d on the port's own MDIO bus: the device tree's %s names %s", dt.Addr, dt.Prop, dt.Node)
 		return nil
 	case dt.Parent.CentralMDIO():
-		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the LS1028A's central MDIO function (%s, PCI 00:00.3, 1957:ee01; mainline's RDB tree puts its PHYs there since 2021), which gopmd does not drive: "+
+		return fmt.Errorf("the device tree's %s names %s, address %d on the LS1028A's central MDIO function (%s, PCI 00:00.3, 1957:ee01; mainline's RDB tree puts its PHYs there since 2021), which gopmd does not drive: "+
 			"give phy=none to take the link from the Lynx PCS alone (SGMII or 2500BASE-X; the PHY keeps what the bootloader or kernel set), "+
 			"or phy=%d to reach it through this port's own MDIO controller where the board wires that one to the PHY (NXP calls MDIO through the port defeatured on the LS1028A)",
-			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent, dt.Addr)
+			dt.Prop, dt.Node, dt.Addr, dt.Parent, dt.Addr)
 	default:
-		return fmt.Errorf("enetc %s: the device tree's %s names %s, address %d on the MDIO bus of %s, which this port's MDIO registers do not drive: give phy=none (fixed link, or the PCS's link) or phy=N if this port's own MDIO reaches a PHY",
-			p.name, dt.Prop, dt.Node, dt.Addr, dt.Parent)
+		return fmt.Errorf("the device tree's %s names %s, address %d on the MDIO bus of %s, which this port's MDIO registers do not drive: give phy=none (fixed link, or the PCS's link) or phy=N if this port's own MDIO reaches a PHY",
+			dt.Prop, dt.Node, dt.Addr, dt.Parent)
 	}
 }
 
@@ -137,10 +137,10 @@ func (p *Port) readPHYLink() (driver.Link, error) {
 // hasPCS reports whether the port runs through the SerDes PCS.
 func (p *Port) hasPCS() bool { return p.phyMode == modeSGMII || p.phyMode == mode2500BaseX }
 
-// pollLinkLocked refreshes the link state and follows it: MAC TX/RX enabled
+// updateLinkLocked refreshes the link state and follows it: MAC TX/RX enabled
 // and TX accepted while up; MAC disabled and TX refused while down (§6,
 // §9 step 5). Caller holds ctl.
-func (p *Port) pollLinkLocked() driver.Link {
+func (p *Port) updateLinkLocked() driver.Link {
 	l := driver.Link{Up: true, SpeedMbps: p.fixedSpeed, FullDuplex: true} // VF and fixed links
 	if p.pf && (p.phyAddr >= 0 || p.hasPCS()) {
 		nl, err := p.readPHYLink()
@@ -210,7 +210,7 @@ func (p *Port) UpdateLink() driver.Link {
 	if p.closed {
 		return driver.Link{}
 	}
-	return p.pollLinkLocked()
+	return p.updateLinkLocked()
 }
 
 // watch is a started PF's housekeeping goroutine until stop closes: it
@@ -241,7 +241,7 @@ func (p *Port) watch(stop, done chan struct{}, linkEvery time.Duration) {
 		case <-linkTick:
 			p.lock()
 			if p.started {
-				p.pollLinkLocked()
+				p.updateLinkLocked()
 			}
 			p.unlock()
 		case <-ct.C:

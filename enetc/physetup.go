@@ -7,7 +7,7 @@ import (
 	"github.com/gopmd/gopmd/internal/mii"
 )
 
-// PHY set-up (docs/hardware.md, "The PHY"): once findPHY has chosen the
+// PHY set-up (docs/hardware.md, "The PHY"): once selectPHY has chosen the
 // port's PHY, it is named by its id and given what the kernel's driver
 // for it programs for the port's phy-mode (mii.Configure): on the
 // LS1028A-RDB's AR8033, the copper page (a boot loader may leave the
@@ -23,7 +23,7 @@ func (p *Port) PHYSetup() mii.Report {
 }
 
 // configurePHY names the port's PHY and programs it (called from New
-// after findPHY, PF only).
+// after selectPHY, PF only).
 func (p *Port) configurePHY() error {
 	p.lock()
 	defer p.unlock()
@@ -47,7 +47,7 @@ func (p *Port) configurePHY() error {
 	done, err := mii.Configure(rw, id, mii.Setup{Mode: p.phyModeName})
 	p.phySetup.Programmed = done
 	if err != nil {
-		return fmt.Errorf("enetc %s: set up %s: %w", p.name, p.phySetup.Name, err)
+		return fmt.Errorf("set up %s: %w", p.phySetup.Name, err)
 	}
 	if len(done) == 0 {
 		p.phySetup.Left = "the device tree asks nothing of this part; left as the boot loader set it"

@@ -108,7 +108,7 @@ type Port struct {
 	allMulti     bool
 	mcGroups     map[[6]byte]struct{} // multicast groups joined (multicast.go)
 	phyAddr      int                  // -1: no PHY found, fixed link
-	phyWhy       string               // which PHY and why (findPHY, PHYChoice)
+	phyWhy       string               // which PHY and why (selectPHY, PHYChoice)
 	switchLink   string               // the switch port whose CPU port this is (switchport.go)
 	takeCPUPort  bool                 // switch-cpu-port=take
 	stamps       driver.Timestamps    // timestamps= (timestamp.go)
@@ -166,25 +166,25 @@ var _ driver.Port = (*Port)(nil)
 func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	cfg = cfg.Defaults()
 	if !hostLittleEndian() {
-		return nil, errors.New("enetc: big-endian host: descriptor overlays assume little-endian")
+		return nil, errors.New("big-endian host: descriptor overlays assume little-endian")
 	}
 	p := &Port{dev: d, cfg: cfg, name: d.Spec.Raw, pf: d.DeviceID == pciDevicePF, phyAddr: -1, linkPoll: defaultLinkPoll}
 	if p.name == "" {
 		p.name = "enetc"
 	}
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
-		return nil, errors.New("enetc: BAR0 is not mapped: the device exposes no register window")
+		return nil, errors.New("BAR0 is not mapped: the device exposes no register window")
 	}
 	p.regs = d.Regions[0]
 	size := p.regs.Size()
 	if p.pf && size <= pfBAR0Min {
-		return nil, fmt.Errorf("enetc: BAR0 is %#x bytes; a PF needs more than %#x (SI, port and global blocks): is this a VF, or is the BAR mapped short?", size, pfBAR0Min)
+		return nil, fmt.Errorf("BAR0 is %#x bytes; a PF needs more than %#x (SI, port and global blocks): is this a VF, or is the BAR mapped short?", size, pfBAR0Min)
 	}
 	if !p.pf && size < vfBAR0Min {
-		return nil, fmt.Errorf("enetc: BAR0 is %#x bytes; a VF needs %#x (the SI block)", size, vfBAR0Min)
+		return nil, fmt.Errorf("BAR0 is %#x bytes; a VF needs %#x (the SI block)", size, vfBAR0Min)
 	}
 	if d.Mapper == nil {
-		return nil, errors.New("enetc: the device has no DMA mapper")
+		return nil, errors.New("the device has no DMA mapper")
 	}
 	if err := p.parseOptions(); err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.findPHY(); err != nil {
+		if err := p.selectPHY(); err != nil {
 			return nil, err
 		}
 		if err := p.configurePHY(); err != nil {
@@ -286,17 +286,13 @@ func (p *Port) bringUp() error {
 // rx-coalesce-ticks=T (RX interrupt coalescing, irq.go); phy-mode= and in-band= are resolvePHYMode's
 // (pcs.go). A value it cannot take is a *driver.OptionError.
 func (p *Port) parseOptions() error {
-	o := p.dev.Spec.Options
-	if o == nil {
-		return nil
-	}
-	if o.Has("timestamps") {
-		if err := p.parseTimestamps(o.Get("timestamps")); err != nil {
+	get := p.dev.Spec.Option
+	if v, ok := get("timestamps"); ok {
+		if err := p.parseTimestamps(v); err != nil {
 			return err
 		}
 	}
-	if o.Has("link-poll") {
-		v := o.Get("link-poll")
+	if v, ok := get("link-poll"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > time.Hour {
 			return driver.BadOption("link-poll", v, "not a poll interval", "0, or a duration from 10ms to 1h such as 100ms; 0 polls only on UpdateLink()")
@@ -306,22 +302,17 @@ func (p *Port) parseOptions() error {
 		}
 		p.linkPoll = d
 	}
-	if err := p.parseIRQOptions(o.Get, o.Has); err != nil {
+	if err := p.parseIRQOptions(get); err != nil {
 		return err
 	}
-	if o.Has("mac") {
-		v := o.Get("mac")
-		m, err := net.ParseMAC(v)
-		if err != nil || len(m) != 6 {
-			return driver.BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
-		}
-		if why := driver.MACProblem(m); why != "" {
-			return driver.BadOption("mac", v, why, driver.UnicastHint)
+	if v, ok := get("mac"); ok {
+		m, err := driver.MACOption(v)
+		if err != nil {
+			return err
 		}
 		p.mac = m
 	}
-	if o.Has("phy") {
-		v := o.Get("phy")
+	if v, ok := get("phy"); ok {
 		if n, err := strconv.Atoi(v); (err != nil || n < 0 || n > 31) && v != "none" {
 			return driver.BadOption("phy", v, "not a PHY address", "0 to 31, or none for a fixed link")
 		}
@@ -340,29 +331,29 @@ func (p *Port) checkConfig() error {
 		n    int
 	}{{"rx-ring", c.RxRingSize}, {"tx-ring", c.TxRingSize}} {
 		if r.n < 64 || r.n > 32768 || r.n&(r.n-1) != 0 {
-			return fmt.Errorf("enetc: %s size %d must be a power of two in [64, 32768]", r.what, r.n)
+			return fmt.Errorf("%s size %d must be a power of two in [64, 32768]", r.what, r.n)
 		}
 	}
 	if c.RxQueues < 1 || c.RxQueues > maxRings || c.TxQueues < 1 || c.TxQueues > maxRings {
-		return fmt.Errorf("enetc: %d RX / %d TX queues: each must be in [1, %d]", c.RxQueues, c.TxQueues, maxRings)
+		return fmt.Errorf("%d RX / %d TX queues: each must be in [1, %d]", c.RxQueues, c.TxQueues, maxRings)
 	}
 	// Buffers: each its own recycling unit (the pool's default; the region
 	// is mapped once, so whole 2048-byte buffers cost no more memory than
 	// half pages, and skip the split pages' shared count).
 	bs := c.BufSize
 	if bs < 256 || bs%dma.CacheLine != 0 || bs-pool.DefaultHeadroom > rbbsr_MAX {
-		return fmt.Errorf("enetc: buffer size %d must be a multiple of %d in [256, %d]", bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
+		return fmt.Errorf("buffer size %d must be a multiple of %d in [256, %d]", bs, dma.CacheLine, rbbsr_MAX+pool.DefaultHeadroom)
 	}
 	p.bufSize = bs
 	p.perPage = 1
 	// RBBSR is the buffer minus headroom, kept a multiple of 64 (§9 step 4).
 	p.rxBufLen = (bs - pool.DefaultHeadroom) &^ (dma.CacheLine - 1)
 	if c.MTU < 68 || c.MTU > MaxMTU {
-		return fmt.Errorf("enetc: MTU %d must be in [68, %d]", c.MTU, MaxMTU)
+		return fmt.Errorf("MTU %d must be in [68, %d]", c.MTU, MaxMTU)
 	}
 	p.mtu = c.MTU
 	if c.PoolSize < c.RxRingSize {
-		return fmt.Errorf("enetc: pool size %d is smaller than the RX ring (%d): the ring could never be filled", c.PoolSize, c.RxRingSize)
+		return fmt.Errorf("pool size %d is smaller than the RX ring (%d): the ring could never be filled", c.PoolSize, c.RxRingSize)
 	}
 	return nil
 }
@@ -468,12 +459,12 @@ func (p *Port) configureSI() error {
 	}
 	if p.maxTx == 0 || p.maxRx == 0 {
 		if !p.pf {
-			return fmt.Errorf("enetc %s: SICAPR0=%#x: this VF owns %d TX and %d RX rings: its PF (%s) assigns a VF's rings (PSICFGR0(VF+1)) as it starts; open that PF with gopmd first, asking it for at most %d queues so rings are left for its VFs, or leave the PF to Linux's fsl-enetc, which assigns them at probe", p.name, c, p.maxTx, p.maxRx, p.pfName(), pfRings)
+			return fmt.Errorf("SICAPR0=%#x: this VF owns %d TX and %d RX rings: its PF (%s) assigns a VF's rings (PSICFGR0(VF+1)) as it starts; open that PF with gopmd first, asking it for at most %d queues so rings are left for its VFs, or leave the PF to Linux's fsl-enetc, which assigns them at probe", c, p.maxTx, p.maxRx, p.pfName(), pfRings)
 		}
-		return fmt.Errorf("enetc %s: SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", p.name, c, p.maxTx, p.maxRx)
+		return fmt.Errorf("SICAPR0=%#x: this SI owns %d TX and %d RX rings; the PF must assign rings (PSICFGR0) first", c, p.maxTx, p.maxRx)
 	}
 	if p.cfg.TxQueues > p.maxTx || p.cfg.RxQueues > p.maxRx {
-		return fmt.Errorf("enetc %s: %d TX / %d RX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.name, p.cfg.TxQueues, p.cfg.RxQueues, p.maxTx, p.maxRx)
+		return fmt.Errorf("%d RX / %d TX queues asked, the SI owns %d / %d rings (SICAPR0): ask for fewer queues", p.cfg.RxQueues, p.cfg.TxQueues, p.maxRx, p.maxTx)
 	}
 	if !p.pf {
 		// The VF's MAC is the PF's to set (§2.10): what SIPMAR holds, or
@@ -519,11 +510,11 @@ func (p *Port) allocRings() error {
 	off += rssTableMax
 	reg, err := dma.Alloc(p.dev.Mapper, off, dma.Options{Attr: dma.Attr{Contiguous: true, Name: p.name + " rings"}})
 	if err != nil {
-		return fmt.Errorf("enetc %s: BD ring memory (%d bytes, one contiguous run): %w", p.name, off, err)
+		return fmt.Errorf("BD ring memory (%d bytes, one contiguous run): %w", off, err)
 	}
 	p.ringMem = reg
 	if reg.IOVA()%bdRingAlign != 0 {
-		return fmt.Errorf("enetc %s: ring memory IOVA %#x is not %d-byte aligned", p.name, reg.IOVA(), bdRingAlign)
+		return fmt.Errorf("ring memory IOVA %#x is not %d-byte aligned", reg.IOVA(), bdRingAlign)
 	}
 	mem := reg.Bytes()
 	for i := range txOff {
@@ -532,20 +523,35 @@ func (p *Port) allocRings() error {
 	}
 	count := align(c.PoolSize, p.perPage)
 	for i := range rxOff {
-		name := fmt.Sprintf("%s rxq%d", p.name, i)
+		name := fmt.Sprintf("%s rx%d", p.name, i)
 		preg, err := dma.Alloc(p.dev.Mapper, count*p.bufSize, dma.Options{Attr: dma.Attr{Name: name + " buffers"}, NonCoherent: p.dev.NonCoherent})
 		if err != nil {
-			return fmt.Errorf("enetc %s: RX queue %d buffers (%d x %d bytes): %w", p.name, i, count, p.bufSize, err)
+			return fmt.Errorf("RX queue %d buffers (%d x %d bytes): %w", i, count, p.bufSize, err)
 		}
 		pl, err := pool.New(preg, pool.Config{Name: name, Count: count, BufSize: p.bufSize, PerPage: p.perPage})
 		if err != nil {
 			_ = preg.Close()
-			return fmt.Errorf("enetc %s: %w", p.name, err)
+			return fmt.Errorf("RX queue %d pool: %w", i, err)
 		}
 		q := newRxQueue(p, i, mem[rxOff[i]:rxOff[i]+c.RxRingSize*bdSize], reg.IOVAAt(rxOff[i]), pl, preg)
 		p.rx = append(p.rx, q)
 	}
 	return nil
+}
+
+// closePools closes each RX queue's pool, waiting up to StopTimeout for
+// the buffers still out, and reports those by holder; a pool with buffers
+// out keeps its memory mapped (freeMemory leaves it), for they may still
+// be written.
+func (p *Port) closePools() error {
+	var errs []error
+	for _, q := range p.rx {
+		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.idx, err))
+			q.region = nil // leaked buffers may still be written: keep the memory
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // freeMemory releases what allocRings got (the device must be quiet).
@@ -570,8 +576,9 @@ func (p *Port) freeMemory() error {
 	return errors.Join(errs...)
 }
 
-// errClosed is driver.ErrClosed with the port's name.
-func (p *Port) errClosed() error { return fmt.Errorf("enetc %s: %w", p.name, driver.ErrClosed) }
+// errClosed is what calls that would touch a released device return:
+// driver.ErrClosed, which the caller puts in the context of the port.
+func (p *Port) errClosed() error { return driver.ErrClosed }
 
 // Info implements driver.Port; a closed port returns a zero PortInfo.
 func (p *Port) Info() driver.PortInfo {
@@ -642,7 +649,7 @@ func (p *Port) Start() error {
 	p.started = true
 	p.gate.Open(gate.Stopped | gate.LinkDown)
 	p.startIRQ()
-	p.pollLinkLocked()
+	p.updateLinkLocked()
 	if p.pf {
 		var linkEvery time.Duration
 		if p.phyAddr >= 0 || p.hasPCS() {
@@ -659,11 +666,11 @@ func (p *Port) Start() error {
 // RSS set up again as in New. Caller holds ctl; the port is stopped.
 func (p *Port) resetFunction() error {
 	if p.dev.Reset == nil {
-		return fmt.Errorf("enetc %s: a TX ring did not drain at the last Stop and this device offers no function reset: close and reopen it", p.name)
+		return fmt.Errorf("a TX ring did not drain at the last Stop and this device offers no function reset: close and reopen it")
 	}
 	p.accumulateLocked() // the reset zeroes the counters: keep what they held
 	if err := p.dev.Reset(); err != nil {
-		return fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w", p.name, err)
+		return fmt.Errorf("function reset after a stuck TX ring: %w", err)
 	}
 	p.countersResetLocked()
 	if p.pf {
@@ -720,19 +727,21 @@ func (p *Port) stopLocked() error {
 	p.gate.Close(gate.Stopped)
 	p.stopIRQ()
 	deadline := time.Now().Add(p.cfg.StopTimeout)
-	p.waitQueuesIdle(deadline)
 	var errs []error
+	if !p.waitQueuesIdle(deadline) {
+		errs = append(errs, fmt.Errorf("a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.cfg.StopTimeout))
+	}
 	// TX first: wait until the device consumed every queued BD (TBCIR ==
 	// TBPIR). Frames cannot leave while the link is down or the MAC is off
 	// (§5.4), so follow the link meanwhile: a link that came back since the
 	// last poll gets the MAC enabled again.
-	p.pollLinkLocked()
+	p.updateLinkLocked()
 	lastPoll := time.Now()
 	for _, q := range p.tx {
 		for q.hwCI() != q.ntu && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Microsecond)
 			if p.pf && p.phyAddr >= 0 && time.Since(lastPoll) > 2*time.Millisecond {
-				p.pollLinkLocked()
+				p.updateLinkLocked()
 				lastPoll = time.Now()
 			}
 		}
@@ -756,8 +765,8 @@ func (p *Port) stopLocked() error {
 		}
 		if n := q.drain(); n > 0 {
 			p.needsReset = true
-			errs = append(errs, fmt.Errorf("enetc %s: TX ring %d did not drain within %v (TBCIR %d, TBPIR %d): %d frames dropped; the ring needs a function reset (erratum: PI/CI cannot be reset), which Close performs",
-				p.name, q.idx, p.cfg.StopTimeout, q.hwCI(), q.ntu, n))
+			errs = append(errs, fmt.Errorf("TX ring %d did not drain within %v (TBCIR %d, TBPIR %d): %d frames dropped; the ring needs a function reset (erratum: PI/CI cannot be reset), which Close performs",
+				q.idx, p.cfg.StopTimeout, q.hwCI(), q.ntu, n))
 		}
 	}
 	for _, q := range p.rx {
@@ -777,8 +786,13 @@ func (p *Port) concurrentUse(kind string, idx int, call string) {
 }
 
 // waitQueuesIdle waits until no queue is inside a burst, or until deadline
-// if it is not zero.
-func (p *Port) waitQueuesIdle(deadline time.Time) {
+// if it is not zero, and reports whether none is.
+func (p *Port) waitQueuesIdle(deadline time.Time) bool {
+	return gate.WaitIdle(p.bursts(), deadline)
+}
+
+// bursts are the queues' "in a burst" flags, for Stop to wait on.
+func (p *Port) bursts() []*gate.Flag {
 	flags := make([]*gate.Flag, 0, len(p.rx)+len(p.tx))
 	for _, q := range p.rx {
 		flags = append(flags, &q.burst)
@@ -786,7 +800,7 @@ func (p *Port) waitQueuesIdle(deadline time.Time) {
 	for _, q := range p.tx {
 		flags = append(flags, &q.burst)
 	}
-	gate.WaitIdle(flags, deadline)
+	return flags
 }
 
 // Close implements driver.Port: Stop, close the pools (leaks are
@@ -796,37 +810,31 @@ func (p *Port) waitQueuesIdle(deadline time.Time) {
 // (*pool.LeakError) and their pool's memory stays mapped: Data on them
 // stays safe. Afterwards every method fails closed (driver.ErrClosed, see
 // package driver); a second Close returns nil.
+//
+// The steps, in the order both drivers take them: Stop; mark the port closed and keep
+// every burst off the rings; close the interrupts; close the pools
+// (waiting for buffers out); read the counters a last time; disable the
+// device; unmap the memory no leaked buffer needs; release the device.
 func (p *Port) Close() error {
-	stopErr := p.Stop()
-	if stopErr != nil && !p.needsReset && !errors.Is(stopErr, driver.ErrClosed) {
-		return stopErr
+	stopErr := p.Stop() // a TX ring that did not drain: its frames were dropped
+	if errors.Is(stopErr, driver.ErrClosed) {
+		return nil // a second Close
 	}
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
-	if p.closed {
-		return nil
-	}
 	p.closed = true
 	p.shut.Store(true)
 	p.gate.Close(gate.Stopped) // no burst starts again: it would reach unmapped rings
 	defer p.unregister()       // its queues are never polled again; the chip's rule lets go of it
 	p.closeIRQ()
-	var errs []error
-	if stopErr != nil && !errors.Is(stopErr, driver.ErrClosed) {
-		errs = append(errs, stopErr) // a TX ring that did not drain: its frames were dropped
-	}
-	leaked := false
+	errs := []error{stopErr}
 	// Waiting for buffers touches no register, so it runs without the
 	// ERR050089 read lock: another port's Stop, which may be what returns
 	// them (it reclaims this port's buffers from its TX ring), must not
 	// queue behind an MDIO transaction that queues behind us.
-	for _, q := range p.rx {
-		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
-			errs = append(errs, fmt.Errorf("enetc %s: RX queue %d: %w", p.name, q.idx, err))
-			leaked = true
-			q.region = nil // leaked buffers may still be written: keep the memory
-		}
-	}
+	poolErr := p.closePools()
+	leaked := poolErr != nil
+	errs = append(errs, poolErr)
 	p.chip.rw.RLock()
 	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	if p.rssOn {
@@ -839,7 +847,7 @@ func (p *Port) Close() error {
 	}
 	if p.needsReset && p.dev.Reset != nil {
 		if err := p.dev.Reset(); err != nil {
-			errs = append(errs, fmt.Errorf("enetc %s: function reset after a stuck TX ring: %w; DMA memory stays mapped", p.name, err))
+			errs = append(errs, fmt.Errorf("function reset after a stuck TX ring: %w; DMA memory stays mapped", err))
 			leaked = true
 		}
 	}
@@ -851,7 +859,7 @@ func (p *Port) Close() error {
 	}
 	if p.dev.Release != nil {
 		if err := p.dev.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("enetc %s: release: %w", p.name, err))
+			errs = append(errs, fmt.Errorf("release: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -860,7 +868,7 @@ func (p *Port) Close() error {
 // SetPromiscuous implements driver.Port (PF only: PSIPMR).
 func (p *Port) SetPromiscuous(on bool) error {
 	if !p.pf {
-		return fmt.Errorf("enetc %s: promiscuous mode: %w", p.name, ErrNotPF)
+		return fmt.Errorf("promiscuous mode: %w", ErrNotPF)
 	}
 	p.lock()
 	defer p.unlock()
@@ -876,7 +884,7 @@ func (p *Port) SetPromiscuous(on bool) error {
 // tag, FCS) are accepted, up to 9600 (§4.9). The port must be stopped.
 func (p *Port) SetMTU(mtu int) error {
 	if mtu < 68 || mtu > MaxMTU {
-		return fmt.Errorf("enetc %s: MTU %d must be in [68, %d]", p.name, mtu, MaxMTU)
+		return fmt.Errorf("MTU %d must be in [68, %d]", mtu, MaxMTU)
 	}
 	p.lock()
 	defer p.unlock()
@@ -884,7 +892,7 @@ func (p *Port) SetMTU(mtu int) error {
 		return p.errClosed()
 	}
 	if p.started {
-		return fmt.Errorf("enetc %s: set MTU: stop the port first", p.name)
+		return fmt.Errorf("set MTU: stop the port first")
 	}
 	if err := p.checkJumbo(mtu); err != nil {
 		return err
@@ -917,7 +925,7 @@ func (p *Port) MAC() net.HardwareAddr {
 // PF answers. An address no station may have (driver.MACProblem: not 6
 // bytes, multicast, broadcast, zero) is refused and nothing changes.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
-	if err := driver.CheckUnicast("enetc "+p.name, mac); err != nil {
+	if err := driver.CheckUnicast("set MAC", mac); err != nil {
 		return err
 	}
 	p.lock()

@@ -31,11 +31,11 @@ const cbdrTimeout = 100 * time.Millisecond
 func (p *Port) setupRSS() error {
 	r := p.regs
 	if r.Read32(regSIPCAPR0)&sipcapr0_RSS == 0 {
-		return fmt.Errorf("enetc %s: %d RX queues need RSS, which this SI does not offer (SIPCAPR0.RSS clear): use one RX queue", p.name, p.cfg.RxQueues)
+		return fmt.Errorf("%d RX queues need RSS, which this SI does not offer (SIPCAPR0.RSS clear): use one RX queue", p.cfg.RxQueues)
 	}
 	entries := 32 << (r.Read32(regSIRSSCAPR) & 0xF)
 	if entries > rssTableMax {
-		return fmt.Errorf("enetc %s: SIRSSCAPR reports %d RSS buckets; at most %d supported", p.name, entries, rssTableMax)
+		return fmt.Errorf("SIRSSCAPR reports %d RSS buckets; at most %d supported", entries, rssTableMax)
 	}
 	if p.pf {
 		for i := 0; i < prssk_WORDS; i++ {
@@ -86,7 +86,7 @@ func (p *Port) zeroPortMemories() error {
 	}
 	rss := 32 << (r.Read32(regPRSSCAPR) & 0xF)
 	if rss > rssTableMax {
-		return fmt.Errorf("enetc %s: PRSSCAPR reports %d RSS entries for the port; gopmd zeroes at most %d", p.name, rss, rssTableMax)
+		return fmt.Errorf("PRSSCAPR reports %d RSS entries for the port; gopmd zeroes at most %d", rss, rssTableMax)
 	}
 	c := cbd{index: 0, length: uint16(rss), cmd: cbdCmdSet, class: cbdClassRSS}
 	c.addr[0], c.addr[1] = uint32(iova), uint32(iova>>32)
@@ -109,7 +109,7 @@ func (p *Port) cbdrEnable() error {
 	r := p.regs
 	iova := p.ringMem.IOVAAt(p.cbdrOff)
 	if iova%bdRingAlign != 0 {
-		return fmt.Errorf("enetc %s: control BD ring IOVA %#x is not %d-byte aligned", p.name, iova, bdRingAlign)
+		return fmt.Errorf("control BD ring IOVA %#x is not %d-byte aligned", iova, bdRingAlign)
 	}
 	r.Write32(regSICBDRMR, 0)
 	r.Write32(regSICAR2, sicar2_VALUE)
@@ -140,10 +140,10 @@ func (p *Port) cbdrRun(c cbd, what string) error {
 			break
 		}
 		if ci >= cbdrLen {
-			return fmt.Errorf("enetc %s: %s: SICBDRCIR %d lies outside the %d-entry control ring", p.name, what, ci, cbdrLen)
+			return fmt.Errorf("%s: SICBDRCIR %d lies outside the %d-entry control ring", what, ci, cbdrLen)
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("enetc %s: %s: the control BD ring did not consume the command within %v (SICBDRCIR %d, PIR %d)", p.name, what, cbdrTimeout, ci, next)
+			return fmt.Errorf("%s: the control BD ring did not consume the command within %v (SICBDRCIR %d, PIR %d)", what, cbdrTimeout, ci, next)
 		}
 		time.Sleep(10 * time.Microsecond)
 	}
@@ -151,7 +151,7 @@ func (p *Port) cbdrRun(c cbd, what string) error {
 	dma.ReadBarrier() // the index before the status the device wrote back
 	st := atomic.LoadUint32((*uint32)(ptrAt(ring, int(i), 28)))
 	if e := (st >> 24) & cbdStatusErrMask; e != 0 {
-		return fmt.Errorf("enetc %s: %s: the device reported error status %#x for control BD class %d cmd %d", p.name, what, e, c.class, c.cmd)
+		return fmt.Errorf("%s: the device reported error status %#x for control BD class %d cmd %d", what, e, c.class, c.cmd)
 	}
 	return nil
 }

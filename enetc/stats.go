@@ -236,54 +236,39 @@ func (p *Port) Registers() []driver.RegValue {
 // Rings reports every ring's indices (driver.RingState). The driver's
 // indices are read without synchronisation: call it while the queues are
 // idle for exact values.
-func (p *Port) Rings() []driver.RingState {
-	p.lock()
-	defer p.unlock()
-	if p.closed {
-		return nil
-	}
-	var out []driver.RingState
-	for _, q := range p.tx {
-		out = append(out, driver.RingState{Kind: "tx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
-			NextToUse: int(q.ntu), NextToClean: int(q.ntc), Owned: int((q.ntu - q.ntc) & q.mask),
-			Doorbells:      q.doorbells.Load(),
-			Enabled:        p.regs.Read32(txRingReg(q.idx, regTBMR))&tbmr_EN != 0,
-			DeviceProducer: int(p.regs.Read32(txRingReg(q.idx, regTBPIR))),
-			DeviceConsumer: int(p.regs.Read32(txRingReg(q.idx, regTBCIR)))})
-	}
-	for _, q := range p.rx {
-		out = append(out, driver.RingState{Kind: "rx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
-			NextToUse: int(q.ntu), NextToClean: int(q.ntc), Owned: int((q.ntu - q.ntc) & q.mask),
-			Enabled:        p.regs.Read32(rxRingReg(q.idx, regRBMR))&rbmr_EN != 0,
-			DeviceProducer: int(p.regs.Read32(rxRingReg(q.idx, regRBPIR))),
-			DeviceConsumer: int(p.regs.Read32(rxRingReg(q.idx, regRBCIR)))})
-	}
-	return out
-}
+func (p *Port) Rings() []driver.RingState { return p.rings(false) }
 
 // LiveRings implements driver.LiveInspector: Rings without the driver's
 // indices, safe while the queues are polled.
-func (p *Port) LiveRings() []driver.RingState {
+func (p *Port) LiveRings() []driver.RingState { return p.rings(true) }
+
+// rings reports every ring, with the driver's indices unless live, and
+// each ring's mode, producer-index and consumer-index registers.
+func (p *Port) rings(live bool) []driver.RingState {
 	p.lock()
 	defer p.unlock()
 	if p.closed {
 		return nil
 	}
+	m := rawRegisterMap(p.dev)
 	var out []driver.RingState
 	for _, q := range p.tx {
-		out = append(out, driver.RingState{Kind: "tx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
-			NextToUse: -1, NextToClean: -1, Owned: -1,
-			Doorbells:      q.doorbells.Load(),
-			Enabled:        p.regs.Read32(txRingReg(q.idx, regTBMR))&tbmr_EN != 0,
-			DeviceProducer: int(p.regs.Read32(txRingReg(q.idx, regTBPIR))),
-			DeviceConsumer: int(p.regs.Read32(txRingReg(q.idx, regTBCIR)))})
+		r := driver.RingState{Kind: "tx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
+			NextToUse: -1, NextToClean: -1, Owned: -1, Doorbells: q.doorbells.Load(),
+			Regs: driver.ReadRegs(p.regs, m, txRingReg(q.idx, regTBMR), txRingReg(q.idx, regTBPIR), txRingReg(q.idx, regTBCIR))}
+		if !live { // the queue's goroutine owns its indices
+			r.NextToUse, r.NextToClean, r.Owned = int(q.ntu), int(q.ntc), int((q.ntu-q.ntc)&q.mask)
+		}
+		out = append(out, r)
 	}
 	for _, q := range p.rx {
-		out = append(out, driver.RingState{Kind: "rx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
+		r := driver.RingState{Kind: "rx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
 			NextToUse: -1, NextToClean: -1, Owned: -1,
-			Enabled:        p.regs.Read32(rxRingReg(q.idx, regRBMR))&rbmr_EN != 0,
-			DeviceProducer: int(p.regs.Read32(rxRingReg(q.idx, regRBPIR))),
-			DeviceConsumer: int(p.regs.Read32(rxRingReg(q.idx, regRBCIR)))})
+			Regs: driver.ReadRegs(p.regs, m, rxRingReg(q.idx, regRBMR), rxRingReg(q.idx, regRBPIR), rxRingReg(q.idx, regRBCIR))}
+		if !live {
+			r.NextToUse, r.NextToClean, r.Owned = int(q.ntu), int(q.ntc), int((q.ntu-q.ntc)&q.mask)
+		}
+		out = append(out, r)
 	}
 	return out
 }

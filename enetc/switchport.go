@@ -69,15 +69,15 @@ func (p *Port) checkSwitchLink() error {
 	}
 	l, err := SwitchLink(p.dev.Node)
 	if err != nil {
-		return fmt.Errorf("enetc %s: reading the device tree for a switch link: %w", p.name, err)
+		return fmt.Errorf("reading the device tree for a switch link: %w", err)
 	}
 	p.switchLink = l
 	if l == "" || p.takeCPUPort {
 		return nil
 	}
-	return fmt.Errorf("enetc %s: the device tree makes this function %s: %w. On the LS1028A-RDB PF2 carries the Felix switch's traffic to the host; with the function here nothing configures the switch, and where the kernel's switch driver runs its frames carry switch tags, yet the internal link would show up at 2500 Mb/s either way. "+
+	return fmt.Errorf("the device tree makes this function %s: %w. On the LS1028A-RDB PF2 carries the Felix switch's traffic to the host; with the function here nothing configures the switch, and where the kernel's switch driver runs its frames carry switch tags, yet the internal link would show up at 2500 Mb/s either way. "+
 		"Use PF0 or PF1 for untagged traffic on a front port; give switch-cpu-port=take (nicctl: --force) to drive this function anyway, as an internal link to whatever the switch's setup lets through",
-		p.name, l, ErrSwitchCPUPort)
+		l, ErrSwitchCPUPort)
 }
 
 // parseSwitchOption reads switch-cpu-port=take.

@@ -101,7 +101,7 @@ type timerSettings struct {
 // CLOCK_REALTIME, as Linux's probe does.
 func NewTimer(d *driver.Device) (*Timer, error) {
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
-		return nil, fmt.Errorf("enetc timer: BAR0 is not mapped")
+		return nil, errors.New("BAR0 is not mapped")
 	}
 	t := &Timer{name: d.Spec.Raw, dev: d, r: d.Regions[0]}
 	s, err := t.settings()
@@ -126,7 +126,7 @@ func NewTimer(d *driver.Device) (*Timer, error) {
 	}
 	r.Write32(tmrCTRL, t.ctrl|tmrCtrlTE)
 	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("enetc timer %s: %w", t.name, err)
+		return nil, fmt.Errorf("start the timer: %w", err)
 	}
 	return t, nil
 }
@@ -139,14 +139,14 @@ func (t *Timer) settings() (timerSettings, error) {
 	if v := t.dev.Spec.Options.Get("ref-clock"); v != "" {
 		hz, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || hz <= 100_000_000 || hz > 1_000_000_000 {
-			return s, driver.OptionInSpec(t.name, driver.BadOption("ref-clock", v, "not a timer reference clock rate",
-				"the rate in Hz of the clock the device tree gives the timer (clocks = <&clockgen ...>), above 100 MHz and at most 1 GHz; default 400000000"))
+			return s, driver.BadOption("ref-clock", v, "not a timer reference clock rate",
+				"the rate in Hz of the clock the device tree gives the timer (clocks = <&clockgen ...>), above 100 MHz and at most 1 GHz; default 400000000")
 		}
 		return autoConfig(hz), nil
 	}
 	if node := t.dev.Node; node.Exists() {
 		if ds, ok, err := dtSettings(node); err != nil {
-			return s, fmt.Errorf("enetc timer %s: %w", t.name, err)
+			return s, fmt.Errorf("timer settings from the device tree: %w", err)
 		} else if ok {
 			return ds, nil
 		}
@@ -418,7 +418,7 @@ func (p *Port) Clock() (driver.Clock, error) {
 	}
 	c, ok := driver.ChipClock(p.dev.Chip)
 	if !ok {
-		return nil, fmt.Errorf("enetc %s: %w: the chip's 1588 timer is not open; open it first (driver.OpenClock(\"pci:0000:00:00.4\"), or sim:enetc-timerN with this port's chip=)", p.name, driver.ErrNoClock)
+		return nil, fmt.Errorf("%w: the chip's 1588 timer is not open; open it first (driver.OpenClock(\"pci:0000:00:00.4\"), or sim:enetc-timerN with this port's chip=)", driver.ErrNoClock)
 	}
 	return portClock{c}, nil
 }

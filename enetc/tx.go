@@ -89,10 +89,10 @@ func (q *txQueue) setup() error {
 	pi := r.Read32(txRingReg(q.idx, regTBPIR)) & tbcir_IDX_MSK
 	ci := r.Read32(txRingReg(q.idx, regTBCIR)) & tbcir_IDX_MSK
 	if pi > q.mask || ci > q.mask {
-		return fmt.Errorf("enetc %s: TX ring %d: TBPIR %d / TBCIR %d lie outside the %d-BD ring (left by an earlier user with another ring size): reset the function (reopen the device) or use that ring size", q.port.name, q.idx, pi, ci, len(q.bds))
+		return fmt.Errorf("TX ring %d: TBPIR %d / TBCIR %d lie outside the %d-BD ring (left by an earlier user with another ring size): reset the function (reopen the device) or use that ring size", q.idx, pi, ci, len(q.bds))
 	}
 	if pi != ci {
-		return fmt.Errorf("enetc %s: TX ring %d holds unsent BDs (TBPIR %d != TBCIR %d) from an earlier user; ENETC v1 cannot reset them (erratum): reset the function (reopen the device)", q.port.name, q.idx, pi, ci)
+		return fmt.Errorf("TX ring %d holds unsent BDs (TBPIR %d != TBCIR %d) from an earlier user; ENETC v1 cannot reset them (erratum): reset the function (reopen the device)", q.idx, pi, ci)
 	}
 	r.Write32(txRingReg(q.idx, regTBIER), 0) // poll mode: no interrupts
 	for i := range q.bds {
@@ -398,7 +398,7 @@ func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
 	}
 	r, ok := rx.(*rxQueue)
 	if !ok {
-		return fmt.Errorf("enetc %s: TX ring %d: RecycleDirect takes an RX queue of an ENETC port, not %T; without it reclaim frees through the pools' shared rings", q.port.name, q.idx, rx)
+		return fmt.Errorf("TX ring %d: RecycleDirect takes an RX queue of an ENETC port, not %T; without it reclaim frees through the pools' shared rings", q.idx, rx)
 	}
 	q.direct, q.directRx = r.pool, &r.burst
 	return nil

@@ -63,7 +63,7 @@ func (p *Port) allocMsg() error {
 	}
 	reg, err := dma.Alloc(p.dev.Mapper, n, dma.Options{Attr: dma.Attr{Contiguous: true, Name: p.name + " VF messages"}})
 	if err != nil {
-		return fmt.Errorf("enetc %s: mailbox memory: %w", p.name, err)
+		return fmt.Errorf("mailbox memory: %w", err)
 	}
 	p.msgMem = reg
 	return nil
@@ -119,7 +119,7 @@ func (p *Port) askPFSetMAC(mac net.HardwareAddr) error {
 	copy(b[6:12], mac)
 	r := p.regs
 	if r.Read32(regVSIMSGSR)&vsimsgsr_MB != 0 {
-		return fmt.Errorf("enetc %s: asking the PF to set MAC %s: an earlier message is still unanswered (VSIMSGSR.MB): %w; %s", p.name, mac, ErrNoPFAnswer, noPFHint(mac))
+		return fmt.Errorf("asking the PF to set MAC %s: an earlier message is still unanswered (VSIMSGSR.MB): %w; %s", mac, ErrNoPFAnswer, noPFHint(mac))
 	}
 	iova := p.msgMem.IOVA()
 	r.Write32(regVSIMSGSND1, uint32(iova>>32))
@@ -128,7 +128,7 @@ func (p *Port) askPFSetMAC(mac net.HardwareAddr) error {
 	st := r.Read32(regVSIMSGSR)
 	for st&vsimsgsr_MB != 0 {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("enetc %s: asked the PF to set MAC %s (VSI-to-PSI message), no answer within %v: %w; %s", p.name, mac, vfMsgTimeout, ErrNoPFAnswer, noPFHint(mac))
+			return fmt.Errorf("asked the PF to set MAC %s (VSI-to-PSI message), no answer within %v: %w; %s", mac, vfMsgTimeout, ErrNoPFAnswer, noPFHint(mac))
 		}
 		p.chip.rw.RUnlock()
 		time.Sleep(time.Millisecond)
@@ -136,10 +136,10 @@ func (p *Port) askPFSetMAC(mac net.HardwareAddr) error {
 		st = r.Read32(regVSIMSGSR)
 	}
 	if st&vsimsgsr_MS != 0 {
-		return fmt.Errorf("enetc %s: the PF refused to set MAC %s (message code %d): a PF's administrator may have fixed this VF's MAC; set it on the PF side", p.name, mac, st>>msgCodeShift)
+		return fmt.Errorf("the PF refused to set MAC %s (message code %d): a PF's administrator may have fixed this VF's MAC; set it on the PF side", mac, st>>msgCodeShift)
 	}
 	if got := macFromRegs(r.Read32(regSIPMAR0), r.Read32(regSIPMAR1)); got.String() != mac.String() {
-		return fmt.Errorf("enetc %s: the PF answered the request for MAC %s but SIPMAR shows %s: the PF keeps a MAC its administrator set for this VF (Linux: ip link set <pf> vf <n> mac)", p.name, mac, got)
+		return fmt.Errorf("the PF answered the request for MAC %s but SIPMAR shows %s: the PF keeps a MAC its administrator set for this VF (Linux: ip link set <pf> vf <n> mac)", mac, got)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func TestFrameSizePerSoC(t *testing.T) {
 			t.Errorf("%s: MaxMTU %d, want %d", soc, got, want)
 		}
 		err := p.SetMTU(want + 1)
-		if err == nil || !strings.Contains(err.Error(), prof.Compatible[0]) || !strings.Contains(err.Error(), "68..") {
+		if err == nil || !strings.Contains(err.Error(), prof.Compatible[0]) || !strings.Contains(err.Error(), "must be in [68, ") {
 			t.Errorf("%s: SetMTU(%d) = %v, want an error naming %s and the range", soc, want+1, err, prof.Compatible[0])
 		}
 		if err := p.SetMTU(want); err != nil {

@@ -194,14 +194,14 @@ func (p *Port) ProbeIRQ(ring int) error {
 	case s.Closed() || p.shut.Load():
 		return p.errClosed()
 	case ring < 0 || ring >= len(p.rx):
-		return fmt.Errorf("fec %s: no RX ring %d (the port has %d)", p.name, ring, len(p.rx))
+		return fmt.Errorf("no RX ring %d (the port has %d)", ring, len(p.rx))
 	case p.dev.OpenIRQ == nil:
-		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w", p.name, ring, p.dev.Backend, driver.ErrNoInterrupt)
+		return fmt.Errorf("rx%d: the %s backend delivers no interrupt: %w", ring, p.dev.Backend, driver.ErrNoInterrupt)
 	}
 	i := s.ringIRQ[ring]
 	h, err := p.dev.OpenIRQ(i)
 	if err != nil {
-		return fmt.Errorf("fec %s: rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w", p.name, ring, s.ringLine[ring], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt)
+		return fmt.Errorf("rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w", ring, s.ringLine[ring], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt)
 	}
 	return h.Close()
 }
@@ -218,26 +218,26 @@ func (q *rxQueue) ArmInterrupt() error {
 	case s.Closed():
 		return p.errClosed()
 	case s.Stopping():
-		return fmt.Errorf("fec %s: rx%d: arm the interrupt: %w", p.name, q.id, driver.ErrStopped)
+		return fmt.Errorf("rx%d: arm the interrupt: %w", q.id, driver.ErrStopped)
 	case p.dev.OpenIRQ == nil:
-		return fmt.Errorf("fec %s: rx%d: the %s backend delivers no interrupt: %w (use platform: with vfio-platform or uio_pdrv_genirq, uio:, or sim:)", p.name, q.id, p.dev.Backend, driver.ErrNoInterrupt)
+		return fmt.Errorf("rx%d: the %s backend delivers no interrupt: %w (use platform: with vfio-platform or uio_pdrv_genirq, uio:, or sim:)", q.id, p.dev.Backend, driver.ErrNoInterrupt)
 	}
 	i := s.ringIRQ[q.id]
 	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(i) }); err != nil {
 		if i != 0 {
-			return fmt.Errorf("fec %s: rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w; bind the node to vfio-platform, which delivers every interrupt (uio_pdrv_genirq delivers only the first), or poll rx%d instead of sleeping on it",
-				p.name, q.id, s.ringLine[q.id], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt, q.id)
+			return fmt.Errorf("rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w; bind the node to vfio-platform, which delivers every interrupt (uio_pdrv_genirq delivers only the first), or poll rx%d instead of sleeping on it",
+				q.id, s.ringLine[q.id], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt, q.id)
 		}
-		return fmt.Errorf("fec %s: rx%d: open the interrupt: %w", p.name, q.id, err)
+		return fmt.Errorf("rx%d: open the interrupt: %w", q.id, err)
 	}
 	p.regs.Write32(regEIR, eirRXFn[q.id]|eirRXBn[q.id]) // W1C: only events from now on count
 	if err := q.irq.Drain(); err != nil {
-		return fmt.Errorf("fec %s: rx%d: %w", p.name, q.id, err)
+		return fmt.Errorf("rx%d: %w", q.id, err)
 	}
 	p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)|eirRXFn[q.id])
 	if err := q.irq.Line.Unmask(); err != nil {
 		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.id])
-		return fmt.Errorf("fec %s: rx%d: %w", p.name, q.id, err)
+		return fmt.Errorf("rx%d: %w", q.id, err)
 	}
 	q.irq.Armed++
 	return nil

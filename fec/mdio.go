@@ -67,12 +67,24 @@ func (b *mdioBus) frame(frame uint32) (uint32, error) {
 	return r.Read32(regMMFR) & mmfr_DATA_MASK, r.Err()
 }
 
+// checkMDIOArgs refuses a clause-22 PHY address or register number out of
+// range.
+func checkMDIOArgs(phy, reg int) error {
+	if phy < 0 || phy > 31 {
+		return fmt.Errorf("MDIO PHY address %d must be in [0, 31]", phy)
+	}
+	if reg < 0 || reg > 31 {
+		return fmt.Errorf("MDIO register %d must be in [0, 31]", reg)
+	}
+	return nil
+}
+
 // MDIORead reads clause-22 register reg of the PHY at address phy on the
 // bus the port's PHY sits on (MDIOPath: its own, another port's, or the
 // kernel's through its MII ioctls).
 func (p *Port) MDIORead(phy, reg int) (uint16, error) {
-	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
-		return 0, fmt.Errorf("fec: MDIO read phy %d reg %d: both must be 0..31", phy, reg)
+	if err := checkMDIOArgs(phy, reg); err != nil {
+		return 0, err
 	}
 	if p.shut.Load() {
 		return 0, p.errClosed()
@@ -83,8 +95,8 @@ func (p *Port) MDIORead(phy, reg int) (uint16, error) {
 // MDIOWrite writes clause-22 register reg of the PHY at address phy on
 // the bus the port's PHY sits on (MDIOPath).
 func (p *Port) MDIOWrite(phy, reg int, v uint16) error {
-	if phy < 0 || phy > 31 || reg < 0 || reg > 31 {
-		return fmt.Errorf("fec: MDIO write phy %d reg %d: both must be 0..31", phy, reg)
+	if err := checkMDIOArgs(phy, reg); err != nil {
+		return err
 	}
 	if p.shut.Load() {
 		return p.errClosed()
@@ -173,7 +185,7 @@ func (p *Port) watch(stop, done chan struct{}, interval time.Duration) {
 		case <-ct.C:
 			p.statsMu.Lock()
 			if !p.shut.Load() {
-				p.mibAccumulateLocked()
+				p.accumulateLocked()
 				p.busErrorLocked()
 			}
 			p.statsMu.Unlock()
@@ -338,7 +350,7 @@ func (p *Port) capPHYAdvertisement() error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("fec %s: the PHY at MDIO address %d is gigabit and phy-mode=%s carries 100 Mb/s at most: taking 1000BASE-T out of its advertisement (CTRL1000) failed: %w; give phy-mode=rgmii if the board wires RGMII, or phy=none for a fixed link", p.name, a, p.phyMode, err)
+		return fmt.Errorf("the PHY at MDIO address %d is gigabit and phy-mode=%s carries 100 Mb/s at most: taking 1000BASE-T out of its advertisement (CTRL1000) failed: %w; give phy-mode=rgmii if the board wires RGMII, or phy=none for a fixed link", a, p.phyMode, err)
 	}
 	return nil
 }

@@ -167,14 +167,14 @@ type kernelBus struct {
 func (k kernelBus) read(phy, reg int) (uint16, error) {
 	v, err := k.mii.MIIRead(k.ifname, phy, reg)
 	if err != nil {
-		return 0, fmt.Errorf("fec: MDIO read phy %d reg %d through %s (kernel MII ioctl): %w", phy, reg, k.ifname, err)
+		return 0, fmt.Errorf("MDIO read phy %d reg %d through %s (kernel MII ioctl): %w", phy, reg, k.ifname, err)
 	}
 	return v, nil
 }
 
 func (k kernelBus) write(phy, reg int, v uint16) error {
 	if err := k.mii.MIIWrite(k.ifname, phy, reg, v); err != nil {
-		return fmt.Errorf("fec: MDIO write phy %d reg %d through %s (kernel MII ioctl): %w", phy, reg, k.ifname, err)
+		return fmt.Errorf("MDIO write phy %d reg %d through %s (kernel MII ioctl): %w", phy, reg, k.ifname, err)
 	}
 	return nil
 }
@@ -207,13 +207,13 @@ func (p *Port) attachPHYBus(busNode, phyNode devtree.Node, addr int) error {
 		case drv != "":
 			held = "its driver is " + drv + " and it has no network interface"
 		}
-		return fmt.Errorf("fec %s: the device tree's phy-handle puts this port's PHY (%s, address %d) on the MDIO bus of %s, and no port of this process drives that MAC (%s): open that MAC's port first in this process (it then serves this port's PHY too), leave that MAC to the kernel's fec driver with its interface up (the PHY is then reached through the kernel's MII ioctls), give phy=none to run this port as a fixed link (fixed-link=SPEED), or phy=scan (or phy=N) if this port's own MDIO pins reach a PHY of its own (QEMU 7.2 gives each ENET one)",
-			p.name, phyNode, addr, busNode, held)
+		return fmt.Errorf("the device tree's phy-handle puts this port's PHY (%s, address %d) on the MDIO bus of %s, and no port of this process drives that MAC (%s): open that MAC's port first in this process (it then serves this port's PHY too), leave that MAC to the kernel's fec driver with its interface up (the PHY is then reached through the kernel's MII ioctls), give phy=none to run this port as a fixed link (fixed-link=SPEED), or phy=scan (or phy=N) if this port's own MDIO pins reach a PHY of its own (QEMU 7.2 gives each ENET one)",
+			phyNode, addr, busNode, held)
 	}
 	k := kernelBus{mii: kernelMII, ifname: ifname, node: busNode.Path()}
 	if _, err := k.mii.MIIPHY(ifname); err != nil {
-		return fmt.Errorf("fec %s: the device tree's phy-handle puts this port's PHY (%s, address %d) on the MDIO bus of %s, which the kernel owns as %s, and its MII ioctls answer no (%v): the kernel's fec answers them only while the interface is up (ip link set %s up), or give phy=none (a fixed link)",
-			p.name, phyNode, addr, busNode, ifname, err, ifname)
+		return fmt.Errorf("the device tree's phy-handle puts this port's PHY (%s, address %d) on the MDIO bus of %s, which the kernel owns as %s, and its MII ioctls answer no (%v): the kernel's fec answers them only while the interface is up (ip link set %s up), or give phy=none (a fixed link)",
+			phyNode, addr, busNode, ifname, err, ifname)
 	}
 	p.bus = k
 	return nil

@@ -23,9 +23,9 @@ func groupBucket(addr []byte) uint {
 	return uint(^crc32.ChecksumIEEE(addr[:6]) >> 26)
 }
 
-// writeGroupHash programs GAUR/GALR from all-multicast and the groups
+// writeMulticast programs GAUR/GALR from all-multicast and the groups
 // joined. Caller holds ctl (or is New).
-func (p *Port) writeGroupHash() {
+func (p *Port) writeMulticast() {
 	h := ^uint64(0)
 	if !p.allMulti {
 		h = 0
@@ -39,7 +39,7 @@ func (p *Port) writeGroupHash() {
 
 // AddMulticast implements driver.MulticastFilter.
 func (p *Port) AddMulticast(mac net.HardwareAddr) error {
-	if err := driver.CheckMulticast("fec "+p.name, mac); err != nil {
+	if err := driver.CheckMulticast("add multicast group", mac); err != nil {
 		return err
 	}
 	p.ctl.Lock()
@@ -51,13 +51,13 @@ func (p *Port) AddMulticast(mac net.HardwareAddr) error {
 		p.mcGroups = map[[6]byte]struct{}{}
 	}
 	p.mcGroups[[6]byte(mac)] = struct{}{}
-	p.writeGroupHash()
+	p.writeMulticast()
 	return p.regs.Err()
 }
 
 // RemoveMulticast implements driver.MulticastFilter.
 func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
-	if err := driver.CheckMulticast("fec "+p.name, mac); err != nil {
+	if err := driver.CheckMulticast("remove multicast group", mac); err != nil {
 		return err
 	}
 	p.ctl.Lock()
@@ -66,10 +66,10 @@ func (p *Port) RemoveMulticast(mac net.HardwareAddr) error {
 		return p.errClosed()
 	}
 	if _, ok := p.mcGroups[[6]byte(mac)]; !ok {
-		return fmt.Errorf("fec %s: multicast group %s was not added", p.name, mac)
+		return fmt.Errorf("remove multicast group: %s was not added", mac)
 	}
 	delete(p.mcGroups, [6]byte(mac))
-	p.writeGroupHash()
+	p.writeMulticast()
 	return p.regs.Err()
 }
 
@@ -81,6 +81,6 @@ func (p *Port) SetAllMulticast(on bool) error {
 		return p.errClosed()
 	}
 	p.allMulti = on
-	p.writeGroupHash()
+	p.writeMulticast()
 	return p.regs.Err()
 }

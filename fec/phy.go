@@ -72,11 +72,11 @@ func (p *Port) setFixedLink(dtSpeed int, dtFull bool) error {
 		from = "the device tree's fixed-link"
 	}
 	if l.SpeedMbps != 10 && l.SpeedMbps != 100 && l.SpeedMbps != 1000 {
-		return fmt.Errorf("fec %s: fixed link at %d Mb/s (%s): the MAC runs at 10, 100 or 1000 Mb/s; give fixed-link=SPEED with one of them", p.name, l.SpeedMbps, from)
+		return fmt.Errorf("fixed link at %d Mb/s (%s): the MAC runs at 10, 100 or 1000 Mb/s; give fixed-link=SPEED with one of them", l.SpeedMbps, from)
 	}
 	if top := p.phyModeTopSpeed(); l.SpeedMbps > top {
-		return fmt.Errorf("fec %s: fixed link at %d Mb/s (%s), but phy-mode %s on %s carries at most %d Mb/s: give fixed-link=%d (or fixed-link=10), or phy-mode=rgmii if the board wires RGMII",
-			p.name, l.SpeedMbps, from, p.phyMode, p.prof.compatible, top, top)
+		return fmt.Errorf("fixed link at %d Mb/s (%s), but phy-mode %s on %s carries at most %d Mb/s: give fixed-link=%d (or fixed-link=10), or phy-mode=rgmii if the board wires RGMII",
+			l.SpeedMbps, from, p.phyMode, p.prof.compatible, top, top)
 	}
 	p.fixedLink, p.fixedFrom = l, from
 	return nil
@@ -123,7 +123,7 @@ func (p *Port) selectPHYAddr() (dtSpeed int, dtFull bool, err error) {
 		if p.phyAddr == phyFixed {
 			l, ok, err := p.dev.Node.FixedLink()
 			if err != nil {
-				return 0, false, fmt.Errorf("fec %s: %w; give fixed-link=SPEED to set the speed by hand", p.name, err)
+				return 0, false, fmt.Errorf("%w; give fixed-link=SPEED to set the speed by hand", err)
 			}
 			if ok {
 				return l.Speed, l.Full, nil
@@ -137,7 +137,7 @@ func (p *Port) selectPHYAddr() (dtSpeed int, dtFull bool, err error) {
 	}
 	dt, err := node.ReadPHY()
 	if err != nil {
-		return 0, false, fmt.Errorf("fec %s: %w; give phy=N (the PHY's MDIO address) or phy=none (fixed link) to choose by hand", p.name, err)
+		return 0, false, fmt.Errorf("%w; give phy=N (the PHY's MDIO address) or phy=none (fixed link) to choose by hand", err)
 	}
 	if dt.Found {
 		if dt.Fixed {
@@ -171,8 +171,8 @@ func (p *Port) selectPHYAddr() (dtSpeed int, dtFull bool, err error) {
 		p.phyAddr = answered[0]
 	default:
 		sort.Ints(answered)
-		return 0, false, fmt.Errorf("fec %s: PHYs answer at MDIO addresses %v and the device tree names none (no phy-handle): on a shared MDIO bus one of them belongs to another MAC; give phy=N with this port's PHY address",
-			p.name, answered)
+		return 0, false, fmt.Errorf("PHYs answer at MDIO addresses %v and the device tree names none (no phy-handle): on a shared MDIO bus one of them belongs to another MAC; give phy=N with this port's PHY address",
+			answered)
 	}
 	return 0, false, nil
 }

@@ -65,7 +65,7 @@ func (p *Port) resetPHY() error {
 	}
 	r, ok, err := gpio.ReadReset(node, p.dev.Node)
 	if err != nil {
-		return fmt.Errorf("fec %s: %w; give phy-reset=keep to leave the PHY as it is", p.name, err)
+		return fmt.Errorf("%w; give phy-reset=keep to leave the PHY as it is", err)
 	}
 	if !ok {
 		return nil
@@ -81,7 +81,7 @@ func (p *Port) resetPHY() error {
 			p.phySetup.Reset = "not driven: " + err.Error()
 			return nil
 		}
-		return fmt.Errorf("fec %s: %w; unbind what holds it, or give phy-reset=keep to leave the PHY as its holder set it up", p.name, err)
+		return fmt.Errorf("%w; unbind what holds it, or give phy-reset=keep to leave the PHY as its holder set it up", err)
 	}
 	p.phySetup.Reset = "pulsed: " + r.String()
 	return nil
@@ -93,7 +93,7 @@ func (p *Port) checkPHYReset() error {
 	if p.phyResetBusy == nil || p.phyAddr < 0 || p.bus.path().Kind == "kernel" {
 		return nil
 	}
-	return fmt.Errorf("fec %s: %w; the PHY's bus is reached by gopmd (%s), so the kernel does not manage this PHY: unbind what holds the line, or give phy-reset=keep", p.name, p.phyResetBusy, p.bus.path())
+	return fmt.Errorf("%w; the PHY's bus is reached by gopmd (%s), so the kernel does not manage this PHY: unbind what holds the line, or give phy-reset=keep", p.phyResetBusy, p.bus.path())
 }
 
 // configurePHY names the PHY and programs what its driver in the kernel
@@ -118,7 +118,7 @@ func (p *Port) configurePHY() error {
 		p.phySetup.Left = "the kernel's PHY driver set it up (its MDIO bus is the kernel's)"
 		return nil
 	}
-	s := mii.Setup{Mode: p.phyModeDT}
+	s := mii.Setup{Mode: p.phyModeName}
 	if dt, err := p.dev.Node.ReadPHY(); err == nil && dt.Found && !dt.Fixed && dt.Addr == p.phyAddr {
 		for _, c := range dt.Node.Strings("clock-names") {
 			s.RMIIRef = s.RMIIRef || c == "rmii-ref"
@@ -132,7 +132,7 @@ func (p *Port) configurePHY() error {
 	done, err := mii.Configure(rw, id, s)
 	p.phySetup.Programmed = done
 	if err != nil {
-		return fmt.Errorf("fec %s: set up %s: %w", p.name, p.phySetup.Name, err)
+		return fmt.Errorf("set up %s: %w", p.phySetup.Name, err)
 	}
 	if len(done) == 0 {
 		p.phySetup.Left = "the device tree asks nothing of this part; left as the boot loader set it"
@@ -174,14 +174,14 @@ func (p *Port) readMACDelays() error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("fec %s: device tree %s: %w", p.name, d.prop, err)
+			return fmt.Errorf("device tree %s: %w", d.prop, err)
 		}
 		switch {
 		case v == 0:
 		case v != macDelayPs:
-			return fmt.Errorf("fec %s: device tree %s = %d: the MAC adds 0 or %d ps, nothing else; fix the tree (or let the PHY add the delay: phy-mode rgmii-id)", p.name, d.prop, v, macDelayPs)
+			return fmt.Errorf("device tree %s = %d: the MAC adds 0 or %d ps, nothing else; fix the tree (or let the PHY add the delay: phy-mode rgmii-id)", d.prop, v, macDelayPs)
 		case !p.prof.has(qDelayClocks):
-			return fmt.Errorf("fec %s: device tree %s = %d, but the MAC of %s adds no clock delay of its own (only the i.MX8QM's does): let the PHY add it (phy-mode rgmii-id, or -txid/-rxid) and drop the property", p.name, d.prop, v, p.prof.compatible)
+			return fmt.Errorf("device tree %s = %d, but the MAC of %s adds no clock delay of its own (only the i.MX8QM's does): let the PHY add it (phy-mode rgmii-id, or -txid/-rxid) and drop the property", d.prop, v, p.prof.compatible)
 		default:
 			p.ecrDelays |= d.bit
 		}

@@ -133,11 +133,11 @@ type Port struct {
 	phyAddr int  // phyFixed (-1): no PHY answered, or phy=none / fixed-link
 	phySet  bool // phy=N or phy=none was given
 	phyScan bool // phy=scan: the own bus's one PHY, the device tree ignored
-	// phyModeDT is the phy-mode the PHY is set up for (option phy-mode=,
+	// phyModeName is the phy-mode the PHY is set up for (option phy-mode=,
 	// else the device tree's; "" leaves its delays alone); phyResetKeep
 	// is phy-reset=keep; phyResetBusy a reset line someone else held
 	// (checkPHYReset); phySetup what was done to the PHY (physetup.go).
-	phyModeDT    string
+	phyModeName  string
 	phyResetKeep bool
 	phyResetBusy error
 	phySetup     mii.Report
@@ -191,20 +191,20 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	cfg = cfg.Defaults()
 	prof, ok := lookupProfile(d.Compatible)
 	if !ok {
-		return nil, fmt.Errorf("fec: no quirk profile for compatible %q; known: %s", d.Compatible, knownCompatibles())
+		return nil, fmt.Errorf("no quirk profile for compatible %q; known: %s", d.Compatible, knownCompatibles())
 	}
 	if prof.has(qSwapFrame) {
-		return nil, fmt.Errorf("fec: %s stores frame data big-endian per word (i.MX28); this driver does not swap frames", prof.compatible)
+		return nil, fmt.Errorf("%s stores frame data big-endian per word (i.MX28); this driver does not swap frames", prof.compatible)
 	}
 	if len(d.Regions) == 0 || d.Regions[0] == nil {
-		return nil, errors.New("fec: device has no register window; the backend must map the node's first reg range")
+		return nil, errors.New("device has no register window; the backend must map the node's first reg range")
 	}
 	regs := d.Regions[0]
 	if regs.Size() < minWindow {
-		return nil, fmt.Errorf("fec: register window of %#x bytes is smaller than the %#x the driver uses (MIB counters end at 0x2E0)", regs.Size(), minWindow)
+		return nil, fmt.Errorf("register window of %#x bytes is smaller than the %#x the driver uses (MIB counters end at 0x2E0)", regs.Size(), minWindow)
 	}
 	if d.Mapper == nil {
-		return nil, errors.New("fec: device has no DMA mapper; the backend must provide one (pagemap, carve-out, IOMMU or sim)")
+		return nil, errors.New("device has no DMA mapper; the backend must provide one (pagemap, carve-out, IOMMU or sim)")
 	}
 	p := &Port{dev: d, regs: regs, prof: prof, cfg: cfg, name: d.Spec.Raw, phyAddr: -1,
 		headroom: pool.DefaultHeadroom, phyMode: prof.phyMode, linkPoll: defaultLinkPoll}
@@ -216,12 +216,12 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p.ownerID = p.name
 	p.own = &mdioBus{owner: p, name: p.name}
 	p.bus = ownBus{p.own}
-	if err := p.parseOptions(d.Spec.Options); err != nil {
+	if err := p.parseOptions(); err != nil {
 		return nil, err
 	}
 	p.setRingLines()
 	if cfg.RxQueues > prof.maxQueues() || cfg.TxQueues > prof.maxQueues() {
-		return nil, fmt.Errorf("fec: %d RX / %d TX queues asked; %s has %d of each (queues=%d)",
+		return nil, fmt.Errorf("%d RX / %d TX queues asked; %s has %d of each (queues=%d)",
 			cfg.RxQueues, cfg.TxQueues, prof.compatible, prof.maxQueues(), prof.maxQueues())
 	}
 	if prof.has(qRACC) && !p.noShift16 {
@@ -229,10 +229,10 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	}
 	p.mrbr = (cfg.BufSize - p.headroom) &^ 15 // MRBR[13:4]: a multiple of 16
 	if p.mrbr < 64 || p.mrbr > 0x3FF0 {
-		return nil, fmt.Errorf("fec: buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.mrbr, p.headroom)
+		return nil, fmt.Errorf("buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.mrbr, p.headroom)
 	}
 	if uint64(p.headroom)&prof.rxAlign() != 0 {
-		return nil, fmt.Errorf("fec: RX data at headroom %d breaks the %d-byte buffer alignment %s needs", p.headroom, prof.rxAlign()+1, prof.compatible)
+		return nil, fmt.Errorf("RX data at headroom %d breaks the %d-byte buffer alignment %s needs", p.headroom, prof.rxAlign()+1, prof.compatible)
 	}
 	if err := p.setMTU(cfg.MTU); err != nil {
 		return nil, err
@@ -249,7 +249,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			if !dma.CacheMaintenance {
 				what = "descriptor rings and (on 32-bit ARM, which cannot clean or invalidate caches from user space) packet buffers need"
 			}
-			return nil, fmt.Errorf("fec: %s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give (huge pages do not help): reserve RAM below 4 GiB that the kernel does not manage, with a reserved-memory node with no-map or by booting with mem= below the RAM size, and name it with dma-carveout=ADDR+SIZE; nicctl info platform:NODE finds such a range or prints the lines to add. dma-coherent=1 only if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
+			return nil, fmt.Errorf("%s DMA is not cache-coherent, so %s uncached memory, which this backend's %s mapper cannot give (huge pages do not help): reserve RAM below 4 GiB that the kernel does not manage, with a reserved-memory node with no-map or by booting with mem= below the RAM size, and name it with dma-carveout=ADDR+SIZE; nicctl info platform:NODE finds such a range or prints the lines to add. dma-coherent=1 only if the device does snoop caches (QEMU)", prof.compatible, what, d.Mapper.Name())
 		}
 	}
 	if _, isPM := d.Mapper.(*dma.Pagemap); isPM {
@@ -257,7 +257,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 			return nil, err
 		}
 	}
-	if err := p.allocQueues(); err != nil {
+	if err := p.allocRings(); err != nil {
 		p.freeMemory()
 		return nil, err
 	}
@@ -306,17 +306,17 @@ func checkNoMigration(path string) error {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("fec: pagemap DMA memory: read %s: %w", path, err)
+		return fmt.Errorf("pagemap DMA memory: read %s: %w", path, err)
 	}
 	if strings.TrimSpace(string(b)) != "0" {
-		return fmt.Errorf("fec: pagemap DMA memory needs pages that stay put, but %s is %s: compaction may move mlocked pages under the device; run sysctl -w vm.compact_unevictable_allowed=0, or name a carve-out (dma-carveout=ADDR+SIZE)", path, strings.TrimSpace(string(b)))
+		return fmt.Errorf("pagemap DMA memory needs pages that stay put, but %s is %s: compaction may move mlocked pages under the device; run sysctl -w vm.compact_unevictable_allowed=0, or name a carve-out (dma-carveout=ADDR+SIZE)", path, strings.TrimSpace(string(b)))
 	}
 	return nil
 }
 
-// errClosed is driver.ErrClosed with the port's name: what calls that would
-// touch a released device return.
-func (p *Port) errClosed() error { return fmt.Errorf("fec %s: %w", p.name, driver.ErrClosed) }
+// errClosed is what calls that would touch a released device return:
+// driver.ErrClosed, which the caller puts in the context of the port.
+func (p *Port) errClosed() error { return driver.ErrClosed }
 
 // concurrentUse reports a burst entered while another goroutine is inside
 // one on the same queue. It panics: the call has no error to return, and
@@ -338,14 +338,8 @@ func knownCompatibles() string {
 	return s
 }
 
-func (p *Port) parseOptions(o map[string][]string) error {
-	get := func(k string) (string, bool) {
-		v, ok := o[k]
-		if !ok || len(v) == 0 {
-			return "", ok
-		}
-		return v[0], true
-	}
+func (p *Port) parseOptions() error {
+	get := p.dev.Spec.Option
 	p.enhanced = p.prof.has(qBufDescEx)
 	if err := p.parseIRQOptions(get); err != nil {
 		return err
@@ -412,22 +406,19 @@ func (p *Port) parseOptions(o map[string][]string) error {
 		p.linkPoll = d
 	}
 	if v, ok := get("mac"); ok {
-		m, err := net.ParseMAC(v)
-		if err != nil || len(m) != 6 {
-			return driver.BadOption("mac", v, "not a 6-byte MAC address", "six hex bytes such as 02:00:00:00:00:01")
-		}
-		if why := driver.MACProblem(m); why != "" {
-			return driver.BadOption("mac", v, why, driver.UnicastHint)
+		m, err := driver.MACOption(v)
+		if err != nil {
+			return err
 		}
 		p.mac = m
 	}
-	p.phyModeDT = p.readDTPhyMode()
+	p.phyModeName = p.readDTPhyMode()
 	if v, ok := get("phy-mode"); ok {
 		switch v {
 		case "rgmii", "rmii", "mii":
-			p.phyMode, p.phyModeDT = v, v
+			p.phyMode, p.phyModeName = v, v
 		case "rgmii-id", "rgmii-rxid", "rgmii-txid":
-			p.phyMode, p.phyModeDT = "rgmii", v // the PHY adds the delays (physetup.go)
+			p.phyMode, p.phyModeName = "rgmii", v // the PHY adds the delays (physetup.go)
 		default:
 			return driver.BadOption("phy-mode", v, "unknown interface mode", "rgmii, rgmii-id, rgmii-rxid, rgmii-txid, rmii or mii")
 		}
@@ -479,24 +470,26 @@ func (p *Port) ringMemory(name string, n int, what string) (bdRing, error) {
 	bytes := n * p.bdSize()
 	if _, isPM := p.dev.Mapper.(*dma.Pagemap); isPM && bytes > dma.PageSize {
 		if _, ok := p.dev.Mapper.(dma.Allocator); !ok {
-			return bdRing{}, fmt.Errorf("fec: %s=%d with %d-byte descriptors needs %d bytes; without an IOMMU or a carve-out only one 4 KiB page is physically contiguous: use %s=%d or name a carve-out (dma-carveout=ADDR+SIZE)",
+			return bdRing{}, fmt.Errorf("%s=%d with %d-byte descriptors needs %d bytes; without an IOMMU or a carve-out only one 4 KiB page is physically contiguous: use %s=%d or name a carve-out (dma-carveout=ADDR+SIZE)",
 				what, n, p.bdSize(), bytes, what, dma.PageSize/p.bdSize())
 		}
 	}
 	r, err := p.alloc(name, bytes, dma.Options{Attr: dma.Attr{Uncached: true, Contiguous: true}})
 	if err != nil {
-		return bdRing{}, fmt.Errorf("fec: %s ring memory: %w", name, err)
+		return bdRing{}, fmt.Errorf("%s ring memory: %w", name, err)
 	}
 	p.regions = append(p.regions, r)
 	if r.IOVA()%64 != 0 || r.IOVA()+uint64(bytes) > 1<<32 {
-		return bdRing{}, fmt.Errorf("fec: %s ring at bus address %#x: the FEC needs a 64-byte aligned ring below 4 GiB", name, r.IOVA())
+		return bdRing{}, fmt.Errorf("%s ring at bus address %#x: the FEC needs a 64-byte aligned ring below 4 GiB", name, r.IOVA())
 	}
 	mem := r.Bytes()
 	clear(mem[:bytes])
 	return newBDRing(mem, r.IOVA(), n, p.bdSize()), nil
 }
 
-func (p *Port) allocQueues() error {
+// allocRings allocates each queue's BD ring and, for each RX queue, its
+// buffer pool, and builds the queues.
+func (p *Port) allocRings() error {
 	cfg := p.cfg
 	for i := 0; i < cfg.RxQueues; i++ {
 		name := fmt.Sprintf("%s rx%d", p.name, i)
@@ -509,18 +502,18 @@ func (p *Port) allocQueues() error {
 			NonCoherent: p.nonCoherent,
 		})
 		if err != nil {
-			return fmt.Errorf("fec: %s buffer memory (%d x %d bytes): %w", name, cfg.PoolSize, cfg.BufSize, err)
+			return fmt.Errorf("%s buffer memory (%d x %d bytes): %w", name, cfg.PoolSize, cfg.BufSize, err)
 		}
 		for off := 0; off < bufs.Len(); off += dma.PageSize { // scattered pages: check each
 			if a := bufs.IOVAAt(off) + dma.PageSize - 1; a >= 1<<32 {
 				bufs.Close()
-				return fmt.Errorf("fec: %s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB (a carve-out: dma-carveout=ADDR+SIZE)", name, a)
+				return fmt.Errorf("%s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB (a carve-out: dma-carveout=ADDR+SIZE)", name, a)
 			}
 		}
 		pl, err := pool.New(bufs, pool.Config{Name: name, Count: cfg.PoolSize, BufSize: cfg.BufSize, Headroom: p.headroom})
 		if err != nil {
 			bufs.Close()
-			return fmt.Errorf("fec: %w", err)
+			return fmt.Errorf("RX queue %d pool: %w", i, err)
 		}
 		q := newRxQueue(p, i, ring, pl, bufs)
 		p.rx = append(p.rx, q)
@@ -536,16 +529,27 @@ func (p *Port) allocQueues() error {
 	return nil
 }
 
-// freeMemory closes pools and unmaps every region; only for a device that
-// is not running.
+// closePools closes each RX queue's pool, waiting up to StopTimeout for
+// the buffers still out, and reports those by holder; a pool with buffers
+// out keeps its memory mapped (freeMemory leaves it), for they may still
+// be written.
+func (p *Port) closePools() error {
+	var errs []error
+	for _, q := range p.rx {
+		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.id, err))
+			q.bufRegion = nil // leaked buffers may still be written: keep the memory
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// freeMemory unmaps what allocRings got, less a leaking pool's buffers
+// (closePools); only for a device that is not running.
 func (p *Port) freeMemory() error {
 	var errs []error
 	for _, q := range p.rx {
-		if q.pool != nil {
-			if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
-				errs = append(errs, err)
-				continue // leaked buffers: keep their memory mapped
-			}
+		if q.bufRegion != nil {
 			if err := q.bufRegion.Close(); err != nil {
 				errs = append(errs, err)
 			}
@@ -589,7 +593,7 @@ func (p *Port) reset() error {
 	p.statsMu.Lock()
 	defer p.statsMu.Unlock()
 	if p.mibBased {
-		p.mibAccumulateLocked()
+		p.accumulateLocked()
 		p.busErrorLocked() // before the reset clears EIR
 	}
 	p.ptpSave() // the reset wipes the 1588 timer
@@ -609,7 +613,7 @@ func (p *Port) reset() error {
 	p.writeMAC()
 	r.Write32(regIAUR, 0)
 	r.Write32(regIALR, 0)
-	p.writeGroupHash() // the groups joined, or all with all-multicast
+	p.writeMulticast() // the groups joined, or all with all-multicast
 	p.setupMDIO()
 	// MIB counters on from here (a reset stops them): frames the MAC
 	// discards before Start are counted too.
@@ -779,7 +783,7 @@ func (p *Port) Stop() error {
 	deadline := time.Now().Add(p.cfg.StopTimeout)
 	var errs []error
 	if !gate.WaitIdle(p.bursts(), deadline) {
-		errs = append(errs, fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.name, p.cfg.StopTimeout))
+		errs = append(errs, fmt.Errorf("a queue goroutine stayed inside a burst for %v after Stop closed the gate", p.cfg.StopTimeout))
 	}
 	for _, q := range p.tx {
 		if q.reclaim(); !p.phyLink.Up {
@@ -789,7 +793,7 @@ func (p *Port) Stop() error {
 			time.Sleep(50 * time.Microsecond)
 		}
 		if q.inFlight > 0 {
-			errs = append(errs, fmt.Errorf("fec: tx%d: %d descriptors still owned by the MAC after %v; dropping them", q.id, q.inFlight, p.cfg.StopTimeout))
+			errs = append(errs, fmt.Errorf("TX ring %d did not drain within %v: %d descriptors still owned by the MAC, their frames dropped", q.id, p.cfg.StopTimeout, q.inFlight))
 		}
 	}
 	r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
@@ -832,32 +836,37 @@ func (p *Port) bursts() []*gate.Flag {
 // (*pool.LeakError) and their pool's memory stays mapped: Data on them
 // stays safe. Afterwards every method fails closed (driver.ErrClosed, see
 // package driver); a second Close returns nil.
+//
+// The steps, in the order both drivers take them: Stop; mark the port closed and keep
+// every burst off the rings; close the interrupts; close the pools
+// (waiting for buffers out); read the counters a last time; disable the
+// device; unmap the memory no leaked buffer needs; release the device.
 func (p *Port) Close() error {
-	if p.closed {
-		return nil
+	p.ptpClose() // the timer's own goroutine, before the port it reads goes
+	stopErr := p.Stop()
+	if errors.Is(stopErr, driver.ErrClosed) {
+		return nil // a second Close
 	}
-	p.ptpClose()
-	err := p.Stop()
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
-	p.regs.Write32(regECR, 0)
 	p.closed = true
 	p.closeQueues()
 	p.closeIRQ()
+	errs := []error{stopErr}
+	errs = append(errs, p.closePools())
 	p.statsMu.Lock()
 	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	p.shut.Store(true)
 	p.statsMu.Unlock()
-	if e := p.freeMemory(); e != nil {
-		err = errors.Join(err, e)
-	}
+	p.regs.Write32(regECR, 0)
+	errs = append(errs, p.freeMemory())
 	p.detachBus() // before the registers go: a port sharing the bus gets ErrClosed
 	if p.dev.Release != nil {
-		if e := p.dev.Release(); e != nil {
-			err = errors.Join(err, fmt.Errorf("fec: release %s: %w", p.name, e))
+		if err := p.dev.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("release: %w", err))
 		}
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 // closeQueues keeps every burst off the rings for good: the gate stays
@@ -911,7 +920,7 @@ func (p *Port) MAC() net.HardwareAddr {
 // may have (driver.MACProblem: not 6 bytes, multicast, broadcast, zero) is
 // refused and nothing changes.
 func (p *Port) SetMAC(mac net.HardwareAddr) error {
-	if err := driver.CheckUnicast("fec "+p.name, mac); err != nil {
+	if err := driver.CheckUnicast("set MAC", mac); err != nil {
 		return err
 	}
 	p.ctl.Lock()
@@ -952,10 +961,10 @@ func (p *Port) setMTU(mtu int) error {
 		if !p.prof.has(qJumbo) {
 			why = fmt.Sprintf("%s sends frames of at most %d bytes store-and-forward and takes no jumbo frames; only the i.MX8QM/QXP ENET (fsl,imx8qm-fec) does", p.prof.compatible, storeFwdMax)
 		}
-		return fmt.Errorf("fec: MTU %d out of range for %s: 68..%d (%s)", mtu, p.prof.compatible, p.maxMTU(), why)
+		return fmt.Errorf("MTU %d must be in [68, %d] on %s (%s)", mtu, p.maxMTU(), p.prof.compatible, why)
 	}
 	if fl > p.mrbr*maxRxSegs {
-		return fmt.Errorf("fec: MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
+		return fmt.Errorf("MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
 	}
 	p.mtu, p.maxFL = mtu, fl
 	return nil

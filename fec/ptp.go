@@ -115,7 +115,7 @@ func (p *Port) Clock() (driver.Clock, error) {
 		return p.ptp, nil
 	}
 	if !p.prof.has(qBufDescEx) {
-		return nil, fmt.Errorf("fec %s: %w: %s has no 1588 timer", p.name, driver.ErrNoClock, p.prof.compatible)
+		return nil, fmt.Errorf("%w: %s has no 1588 timer", driver.ErrNoClock, p.prof.compatible)
 	}
 	hz := p.ptpHz
 	if hz == 0 {
@@ -127,7 +127,7 @@ func (p *Port) Clock() (driver.Clock, error) {
 		}
 	}
 	if hz == 0 {
-		return nil, fmt.Errorf("fec %s: the rate of %s's 1588 timer clock is not known: give ptp-clock=HZ (the rate of the node's \"ptp\" clock, as /sys/kernel/debug/clk/<clock>/clk_rate shows it)", p.name, p.prof.compatible)
+		return nil, fmt.Errorf("the rate of %s's 1588 timer clock is not known: give ptp-clock=HZ (the rate of the node's \"ptp\" clock, as /sys/kernel/debug/clk/<clock>/clk_rate shows it)", p.prof.compatible)
 	}
 	c := &ptpClock{p: p, hz: hz, inc: uint32(1_000_000_000 / hz), stop: make(chan struct{}), done: make(chan struct{})}
 	c.atinc = c.inc | c.inc<<atincCORRSh
@@ -135,7 +135,7 @@ func (p *Port) Clock() (driver.Clock, error) {
 	c.program(time.Now().UnixNano())
 	c.mu.Unlock()
 	if err := p.regs.Err(); err != nil {
-		return nil, fmt.Errorf("fec %s: 1588 timer: %w", p.name, err)
+		return nil, fmt.Errorf("1588 timer: %w", err)
 	}
 	p.ptp = c
 	go c.keep()

@@ -49,7 +49,7 @@ func (p *Port) restartMAC(l driver.Link) error {
 		p.gate.Close(gate.Stopped)
 		if !gate.WaitIdle(p.bursts(), deadline) {
 			p.gate.Open(gate.Stopped)
-			return fmt.Errorf("fec %s: a queue goroutine stayed inside a burst for %v; the MAC keeps its old speed and duplex until the next link poll", p.name, p.cfg.StopTimeout)
+			return fmt.Errorf("a queue goroutine stayed inside a burst for %v; the MAC keeps its old speed and duplex until the next link poll", p.cfg.StopTimeout)
 		}
 		r.Write32(regEIR, eir_GRA) // a GRA left over from a try that gave up must not count for this one
 		r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
@@ -62,7 +62,7 @@ func (p *Port) restartMAC(l driver.Link) error {
 			if r.Read32(regEIR)&eir_GRA == 0 {
 				r.Write32(regTCR, p.tcr()) // GTS clear, the old duplex: TX goes on
 				p.gate.Open(gate.Stopped)
-				return fmt.Errorf("fec %s: graceful transmit stop (TCR.GTS) not complete (EIR.GRA) after %v; the MAC keeps its old speed and duplex until the next link poll", p.name, p.cfg.StopTimeout)
+				return fmt.Errorf("graceful transmit stop (TCR.GTS) not complete (EIR.GRA) after %v; the MAC keeps its old speed and duplex until the next link poll", p.cfg.StopTimeout)
 			}
 		}
 		r.Write32(regEIR, eir_GRA)
@@ -70,7 +70,7 @@ func (p *Port) restartMAC(l driver.Link) error {
 		p.macHeld = true
 	}
 	if !p.dmaIdle(deadline) {
-		return fmt.Errorf("fec %s: DMA still active (RDAR/TDAR) %v after ECR.ETHEREN was cleared; the MAC stays disabled, bursts return 0, and the next link poll waits again", p.name, p.cfg.StopTimeout)
+		return fmt.Errorf("DMA still active (RDAR/TDAR) %v after ECR.ETHEREN was cleared; the MAC stays disabled, bursts return 0, and the next link poll waits again", p.cfg.StopTimeout)
 	}
 	for _, q := range p.rx {
 		rebaseRx(q)

@@ -1,6 +1,7 @@
 package fec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
@@ -47,9 +48,9 @@ func (p *Port) busErrorLocked() {
 	}
 }
 
-// mibAccumulateLocked adds what every MIB counter moved since the last
+// accumulateLocked adds what every MIB counter moved since the last
 // read to its total. Caller holds statsMu.
-func (p *Port) mibAccumulateLocked() {
+func (p *Port) accumulateLocked() {
 	for i, n := range mibNames {
 		if n == "" {
 			continue
@@ -97,7 +98,7 @@ func (p *Port) statsLocked() driver.PortStats {
 		s.TxQueues = append(s.TxQueues, qs)
 		s.Tx.Add(qs)
 	}
-	p.mibAccumulateLocked()
+	p.accumulateLocked()
 	p.busErrorLocked()
 	s.HW = make(map[string]uint64, len(mibNames))
 	for i, n := range mibNames {
@@ -112,6 +113,10 @@ func (p *Port) statsLocked() driver.PortStats {
 	s.Rx.Drops[driver.CauseMACDiscard] += s.HW["RMON_R_DROP"]
 	s.Rx.Drops[driver.CauseDMAFault] += p.busErrs
 	s.HW["drv_rx_bus_errors"] = p.busErrs
+	for _, q := range p.tx {
+		s.HW[fmt.Sprintf("drv_tx%d_doorbells", q.id)] = q.doorbells.Load()
+		s.HW[fmt.Sprintf("drv_tx%d_rekicks", q.id)] = q.rekicks.Load() // ERR006358 TDAR re-writes
+	}
 	for _, m := range sharedNames {
 		s.HW[m.shared] = s.HW[m.ref]
 	}
@@ -140,46 +145,37 @@ func (p *Port) Registers() []driver.RegValue {
 
 // Rings reports every ring's indices (driver.RingState). The indices are
 // the queues' own and exact only while their goroutines are quiet.
-func (p *Port) Rings() []driver.RingState {
-	if p.shut.Load() {
-		return nil
-	}
-	var out []driver.RingState
-	for _, q := range p.rx {
-		out = append(out, driver.RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
-			BDSize: q.ring.stride * 4, NextToUse: q.ntu, NextToClean: q.ntc, Owned: q.posted,
-			Doorbells: q.doorbells.Load(), Enabled: true, DeviceProducer: -1, DeviceConsumer: -1,
-			HasActive: true, Active: p.regs.Read32(q.rdar)&dar_ACTIVE != 0})
-	}
-	for _, q := range p.tx {
-		out = append(out, driver.RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
-			BDSize: q.ring.stride * 4, NextToUse: q.ntu, NextToClean: q.ntc, Owned: q.inFlight,
-			Doorbells: q.doorbells.Load(), Rekicks: q.rekicks.Load(), Enabled: true,
-			DeviceProducer: -1, DeviceConsumer: -1,
-			HasActive: true, Active: p.regs.Read32(q.tdar)&dar_ACTIVE != 0})
-	}
-	return out
-}
+func (p *Port) Rings() []driver.RingState { return p.rings(false) }
 
 // LiveRings implements driver.LiveInspector: Rings without the driver's
 // indices, safe while the queues are polled.
-func (p *Port) LiveRings() []driver.RingState {
+func (p *Port) LiveRings() []driver.RingState { return p.rings(true) }
+
+// rings reports every ring, with the driver's indices unless live, and
+// each ring's descriptor-active register (RDARn, TDARn).
+func (p *Port) rings(live bool) []driver.RingState {
 	if p.shut.Load() {
 		return nil
 	}
+	m := rawRegisterMap(p.dev)
 	var out []driver.RingState
 	for _, q := range p.rx {
-		out = append(out, driver.RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+		r := driver.RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
 			BDSize: q.ring.stride * 4, NextToUse: -1, NextToClean: -1, Owned: -1,
-			Doorbells: q.doorbells.Load(), Enabled: true, DeviceProducer: -1, DeviceConsumer: -1,
-			HasActive: true, Active: p.regs.Read32(q.rdar)&dar_ACTIVE != 0})
+			Doorbells: q.doorbells.Load(), Regs: driver.ReadRegs(p.regs, m, q.rdar)}
+		if !live { // the queue's goroutine owns its indices
+			r.NextToUse, r.NextToClean, r.Owned = q.ntu, q.ntc, q.posted
+		}
+		out = append(out, r)
 	}
 	for _, q := range p.tx {
-		out = append(out, driver.RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+		r := driver.RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
 			BDSize: q.ring.stride * 4, NextToUse: -1, NextToClean: -1, Owned: -1,
-			Doorbells: q.doorbells.Load(), Rekicks: q.rekicks.Load(), Enabled: true,
-			DeviceProducer: -1, DeviceConsumer: -1,
-			HasActive: true, Active: p.regs.Read32(q.tdar)&dar_ACTIVE != 0})
+			Doorbells: q.doorbells.Load(), Regs: driver.ReadRegs(p.regs, m, q.tdar)}
+		if !live {
+			r.NextToUse, r.NextToClean, r.Owned = q.ntu, q.ntc, q.inFlight
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -527,7 +527,7 @@ func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
 	}
 	r, ok := rx.(*rxQueue)
 	if !ok {
-		return fmt.Errorf("fec %s: TX queue %d: RecycleDirect takes an RX queue of a FEC port, not %T; without it reclaim frees through the pools' shared rings", q.port.name, q.id, rx)
+		return fmt.Errorf("TX ring %d: RecycleDirect takes an RX queue of a FEC port, not %T; without it reclaim frees through the pools' shared rings", q.id, rx)
 	}
 	q.direct, q.directRx = r.pool, &r.burst
 	return nil

@@ -81,29 +81,60 @@ type Stats struct {
 // Ring is one ring in /rings: driver.RingState in JSON. The driver's own
 // indices are -1 (see driver.LiveInspector).
 type Ring struct {
-	Kind           string `json:"kind"`
-	Queue          int    `json:"queue"`
-	Size           int    `json:"size"`
-	IOVA           uint64 `json:"iova"`
-	BDSize         int    `json:"bd_size"`
-	NextToUse      int    `json:"next_to_use"`
-	NextToClean    int    `json:"next_to_clean"`
-	Owned          int    `json:"owned"`
-	Doorbells      uint64 `json:"doorbells"`
-	Rekicks        uint64 `json:"rekicks"`
-	Enabled        bool   `json:"enabled"`
-	DeviceProducer int    `json:"device_producer"`
-	DeviceConsumer int    `json:"device_consumer"`
-	HasActive      bool   `json:"has_active"`
-	Active         bool   `json:"active"`
+	Kind        string `json:"kind"`
+	Queue       int    `json:"queue"`
+	Size        int    `json:"size"`
+	IOVA        uint64 `json:"iova"`
+	BDSize      int    `json:"bd_size"`
+	NextToUse   int    `json:"next_to_use"`
+	NextToClean int    `json:"next_to_clean"`
+	Owned       int    `json:"owned"`
+	Doorbells   uint64 `json:"doorbells"`
+	Regs        []Reg  `json:"regs"`
+}
+
+// Reg is one register in JSON: driver.RegValue.
+type Reg struct {
+	Name   string  `json:"name"`
+	Offset uint32  `json:"offset"`
+	Block  string  `json:"block,omitempty"`
+	Value  uint32  `json:"value"`
+	Fields []Field `json:"fields,omitempty"`
+}
+
+// Field is a named bit field of a Reg: bits Lo..Hi.
+type Field struct {
+	Name string `json:"name"`
+	Lo   uint   `json:"lo"`
+	Hi   uint   `json:"hi"`
 }
 
 // RingState is the ring as driver.RingState.
 func (r Ring) RingState() driver.RingState {
-	return driver.RingState{Kind: r.Kind, Queue: r.Queue, Size: r.Size, IOVA: r.IOVA, BDSize: r.BDSize,
+	s := driver.RingState{Kind: r.Kind, Queue: r.Queue, Size: r.Size, IOVA: r.IOVA, BDSize: r.BDSize,
+		NextToUse: r.NextToUse, NextToClean: r.NextToClean, Owned: r.Owned, Doorbells: r.Doorbells}
+	for _, g := range r.Regs {
+		v := driver.RegValue{RegDesc: driver.RegDesc{Name: g.Name, Offset: g.Offset, Block: g.Block}, Value: g.Value}
+		for _, f := range g.Fields {
+			v.Fields = append(v.Fields, driver.RegField{Name: f.Name, Lo: f.Lo, Hi: f.Hi})
+		}
+		s.Regs = append(s.Regs, v)
+	}
+	return s
+}
+
+func ringOf(r driver.RingState) Ring {
+	out := Ring{Kind: r.Kind, Queue: r.Queue, Size: r.Size, IOVA: r.IOVA, BDSize: r.BDSize,
 		NextToUse: r.NextToUse, NextToClean: r.NextToClean, Owned: r.Owned, Doorbells: r.Doorbells,
-		Rekicks: r.Rekicks, Enabled: r.Enabled, DeviceProducer: r.DeviceProducer,
-		DeviceConsumer: r.DeviceConsumer, HasActive: r.HasActive, Active: r.Active}
+		Regs: []Reg{}}
+	for _, v := range r.Regs {
+		g := Reg{Name: v.Name, Offset: v.Offset, Block: v.Block, Value: v.Value}
+		for _, f := range v.Fields {
+			g.Fields = append(g.Fields, Field{Name: f.Name, Lo: f.Lo, Hi: f.Hi})
+		}
+		out.Regs = append(out.Regs, g)
+	}
+	return out
 }
 
 func queueOf(q driver.QueueStats) Queue {
@@ -444,10 +475,7 @@ func ringsOf(p driver.Port) ([]Ring, error) {
 	}
 	out := []Ring{}
 	for _, r := range li.LiveRings() {
-		out = append(out, Ring{Kind: r.Kind, Queue: r.Queue, Size: r.Size, IOVA: r.IOVA, BDSize: r.BDSize,
-			NextToUse: r.NextToUse, NextToClean: r.NextToClean, Owned: r.Owned, Doorbells: r.Doorbells,
-			Rekicks: r.Rekicks, Enabled: r.Enabled, DeviceProducer: r.DeviceProducer,
-			DeviceConsumer: r.DeviceConsumer, HasActive: r.HasActive, Active: r.Active})
+		out = append(out, ringOf(r))
 	}
 	return out, nil
 }

@@ -120,15 +120,31 @@ func TestServeWhilePolled(t *testing.T) {
 			rx0 = &rings[i]
 		}
 	}
-	if rx0 == nil || !rx0.Enabled || rx0.Size != e.Info().RxRingSize || rx0.DeviceProducer != frames%rx0.Size || rx0.NextToClean != -1 {
-		t.Errorf("rx ring 0: %+v, want enabled, %d BDs, device producer %d, driver indices -1", rx0, e.Info().RxRingSize, frames%e.Info().RxRingSize)
+	if rx0 == nil {
+		t.Fatalf("rings %+v: no rx ring 0", rings)
+	}
+	rs := rx0.RingState()
+	mr, _ := rs.Reg("RBMR(0)")
+	pir, _ := rs.Reg("RBPIR(0)")
+	en, _ := mr.Field("EN")
+	if en != 1 || rs.Size != e.Info().RxRingSize || pir.Value != frames%uint32(rs.Size) || rs.NextToClean != -1 {
+		t.Errorf("rx ring 0: %+v, want RBMR(0).EN set, %d BDs, RBPIR(0) %d, driver indices -1", rx0, e.Info().RxRingSize, frames%e.Info().RxRingSize)
 	}
 	frings, err := c.Rings("sim:fec70")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(frings) != f.Info().RxQueues+f.Info().TxQueues || !frings[0].HasActive || frings[0].NextToUse != -1 || frings[0].DeviceProducer != -1 {
-		t.Errorf("FEC rings %+v: want every ring, each with its doorbell state and no indices", frings)
+	if len(frings) != f.Info().RxQueues+f.Info().TxQueues || frings[0].NextToUse != -1 {
+		t.Errorf("FEC rings %+v: want every ring, each without the driver's indices", frings)
+	}
+	for _, r := range frings {
+		dar := "RDAR"
+		if r.Kind == "tx" {
+			dar = "TDAR"
+		}
+		if len(r.Regs) != 1 || !strings.HasPrefix(r.Regs[0].Name, dar) {
+			t.Errorf("FEC %s ring %d: registers %+v, want its %s", r.Kind, r.Queue, r.Regs, dar)
+		}
 	}
 	for _, bad := range []string{"/stats,sim:enetc71", "/stats", "/nope", "/stats,7"} {
 		if err := c.Call(bad, new(any)); err == nil {

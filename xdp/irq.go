@@ -54,12 +54,12 @@ func (r *rxQueue) ArmInterrupt() error {
 	defer s.Mu.Unlock()
 	switch {
 	case s.Closed():
-		return fmt.Errorf("%s: rx %d: arm the interrupt: %w", q.p.spec, q.idx, driver.ErrClosed)
+		return fmt.Errorf("rx%d: arm the interrupt: %w", q.idx, driver.ErrClosed)
 	case s.Stopping():
-		return fmt.Errorf("%s: rx %d: arm the interrupt: %w", q.p.spec, q.idx, driver.ErrStopped)
+		return fmt.Errorf("rx%d: arm the interrupt: %w", q.idx, driver.ErrStopped)
 	}
 	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return sockIRQ{fd: q.fd}, nil }); err != nil {
-		return fmt.Errorf("%s: rx %d: %w", q.p.spec, q.idx, err)
+		return fmt.Errorf("rx%d: %w", q.idx, err)
 	}
 	if q.fill.needWakeup() {
 		q.wakeRxNow()

@@ -25,12 +25,12 @@ type linkWatcher struct {
 func (p *port) startLinkWatch() error {
 	w, err := linkwatch.New(p.nd.index)
 	if err != nil {
-		return fmt.Errorf("%s: netlink watch of the link state of %s: %w", p.spec, p.nd.name, err)
+		return fmt.Errorf("netlink watch of the link state of %s: %w", p.nd.name, err)
 	}
 	stop, err := irqfd.NewEventfd()
 	if err != nil {
 		w.Close()
-		return fmt.Errorf("%s: eventfd for the link watch: %w", p.spec, err)
+		return fmt.Errorf("eventfd for the link watch: %w", err)
 	}
 	lw := &linkWatcher{w: w, stop: stop, done: make(chan struct{})}
 	p.lw = lw

@@ -106,8 +106,8 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 	o := options{mode: "auto", zeroCopy: "auto", frameSize: cfg.BufSize, needWakeup: true, umemPorts: 2}
 	for _, k := range []string{"promisc", "mtu", "unsafe-noiommu"} {
 		if s.Options.Has(k) {
-			return o, driver.OptionInSpec(s.Raw, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not taken by the xdp driver",
-				Accepted: "the kernel keeps the interface: set promiscuous mode and the MTU with ip link set " + s.Name + " promisc on, mtu N; an AF_XDP socket reaches only its own UMEM, so no IOMMU question arises"})
+			return o, &driver.OptionError{Option: k, Value: s.Options.Get(k), Problem: "not taken by the xdp driver",
+				Accepted: "the kernel keeps the interface: set promiscuous mode and the MTU with ip link set " + s.Name + " promisc on, mtu N; an AF_XDP socket reaches only its own UMEM, so no IOMMU question arises"}
 		}
 	}
 	choice := func(k string, dst *string, vals ...string) error {
@@ -121,7 +121,7 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 				return nil
 			}
 		}
-		return driver.OptionInSpec(s.Raw, driver.BadOption(k, v, "not a value the xdp driver takes", strings.Join(vals, ", ")))
+		return driver.BadOption(k, v, "not a value the xdp driver takes", strings.Join(vals, ", "))
 	}
 	if err := choice("mode", &o.mode, "native", "generic", "auto"); err != nil {
 		return o, err
@@ -130,13 +130,13 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 		return o, err
 	}
 	if o.mode == "generic" && o.zeroCopy == "on" {
-		return o, driver.OptionInSpec(s.Raw, driver.BadOption("zero-copy", "on", "zero-copy needs the driver's own XDP support, and mode=generic runs XDP in the kernel's generic path", "zero-copy=off or auto with mode=generic; mode=native or auto with zero-copy=on"))
+		return o, driver.BadOption("zero-copy", "on", "zero-copy needs the driver's own XDP support, and mode=generic runs XDP in the kernel's generic path", "zero-copy=off or auto with mode=generic; mode=native or auto with zero-copy=on")
 	}
 	if s.Options.Has("frame-size") {
 		v := s.Options.Get("frame-size")
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return o, driver.OptionInSpec(s.Raw, driver.BadOption("frame-size", v, "not a number", "2048 or 4096"))
+			return o, driver.BadOption("frame-size", v, "not a number", "2048 or 4096")
 		}
 		o.frameSize = n
 	}
@@ -145,7 +145,7 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 		if !s.Options.Has(k) {
 			k = "buf-size"
 		}
-		return o, driver.OptionInSpec(s.Raw, driver.BadOption(k, strconv.Itoa(o.frameSize), "a UMEM frame is a power of two from 2048 bytes to the page size", "2048 or 4096"))
+		return o, driver.BadOption(k, strconv.Itoa(o.frameSize), "a UMEM frame is a power of two from 2048 bytes to the page size", "2048 or 4096")
 	}
 	for _, c := range []struct {
 		k   string
@@ -160,7 +160,7 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 			b, err = true, nil
 		}
 		if err != nil {
-			return o, driver.OptionInSpec(s.Raw, driver.BadOption(c.k, v, "not a truth value", "1 or 0"))
+			return o, driver.BadOption(c.k, v, "not a truth value", "1 or 0")
 		}
 		*c.dst = b
 	}
@@ -168,7 +168,7 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 		v := s.Options.Get("busy-poll")
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1000000 {
-			return o, driver.OptionInSpec(s.Raw, driver.BadOption("busy-poll", v, "not a busy-poll time", "microseconds from 0 (off) to 1000000, as SO_BUSY_POLL takes them"))
+			return o, driver.BadOption("busy-poll", v, "not a busy-poll time", "microseconds from 0 (off) to 1000000, as SO_BUSY_POLL takes them")
 		}
 		o.busyPoll = n
 	}
@@ -194,7 +194,7 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 		v := s.Options.Get("queue")
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1023 {
-			return o, driver.OptionInSpec(s.Raw, driver.BadOption("queue", v, "not a queue number", "the interface queue of the port's queue 0, from 0; queues=N takes N queues from it"))
+			return o, driver.BadOption("queue", v, "not a queue number", "the interface queue of the port's queue 0, from 0; queues=N takes N queues from it")
 		}
 		o.first = n
 	}
@@ -210,7 +210,7 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 				o.pass.Host = true
 			case "none":
 			default:
-				return o, driver.OptionInSpec(s.Raw, driver.BadOption("pass", v, "unknown kind "+strconv.Quote(x), "a comma-separated list of arp, nd, host; or none"))
+				return o, driver.BadOption("pass", v, "unknown kind "+strconv.Quote(x), "a comma-separated list of arp, nd, host; or none")
 			}
 		}
 	}
@@ -219,11 +219,11 @@ func parseOptions(s driver.Spec, cfg driver.Config) (options, error) {
 		n int
 	}{{"rx-ring", cfg.RxRingSize}, {"tx-ring", cfg.TxRingSize}} {
 		if c.n&(c.n-1) != 0 {
-			return o, driver.OptionInSpec(s.Raw, driver.BadOption(c.k, strconv.Itoa(c.n), "an AF_XDP ring size is a power of two", "a power of two from 8 to 65536"))
+			return o, driver.BadOption(c.k, strconv.Itoa(c.n), "an AF_XDP ring size is a power of two", "a power of two from 8 to 65536")
 		}
 	}
 	if cfg.RxQueues != cfg.TxQueues {
-		return o, driver.OptionInSpec(s.Raw, driver.BadOption("rxq", strconv.Itoa(cfg.RxQueues), fmt.Sprintf("an AF_XDP socket has one RX and one TX ring: %d RX queues and %d TX queues cannot be", cfg.RxQueues, cfg.TxQueues), "queues=N"))
+		return o, driver.BadOption("rxq", strconv.Itoa(cfg.RxQueues), fmt.Sprintf("an AF_XDP socket has one RX and one TX ring: %d RX queues and %d TX queues cannot be", cfg.RxQueues, cfg.TxQueues), "queues=N")
 	}
 	return o, nil
 }
@@ -285,9 +285,9 @@ func newPort(d *driver.Device, cfg driver.Config) (_ driver.Port, err error) {
 		return nil, err
 	}
 	if opt.first+cfg.RxQueues > nd.rxQueue {
-		return nil, driver.OptionInSpec(d.Spec.Raw, driver.BadOption("queues", strconv.Itoa(cfg.RxQueues),
+		return nil, driver.BadOption("queues", strconv.Itoa(cfg.RxQueues),
 			fmt.Sprintf("interface %s has %d RX queues, and the port's would be queues %d to %d", nd.name, nd.rxQueue, opt.first, opt.first+cfg.RxQueues-1),
-			fmt.Sprintf("queue= plus queues= at most %d (ethtool -L %s combined N gives it more)", nd.rxQueue, nd.name)))
+			fmt.Sprintf("queue= plus queues= at most %d (ethtool -L %s combined N gives it more)", nd.rxQueue, nd.name))
 	}
 	p := &port{spec: d.Spec.Raw, nd: nd, cfg: cfg, opt: opt}
 	p.g.Init()
@@ -458,7 +458,7 @@ func (p *port) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return fmt.Errorf("%s: %w", p.spec, driver.ErrClosed)
+		return driver.ErrClosed
 	}
 	if p.started {
 		return nil
@@ -467,7 +467,7 @@ func (p *port) Start() error {
 		q.refill()
 		if err := p.steer.xsks.Put(uint32(q.kq), uint32(q.fd)); err != nil {
 			p.unsteer()
-			return fmt.Errorf("%s: steering interface queue %d to its socket: %w", p.spec, q.kq, err)
+			return fmt.Errorf("steering interface queue %d to its socket: %w", q.kq, err)
 		}
 	}
 	p.started = true
@@ -587,20 +587,20 @@ func (p *port) Stats() driver.PortStats {
 var errKernelOwns = errors.New("the kernel keeps this interface: change it with ip link")
 
 func (p *port) SetPromiscuous(on bool) error {
-	return fmt.Errorf("%s: promiscuous mode: %w (ip link set %s promisc on)", p.spec, errKernelOwns, p.nd.name)
+	return fmt.Errorf("promiscuous mode: %w (ip link set %s promisc on)", errKernelOwns, p.nd.name)
 }
 
 func (p *port) SetMTU(mtu int) error {
-	return fmt.Errorf("%s: MTU: %w (ip link set %s mtu %d)", p.spec, errKernelOwns, p.nd.name, mtu)
+	return fmt.Errorf("MTU: %w (ip link set %s mtu %d)", errKernelOwns, p.nd.name, mtu)
 }
 
 func (p *port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.nd.mac...) }
 
 func (p *port) SetMAC(mac net.HardwareAddr) error {
 	if prob := driver.MACProblem(mac); prob != "" {
-		return fmt.Errorf("%s: MAC %v: %s", p.spec, mac, prob)
+		return fmt.Errorf("MAC %v: %s", mac, prob)
 	}
-	return fmt.Errorf("%s: MAC address: %w (ip link set %s address %v)", p.spec, errKernelOwns, p.nd.name, mac)
+	return fmt.Errorf("MAC address: %w (ip link set %s address %v)", errKernelOwns, p.nd.name, mac)
 }
 
 func (p *port) RxQueue(i int) driver.RxQueue {

@@ -158,7 +158,7 @@ func openClock(e *env, dev string) (c driver.Clock, close func(), err error) {
 	c, err = driver.ClockOf(p)
 	if err != nil {
 		p.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", dev, err)
 	}
 	return c, func() { p.Close() }, nil
 }

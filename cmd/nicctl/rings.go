@@ -52,13 +52,11 @@ type ringInfo struct {
 	Kind  string `json:"kind"` // "tx" or "rx"
 	Queue int    `json:"queue"`
 	Size  int    `json:"size"`
-	// Enabled is the ring's enable bit (ENETC TBMR/RBMR.EN); FEC rings have
-	// none and report Active, the RDAR/TDAR doorbell state, instead.
-	Enabled    bool   `json:"enabled"`
-	Active     *bool  `json:"active,omitempty"`
-	IOVA       uint64 `json:"iova,omitempty"`
-	HWProducer *int   `json:"hw_producer,omitempty"` // ENETC TBPIR/RBPIR
-	HWConsumer *int   `json:"hw_consumer,omitempty"` // ENETC TBCIR/RBCIR
+	IOVA  uint64 `json:"iova,omitempty"`
+	// Regs are the ring's device registers (ENETC TBMR/TBPIR/TBCIR or
+	// RBMR/RBPIR/RBCIR: enable bit, device producer and consumer; FEC
+	// TDAR or RDAR: the doorbell state).
+	Regs []driver.RegValue `json:"regs"`
 	// NextToUse and NextToClean are the driver's own indices.
 	NextToUse   int      `json:"next_to_use"`
 	NextToClean int      `json:"next_to_clean"`
@@ -67,6 +65,19 @@ type ringInfo struct {
 	BDs         []bdInfo `json:"bds"`
 	// NoBDs says why no BD could be decoded.
 	NoBDs string `json:"no_bds,omitempty"`
+}
+
+// ringInfoOf is what a driver reports of a ring, BDs left for the caller.
+func ringInfoOf(s driver.RingState) ringInfo {
+	g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, IOVA: s.IOVA, Regs: []driver.RegValue{},
+		NextToUse: s.NextToUse, NextToClean: s.NextToClean, BDs: []bdInfo{}}
+	g.Regs = append(g.Regs, s.Regs...)
+	if s.Owned >= 0 {
+		g.Owned = intp(s.Owned)
+	}
+	db := s.Doorbells
+	g.Doorbells = &db
+	return g
 }
 
 // bdInfo is one decoded buffer descriptor.
@@ -94,22 +105,21 @@ func (r *ringsResult) text(w io.Writer) {
 		fmt.Fprintf(w, "%s, read from %s\n", r.Dev, r.Source)
 	}
 	for _, g := range r.Rings {
-		en := "disabled"
-		switch {
-		case g.Active != nil && *g.Active:
-			en = "doorbell active"
-		case g.Active != nil:
-			en = "doorbell idle"
-		case g.Enabled:
-			en = "enabled"
-		}
-		fmt.Fprintf(w, "%s ring %d: %d BDs, %s", g.Kind, g.Queue, g.Size, en)
+		fmt.Fprintf(w, "%s ring %d: %d BDs", g.Kind, g.Queue, g.Size)
 		if g.IOVA != 0 {
 			fmt.Fprintf(w, ", base %#x", g.IOVA)
 		}
 		fmt.Fprintln(w)
-		if g.HWProducer != nil {
-			fmt.Fprintf(w, "  device: producer %d consumer %d\n", *g.HWProducer, *g.HWConsumer)
+		for _, v := range g.Regs {
+			var fs []string
+			for _, f := range v.Fields {
+				if f.Hi == f.Lo {
+					fs = append(fs, fmt.Sprintf("%s=%d", f.Name, f.Of(v.Value)))
+				} else {
+					fs = append(fs, fmt.Sprintf("%s=%#x", f.Name, f.Of(v.Value)))
+				}
+			}
+			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  device: %s 0x%08x %s", v.Name, v.Value, strings.Join(fs, " ")), " "))
 		}
 		if g.NextToUse < 0 {
 			fmt.Fprint(w, "  driver: indices are the serving process's own")
@@ -223,20 +233,7 @@ func ringsCmd(e *env, dev string, window, at, send int) (any, error) {
 		if err := checkAt(s.Kind, s.Queue, s.Size); err != nil {
 			return nil, err
 		}
-		g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: s.Enabled, IOVA: s.IOVA,
-			NextToUse: s.NextToUse, NextToClean: s.NextToClean, BDs: []bdInfo{}}
-		if s.HasActive {
-			active := s.Active
-			g.Active = &active
-		}
-		if s.DeviceProducer >= 0 && s.DeviceConsumer >= 0 {
-			g.HWProducer, g.HWConsumer = intp(s.DeviceProducer), intp(s.DeviceConsumer)
-		}
-		if s.Owned >= 0 {
-			g.Owned = intp(s.Owned)
-		}
-		db := s.Doorbells
-		g.Doorbells = &db
+		g := ringInfoOf(s)
 		if mem != nil {
 			rx := s.Kind == "rx"
 			g.BDs = readBDs(mem, s.IOVA, s.BDSize, s.Size, start(at, s.NextToClean), window, func(i int, b []byte) bdInfo { return bdOf(i, b, ri.DecodeBD(rx, b)) })

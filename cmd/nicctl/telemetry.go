@@ -71,22 +71,8 @@ func ringsTelemetry(dev, where string) (any, error) {
 	}
 	r := &ringsResult{Dev: dev, Source: source(c)}
 	for _, t := range rs {
-		s := t.RingState()
-		g := ringInfo{Kind: s.Kind, Queue: s.Queue, Size: s.Size, Enabled: s.Enabled, IOVA: s.IOVA,
-			NextToUse: s.NextToUse, NextToClean: s.NextToClean, BDs: []bdInfo{},
-			NoBDs: "in the serving process's memory (stop it and run nicctl rings DEV to decode BDs)"}
-		if s.HasActive {
-			active := s.Active
-			g.Active = &active
-		}
-		if s.DeviceProducer >= 0 && s.DeviceConsumer >= 0 {
-			g.HWProducer, g.HWConsumer = intp(s.DeviceProducer), intp(s.DeviceConsumer)
-		}
-		if s.Owned >= 0 {
-			g.Owned = intp(s.Owned)
-		}
-		db := s.Doorbells
-		g.Doorbells = &db
+		g := ringInfoOf(t.RingState())
+		g.NoBDs = "in the serving process's memory (stop it and run nicctl rings DEV to decode BDs)"
 		r.Rings = append(r.Rings, g)
 	}
 	return r, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/sim"
 )
 
@@ -20,8 +21,12 @@ func TestRings(t *testing.T) {
 		t.Fatalf("rings %+v", r.Rings)
 	}
 	tx, rx := r.Rings[0], r.Rings[1]
-	if tx.Kind != "tx" || *tx.HWProducer != 3 || tx.NextToUse != 3 || len(tx.BDs) != 4 || !tx.Enabled {
-		t.Errorf("tx ring after 3 frames: %+v", tx)
+	reg := map[string]driver.RegValue{}
+	for _, v := range tx.Regs {
+		reg[v.Name] = v
+	}
+	if tx.Kind != "tx" || reg["TBPIR(0)"].Value != 3 || tx.NextToUse != 3 || len(tx.BDs) != 4 || reg["TBMR(0)"].Value>>31 != 1 {
+		t.Errorf("tx ring after 3 frames: %+v (want TBPIR(0) 3, TBMR(0).EN set)", tx)
 	}
 	for i := 0; i < 3; i++ {
 		if b := tx.BDs[i]; b.Len != 64 || b.FrmLen != 64 || b.Addr == 0 || strings.Join(b.Flags, " ") != "F" {
@@ -32,7 +37,7 @@ func TestRings(t *testing.T) {
 		t.Errorf("rx ring: %+v", rx)
 	}
 	out := mustRun(t, "rings", "sim:fec0", "--send", "2", "--at", "0", "--window", "3")
-	for _, want := range []string{"rx ring 0: 512 BDs", "E INT  (empty, owned by the MAC)", "tx ring 0", "len    64  L TC BDU", "2 doorbells"} {
+	for _, want := range []string{"rx ring 0: 512 BDs", "E INT  (empty, owned by the MAC)", "tx ring 0", "len    64  L TC BDU", "2 doorbells", "device: TDAR 0x", "device: RDAR 0x01000000 ACTIVE=1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rings sim:fec0 lacks %q:\n%s", want, out)
 		}
