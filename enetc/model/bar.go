@@ -256,6 +256,15 @@ func (d *Device) Write32(off uint32, v uint32) {
 		}
 		d.set(off, v&^pm0_stat_config_CLEAR) // the clear bit is a trigger
 		return
+	case regPTGCR:
+		d.set(off, v)
+		d.tsnUpdate()
+		return
+	case regPTCCBSR0, regPTCCBSR0 + 8, regPTCCBSR0 + 16, regPTCCBSR0 + 24,
+		regPTCCBSR0 + 32, regPTCCBSR0 + 40, regPTCCBSR0 + 48, regPTCCBSR0 + 56:
+		d.set(off, v)
+		d.tsnUpdate()
+		return
 	case regPM0_CMD_CFG, regPMR, regSIMR:
 		d.set(off, v)
 		d.kickAllTx() // enabling the MAC lets queued frames leave
