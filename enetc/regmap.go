@@ -130,6 +130,8 @@ func RegisterMap(txRings, rxRings int) []RegDesc {
 		RegDesc{"PRFSCAPR", regPRFSCAPR, "port", nil},
 		RegDesc{"PFPMR", regPFPMR, "port", []Field{bit("MWLM", 0), bit("PMACE", 1)}},
 		RegDesc{"PAR_PORT_CFG", regPAR_PORT, "port", []Field{bit("L3CKSUM", 0), bit("L4CKSUM", 1)}},
+		RegDesc{"PTGCR", regPTGCR, "port", []Field{bit("TGPE", 30), bit("TGE", 31)}},
+		RegDesc{"PTGCAPR", regPTGCAPR, "port", []Field{{"MAX_GCL_LEN", 0, 15}}},
 	)
 	for n := 0; n < 3; n++ {
 		m = append(m,
@@ -146,6 +148,12 @@ func RegisterMap(txRings, rxRings int) []RegDesc {
 	}
 	for n := 0; n < 8; n++ {
 		m = append(m, RegDesc{fmt.Sprintf("PTCMSDUR(%d)", n), regPTCMSDUR(n), "port", nil})
+	}
+	for n := 0; n < tsnTrafficClasses; n++ {
+		m = append(m,
+			RegDesc{fmt.Sprintf("PTCCBSR0(%d)", n), regPTCCBSR0(n), "port", []Field{{"BW", 0, 6}, bit("CBSE", 31)}},
+			RegDesc{fmt.Sprintf("PTCCBSR1(%d)", n), regPTCCBSR1(n), "port", nil},
+		)
 	}
 	cmd := []Field{bit("TX_EN", 0), bit("RX_EN", 1), bit("PROMIS", 4), bit("CRC_FWD", 6), bit("PAUSE_IGN", 8), bit("XGLP", 10), bit("TXP", 11), bit("PHY_TX_EN", 15)}
 	ifm := []Field{{"IFMODE", 0, 1}, bit("RG", 2), bit("FULL_DPX", 12), {"SSP", 13, 14}, bit("EN_AUTO", 15)}

@@ -28,8 +28,8 @@ import (
 //     while a frame waits is not modelled, so a class never bursts above
 //     its idle slope;
 //   - the frame's class's gate is open from the first bit of its preamble
-//     to the last bit of its FCS (the hardware's guard band: a frame that
-//     does not fit the rest of the window waits for the next one).
+//     to the last bit of its FCS (802.1Q's rule, §13.2: a frame that does
+//     not fit the rest of the window waits for the next one).
 //
 // A frame that fits no window of its class (longer than every window) is
 // not sent: it counts as a TX error (TERR) and is recorded once. Frames
