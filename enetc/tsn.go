@@ -40,6 +40,35 @@ const (
 	tsnGateBufSizeDefault = gclHeader + gclEntrySize*64
 )
 
+// PMR.PSPEED: the port's speed, which the shapers' percentages are of
+// (Linux enetc_sched_speed_set, from its link-up handler).
+const (
+	pmr_PSPEED_MASK  = 0xF << 8
+	pmr_PSPEED_100M  = 1 << 8
+	pmr_PSPEED_1000M = 1 << 9
+	pmr_PSPEED_2500M = 1 << 10
+)
+
+// followPSPEED writes the link's speed into PMR.PSPEED as it comes up
+// (PF, ctl held). 10 Mb/s and unknown speeds are 0, as in Linux.
+func (p *Port) followPSPEED(l driver.Link) {
+	if !l.Up {
+		return
+	}
+	var ps uint32
+	switch l.SpeedMbps {
+	case 100:
+		ps = pmr_PSPEED_100M
+	case 1000:
+		ps = pmr_PSPEED_1000M
+	case 2500:
+		ps = pmr_PSPEED_2500M
+	}
+	if v := p.regs.Read32(regPMR); v&pmr_PSPEED_MASK != ps {
+		p.regs.Write32(regPMR, v&^pmr_PSPEED_MASK|ps)
+	}
+}
+
 // PTCCBSR0(tc), PTCCBSR1(tc): the credit-based shaper of traffic class tc.
 func regPTCCBSR0(tc int) uint32 { return portBase + 0x1110 + 8*uint32(tc) }
 func regPTCCBSR1(tc int) uint32 { return portBase + 0x1114 + 8*uint32(tc) }

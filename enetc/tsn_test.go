@@ -436,3 +436,25 @@ func TestCBSRefused(t *testing.T) {
 		t.Errorf("map change under shapers: %v", err)
 	}
 }
+
+// Close leaves the port plain for its next owner: gating and shapers off.
+func TestCloseTurnsTSNOff(t *testing.T) {
+	t.Parallel()
+	s, ts, base := openTSN(t, 2)
+	if err := ts.SetTCMap(twoClasses()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.SetCBS(1, 300_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.SetGateList(driver.GateList{BaseTime: base, Entries: []driver.GateEntry{{Gates: 3, Interval: time.Millisecond}}}); err != nil {
+		t.Fatal(err)
+	}
+	if s.model.Read32(modelReg("PTGCR"))>>31 != 1 || s.model.Read32(modelReg("PTCCBSR0")+8) != 1<<31|30 {
+		t.Fatalf("PTGCR %#x PTCCBSR0(1) %#x before Close: want TGE and CBSE|30", s.model.Read32(modelReg("PTGCR")), s.model.Read32(modelReg("PTCCBSR0")+8))
+	}
+	s.close(false)
+	if g, c := s.model.Read32(modelReg("PTGCR")), s.model.Read32(modelReg("PTCCBSR0")+8); g != 0 || c != 0 {
+		t.Errorf("after Close PTGCR %#x, PTCCBSR0(1) %#x; want both 0", g, c)
+	}
+}

@@ -15,7 +15,8 @@ import (
 // ring (class 5, command 0: the gate list's base time, cycle time,
 // extension and entries in a DMA buffer, Linux enetc_setup_taprio). A
 // class's shaper is on while PTCCBSR0(tc).CBSE is set; its bandwidth is
-// PTCCBSR0(tc)[6:0] percent of the port's rate (Linux enetc_setup_tc_cbs).
+// PTCCBSR0(tc)[6:0] percent of the port's rate, the speed PMR.PSPEED
+// gives (Linux enetc_setup_tc_cbs, enetc_sched_speed_set).
 //
 // Departure times: while gating or a shaper is on, the model gives every
 // frame it sends the time the wire sees it leave, in the chip's 1588
@@ -131,6 +132,21 @@ func (d *Device) tsnReset() {
 	s.mu.Lock()
 	s.ringFree, s.cbsNext, s.res, s.reportedL = [MaxRings]int64{}, [TrafficClasses]int64{}, nil, 0
 	s.mu.Unlock()
+}
+
+// portSpeed is the speed PMR.PSPEED tells the port, in Mb/s: the rate
+// the shapers' percentages are of (Linux enetc_sched_speed_set: 0 is
+// 10 Mb/s, bit 8 100, bit 9 1000, bit 10 2500).
+func (d *Device) portSpeed() int64 {
+	switch ps := d.get(regPMR) >> 8 & 0xF; {
+	case ps&4 != 0:
+		return 2500
+	case ps&2 != 0:
+		return 1000
+	case ps&1 != 0:
+		return 100
+	}
+	return 10
 }
 
 // tsnSched is the scheduler txPass hands frames to, or nil when no gate
@@ -304,7 +320,7 @@ func (s *tsnSched) depart(d *Device, n, length int) bool {
 	if shaped {
 		// R*pct/100 bits per second: b bits win their credit back in
 		// b*1e9*100/(R*pct) ns.
-		rate := speed * 1_000_000 * int64(cbs&ptccbsr0_BW_MASK) / 100
+		rate := d.portSpeed() * 1_000_000 * int64(cbs&ptccbsr0_BW_MASK) / 100
 		s.cbsNext[tc] = t + wireBits*1_000_000_000/rate
 	}
 	if len(s.log) >= maxDepartures {
