@@ -105,3 +105,49 @@ func TestFECAVBRefusedWithoutAVB(t *testing.T) {
 		t.Errorf("caps on an i.MX6UL %+v, want none", c)
 	}
 }
+
+// The model shapes what the driver set: class 1 at IDLE_SLOPE 128 (20% of
+// 1 Gb/s) leaves one 100-byte frame (992 bits on the wire) every 4960 ns,
+// 200 Mb/s; ring 0's frames are not shaped and go back to back.
+func TestFECAVBShapedRate(t *testing.T) {
+	t.Parallel()
+	p, m := openSim(t, "soc=imx8mp&queues=3&timeline=manual&link-poll=0")
+	w := &capture{}
+	m.SetWire(w)
+	if err := p.SetCBS(1, 200_000); err != nil {
+		t.Fatal(err)
+	}
+	send := func(q, n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			pk := p.RxQueue(0).Pool().Alloc()
+			f := pk.Append(100)
+			clear(f)
+			copy(f, []byte{2, 0, 0, 0, 0, 0xb, 2, 0, 0, 0, 0, 0xa, 0x88, 0xb5})
+			if p.TxQueue(q).TxBurst([]*driver.Packet{pk}) != 1 {
+				t.Fatalf("TX queue %d refused frame %d", q, i)
+			}
+		}
+		p.TxQueue(q).Reclaim()
+	}
+	send(1, 10)
+	send(0, 5)
+	deps := m.Departures()
+	if len(deps) != 15 || len(w.take()) != 15 {
+		t.Fatalf("%d departures, want 15", len(deps))
+	}
+	for i := 1; i < 10; i++ {
+		if deps[i].Ring != 1 || deps[i].Start-deps[i-1].Start != 4960 {
+			t.Errorf("ring 1 frame %d left %d ns after the one before (ring %d), want 4960", i, deps[i].Start-deps[i-1].Start, deps[i].Ring)
+		}
+	}
+	rate := float64(10*992) / float64(deps[9].Start+4960-deps[0].Start) * 1000
+	if rate != 200 {
+		t.Errorf("ring 1 at %.1f Mb/s on the wire, want 200", rate)
+	}
+	for i := 11; i < 15; i++ {
+		if deps[i].Ring != 0 || deps[i].Start-deps[i-1].Start != 992 {
+			t.Errorf("ring 0 frame %d left %d ns after the one before, want 992 (back to back)", i-10, deps[i].Start-deps[i-1].Start)
+		}
+	}
+}
