@@ -30,7 +30,10 @@ type TSN interface {
 	// times are times of the port's hardware clock (ClockOf).
 	SetGateList(g GateList) error
 	// SetCBS gives traffic class tc a credit-based shaper with the given
-	// idle slope in kbit/s (tc cbs's idleslope); 0 takes it off.
+	// idle slope in kbit/s (tc cbs's idleslope); 0 takes it off, or, where
+	// the hardware always shapes the class (the FEC's AVB rings), gives it
+	// its default back. The hardware holds the idle slope at its own
+	// resolution: TSNState says what it took.
 	SetCBS(tc int, idleSlopeKbps int64) error
 	// TSNState is the configuration in effect, as the hardware holds it.
 	TSNState() (TSNState, error)
