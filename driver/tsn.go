@@ -269,3 +269,69 @@ type TSNState struct {
 	// CBS lists the classes with a shaper.
 	CBS []CBSState
 }
+
+// Preemption is implemented by ports with frame preemption (IEEE 802.1Qbu
+// and 802.3br's MAC merge sublayer: an express MAC and a preemptable MAC,
+// the pMAC), set up as ethtool --set-mm and mqprio's fp set it: a frame of
+// a preemptable traffic class may be cut into fragments for an express
+// frame to pass, once the link partner has answered the verify handshake
+// (or verification is off). Use PreemptionOf.
+type Preemption interface {
+	// SetPreemption applies c; an option the hardware cannot take is an
+	// error naming it, and nothing changes.
+	SetPreemption(c PreemptConfig) error
+	// PreemptState is the MAC merge state and counters as the hardware
+	// holds them.
+	PreemptState() (PreemptState, error)
+}
+
+// PreemptionOf returns p's frame preemption, or an error wrapping
+// ErrNoTSN naming the port and its driver.
+func PreemptionOf(p Port) (Preemption, error) {
+	t, ok := p.(Preemption)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: the %s driver offers no frame preemption", p.Info().Name, ErrNoTSN, p.Info().Driver)
+	}
+	return t, nil
+}
+
+// PreemptConfig is ethtool --set-mm's settings and the preemptable classes.
+type PreemptConfig struct {
+	// Enabled turns the MAC merge sublayer on (pmac-enabled and
+	// tx-enabled).
+	Enabled bool
+	// Verify runs the verify handshake before preempting (verify-enabled).
+	Verify bool
+	// VerifyTime is the wait between verify attempts (verify-time).
+	VerifyTime time.Duration
+	// AddFragSize is the link partner's minimum non-final fragment, in
+	// 64-byte steps beyond the first 64 (tx-min-frag-size (n+1)*64-4).
+	AddFragSize int
+	// PreemptableTCs has bit tc set for each preemptable traffic class.
+	PreemptableTCs uint8
+}
+
+// Verify states (ethtool's verify-status).
+const (
+	VerifyDisabled  = "disabled"
+	VerifyInitial   = "initial"
+	VerifyVerifying = "verifying"
+	VerifySucceeded = "succeeded"
+	VerifyFailed    = "failed"
+	VerifyUnknown   = "unknown"
+)
+
+// PreemptState is ethtool --show-mm's answer.
+type PreemptState struct {
+	Supported, Enabled bool
+	// Active: frames of preemptable classes may be preempted now.
+	Active         bool
+	VerifyStatus   string
+	VerifyTime     time.Duration
+	AddFragSize    int
+	PreemptableTCs uint8
+	// The MAC merge counters (802.3's aMACMerge*): reassembly errors,
+	// SMD errors, frames reassembled, fragments received and sent beyond
+	// each frame's first, holds.
+	AssemblyErrors, SMDErrors, AssemblyOK, FragmentsRx, FragmentsTx, Holds uint64
+}

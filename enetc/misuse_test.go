@@ -60,6 +60,10 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			},
 			"Port.SetCBS":   func() error { return drvtest.IsClosed(ep.SetCBS(1, 0)) },
 			"Port.TSNState": func() error { _, err := ep.TSNState(); return drvtest.IsClosed(err) },
+			"Port.SetPreemption": func() error {
+				return drvtest.IsClosed(ep.SetPreemption(driver.PreemptConfig{}))
+			},
+			"Port.PreemptState": func() error { _, err := ep.PreemptState(); return drvtest.IsClosed(err) },
 			"Port.TSNCaps": func() error {
 				return wantNil(ep.TSNCaps().TrafficClasses == 0, "TSNCaps read registers")
 			},

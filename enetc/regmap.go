@@ -132,6 +132,13 @@ func RegisterMap(txRings, rxRings int) []RegDesc {
 		RegDesc{"PAR_PORT_CFG", regPAR_PORT, "port", []Field{bit("L3CKSUM", 0), bit("L4CKSUM", 1)}},
 		RegDesc{"PTGCR", regPTGCR, "port", []Field{bit("TGPE", 30), bit("TGE", 31)}},
 		RegDesc{"PTGCAPR", regPTGCAPR, "port", []Field{{"MAX_GCL_LEN", 0, 15}}},
+		RegDesc{"MMCSR", regMMCSR, "port", []Field{bit("LPS", 0), bit("LPE", 1), bit("LPA", 2), {"RAFS", 8, 9}, bit("ME", 16), bit("VDIS", 17), {"VSTS", 18, 20}, {"TXSTS", 21, 22}, {"VT", 23, 29}, bit("LINK_FAIL", 31)}},
+		RegDesc{"MMFAECR", regMMFAECR, "port", nil},
+		RegDesc{"MMFSECR", regMMFAECR + 4, "port", nil},
+		RegDesc{"MMFAOCR", regMMFAECR + 8, "port", nil},
+		RegDesc{"MMFCRXR", regMMFAECR + 12, "port", nil},
+		RegDesc{"MMFCTXR", regMMFAECR + 16, "port", nil},
+		RegDesc{"MMHCR", regMMFAECR + 20, "port", nil},
 	)
 	for n := 0; n < 3; n++ {
 		m = append(m,
@@ -153,6 +160,7 @@ func RegisterMap(txRings, rxRings int) []RegDesc {
 		m = append(m,
 			RegDesc{fmt.Sprintf("PTCCBSR0(%d)", n), regPTCCBSR0(n), "port", []Field{{"BW", 0, 6}, bit("CBSE", 31)}},
 			RegDesc{fmt.Sprintf("PTCCBSR1(%d)", n), regPTCCBSR1(n), "port", nil},
+			RegDesc{fmt.Sprintf("PTCFPR(%d)", n), regPTCFPR(n), "port", []Field{bit("FPE", 31)}},
 		)
 	}
 	cmd := []Field{bit("TX_EN", 0), bit("RX_EN", 1), bit("PROMIS", 4), bit("CRC_FWD", 6), bit("PAUSE_IGN", 8), bit("XGLP", 10), bit("TXP", 11), bit("PHY_TX_EN", 15)}

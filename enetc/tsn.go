@@ -362,6 +362,7 @@ func (p *Port) tsnOff() error {
 		}
 	}
 	p.tsn.gating = false
+	p.preemptOff()
 	if p.tsn.buf == nil {
 		return nil
 	}

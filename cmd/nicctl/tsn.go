@@ -15,8 +15,8 @@ import (
 func init() {
 	var clock string
 	register(&command{
-		name: "tsn", args: "DEV show|tc|gates|cbs [ARGS]...", min: 2, max: -1,
-		summary: "traffic classes, gate lists and shapers (as tc mqprio, taprio and cbs)",
+		name: "tsn", args: "DEV show|tc|gates|cbs|preempt [ARGS]...", min: 2, max: -1,
+		summary: "traffic classes, gate lists, shapers, preemption (as tc mqprio, taprio, cbs and ethtool --set-mm)",
 		flags: func(fs *flag.FlagSet) func() error {
 			fs.StringVar(&clock, "clock", "", "the chip clock `SPEC` gate base times are read from, opened if the port's clock is not (ENETC: default pci:0000:00:00.4, or sim:enetc-timer0 with the port's chip= for a sim port)")
 			return nil
@@ -34,9 +34,10 @@ type tsnOp struct {
 	off   bool // gates off
 	tc    int
 	kbps  int64
+	mm    driver.PreemptConfig
 }
 
-var tsnCmds = map[string]bool{"show": true, "tc": true, "gates": true, "cbs": true}
+var tsnCmds = map[string]bool{"show": true, "tc": true, "gates": true, "cbs": true, "preempt": true}
 
 // parseTSNOps splits args into sections at the command words and parses
 // each with tc's grammar.
@@ -45,7 +46,7 @@ func parseTSNOps(args []string) ([]tsnOp, error) {
 	for i := 0; i < len(args); {
 		cmd := args[i]
 		if !tsnCmds[cmd] {
-			return nil, badInput("tsn: unknown command %q (commands: show; tc num_tc N map P0..P15 queues C@O...; gates base-time NS cycle-time NS [cycle-time-extension NS] sched-entry S MASK NS... | gates off; cbs tc N idleslope KBPS)", cmd)
+			return nil, badInput("tsn: unknown command %q (commands: show; tc num_tc N map P0..P15 queues C@O...; gates base-time NS cycle-time NS [cycle-time-extension NS] sched-entry S MASK NS... | gates off; cbs tc N idleslope KBPS; preempt [pmac-enabled|tx-enabled|verify-enabled on|off] [verify-time MS] [tx-min-frag-size 60|124|188|252] [fp E|P...])", cmd)
 		}
 		j := i + 1
 		for j < len(args) && (!tsnCmds[args[j]] || cmd == "cbs" && args[j] == "tc" && j == i+1) {
@@ -213,6 +214,71 @@ func parseTSNOp(cmd string, a []string) (tsnOp, error) {
 		if op.tc < 0 || !idle {
 			return op, badInput("tsn cbs: give tc N idleslope KBPS (idleslope 0 takes the shaper off)")
 		}
+	case "preempt":
+		// ethtool --set-mm's words, and mqprio's fp per class.
+		c := &op.mm
+		c.Enabled, c.Verify = true, true
+		pmac, tx := true, true
+		onOff := func(w, v string) (bool, error) {
+			switch v {
+			case "on":
+				return true, nil
+			case "off":
+				return false, nil
+			}
+			return false, badInput("tsn preempt: %s %q: give on or off", w, v)
+		}
+		for i := 0; i < len(a); i++ {
+			w := a[i]
+			if w == "fp" {
+				tc := 0
+				for i+1 < len(a) && (a[i+1] == "E" || a[i+1] == "P") {
+					i++
+					if a[i] == "P" {
+						c.PreemptableTCs |= 1 << tc
+					}
+					tc++
+				}
+				if tc == 0 || tc > 8 {
+					return op, badInput("tsn preempt: fp takes E (express) or P (preemptable) for each traffic class from 0, up to 8")
+				}
+				continue
+			}
+			if i+1 >= len(a) {
+				return op, badInput("tsn preempt: %s needs a value", w)
+			}
+			v := a[i+1]
+			i++
+			var err error
+			switch w {
+			case "pmac-enabled":
+				pmac, err = onOff(w, v)
+			case "tx-enabled":
+				tx, err = onOff(w, v)
+			case "verify-enabled":
+				c.Verify, err = onOff(w, v)
+			case "verify-time":
+				var ms int64
+				ms, err = num("verify-time (ms)", v, 1, 1<<20)
+				c.VerifyTime = time.Duration(ms) * time.Millisecond
+			case "tx-min-frag-size":
+				var n int64
+				n, err = num("tx-min-frag-size", v, 60, 252)
+				if err == nil && (n+4)%64 != 0 {
+					err = badInput("tsn preempt: tx-min-frag-size %d: give 60, 124, 188 or 252", n)
+				}
+				c.AddFragSize = int((n+4)/64 - 1)
+			default:
+				err = badInput("tsn preempt: unknown word %q (pmac-enabled, tx-enabled, verify-enabled, verify-time, tx-min-frag-size, fp)", w)
+			}
+			if err != nil {
+				return op, err
+			}
+		}
+		if pmac != tx {
+			return op, badInput("tsn preempt: pmac-enabled %v and tx-enabled %v: gopmd turns the pMAC and preemption on and off together; give both the same", pmac, tx)
+		}
+		c.Enabled = pmac
 	}
 	return op, nil
 }
@@ -224,6 +290,7 @@ type tsnResult struct {
 	Applied []string     `json:"applied,omitempty"`
 	Caps    tsnCapsJSON  `json:"caps"`
 	State   tsnStateJSON `json:"state"`
+	Preempt *preemptJSON `json:"preempt,omitempty"`
 }
 
 type tsnStateJSON struct {
@@ -293,6 +360,19 @@ func (r *tsnResult) text(w io.Writer) {
 	for _, b := range s.CBS {
 		fmt.Fprintf(w, "cbs tc %d idleslope %d (%d%% of the link)\n", b.TC, b.IdleSlopeKbps, b.Percent)
 	}
+	if m := r.Preempt; m != nil {
+		fmt.Fprintf(w, "preempt pmac-enabled %s tx-enabled %s verify-status %s verify-time %d tx-min-frag-size %d active %s fp %s\n",
+			onOff(m.Enabled), onOff(m.Enabled), m.VerifyStatus, m.VerifyTimeMS, m.TxMinFragSize, onOff(m.Active), strings.Join(m.FP, " "))
+		fmt.Fprintf(w, "\tfragments tx %d rx %d, reassembled %d, assembly errors %d, SMD errors %d, holds %d\n",
+			m.FragmentsTx, m.FragmentsRx, m.AssemblyOK, m.AssemblyErrors, m.SMDErrors, m.Holds)
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 func intsText(v []int) string {
@@ -363,6 +443,11 @@ func tsnCmd(e *env, dev, clockSpec string, args []string) (any, error) {
 			}
 		case "cbs":
 			err = ts.SetCBS(op.tc, op.kbps)
+		case "preempt":
+			var pr driver.Preemption
+			if pr, err = driver.PreemptionOf(p); err == nil {
+				err = pr.SetPreemption(op.mm)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -378,7 +463,37 @@ func tsnCmd(e *env, dev, clockSpec string, args []string) (any, error) {
 		return nil, err
 	}
 	r.State = stateJSON(st)
+	if pr, err := driver.PreemptionOf(p); err == nil {
+		ps, err := pr.PreemptState()
+		if err != nil {
+			return nil, err
+		}
+		r.Preempt = &preemptJSON{Supported: ps.Supported, Enabled: ps.Enabled, Active: ps.Active, VerifyStatus: ps.VerifyStatus,
+			VerifyTimeMS: int64(ps.VerifyTime / time.Millisecond), TxMinFragSize: 64*(1+ps.AddFragSize) - 4,
+			AssemblyErrors: ps.AssemblyErrors, SMDErrors: ps.SMDErrors, AssemblyOK: ps.AssemblyOK,
+			FragmentsRx: ps.FragmentsRx, FragmentsTx: ps.FragmentsTx, Holds: ps.Holds}
+		for tc := 0; tc < r.Caps.TrafficClasses; tc++ {
+			r.Preempt.FP = append(r.Preempt.FP, map[bool]string{false: "E", true: "P"}[ps.PreemptableTCs&(1<<tc) != 0])
+		}
+	}
 	return r, nil
+}
+
+// preemptJSON is ethtool --show-mm's answer with the classes' fp.
+type preemptJSON struct {
+	Supported      bool     `json:"supported"`
+	Enabled        bool     `json:"enabled"`
+	Active         bool     `json:"active"`
+	VerifyStatus   string   `json:"verify_status"`
+	VerifyTimeMS   int64    `json:"verify_time_ms"`
+	TxMinFragSize  int      `json:"tx_min_frag_size"`
+	FP             []string `json:"fp"`
+	AssemblyErrors uint64   `json:"assembly_errors"`
+	SMDErrors      uint64   `json:"smd_errors"`
+	AssemblyOK     uint64   `json:"assembly_ok"`
+	FragmentsRx    uint64   `json:"fragments_rx"`
+	FragmentsTx    uint64   `json:"fragments_tx"`
+	Holds          uint64   `json:"holds"`
 }
 
 func stateJSON(st driver.TSNState) tsnStateJSON {

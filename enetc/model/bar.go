@@ -104,6 +104,10 @@ func (d *Device) Read32(off uint32) uint32 {
 	case regSICTR0, regSICTR1:
 		ns := uint64(time.Since(d.t0))
 		return half(ns, off)
+	case regMMCSR:
+		return d.mmcsrRead() // preempt.go
+	case regMMFAECR, regMMFSECR, regMMFAOCR, regMMFCRXR, regMMFCTXR, regMMHCR:
+		return d.mergeCounter(off)
 	case regSIPMAR0, regSIPMAR1:
 		if d.pf {
 			return d.get(off - regSIPMAR0 + regPSIPMAR0)
@@ -257,6 +261,14 @@ func (d *Device) Write32(off uint32, v uint32) {
 		d.set(off, v&^pm0_stat_config_CLEAR) // the clear bit is a trigger
 		return
 	case regPTGCR:
+		d.set(off, v)
+		d.tsnUpdate()
+		return
+	case regMMCSR:
+		d.mmcsrWrite(v) // preempt.go
+		return
+	case regPTCFPR, regPTCFPR + 4, regPTCFPR + 8, regPTCFPR + 12,
+		regPTCFPR + 16, regPTCFPR + 20, regPTCFPR + 24, regPTCFPR + 28:
 		d.set(off, v)
 		d.tsnUpdate()
 		return

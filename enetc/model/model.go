@@ -165,7 +165,8 @@ type Device struct {
 	toep     [36][256]uint32
 
 	macFilt [MACFilterEntries]macFilter
-	tsn     tsnState // scheduled traffic: gate list, shapers, departures (tsn.go)
+	tsn     tsnState   // scheduled traffic: gate list, shapers, departures (tsn.go)
+	merge   mergeState // frame preemption: verify state, reassembly, counters (preempt.go)
 
 	cbdrHalted atomic.Bool
 
@@ -376,7 +377,7 @@ func (d *Device) reset() {
 	d.set(regSIPMAR0, mac0)
 	d.set(regSIPMAR1, mac1)
 	d.set(regSICAPR0, caps)
-	d.set(regSIPCAPR0, sipcapr0_RSS|sipcapr0_QBV)
+	d.set(regSIPCAPR0, sipcapr0_RSS|sipcapr0_QBV|sipcapr0_QBU)
 	d.set(regSIRSSCAPR, RSSCapField)
 	if d.pf {
 		d.set(regPSIPMAR0, mac0)
@@ -426,6 +427,7 @@ func (d *Device) reset() {
 	d.rssRings.Store(1)
 	d.keyGen.Add(1)
 	d.tsnReset()
+	d.mergeReset()
 	for i := range d.macFilt {
 		d.macFilt[i].en.Store(false)
 		d.macFilt[i].si.Store(0)

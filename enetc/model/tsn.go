@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gopmd/gopmd/wire"
 )
 
 // Scheduled traffic (docs/hardware-enetc.md §13): the port's time gating
@@ -73,9 +75,14 @@ const (
 // Departure is one frame as the wire saw it leave.
 type Departure struct {
 	Ring, TC int
-	Len      int   // frame bytes, FCS excluded
+	Len      int   // frame bytes, FCS excluded (a fragment's data bytes)
 	Start    int64 // timer time of the first bit of the preamble, ns
-	End      int64 // timer time of the last bit of the FCS, ns
+	End      int64 // timer time of the last bit of the FCS (or mCRC), ns
+	// MPacket: sent by the MAC merge sublayer as mPackets (preempt.go),
+	// this one a fragment; Final: the frame's last (or whole) part.
+	MPacket  bool
+	Fragment int
+	Final    bool
 }
 
 // gateList is a loaded gate control list.
@@ -115,7 +122,10 @@ type tsnState struct {
 // tsnUpdate recomputes whether the scheduler must see frames, after a
 // write to PTGCR or PTCCBSR0.
 func (d *Device) tsnUpdate() {
-	on := d.get(regPTGCR)&ptgcr_TGE != 0 && d.tsn.gcl.Load() != nil
+	if !d.pf {
+		return
+	}
+	on := d.get(regPTGCR)&ptgcr_TGE != 0 && d.tsn.gcl.Load() != nil || d.mergeOn()
 	for tc := 0; tc < TrafficClasses; tc++ {
 		if d.get(regPTCCBSR0+8*uint32(tc))&ptccbsr0_CBSE != 0 {
 			on = true
@@ -263,9 +273,49 @@ func (g *gateList) fit(tc int, t, dur int64) (int64, bool) {
 	return 0, false
 }
 
-// depart schedules one frame of ring n and records its departure; false
-// means it fits no window and is not sent.
-func (s *tsnSched) depart(d *Device, n, length int) bool {
+// frag is one mPacket of a preempted frame: data bytes [off, off+n) on
+// the wire from start to end (preamble to mCRC or FCS).
+type frag struct {
+	start, end int64
+	off, n     int
+}
+
+// transmit schedules one frame of ring n and puts it on w: whole, or as
+// mPackets when its class is preemptable now and w carries them (MAC
+// merge, preempt.go). False: it fits no window of its gate and is not
+// sent.
+func (s *tsnSched) transmit(d *Device, w wire.Wire, n int, frame []byte) bool {
+	tc := int(d.get(regTBMR+uint32(n)*RingStride) & tbmr_PRIO_MASK)
+	mw, merge := w.(wire.MergeWire)
+	pre := merge && d.preemptable(tc)
+	frags, ok := s.depart(d, n, tc, len(frame), pre)
+	if !ok {
+		return false
+	}
+	if !pre {
+		w.Transmit(frame)
+		return true
+	}
+	m := &d.merge
+	m.mu.Lock()
+	fc := m.txFrame
+	m.txFrame = (fc + 1) % 4
+	m.mu.Unlock()
+	for i, f := range frags {
+		p := wire.MPacket{SMD: wire.SMDS[fc], Data: frame[f.off : f.off+f.n], Final: i == len(frags)-1}
+		if i > 0 {
+			p.SMD, p.Frag = wire.SMDC[fc], wire.FragCount[(i-1)%4]
+			m.cnt[mmFragTx].Add(1)
+		}
+		mw.TransmitMPacket(p)
+	}
+	return true
+}
+
+// depart schedules one frame of ring n and class tc and records its
+// departure; pre lets it be cut into fragments around the wire's other
+// slots, which it returns. False means it fits no window and is not sent.
+func (s *tsnSched) depart(d *Device, n, tc, length int, pre bool) ([]frag, bool) {
 	tm := d.chip.Timer()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -274,10 +324,9 @@ func (s *tsnSched) depart(d *Device, n, length int) bool {
 			s.noTimer = true
 			d.recordErr("TX: scheduled traffic is on but the chip has no 1588 timer: frames leave unscheduled")
 		}
-		return true
+		return []frag{{off: 0, n: length}}, true
 	}
 	now := int64(tm.Time())
-	tc := int(d.get(regTBMR+uint32(n)*RingStride) & tbmr_PRIO_MASK)
 	speed := int64(d.speedMbps())
 	if speed <= 0 {
 		speed = 1000
@@ -293,6 +342,23 @@ func (s *tsnSched) depart(d *Device, n, length int) bool {
 	}
 	g := d.tsn.gcl.Load()
 	gated := g != nil && d.get(regPTGCR)&ptgcr_TGE != 0
+	if pre && length+4 >= d.minFragment()+4+64 {
+		frags, ok := s.placeFragments(d, g, gated, tc, t, length, 8000/speed)
+		if ok {
+			last := frags[len(frags)-1]
+			end := last.end + 12*8000/speed
+			for i, f := range frags {
+				s.reserve(now, slot{f.start, f.end + 12*8000/speed})
+				s.record(Departure{Ring: n, TC: tc, Len: f.n, Start: f.start, End: f.end, MPacket: true, Fragment: i, Final: f == last})
+			}
+			s.ringFree[n] = end
+			if shaped {
+				rate := d.portSpeed() * 1_000_000 * int64(cbs&ptccbsr0_BW_MASK) / 100
+				s.cbsNext[tc] = frags[0].start + (end-frags[0].start)*speed*1_000_000/rate
+			}
+			return frags, true
+		}
+	}
 	for {
 		if gated {
 			var ok bool
@@ -302,7 +368,7 @@ func (s *tsnSched) depart(d *Device, n, length int) bool {
 					s.reportedL |= 1 << uint(tc)
 					d.recordErr("TX ring %d: a %d-byte frame of traffic class %d fits no window of its gate (%d ns on the wire): not sent", n, length, tc, fitDur)
 				}
-				return false
+				return nil, false
 			}
 		}
 		moved := false
@@ -323,11 +389,92 @@ func (s *tsnSched) depart(d *Device, n, length int) bool {
 		rate := d.portSpeed() * 1_000_000 * int64(cbs&ptccbsr0_BW_MASK) / 100
 		s.cbsNext[tc] = t + wireBits*1_000_000_000/rate
 	}
+	s.record(Departure{Ring: n, TC: tc, Len: length, Start: t, End: t + fitDur, Final: true})
+	return []frag{{start: t, end: t + fitDur, n: length}}, true
+}
+
+// record logs one departure.
+func (s *tsnSched) record(dp Departure) {
 	if len(s.log) >= maxDepartures {
 		s.log = s.log[:copy(s.log, s.log[len(s.log)/2:])]
 	}
-	s.log = append(s.log, Departure{Ring: n, TC: tc, Len: length, Start: t, End: t + fitDur})
-	return true
+	s.log = append(s.log, dp)
+}
+
+// placeFragments fits a preemptable frame of length bytes into the wire's
+// gaps from t on (and its gate's windows when gated), bt ns per byte:
+// each fragment takes 8 bytes of preamble and SMD, its data and 4 of mCRC
+// or FCS, then the 12-byte gap. A fragment but the last carries at least
+// minFragment data bytes; the last at least 60. False: no window ever
+// holds it.
+func (s *tsnSched) placeFragments(d *Device, g *gateList, gated bool, tc int, t int64, length int, bt int64) ([]frag, bool) {
+	minFrag := d.minFragment()
+	var out []frag
+	busy := append([]slot(nil), s.res...) // the wire's slots and this frame's fragments so far
+	pos := 0
+	for iter := 0; iter < 1<<16; iter++ {
+		we := int64(1<<63 - 1)
+		if gated {
+			ws, e, ok := g.window(tc, t)
+			if !ok {
+				return nil, false
+			}
+			t, we = max(t, ws), e
+		}
+		moved := false
+		for _, r := range busy {
+			if r.start <= t && t < r.end {
+				t, moved = r.end, true
+			}
+		}
+		if moved {
+			continue
+		}
+		ge := we
+		for _, r := range busy {
+			if r.start > t && r.start < ge {
+				ge = r.start
+			}
+		}
+		rem := length - pos
+		room := (ge - t) / bt // whole bytes before the gap closes
+		if room >= int64(8+rem+4+12) || ge == 1<<63-1 {
+			return append(out, frag{start: t, end: t + int64(8+rem+4)*bt, off: pos, n: rem}), true
+		}
+		take := min(int(room)-(8+4+12), rem-60)
+		if take >= minFrag {
+			f := frag{start: t, end: t + int64(8+take+4)*bt, off: pos, n: take}
+			out = append(out, f)
+			busy = append(busy, slot{f.start, f.end + 12*bt})
+			pos += take
+			t = f.end + 12*bt
+			continue
+		}
+		t = ge
+	}
+	return nil, false
+}
+
+// window is the open run of class tc's gate that holds t or comes next:
+// [start, end), a run still open two cycles on ending there.
+func (g *gateList) window(tc int, t int64) (start, end int64, ok bool) {
+	bit := uint8(1) << uint(tc)
+	for i := 0; i < 4*(len(g.intervals)+2); i++ {
+		mask, until := g.gatesAt(t)
+		if mask&bit != 0 {
+			start, end = t, until
+			for j := 0; j < 2*(len(g.intervals)+1); j++ {
+				m2, u2 := g.gatesAt(end)
+				if m2&bit == 0 {
+					break
+				}
+				end = u2
+			}
+			return start, end, true
+		}
+		t = until
+	}
+	return 0, 0, false
 }
 
 // reserve remembers a wire slot, forgetting those over by now.

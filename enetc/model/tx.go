@@ -323,11 +323,12 @@ func (d *Device) sendStaged(t *txRing, w wire.Wire, b *txBatch) {
 
 // send hands one frame to the wire and counts it.
 func (d *Device) send(w wire.Wire, b *txBatch, frame []byte) {
-	if b.tsn != nil && !b.tsn.depart(d, b.ring, len(frame)) {
+	if b.tsn == nil {
+		w.Transmit(frame)
+	} else if !b.tsn.transmit(d, w, b.ring, frame) {
 		b.errs++ // fits no window of its gate (tsn.go)
 		return
 	}
-	w.Transmit(frame)
 	b.frames++
 	b.bytes += uint64(len(frame))
 	b.cast[castOf(frame)]++
