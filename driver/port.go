@@ -19,8 +19,9 @@ import (
 // A port may implement optional interfaces; assert them, never a driver
 // type: Inspector and LiveInspector (its rings, for tools), PHYAccess
 // (MDIO), RegisterDumper (named registers), MulticastFilter (group
-// addresses), ClockPort (its 1588 hardware clock: use ClockOf) and TSN
-// (traffic classes, gate lists and shapers: use TSNOf). Its
+// addresses), ClockPort (its 1588 hardware clock: use ClockOf), TSN
+// (traffic classes, gate lists and shapers: use TSNOf) and Preemption
+// (frame preemption: use PreemptionOf). Its
 // queues may implement RxInterrupter and DirectRecycler.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
