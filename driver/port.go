@@ -19,16 +19,19 @@ import (
 // A port may implement optional interfaces; assert them, never a driver
 // type. On the Port: Inspector and LiveInspector (its rings, for tools),
 // PHYAccess (clause-22 MDIO), RegisterDumper (named registers),
-// MulticastFilter (group addresses) and ClockPort (its 1588 hardware
-// clock: call ClockOf, which also finds the timer an ENETC port shares
-// with its chip). On its queues: RxInterrupter (an RxQueue a goroutine
-// can sleep on until frames arrive) and DirectRecycler (a TxQueue whose
-// reclaim returns one RX queue's buffers straight to that pool's owner
-// cache, when one goroutine drives both); on a port opened with
-// timestamps=, RxTimestamper and TxTimestamper (hardware receive and
-// transmit times in the port's clock). The ENETC and FEC ports implement
-// the first eight; an AF_XDP port (package xdp) only RxInterrupter. A
-// Clock may implement PeriodicOutput.
+// MulticastFilter (group addresses), ClockPort (its 1588 hardware clock:
+// call ClockOf, which also finds the timer an ENETC port shares with its
+// chip), TSN (traffic classes, gate lists and shapers: use TSNOf) and
+// Preemption (frame preemption: use PreemptionOf). On its queues:
+// RxInterrupter (an RxQueue a goroutine can sleep on until frames arrive)
+// and DirectRecycler (a TxQueue whose reclaim returns one RX queue's
+// buffers straight to that pool's owner cache, when one goroutine drives
+// both); on a port opened with timestamps=, RxTimestamper and
+// TxTimestamper (hardware receive and transmit times in the port's clock).
+// The ENETC and FEC ports implement all of them but two: Preemption is
+// the ENETC's only, RxTimestamper the FEC's only. An AF_XDP port (package
+// xdp) implements only RxInterrupter. A Clock may implement
+// PeriodicOutput.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo

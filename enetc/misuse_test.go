@@ -53,7 +53,20 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"Port.LiveRings": func() error { return wantNil(ep.LiveRings() == nil, "LiveRings read registers") },
 			"Port.RSSTable":  func() error { return wantNil(ep.RSSTable() == nil, "RSSTable read freed memory") },
 			"Port.Clock":     func() error { _, err := ep.Clock(); return drvtest.IsClosed(err) },
-			"Port.MDIORead":  func() error { _, err := ep.MDIORead(1, 1); return drvtest.IsClosed(err) },
+			"Port.SetTCMap":  func() error { return drvtest.IsClosed(ep.SetTCMap(driver.TCMap{})) },
+			"Port.SetGateList": func() error {
+				return drvtest.IsClosed(ep.SetGateList(driver.GateList{}))
+			},
+			"Port.SetCBS":   func() error { return drvtest.IsClosed(ep.SetCBS(1, 0)) },
+			"Port.TSNState": func() error { _, err := ep.TSNState(); return drvtest.IsClosed(err) },
+			"Port.SetPreemption": func() error {
+				return drvtest.IsClosed(ep.SetPreemption(driver.PreemptConfig{}))
+			},
+			"Port.PreemptState": func() error { _, err := ep.PreemptState(); return drvtest.IsClosed(err) },
+			"Port.TSNCaps": func() error {
+				return wantNil(ep.TSNCaps().TrafficClasses == 0, "TSNCaps read registers")
+			},
+			"Port.MDIORead": func() error { _, err := ep.MDIORead(1, 1); return drvtest.IsClosed(err) },
 			"Port.MDIOWrite": func() error {
 				return drvtest.IsClosed(ep.MDIOWrite(1, 0, 0))
 			},

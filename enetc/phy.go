@@ -151,6 +151,7 @@ func (p *Port) updateLinkLocked() driver.Link {
 	}
 	if p.pf {
 		p.followRGMII(l) // before the MAC is enabled at the new speed
+		p.followPSPEED(l)
 	}
 	p.linkEv.Note(p.name, p.link, l)
 	p.link = l

@@ -156,6 +156,8 @@ type Port struct {
 
 	rx []*rxQueue
 	tx []*txQueue
+
+	tsn tsnConfig // traffic classes, gate list, shapers (tsn.go), under ctl
 }
 
 var _ driver.Port = (*Port)(nil)
@@ -641,7 +643,7 @@ func (p *Port) Start() error {
 	}
 	// Enable only now: every BD is valid before the device may fetch it.
 	for _, q := range p.tx {
-		p.regs.Write32(txRingReg(q.idx, regTBMR), tbmr_EN)
+		p.regs.Write32(txRingReg(q.idx, regTBMR), tbmr_EN|p.ringPrio(q.idx)) // the ring's traffic class (tsn.go)
 	}
 	for _, q := range p.rx {
 		p.regs.Write32(rxRingReg(q.idx, regRBMR), rbmr_EN)
@@ -839,6 +841,9 @@ func (p *Port) Close() error {
 	p.final = p.statsLocked() // the last look at the counters: the window goes away
 	if p.rssOn {
 		p.regs.Write32(regSIMR, p.regs.Read32(regSIMR)&^simr_RSSE)
+	}
+	if err := p.tsnOff(); err != nil {
+		errs = append(errs, err)
 	}
 	p.regs.Write32(regSICBDRMR, 0)
 	p.regs.Write32(regSIMR, 0)

@@ -125,6 +125,15 @@ func RegisterMap(txRings, rxRings int) []driver.RegDesc {
 		desc("PRFSCAPR", regPRFSCAPR, "port"),
 		desc("PFPMR", regPFPMR, "port", bit("MWLM", 0), bit("PMACE", 1)),
 		desc("PAR_PORT_CFG", regPAR_PORT, "port", bit("L3CKSUM", 0), bit("L4CKSUM", 1)),
+		desc("PTGCR", regPTGCR, "port", bit("TGPE", 30), bit("TGE", 31)),
+		desc("PTGCAPR", regPTGCAPR, "port", field("MAX_GCL_LEN", 0, 15)),
+		desc("MMCSR", regMMCSR, "port", bit("LPS", 0), bit("LPE", 1), bit("LPA", 2), field("RAFS", 8, 9), bit("ME", 16), bit("VDIS", 17), field("VSTS", 18, 20), field("TXSTS", 21, 22), field("VT", 23, 29), bit("LINK_FAIL", 31)),
+		desc("MMFAECR", regMMFAECR, "port"),
+		desc("MMFSECR", regMMFAECR + 4, "port"),
+		desc("MMFAOCR", regMMFAECR + 8, "port"),
+		desc("MMFCRXR", regMMFAECR + 12, "port"),
+		desc("MMFCTXR", regMMFAECR + 16, "port"),
+		desc("MMHCR", regMMFAECR + 20, "port"),
 	)
 	for n := 0; n < 3; n++ {
 		m = append(m,
@@ -141,6 +150,13 @@ func RegisterMap(txRings, rxRings int) []driver.RegDesc {
 	}
 	for n := 0; n < 8; n++ {
 		m = append(m, desc(fmt.Sprintf("PTCMSDUR(%d)", n), regPTCMSDUR(n), "port"))
+	}
+	for n := 0; n < tsnTrafficClasses; n++ {
+		m = append(m,
+			desc(fmt.Sprintf("PTCCBSR0(%d)", n), regPTCCBSR0(n), "port", field("BW", 0, 6), bit("CBSE", 31)),
+			desc(fmt.Sprintf("PTCCBSR1(%d)", n), regPTCCBSR1(n), "port"),
+			desc(fmt.Sprintf("PTCFPR(%d)", n), regPTCFPR(n), "port", bit("FPE", 31)),
+		)
 	}
 	cmd := []driver.RegField{bit("TX_EN", 0), bit("RX_EN", 1), bit("PROMIS", 4), bit("CRC_FWD", 6), bit("PAUSE_IGN", 8), bit("XGLP", 10), bit("TXP", 11), bit("PHY_TX_EN", 15)}
 	ifm := []driver.RegField{field("IFMODE", 0, 1), bit("RG", 2), bit("FULL_DPX", 12), field("SSP", 13, 14), bit("EN_AUTO", 15)}

@@ -114,6 +114,11 @@ type Port struct {
 	tx      []*txQueue
 	regions []*dma.Region // ring memory, closed after the pools
 
+	// avbSlope is the IDLE_SLOPE of AVB rings 1 and 2 (0: Linux's 0x200)
+	// and tcMap the priority map set (avb.go); under ctl.
+	avbSlope [3]uint16
+	tcMap    driver.TCMap
+
 	// ctl serialises the control path: Start, Stop, the setters and the
 	// link watcher, which all write ECR, RCR or TCR and read the settings
 	// above. The data path never takes it.
@@ -717,10 +722,10 @@ func (p *Port) Start() error {
 		r.Write32(regTDSRn[i], uint32(q.ring.iova))
 	}
 	if len(p.tx) > 1 {
-		r.Write32(regDMA1CFG, dmacfg_DMA_CLASS_EN|dmacfg_IDLE_SLOPE_HALF)
+		r.Write32(regDMA1CFG, dmacfg_DMA_CLASS_EN|p.idleSlope(1)) // avb.go
 	}
 	if len(p.tx) > 2 {
-		r.Write32(regDMA2CFG, dmacfg_DMA_CLASS_EN|dmacfg_IDLE_SLOPE_HALF)
+		r.Write32(regDMA2CFG, dmacfg_DMA_CLASS_EN|p.idleSlope(2))
 	}
 	if p.prof.has(qRACC) {
 		racc := uint32(0) // no checksum discards

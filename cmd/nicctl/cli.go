@@ -85,7 +85,7 @@ type command struct {
 var commands []*command
 
 // order is the help order; commands register from init in file order.
-var order = []string{"list", "bind", "unbind", "sriov", "info", "regs", "mdio", "phy", "link", "clock", "stats", "rings", "selftest", "pktgen", "bench"}
+var order = []string{"list", "bind", "unbind", "sriov", "info", "regs", "mdio", "phy", "link", "clock", "tsn", "stats", "rings", "selftest", "pktgen", "bench"}
 
 func register(c *command) {
 	commands = append(commands, c)

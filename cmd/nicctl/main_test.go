@@ -92,7 +92,7 @@ func TestUsageErrors(t *testing.T) {
 		parts []string
 	}{
 		{nil, []string{"no command", "list"}},
-		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "list, bind, unbind, sriov, info, regs, mdio, phy, link, clock, stats, rings, selftest, pktgen, bench"}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "list, bind, unbind, sriov, info, regs, mdio, phy, link, clock, tsn, stats, rings, selftest, pktgen, bench"}},
 		{[]string{"list", "--bogus"}, []string{"-bogus", "nicctl list -h"}},
 		{[]string{"list", "extra"}, []string{`unexpected argument "extra"`, "usage: nicctl list"}},
 		{[]string{"--nosuch", "list"}, []string{"-nosuch"}},

@@ -103,6 +103,10 @@ func (d *Device) Read32(off uint32) uint32 {
 	switch off {
 	case regSICTR0, regSICTR1:
 		return half(d.stampNs(), off)
+	case regMMCSR:
+		return d.mmcsrRead() // preempt.go
+	case regMMFAECR, regMMFSECR, regMMFAOCR, regMMFCRXR, regMMFCTXR, regMMHCR:
+		return d.mergeCounter(off)
 	case regSIPMAR0, regSIPMAR1:
 		if d.pf {
 			return d.get(off - regSIPMAR0 + regPSIPMAR0)
@@ -254,6 +258,23 @@ func (d *Device) Write32(off uint32, v uint32) {
 			}
 		}
 		d.set(off, v&^pm0_stat_config_CLEAR) // the clear bit is a trigger
+		return
+	case regPTGCR:
+		d.set(off, v)
+		d.tsnUpdate()
+		return
+	case regMMCSR:
+		d.mmcsrWrite(v) // preempt.go
+		return
+	case regPTCFPR, regPTCFPR + 4, regPTCFPR + 8, regPTCFPR + 12,
+		regPTCFPR + 16, regPTCFPR + 20, regPTCFPR + 24, regPTCFPR + 28:
+		d.set(off, v)
+		d.tsnUpdate()
+		return
+	case regPTCCBSR0, regPTCCBSR0 + 8, regPTCCBSR0 + 16, regPTCCBSR0 + 24,
+		regPTCCBSR0 + 32, regPTCCBSR0 + 40, regPTCCBSR0 + 48, regPTCCBSR0 + 56:
+		d.set(off, v)
+		d.tsnUpdate()
 		return
 	case regPM0_CMD_CFG, regPMR, regSIMR:
 		d.set(off, v)

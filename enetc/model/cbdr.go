@@ -140,6 +140,11 @@ func (d *Device) runCBD(c []byte) uint8 {
 			return CBDErrNone
 		}
 		return CBDErrClass
+	case CBDClassPortGCL:
+		if !d.pf {
+			return CBDErrClass
+		}
+		return d.loadGateList(c, addr, length)
 	case CBDClassRFS:
 		// Set one entry (cmd 0, Linux enetc_set_fs_entry): the 116-byte
 		// struct enetc_cmd_rfse at addr. Flow steering is not modelled;

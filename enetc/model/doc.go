@@ -7,7 +7,10 @@
 // write-1-to-clear and trigger semantics, a DMA engine that reaches host
 // memory only by IOVA through a simdma.IOMMU, a MAC with its counters, MDIO
 // controllers with a simulated clause-22/45 PHY and PCS, the control BD
-// ring (RSS indirection table, MAC filter entries), Toeplitz RSS, the
+// ring (RSS indirection table, MAC filter entries, the port's gate
+// control list), time gating and credit-based shaping timed against the
+// chip's 1588 timer (tsn.go: Departures), frame preemption's MAC merge
+// sublayer over a wire that carries mPackets (preempt.go), Toeplitz RSS, the
 // documented errata and fault injection (InjectRxErrors, InjectRxDMAFault,
 // InjectTxDMAFault, CorruptRxWriteback, InjectBogusTxCI, SetTxStall, under
 // the names fec/model uses for the same faults). It imports no driver code; its

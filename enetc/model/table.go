@@ -92,6 +92,10 @@ var portRegs = []regDef{
 	{"PSIMMHFR0", regPSIMMHFR0, accRW}, {"PSIMMHFR1", regPSIMMHFR1, accRW},
 	{"PSIVHFR0", regPSIVHFR0, accRW}, {"PSIVHFR1", regPSIVHFR1, accRW}, {"MMCSR", regMMCSR, accRW},
 	{"PTCMSDUR", regPTCMSDUR, accRW}, {"PAR_PORT_CFG", regPAR_PORT_CFG, accRW},
+	{"PTCCBSR0", regPTCCBSR0, accRW}, {"PTCCBSR1", regPTCCBSR1, accRW},
+	{"PTGCR", regPTGCR, accRW}, {"PTGCAPR", regPTGCAPR, accRO}, {"PTCFPR", regPTCFPR, accRW},
+	{"MMFAECR", regMMFAECR, accRO}, {"MMFSECR", regMMFSECR, accRO}, {"MMFAOCR", regMMFAOCR, accRO},
+	{"MMFCRXR", regMMFCRXR, accRO}, {"MMFCTXR", regMMFCTXR, accRO}, {"MMHCR", regMMHCR, accRO},
 	{"PM0_CMD_CFG", regPM0_CMD_CFG, accRW}, {"PM0_MAXFRM", regPM0_MAXFRM, accRW},
 	{"PM0_RX_FIFO", regPM0_RX_FIFO, accRW},
 	{"IMDIO_CFG", IMDIOBase + regMDIO_CFG, accRW}, {"IMDIO_CTL", IMDIOBase + regMDIO_CTL, accTrigger},
@@ -133,6 +137,8 @@ var families = []struct {
 	{regPSIPMAR0, PSIPMARStride, 3, accRW}, {regPSIPMAR1, PSIPMARStride, 3, accRW},
 	{regPSIVLANR, 4, 3, accRW}, {regPICDR, 8, 4, accRO}, {regPSICFGR0, PSICFGR0Stride, 3, accRW},
 	{regPRSSK, 4, RSSKeyLen / 4, accRW}, {regPSIRFSCFGR, 4, 3, accRW}, {regPTCMSDUR, 4, 8, accRW},
+	{regPTCCBSR0, 8, TrafficClasses, accRW}, {regPTCCBSR1, 8, TrafficClasses, accRW},
+	{regPTCFPR, 4, TrafficClasses, accRW},
 	{regG_EPFBLPR, 4, 4, accRO},
 	{regPSIUMHFR0, 0x10, 3, accRW}, {regPSIUMHFR1, 0x10, 3, accRW},
 	{regPSIMMHFR0, 0x10, 3, accRW}, {regPSIMMHFR1, 0x10, 3, accRW},
@@ -198,7 +204,7 @@ func init() {
 	for _, d := range portRegs {
 		switch d.off {
 		case regPSIPMAR0, regPSIPMAR1, regPSIVLANR, regPICDR, regPSICFGR0, regPRSSK, regPSIRFSCFGR, regPTCMSDUR, regG_EPFBLPR,
-			regPSIUMHFR0, regPSIUMHFR1, regPSIMMHFR0, regPSIMMHFR1, regPSIVHFR0, regPSIVHFR1:
+			regPSIUMHFR0, regPSIUMHFR1, regPSIMMHFR0, regPSIMMHFR1, regPSIVHFR0, regPSIVHFR1, regPTCCBSR0, regPTCCBSR1, regPTCFPR:
 			continue // families below
 		}
 		set(d.off, d.acc)

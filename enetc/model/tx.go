@@ -99,6 +99,8 @@ type txBatch struct {
 	cast                [3]uint64
 	hist                [7]uint64
 	under               uint64
+	tsn                 *tsnSched // non-nil while gating or a shaper is on (tsn.go)
+	ring                int
 }
 
 // processTx sends the frames of TX ring n from its consumer index up to its
@@ -161,7 +163,7 @@ func (d *Device) txPass(n int, pi uint32) int {
 		d.recordErr("TX ring %d: BD ring at IOVA %#x (%d BDs) is not mapped: ring halted until reprogrammed", n, base, l)
 		return 0
 	}
-	var b txBatch
+	b := txBatch{tsn: d.tsnSched(), ring: n}
 	cmd := uint32(pm_cmd_cfg_TXP)
 	if d.pf {
 		cmd = d.get(regPM0_CMD_CFG)
@@ -331,7 +333,12 @@ func (d *Device) sendStaged(t *txRing, w wire.Wire, b *txBatch) {
 
 // send hands one frame to the wire and counts it.
 func (d *Device) send(w wire.Wire, b *txBatch, frame []byte) {
-	w.Transmit(frame)
+	if b.tsn == nil {
+		w.Transmit(frame)
+	} else if !b.tsn.transmit(d, w, b.ring, frame) {
+		b.errs++ // fits no window of its gate (tsn.go)
+		return
+	}
 	b.frames++
 	b.bytes += uint64(len(frame))
 	b.cast[castOf(frame)]++

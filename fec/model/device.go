@@ -90,6 +90,7 @@ type Device struct {
 
 	regs [regSpan / 4]atomic.Uint32
 	ptp  ptpTimer             // the 1588 timer (ptp.go)
+	avb  avbSched             // the AVB classes' shaper (avb.go)
 	defs [regSpan / 4]*regDef // nil: not present on this part
 
 	nrings int

@@ -11,7 +11,8 @@
 //     write-1-to-clear, RDAR/TDAR trigger registers, ECR reset/enable,
 //     RCR/TCR, PALR/PAUR, OPD, MSCR/MMFR with a clause-22 PHY, RACC
 //     SHIFT16, TACC, MIB counters, and ring 1/2 registers on multi-queue
-//     parts. Registers the part does not have (and the space after the
+//     parts, whose DMAnCFG shapes the AVB rings' frames (avb.go:
+//     Departures). Registers the part does not have (and the space after the
 //     register block) read 0; each such access is recorded (Unimplemented).
 //   - Legacy 8-byte and enhanced 32-byte descriptors (ECR.EN1588 on parts
 //     with enhanced descriptors), in the byte order the silicon uses.

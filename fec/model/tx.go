@@ -247,6 +247,9 @@ func (d *Device) txSend(r *txRing, sc uint16, esc uint32, enh bool) uint32 {
 			insertChecksums(frame, ip, l4)
 		}
 	}
+	if d.avbOn() {
+		d.avbDepart(r.n, len(frame)) // avb.go
+	}
 	d.deliverTX(frame)
 	return 0
 }
