@@ -255,7 +255,8 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		// Pass 1: the words 0, up to the first that is not a good one-BD
 		// frame's; then one barrier for the run.
 		for i := range bds {
-			if atomic.LoadUint32(bdWord0(&bds[i]))&mask != want {
+			// The status half, shifted down: its mask fits one move.
+			if atomic.LoadUint32(bdWord0(&bds[i]))>>16&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
 				bds = bds[:i]
 				break
 			}

@@ -691,15 +691,21 @@ func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txD
 func txDoneWalk[B bdLeg | bdEnh](bds []B) (n int, esc uint32) {
 	const r = txbd_R << 16 // the status half of word 0
 	if !dma.LoadsInOrder {
-		for n < len(bds) && atomic.LoadUint32(bdWord0(&bds[n]))&r == 0 {
-			n++
+		// A range loop each: no bounds check inside.
+		n = len(bds)
+		for i := range bds {
+			if atomic.LoadUint32(bdWord0(&bds[i]))&r != 0 {
+				n = i // the MAC still owns it
+				break
+			}
 		}
-		if n == 0 || unsafe.Sizeof(bds[0]) != bdEnhancedSize {
+		done := bds[:n]
+		if len(done) == 0 || unsafe.Sizeof(done[0]) != bdEnhancedSize {
 			return n, 0 // a legacy BD has no esc word
 		}
 		dma.ReadBarrier() // every status load above before the esc words below
-		for i := range bds[:n] {
-			esc |= txESC(&bds[i])
+		for i := range done {
+			esc |= txESC(&done[i])
 		}
 		return n, esc
 	}
