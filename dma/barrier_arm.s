@@ -5,7 +5,7 @@ TEXT ·writeBarrier(SB), NOSPLIT|NOFRAME, $0-0
 	DMB	MB_OSHST
 	RET
 
-TEXT ·readBarrier(SB), NOSPLIT|NOFRAME, $0-0
+TEXT ·ReadBarrier(SB), NOSPLIT|NOFRAME, $0-0
 	DMB	MB_OSH
 	RET
 

@@ -6,7 +6,7 @@ TEXT ·writeBarrier(SB), NOSPLIT|NOFRAME, $0-0
 	RET
 
 // DMB OSHLD: order an earlier load before later loads and stores.
-TEXT ·readBarrier(SB), NOSPLIT|NOFRAME, $0-0
+TEXT ·ReadBarrier(SB), NOSPLIT|NOFRAME, $0-0
 	DMB	$0x1
 	RET
 

@@ -11,8 +11,9 @@ func WriteBarrier() { writeBarrier() }
 const LoadsInOrder = false
 
 // ReadBarrier orders an earlier load (a descriptor's status word) before later
-// loads (the descriptor's other fields and the frame data).
-func ReadBarrier() { readBarrier() }
+// loads (the descriptor's other fields and the frame data). It is the
+// assembly function itself, not a Go wrapper around one: a call site is one
+// call, with no inline mark (a NOP) before it.
+func ReadBarrier()
 
 func writeBarrier()
-func readBarrier()

@@ -98,9 +98,11 @@ const (
 // The hot paths use the typed view of the ring's format instead (enh or
 // leg, the other nil): a BD is one struct, its words fields at constant
 // offsets, one bounds check per BD. Word 0 (status and length, the
-// ownership bit) is loaded and stored atomically, always: the device may
-// write it at any time, and the store that hands a BD over is the one that
-// orders the BD's other words before it. Those other words are plain
+// ownership bit) is loaded and stored atomically while the device may
+// write it: the store that hands a BD over is the one that orders the
+// BD's other words before it. (Once an atomic load saw a BD handed back,
+// rxSingles reads its word 0 again with a plain load on ARM: the device
+// writes it no more.) Those other words are plain
 // loads and stores: the driver writes them only while it owns the BD (its
 // status load saw the device's ownership bit clear) and before the
 // ownership store, with dma.WriteBarrier between; the device uses them

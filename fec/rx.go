@@ -113,8 +113,8 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	n := 0
 	var bytes uint64
 	for n < len(pkts) && q.posted > 0 {
-		// Fast path: good one-BD frames, in a loop that calls nothing on
-		// amd64 (where the read barrier is compiler-only).
+		// Fast path: good one-BD frames, in loops that call nothing but,
+		// on ARM, one read barrier per run.
 		k, b := q.singles(pkts[n:])
 		n += k
 		bytes += b
@@ -236,11 +236,36 @@ type rxRun struct {
 
 // rxSingles is singles' loop over BDs of one format B (bufs and pkts
 // at least as long as bds): it takes the good one-BD frames into pkts,
-// every field set, and returns how many. It calls nothing on amd64, and
-// only the read barrier on ARM. The format is the type: a legacy BD has
-// no esc word (rxESC is the constant 0 there, and its checks vanish), so
-// no BD tests it.
+// every field set, and returns how many. The format is the type: a legacy
+// BD has no esc word (rxESC is the constant 0 there, and its checks
+// vanish), so no BD tests it.
+//
+// On ARM it reads the run in two passes with one read barrier between
+// them: word 0 of each BD first, up to the first whose status is not a
+// good one-BD frame's, then the esc words of the BDs found ready (and,
+// later, their data). A DMB orders every load before it before every load
+// after it, so the one barrier does for the whole run what Linux's
+// dma_rmb after each status load does for one BD (docs/design.md,
+// "Ordering"), and neither loop calls anything. On amd64, whose loads stay
+// in order (dma.LoadsInOrder), one pass checks each status where it reads
+// the BD, and calls nothing.
 func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int {
+	const mask, want = (rxbd_E | rxbd_L | rxErrBits) << 16, rxbd_L << 16 // the status half of word 0
+	if !dma.LoadsInOrder {
+		// Pass 1: the words 0, up to the first that is not a good one-BD
+		// frame's; then one barrier for the run.
+		for i := range bds {
+			// The status half, shifted down: its mask fits one move.
+			if atomic.LoadUint32(bdWord0(&bds[i]))>>16&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
+				bds = bds[:i]
+				break
+			}
+		}
+		if len(bds) == 0 {
+			return 0
+		}
+		dma.ReadBarrier() // every status load above before the esc words and data below
+	}
 	bufs, pkts = bufs[:len(bds)], pkts[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
 	// compiler knows.
@@ -248,11 +273,15 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 	appOwn, portID, qid := c.appOwn, c.portID, c.qid
 	for i := range bds {
 		bd := &bds[i]
-		w := atomic.LoadUint32(bdWord0(bd))
-		if w&w0(rxbd_E|rxbd_L|rxErrBits, 0) != w0(rxbd_L, 0) { // the status half of word 0
-			return i
+		var w uint32
+		if dma.LoadsInOrder {
+			// No pass 1: this is the status load.
+			if w = atomic.LoadUint32(bdWord0(bd)); w&mask != want {
+				return i
+			}
+		} else {
+			w = *bdWord0(bd) // pass 1 loaded it; the MAC writes a BD it has handed back no more
 		}
-		dma.ReadBarrier()                     // the status word before the length, esc and data it guards
 		if rxESC(bd)&rxbd_ESC_ERR_MASK != 0 { // esc: written by the MAC before it cleared E
 			return i
 		}

@@ -3,6 +3,7 @@ package fec
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
@@ -690,19 +691,43 @@ func txDone[B bdLeg | bdEnh](bds []B, bufs []*pool.Packet, pend []uint32, d *txD
 }
 
 // txDoneWalk is txDone's walk: how many BDs from the first the MAC is done
-// with (R clear), and their esc words ORed (an error is rare). A function
-// of its own, so that on ARM, where the read barrier in txESC is a call,
-// only the walk's own few values are saved across it (not inlined, on
-// amd64 either: there the caller's values would crowd the loop instead).
+// with (R clear), and their esc words ORed (an error is rare). On ARM it
+// reads in two passes with one read barrier between them, as rxSingles
+// does: the words 0 up to the first BD with R, then (enhanced BDs only)
+// the esc words of those before it. On amd64, whose loads stay in order
+// (dma.LoadsInOrder), one pass reads each BD's esc word after its word 0.
+// A function of its own, so that on ARM only the walk's own few values are
+// saved across the barrier's call (not inlined, on amd64 either: there the
+// caller's values would crowd the loop instead).
 //
 //go:noinline
 func txDoneWalk[B bdLeg | bdEnh](bds []B) (n int, esc uint32) {
+	const r = txbd_R << 16 // the status half of word 0
+	if !dma.LoadsInOrder {
+		// A range loop each: no bounds check inside.
+		n = len(bds)
+		for i := range bds {
+			if atomic.LoadUint32(bdWord0(&bds[i]))&r != 0 {
+				n = i // the MAC still owns it
+				break
+			}
+		}
+		done := bds[:n]
+		if len(done) == 0 || unsafe.Sizeof(done[0]) != bdEnhancedSize {
+			return n, 0 // a legacy BD has no esc word
+		}
+		dma.ReadBarrier() // every status load above before the esc words below
+		for i := range done {
+			esc |= txESC(&done[i])
+		}
+		return n, esc
+	}
 	for ; n < len(bds); n++ {
 		bd := &bds[n]
-		if st, _ := sc(atomic.LoadUint32(bdWord0(bd))); st&txbd_R != 0 {
+		if atomic.LoadUint32(bdWord0(bd))&r != 0 {
 			break // the MAC still owns it
 		}
-		esc |= txESC(bd)
+		esc |= txESC(bd) // after the atomic load of word 0: in order on amd64
 	}
 	return n, esc
 }

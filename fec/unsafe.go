@@ -72,10 +72,10 @@ func rxSetBD[B bdLeg | bdEnh](b *B, addr uint32) {
 }
 
 // txESC is the esc word of a TX BD the MAC is done with (R clear), or 0
-// for a legacy BD, which has none.
+// for a legacy BD, which has none. The caller has ordered the load of word
+// 0 that saw R clear before this one (txDoneWalk's read barrier on ARM).
 func txESC[B bdLeg | bdEnh](b *B) uint32 {
 	if unsafe.Sizeof(*b) == bdEnhancedSize {
-		dma.ReadBarrier()                      // R before the esc word the MAC wrote with it
 		return (*bdEnh)(unsafe.Pointer(b)).esc // plain: written before R cleared
 	}
 	return 0
