@@ -290,37 +290,58 @@ func (q *queue) refill() {
 // RxBurst takes received frames off the RX ring, then refills the fill
 // ring. Every descriptor is checked: an address outside the UMEM, naming a
 // frame with no buffer posted, or a length past its frame is dropped as
-// bad_descriptor.
+// bad_descriptor. An empty ring costs the gate, one load of the kernel's
+// producer index and the need_wakeup flag, and nothing else.
 func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	q := (*queue)(r)
 	w, shared := q.rxFlag.Enter(&q.p.g)
 	if shared {
-		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("rx %d", q.idx), Call: "RxBurst"})
+		q.concurrent("rx", "RxBurst")
 	}
 	if w&gate.Closed != 0 {
 		q.rxFlag.Leave()
 		return 0
 	}
 	rx := q.rx
-	n := min(rx.ready(), uint32(len(pkts)))
+	prod := atomic.LoadUint32(rx.prod)
+	if prod == rx.cached {
+		if q.wakeRx || q.fill.needWakeup() {
+			q.wakeRxNow()
+		}
+		q.rxFlag.Leave()
+		return 0
+	}
+	got := q.receive(pkts, prod)
+	q.rxFlag.Leave()
+	return got
+}
+
+// receive takes up to len(pkts) frames of the RX ring, whose producer
+// index the kernel left at prod (never more than the ring holds), counts
+// them and refills the fill ring. RX goroutine, inside the gate.
+func (q *queue) receive(pkts []*pool.Packet, prod uint32) int {
+	rx := q.rx
+	n := min(prod-rx.cached, rx.size, uint32(len(pkts)))
 	got, bytes, bad := 0, uint64(0), uint64(0)
 	cons := rx.cached
 	port, qi, own := q.p.cfg.PortID, uint16(q.idx), q.appOwner
+	slots, shift, fmask := q.rxSlot, q.shift, q.frameMask
+	descs, mask := rx.descs, rx.mask
 	for i := uint32(0); i < n; i++ {
-		d := rx.descs[(cons+i)&rx.mask]
-		idx := d.Addr >> q.shift
-		if idx >= q.nframes {
+		d := descs[(cons+i)&mask]
+		idx := d.Addr >> shift
+		if idx >= uint64(len(slots)) {
 			bad++
 			continue
 		}
-		pk := q.rxSlot[idx]
+		pk := slots[idx]
 		if pk == nil {
 			bad++
 			continue
 		}
-		q.rxSlot[idx] = nil
-		off := d.Addr & q.frameMask
-		if off+uint64(d.Len) > q.frameMask+1 || d.Len == 0 {
+		slots[idx] = nil
+		off := d.Addr & fmask
+		if off+uint64(d.Len) > fmask+1 || d.Len == 0 {
 			q.rxPool.Recycle(pk)
 			bad++
 			continue
@@ -330,17 +351,20 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		got++
 		bytes += uint64(d.Len)
 	}
-	if n > 0 {
-		rx.cached = cons + n
-		rx.release()
-		q.refill()
-	} else if q.wakeRx || q.fill.needWakeup() {
-		q.wakeRxNow()
-	}
+	rx.cached = cons + n
+	rx.release()
+	q.refill()
 	q.rxc.Add(uint64(got), bytes)
 	q.rxc.Drop(driver.CauseBadDescriptor, bad)
-	q.rxFlag.Leave()
 	return got
+}
+
+// concurrent reports a second goroutine in a burst of the same queue
+// (dir rx or tx, call the burst it entered).
+//
+//go:noinline
+func (q *queue) concurrent(dir, call string) {
+	panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("%s %d", dir, q.idx), Call: call})
 }
 
 func (r *rxQueue) Pool() *pool.Pool { return r.rxPool }
@@ -374,7 +398,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	q := (*queue)(t)
 	w, shared := q.txFlag.Enter(&q.p.g)
 	if shared {
-		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("tx %d", q.idx), Call: "TxBurst"})
+		q.concurrent("tx", "TxBurst")
 	}
 	if w&gate.Closed != 0 {
 		q.txFlag.Leave()
@@ -446,7 +470,7 @@ func (t *txQueue) Reclaim() int {
 	q := (*queue)(t)
 	w, shared := q.txFlag.Enter(&q.p.g)
 	if shared {
-		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("tx %d", q.idx), Call: "Reclaim"})
+		q.concurrent("tx", "Reclaim")
 	}
 	if w&gate.Closed != 0 {
 		q.txFlag.Leave()
