@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/pool"
 	"golang.org/x/sys/unix"
 )
@@ -32,6 +33,11 @@ func BenchmarkForward(b *testing.B) {
 	fd := in.packetSocket()
 	f := frame(in.hostMAC, in.peerMAC, 0)[:60]
 	rx, tx := pin.RxQueue(0), pout.TxQueue(0)
+	// One goroutine drives both queues, as l2fwd's worker does, and
+	// declares it as l2fwd does.
+	if err := tx.(driver.DirectRecycler).RecycleDirect(rx); err != nil {
+		b.Fatal(err)
+	}
 	var burst [32]*pool.Packet
 	var empty, refused int
 	forward := func(n int) {

@@ -61,6 +61,12 @@ type queue struct {
 	group                   *umemGroup
 	shareFirst, shareFrames uint64
 
+	// direct is the RX pool whose buffers reclaim returns straight into
+	// its cache, and directRx the burst flag of that pool's RX queue
+	// (RecycleDirect: the TX goroutine drives that queue too); nil: none.
+	direct   *pool.Pool
+	directRx *gate.Flag
+
 	scratch [batch]*pool.Packet // refill (RX goroutine)
 	done    [batch]*pool.Packet // reclaim and copies (TX goroutine)
 }
@@ -409,7 +415,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	// both the TX ring and the frames not yet reclaimed leave.
 	room := min(tx.free(), tx.size-uint32(q.pending.Load()))
 	if room < uint32(len(pkts)) {
-		q.reclaim()
+		q.reclaim(true)
 		room = min(tx.free(), tx.size-uint32(q.pending.Load()))
 	}
 	n := min(int(room), len(pkts))
@@ -476,14 +482,44 @@ func (t *txQueue) Reclaim() int {
 		q.txFlag.Leave()
 		return 0
 	}
-	n := q.reclaim()
+	n := q.reclaim(true)
 	q.txFlag.Leave()
 	return n
 }
 
-// reclaim is Reclaim inside the gate (or on the control goroutine while
-// stopped).
-func (q *queue) reclaim() int {
+// RecycleDirect implements driver.DirectRecycler: rx must be an RX queue
+// of an xdp: port (nil takes the declaration back). Reclaim then returns
+// the buffers of rx's pool (frames rx received in a UMEM shared with this
+// queue's, umem=) straight into that pool's cache.
+func (t *txQueue) RecycleDirect(rx driver.RxQueue) error {
+	q := (*queue)(t)
+	if rx == nil {
+		q.direct, q.directRx = nil, nil
+		return nil
+	}
+	r, ok := rx.(*rxQueue)
+	if !ok {
+		return fmt.Errorf("%s: TX queue %d: RecycleDirect takes an RX queue of an xdp: port, not %T; without it reclaim frees through the pools' shared rings", q.p.spec, q.idx, rx)
+	}
+	q.direct, q.directRx = r.rxPool, &r.rxFlag
+	return nil
+}
+
+// reclaim is Reclaim inside the gate, with inBurst set (or, with it
+// clear, on the control goroutine while stopped: then no buffer goes
+// straight into the RecycleDirect pool's cache, which that goroutine does
+// not own).
+func (q *queue) reclaim(inBurst bool) int {
+	own := q.txPool
+	direct := q.direct
+	if !inBurst {
+		direct = nil
+	} else if direct != nil && q.directRx.Active() {
+		// Another goroutine is inside the RX queue whose pool we were
+		// told we own: the declaration is false; free nothing.
+		q.txFlag.Leave()
+		q.concurrent("tx", "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
+	}
 	c := q.comp
 	total := 0
 	bad := uint64(0)
@@ -506,7 +542,17 @@ func (q *queue) reclaim() int {
 		c.cached += n
 		c.release()
 		q.pending.Add(-int64(k))
-		q.txPool.FreeBulkDirect(q.done[:k])
+		if k > 0 {
+			// A batch is the received frames of the shared UMEM (the
+			// RecycleDirect pool's) or this queue's copies, rarely both:
+			// the first frame picks the pool whose cache takes the run,
+			// the others go through their pools' rings.
+			p := own
+			if direct != nil && q.done[0].Pool() == direct {
+				p = direct
+			}
+			p.FreeBulkDirect(q.done[:k])
+		}
 		total += k
 	}
 	q.txc.Drop(driver.CauseBadDescriptor, bad)
