@@ -275,11 +275,14 @@ func (q *queue) refill() {
 		if n == 0 {
 			break
 		}
-		prod := f.cached
+		// The ring's and the queue's fields in locals: a store through a
+		// slice could alias them as far as the compiler knows, and it
+		// would load them again for every buffer.
+		prod, addrs, mask, slots, shift := f.cached, f.addrs, f.mask, q.rxSlot, q.shift
 		for _, pk := range q.scratch[:n] {
 			a := pk.BufIOVA()
-			q.rxSlot[a>>q.shift] = pk
-			f.addrs[prod&f.mask] = a
+			slots[a>>shift] = pk
+			addrs[prod&mask] = a
 			prod++
 		}
 		f.cached = prod
@@ -423,6 +426,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	taken, bytes, tooBig, copied := 0, uint64(0), uint64(0), uint64(0)
 	nd := 0
 	maxLen := int(q.frameMask+1) - xsk.PacketHeadroom
+	slots, shift, descs, mask, region := q.txSlot, q.shift, tx.descs, tx.mask, q.region // as in refill
 	for ; taken < n; taken++ {
 		pk := pkts[taken]
 		if pk.Next() != nil || pk.Len() > maxLen || pk.Len() == 0 {
@@ -430,7 +434,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 			tooBig++
 			continue
 		}
-		if pl := pk.Pool(); pl == nil || pl.Region() != q.region {
+		if pl := pk.Pool(); pl == nil || pl.Region() != region {
 			c := q.txPool.Alloc()
 			if c == nil {
 				break // no copy buffer: the caller keeps the rest
@@ -446,11 +450,11 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 			pk = c
 			copied++
 		}
-		a := pk.IOVA()
-		q.txSlot[a>>q.shift] = pk
-		tx.descs[prod&tx.mask] = xsk.Desc{Addr: a, Len: uint32(pk.Len())}
+		a, l := pk.IOVA(), pk.Len()
+		slots[a>>shift] = pk
+		descs[prod&mask] = xsk.Desc{Addr: a, Len: uint32(l)}
 		prod++
-		bytes += uint64(pk.Len())
+		bytes += uint64(l)
 	}
 	if nd > 0 {
 		pool.FreeBulk(q.done[:nd])
@@ -529,14 +533,15 @@ func (q *queue) reclaim(inBurst bool) int {
 			break
 		}
 		k := 0
+		addrs, cons, mask, slots, shift, done := c.addrs, c.cached, c.mask, q.txSlot, q.shift, q.done[:] // as in refill
 		for i := uint32(0); i < n; i++ {
-			idx := c.addrs[(c.cached+i)&c.mask] >> q.shift
-			if idx >= q.nframes || q.txSlot[idx] == nil {
+			idx := addrs[(cons+i)&mask] >> shift
+			if idx >= uint64(len(slots)) || slots[idx] == nil {
 				bad++
 				continue
 			}
-			q.done[k] = q.txSlot[idx]
-			q.txSlot[idx] = nil
+			done[k] = slots[idx]
+			slots[idx] = nil
 			k++
 		}
 		c.cached += n
