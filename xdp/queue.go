@@ -112,7 +112,12 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 			return nil, err
 		}
 	}
-	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: first * fs})
+	// The RX pool's cache holds every buffer of it: the fill ring takes
+	// buffers as the kernel frees its slots, not as reclaim returns them
+	// (RecycleDirect), so the two drift apart by hundreds of buffers, and
+	// a cache of the default size overflowed into the pool's shared ring
+	// (an atomic push per buffer) and the refill popped them back.
+	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: first * fs, CacheSize: rxCount})
 	if err != nil {
 		return nil, err
 	}
