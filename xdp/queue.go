@@ -336,28 +336,27 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 func (q *queue) receive(pkts []*pool.Packet, prod uint32) int {
 	rx := q.rx
 	n := min(prod-rx.cached, rx.size, uint32(len(pkts)))
-	got, bytes, bad := 0, uint64(0), uint64(0)
+	got, bytes := 0, uint64(0)
 	cons := rx.cached
 	port, qi, own := q.p.cfg.PortID, uint16(q.idx), q.appOwner
 	slots, shift, fmask := q.rxSlot, q.shift, q.frameMask
 	descs, mask := rx.descs, rx.mask
-	for i := uint32(0); i < n; i++ {
-		d := descs[(cons+i)&mask]
+	// One index for the ring, none for the descriptors dropped (n - got):
+	// every value the loop keeps fits in a register.
+	for c, end := cons, cons+n; c != end; c++ {
+		d := descs[c&mask]
 		idx := d.Addr >> shift
 		if idx >= uint64(len(slots)) {
-			bad++
 			continue
 		}
 		pk := slots[idx]
 		if pk == nil {
-			bad++
 			continue
 		}
 		slots[idx] = nil
 		off := d.Addr & fmask
 		if off+uint64(d.Len) > fmask+1 || d.Len == 0 {
-			q.rxPool.Recycle(pk)
-			bad++
+			q.recycleBad(pk)
 			continue
 		}
 		pk.SetRx(uint16(off), uint16(d.Len), own, port, qi, 0, 0, 0, 0)
@@ -369,9 +368,16 @@ func (q *queue) receive(pkts []*pool.Packet, prod uint32) int {
 	rx.release()
 	q.refill()
 	q.rxc.Add(uint64(got), bytes)
-	q.rxc.Drop(driver.CauseBadDescriptor, bad)
+	q.rxc.Drop(driver.CauseBadDescriptor, uint64(n)-uint64(got))
 	return got
 }
+
+// recycleBad takes back the buffer of a descriptor receive drops: out of
+// line, as Recycle inlined in receive's loop made the compiler keep the
+// loop's values on the stack.
+//
+//go:noinline
+func (q *queue) recycleBad(pk *pool.Packet) { q.rxPool.Recycle(pk) }
 
 // concurrent reports a second goroutine in a burst of the same queue
 // (dir rx or tx, call the burst it entered).
