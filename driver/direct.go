@@ -1,7 +1,7 @@
 package driver
 
-// DirectRecycler is an optional interface of a TxQueue (both gopmd drivers
-// implement it): the TX queue's reclaim returns the buffers of one RX
+// DirectRecycler is an optional interface of a TxQueue (the enetc, fec and
+// xdp drivers implement it): the TX queue's reclaim returns the buffers of one RX
 // queue's pool straight into that pool's owner cache (pool.FreeBulkDirect,
 // the kernel page_pool's allow_direct) instead of through the pool's shared
 // ring, which saves a CAS, the ring stores and the refill's pop per buffer.

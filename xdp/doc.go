@@ -10,7 +10,11 @@
 // into pools: received frames are pool buffers the application frees back,
 // the fill ring is refilled from the pool in bulk, TX completions return
 // buffers to their pools, and frames from outside the UMEM are copied into
-// it on TX (counted as tx_copies). The kernel's XDP_STATISTICS are the port's counters. RX
+// it on TX (counted as tx_copies). TX queues implement
+// driver.DirectRecycler: over a shared UMEM (umem=), a worker that drives
+// an RX queue and the TX queue its frames leave by has the reclaim return
+// their buffers straight into the RX pool's cache, which holds the whole
+// pool. The kernel's XDP_STATISTICS are the port's counters. RX
 // queues implement driver.RxInterrupter with poll(2) on the socket (it is
 // readable while its RX ring holds a frame), so adaptive workers sleep on
 // xdp: ports as on the others. OnLinkChange reports the interface's

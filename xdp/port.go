@@ -499,11 +499,11 @@ func (p *port) Stop() error {
 	p.unsteer()
 	for _, q := range p.queues {
 		for q.pending.Load() > 0 && time.Now().Before(deadline) {
-			if q.reclaim() == 0 {
+			if q.reclaim(false) == 0 {
 				time.Sleep(100 * time.Microsecond)
 			}
 		}
-		q.reclaim()
+		q.reclaim(false)
 		q.drainRx()
 	}
 	p.started = false

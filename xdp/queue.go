@@ -61,6 +61,12 @@ type queue struct {
 	group                   *umemGroup
 	shareFirst, shareFrames uint64
 
+	// direct is the RX pool whose buffers reclaim returns straight into
+	// its cache, and directRx the burst flag of that pool's RX queue
+	// (RecycleDirect: the TX goroutine drives that queue too); nil: none.
+	direct   *pool.Pool
+	directRx *gate.Flag
+
 	scratch [batch]*pool.Packet // refill (RX goroutine)
 	done    [batch]*pool.Packet // reclaim and copies (TX goroutine)
 }
@@ -106,7 +112,12 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 			return nil, err
 		}
 	}
-	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: first * fs})
+	// The RX pool's cache holds every buffer of it: the fill ring takes
+	// buffers as the kernel frees its slots, not as reclaim returns them
+	// (RecycleDirect), so the two drift apart by hundreds of buffers, and
+	// a cache of the default size overflowed into the pool's shared ring
+	// (an atomic push per buffer) and the refill popped them back.
+	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: first * fs, CacheSize: rxCount})
 	if err != nil {
 		return nil, err
 	}
@@ -269,11 +280,14 @@ func (q *queue) refill() {
 		if n == 0 {
 			break
 		}
-		prod := f.cached
+		// The ring's and the queue's fields in locals: a store through a
+		// slice could alias them as far as the compiler knows, and it
+		// would load them again for every buffer.
+		prod, addrs, mask, slots, shift := f.cached, f.addrs, f.mask, q.rxSlot, q.shift
 		for _, pk := range q.scratch[:n] {
 			a := pk.BufIOVA()
-			q.rxSlot[a>>q.shift] = pk
-			f.addrs[prod&f.mask] = a
+			slots[a>>shift] = pk
+			addrs[prod&mask] = a
 			prod++
 		}
 		f.cached = prod
@@ -290,39 +304,59 @@ func (q *queue) refill() {
 // RxBurst takes received frames off the RX ring, then refills the fill
 // ring. Every descriptor is checked: an address outside the UMEM, naming a
 // frame with no buffer posted, or a length past its frame is dropped as
-// bad_descriptor.
+// bad_descriptor. An empty ring costs the gate, one load of the kernel's
+// producer index and the need_wakeup flag, and nothing else.
 func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	q := (*queue)(r)
 	w, shared := q.rxFlag.Enter(&q.p.g)
 	if shared {
-		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("rx %d", q.idx), Call: "RxBurst"})
+		q.concurrent("rx", "RxBurst")
 	}
 	if w&gate.Closed != 0 {
 		q.rxFlag.Leave()
 		return 0
 	}
 	rx := q.rx
-	n := min(rx.ready(), uint32(len(pkts)))
-	got, bytes, bad := 0, uint64(0), uint64(0)
+	prod := atomic.LoadUint32(rx.prod)
+	if prod == rx.cached {
+		if q.wakeRx || q.fill.needWakeup() {
+			q.wakeRxNow()
+		}
+		q.rxFlag.Leave()
+		return 0
+	}
+	got := q.receive(pkts, prod)
+	q.rxFlag.Leave()
+	return got
+}
+
+// receive takes up to len(pkts) frames of the RX ring, whose producer
+// index the kernel left at prod (never more than the ring holds), counts
+// them and refills the fill ring. RX goroutine, inside the gate.
+func (q *queue) receive(pkts []*pool.Packet, prod uint32) int {
+	rx := q.rx
+	n := min(prod-rx.cached, rx.size, uint32(len(pkts)))
+	got, bytes := 0, uint64(0)
 	cons := rx.cached
 	port, qi, own := q.p.cfg.PortID, uint16(q.idx), q.appOwner
-	for i := uint32(0); i < n; i++ {
-		d := rx.descs[(cons+i)&rx.mask]
-		idx := d.Addr >> q.shift
-		if idx >= q.nframes {
-			bad++
+	slots, shift, fmask := q.rxSlot, q.shift, q.frameMask
+	descs, mask := rx.descs, rx.mask
+	// One index for the ring, none for the descriptors dropped (n - got):
+	// every value the loop keeps fits in a register.
+	for c, end := cons, cons+n; c != end; c++ {
+		d := descs[c&mask]
+		idx := d.Addr >> shift
+		if idx >= uint64(len(slots)) {
 			continue
 		}
-		pk := q.rxSlot[idx]
+		pk := slots[idx]
 		if pk == nil {
-			bad++
 			continue
 		}
-		q.rxSlot[idx] = nil
-		off := d.Addr & q.frameMask
-		if off+uint64(d.Len) > q.frameMask+1 || d.Len == 0 {
-			q.rxPool.Recycle(pk)
-			bad++
+		slots[idx] = nil
+		off := d.Addr & fmask
+		if off+uint64(d.Len) > fmask+1 || d.Len == 0 {
+			q.recycleBad(pk)
 			continue
 		}
 		pk.SetRx(uint16(off), uint16(d.Len), own, port, qi, 0, 0, 0, 0)
@@ -330,17 +364,27 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		got++
 		bytes += uint64(d.Len)
 	}
-	if n > 0 {
-		rx.cached = cons + n
-		rx.release()
-		q.refill()
-	} else if q.wakeRx || q.fill.needWakeup() {
-		q.wakeRxNow()
-	}
+	rx.cached = cons + n
+	rx.release()
+	q.refill()
 	q.rxc.Add(uint64(got), bytes)
-	q.rxc.Drop(driver.CauseBadDescriptor, bad)
-	q.rxFlag.Leave()
+	q.rxc.Drop(driver.CauseBadDescriptor, uint64(n)-uint64(got))
 	return got
+}
+
+// recycleBad takes back the buffer of a descriptor receive drops: out of
+// line, as Recycle inlined in receive's loop made the compiler keep the
+// loop's values on the stack.
+//
+//go:noinline
+func (q *queue) recycleBad(pk *pool.Packet) { q.rxPool.Recycle(pk) }
+
+// concurrent reports a second goroutine in a burst of the same queue
+// (dir rx or tx, call the burst it entered).
+//
+//go:noinline
+func (q *queue) concurrent(dir, call string) {
+	panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("%s %d", dir, q.idx), Call: call})
 }
 
 func (r *rxQueue) Pool() *pool.Pool { return r.rxPool }
@@ -374,7 +418,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	q := (*queue)(t)
 	w, shared := q.txFlag.Enter(&q.p.g)
 	if shared {
-		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("tx %d", q.idx), Call: "TxBurst"})
+		q.concurrent("tx", "TxBurst")
 	}
 	if w&gate.Closed != 0 {
 		q.txFlag.Leave()
@@ -385,7 +429,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	// both the TX ring and the frames not yet reclaimed leave.
 	room := min(tx.free(), tx.size-uint32(q.pending.Load()))
 	if room < uint32(len(pkts)) {
-		q.reclaim()
+		q.reclaim(true)
 		room = min(tx.free(), tx.size-uint32(q.pending.Load()))
 	}
 	n := min(int(room), len(pkts))
@@ -393,6 +437,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	taken, bytes, tooBig, copied := 0, uint64(0), uint64(0), uint64(0)
 	nd := 0
 	maxLen := int(q.frameMask+1) - xsk.PacketHeadroom
+	slots, shift, descs, mask, region := q.txSlot, q.shift, tx.descs, tx.mask, q.region // as in refill
 	for ; taken < n; taken++ {
 		pk := pkts[taken]
 		if pk.Next() != nil || pk.Len() > maxLen || pk.Len() == 0 {
@@ -400,7 +445,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 			tooBig++
 			continue
 		}
-		if pl := pk.Pool(); pl == nil || pl.Region() != q.region {
+		if pl := pk.Pool(); pl == nil || pl.Region() != region {
 			c := q.txPool.Alloc()
 			if c == nil {
 				break // no copy buffer: the caller keeps the rest
@@ -416,11 +461,11 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 			pk = c
 			copied++
 		}
-		a := pk.IOVA()
-		q.txSlot[a>>q.shift] = pk
-		tx.descs[prod&tx.mask] = xsk.Desc{Addr: a, Len: uint32(pk.Len())}
+		a, l := pk.IOVA(), pk.Len()
+		slots[a>>shift] = pk
+		descs[prod&mask] = xsk.Desc{Addr: a, Len: uint32(l)}
 		prod++
-		bytes += uint64(pk.Len())
+		bytes += uint64(l)
 	}
 	if nd > 0 {
 		pool.FreeBulk(q.done[:nd])
@@ -446,20 +491,50 @@ func (t *txQueue) Reclaim() int {
 	q := (*queue)(t)
 	w, shared := q.txFlag.Enter(&q.p.g)
 	if shared {
-		panic(&driver.ConcurrentUse{Port: q.p.spec, Queue: fmt.Sprintf("tx %d", q.idx), Call: "Reclaim"})
+		q.concurrent("tx", "Reclaim")
 	}
 	if w&gate.Closed != 0 {
 		q.txFlag.Leave()
 		return 0
 	}
-	n := q.reclaim()
+	n := q.reclaim(true)
 	q.txFlag.Leave()
 	return n
 }
 
-// reclaim is Reclaim inside the gate (or on the control goroutine while
-// stopped).
-func (q *queue) reclaim() int {
+// RecycleDirect implements driver.DirectRecycler: rx must be an RX queue
+// of an xdp: port (nil takes the declaration back). Reclaim then returns
+// the buffers of rx's pool (frames rx received in a UMEM shared with this
+// queue's, umem=) straight into that pool's cache.
+func (t *txQueue) RecycleDirect(rx driver.RxQueue) error {
+	q := (*queue)(t)
+	if rx == nil {
+		q.direct, q.directRx = nil, nil
+		return nil
+	}
+	r, ok := rx.(*rxQueue)
+	if !ok {
+		return fmt.Errorf("%s: TX queue %d: RecycleDirect takes an RX queue of an xdp: port, not %T; without it reclaim frees through the pools' shared rings", q.p.spec, q.idx, rx)
+	}
+	q.direct, q.directRx = r.rxPool, &r.rxFlag
+	return nil
+}
+
+// reclaim is Reclaim inside the gate, with inBurst set (or, with it
+// clear, on the control goroutine while stopped: then no buffer goes
+// straight into the RecycleDirect pool's cache, which that goroutine does
+// not own).
+func (q *queue) reclaim(inBurst bool) int {
+	own := q.txPool
+	direct := q.direct
+	if !inBurst {
+		direct = nil
+	} else if direct != nil && q.directRx.Active() {
+		// Another goroutine is inside the RX queue whose pool we were
+		// told we own: the declaration is false; free nothing.
+		q.txFlag.Leave()
+		q.concurrent("tx", "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
+	}
 	c := q.comp
 	total := 0
 	bad := uint64(0)
@@ -469,20 +544,31 @@ func (q *queue) reclaim() int {
 			break
 		}
 		k := 0
+		addrs, cons, mask, slots, shift, done := c.addrs, c.cached, c.mask, q.txSlot, q.shift, q.done[:] // as in refill
 		for i := uint32(0); i < n; i++ {
-			idx := c.addrs[(c.cached+i)&c.mask] >> q.shift
-			if idx >= q.nframes || q.txSlot[idx] == nil {
+			idx := addrs[(cons+i)&mask] >> shift
+			if idx >= uint64(len(slots)) || slots[idx] == nil {
 				bad++
 				continue
 			}
-			q.done[k] = q.txSlot[idx]
-			q.txSlot[idx] = nil
+			done[k] = slots[idx]
+			slots[idx] = nil
 			k++
 		}
 		c.cached += n
 		c.release()
 		q.pending.Add(-int64(k))
-		q.txPool.FreeBulkDirect(q.done[:k])
+		if k > 0 {
+			// A batch is the received frames of the shared UMEM (the
+			// RecycleDirect pool's) or this queue's copies, rarely both:
+			// the first frame picks the pool whose cache takes the run,
+			// the others go through their pools' rings.
+			p := own
+			if direct != nil && q.done[0].Pool() == direct {
+				p = direct
+			}
+			p.FreeBulkDirect(q.done[:k])
+		}
 		total += k
 	}
 	q.txc.Drop(driver.CauseBadDescriptor, bad)

@@ -89,6 +89,28 @@ var measurements = []measurement{
 	// Its path adds l2fwd's own code (column l2fwd) to driver + pool.
 	{"l2fwd-fwd", "./cmd/l2fwd", "^BenchmarkL2fwdForward$", []string{"enetc", "pool", "dma", "driver", "l2fwd"},
 		"l2fwd's whole forward: lane.poll in fwd mode with the MAC update, ENETC driver + pool + l2fwd's loop, two synchronous simulated ENETC ports", "fwd/pkt"},
+	// The AF_XDP driver on the host's kernel: RxBurst of a full burst on
+	// one xdp: port, TxBurst on another over a shared UMEM (umem=), two
+	// veth pairs in native mode. The sender (an AF_PACKET socket) and the
+	// kernel's work in the system calls are outside path (callgrind counts
+	// user-space instructions only): the driver's own work per forwarded
+	// frame, the figure to set beside DPDK's net_af_xdp's
+	// (scripts/race-afxdp --callgrind).
+	{"xdp-fwd", "./xdp", "^BenchmarkForward$", []string{"xdp", "pool", "dma", "driver"},
+		"AF_XDP forward, driver + pool, RxBurst + TxBurst over a shared UMEM, two veth pairs (root, amd64 only)", "fwd/pkt"},
+	// One RxBurst on an idle xdp: port and the TX pending check, as l2fwd
+	// polls between bursts: per poll, not per packet.
+	{"xdp-empty-poll", "./xdp", "^BenchmarkEmptyPoll$", []string{"xdp", "pool", "dma", "driver"},
+		"AF_XDP empty poll: RxBurst on an idle queue and the TX pending check, per poll (root, amd64 only)", ""},
+}
+
+// onKernel are the measurements that run on the host's kernel (veth
+// pairs, XDP programs, AF_XDP sockets): counted on amd64 only (qemu-user
+// has no bpf system call) and only as root; elsewhere they are left out,
+// and the run says so.
+var onKernel = map[string]bool{
+	"xdp-fwd":        true,
+	"xdp-empty-poll": true,
 }
 
 // allocating are the baselines that allocate per packet: they run with the
@@ -111,7 +133,7 @@ func gcEnv(m measurement) string {
 }
 
 // columns is the table's column order; every category a symbol can fall in.
-var columns = []string{"enetc", "fec", "pool", "dma", "cache", "driver", "l2fwd", "model", "harness", "runtime", "other"}
+var columns = []string{"enetc", "fec", "xdp", "pool", "dma", "cache", "driver", "l2fwd", "model", "harness", "runtime", "other"}
 
 const modulePrefix = "github.com/gopmd/gopmd/"
 
@@ -130,7 +152,7 @@ func category(sym string, testFuncs map[string]bool) string {
 	case strings.HasPrefix(pkg, modulePrefix):
 		rel := strings.TrimPrefix(pkg, modulePrefix)
 		switch rel {
-		case "enetc", "fec", "pool", "dma", "driver":
+		case "enetc", "fec", "xdp", "pool", "dma", "driver":
 			return rel
 		case "bench":
 			return "harness"
@@ -541,6 +563,10 @@ func main() {
 		built := map[string]string{}
 		syms := map[string]*symtab{}
 		for _, m := range sel {
+			if onKernel[m.Name] && (a != "amd64" || os.Geteuid() != 0) {
+				logf("%s: left out on %s: it needs the host's kernel as root (veth pairs, XDP, AF_XDP; qemu-user has no bpf system call)", m.Name, a)
+				continue
+			}
 			bin, ok := built[m.Pkg]
 			if !ok {
 				bin = filepath.Join(dir, a+"_"+strings.ReplaceAll(strings.Trim(m.Pkg, "./"), "/", "_")+".test")

@@ -1,0 +1,90 @@
+package xdp
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gopmd/gopmd/dma"
+	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/pool"
+	"github.com/gopmd/gopmd/xdp/internal/xsk"
+)
+
+// memRing is a ring in Go memory, standing in for one the kernel maps.
+func memRing(n uint32, desc bool) *ring {
+	r := &ring{prod: new(uint32), cons: new(uint32), flags: new(uint32), mask: n - 1, size: n}
+	if desc {
+		r.descs = make([]xsk.Desc, n)
+	} else {
+		r.addrs = make([]uint64, n)
+	}
+	return r
+}
+
+// TestRxBadDescriptors: RxBurst takes the frames of good descriptors and
+// drops, counts as bad_descriptor and never hands out the others: an
+// address past the UMEM, a frame with no buffer posted, a length past the
+// frame, a length of zero. No kernel is needed: the rings are in memory.
+func TestRxBadDescriptors(t *testing.T) {
+	const frames, fs = 16, 2048
+	region, err := dma.Alloc(umemMapper{}, frames*fs, dma.Options{Attr: dma.Attr{Name: "bad descriptors"}, Hugepages: dma.HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Close()
+	pl, err := pool.New(region, pool.Config{Name: "bad descriptors", Count: frames, BufSize: fs, Headroom: xsk.PacketHeadroom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &port{spec: "xdp:test", cfg: driver.Config{PortID: 3}}
+	q := &queue{p: p, shift: 11, frameMask: fs - 1, nframes: frames, rxPool: pl,
+		rxSlot: make([]*pool.Packet, frames), txSlot: make([]*pool.Packet, frames),
+		rx: memRing(8, true), fill: memRing(frames, false)}
+	q.rxOwner, q.appOwner = pl.Owner("fill ring"), pl.Owner("caller")
+	q.refill()
+	if *q.fill.prod != frames {
+		t.Fatalf("refill posted %d buffers, want %d", *q.fill.prod, frames)
+	}
+	at := func(slot int) uint64 { return uint64(slot*fs + xsk.PacketHeadroom) }
+	descs := []xsk.Desc{
+		{Addr: at(0), Len: 60},            // good
+		{Addr: frames * fs, Len: 60},      // past the UMEM
+		{Addr: at(0), Len: 60},            // frame 0 again: no buffer posted now
+		{Addr: 2*fs - 100, Len: 200},      // past frame 1's end
+		{Addr: at(2), Len: 0},             // empty
+		{Addr: at(3) + 10, Len: fs - 266}, // good, up to the frame's end
+	}
+	copy(q.rx.descs, descs)
+	*q.rx.prod = uint32(len(descs))
+	var pkts [32]*pool.Packet
+	got := (*rxQueue)(q).RxBurst(pkts[:])
+	if got != 2 {
+		t.Fatalf("RxBurst took %d frames, want the 2 good ones", got)
+	}
+	if pkts[0].Len() != 60 || pkts[0].IOVA() != at(0) || pkts[1].Len() != fs-266 || pkts[1].IOVA() != at(3)+10 {
+		t.Errorf("frames: %d bytes at %#x, %d bytes at %#x; want 60 at %#x, %d at %#x",
+			pkts[0].Len(), pkts[0].IOVA(), pkts[1].Len(), pkts[1].IOVA(), at(0), fs-266, at(3)+10)
+	}
+	st := q.rxc.Snapshot()
+	if st.Packets != 2 || st.Drops[driver.CauseBadDescriptor] != 4 {
+		t.Errorf("counted %d frames and %d bad descriptors, want 2 and 4", st.Packets, st.Drops[driver.CauseBadDescriptor])
+	}
+	if *q.rx.cons != uint32(len(descs)) {
+		t.Errorf("RX ring released up to %d, want %d", *q.rx.cons, len(descs))
+	}
+	// The buffers of frames 1 and 2 went back to the pool: with the frames
+	// taken and the buffers still posted freed, the pool closes with
+	// every buffer home.
+	pool.FreeBulk(pkts[:got])
+	for i, pk := range q.rxSlot {
+		if pk != nil {
+			if i == 1 || i == 2 {
+				t.Errorf("frame %d's buffer is still posted after its descriptor was dropped", i)
+			}
+			pk.Free()
+		}
+	}
+	if err := pl.Close(time.Second); err != nil {
+		t.Errorf("a dropped descriptor's buffer did not go back: %v", err)
+	}
+}
