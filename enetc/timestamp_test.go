@@ -1,11 +1,15 @@
 package enetc_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gopmd/gopmd/driver"
+	"github.com/gopmd/gopmd/enetc"
 	"github.com/gopmd/gopmd/enetc/model"
 	"github.com/gopmd/gopmd/pool"
 )
@@ -330,4 +334,20 @@ func TestRxStampingLostWriteBacks(t *testing.T) {
 	}
 	pool.FreeBulk(got)
 	sp.close(false)
+}
+
+// TestDecodeExtendedRxBD: a tool reading a 32-byte extended BD sees its
+// timestamp flag and stamp; a 16-byte BD has none to show.
+func TestDecodeExtendedRxBD(t *testing.T) {
+	b := make([]byte, 32)
+	binary.LittleEndian.PutUint16(b[8:], 60)
+	binary.LittleEndian.PutUint32(b[12:], 1<<31|1<<30|1<<10) // F, R, TSTMP
+	binary.LittleEndian.PutUint32(b[16:], 0x12345678)
+	d := enetc.DecodeBD(true, b)
+	if !slices.Contains(d.Flags, "TSTMP") || !strings.Contains(d.Note, "stamp 0x12345678") || d.Len != 60 {
+		t.Errorf("extended BD decoded as %+v, want TSTMP and stamp 0x12345678", d)
+	}
+	if d := enetc.DecodeBD(true, b[:16]); slices.Contains(d.Flags, "TSTMP") {
+		t.Errorf("16-byte BD decoded as %+v: no stamp to show", d)
+	}
 }
