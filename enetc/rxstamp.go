@@ -214,4 +214,5 @@ func (q *rxQueue) burstExt(pkts []*pool.Packet, stamps []driver.Time, call strin
 var (
 	_ driver.RxTimestamper = (*rxQueue)(nil)
 	_ driver.RxTimestamper = rxStampQueue{}
+	_ driver.RxInterrupter = rxStampQueue{} // the queue's other methods, promoted
 )

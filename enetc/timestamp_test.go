@@ -140,6 +140,10 @@ func TestRxTimestampsAtTheMAC(t *testing.T) {
 	if r := sp.port.Rings(); r[len(r)-1].Kind != "rx" || r[len(r)-1].BDSize != 32 {
 		t.Fatalf("RX ring state %+v, want 32-byte BDs", r[len(r)-1])
 	}
+	// The stamping queue is still this port's own for direct recycling.
+	if err := sp.port.TxQueue(0).(driver.DirectRecycler).RecycleDirect(sp.port.RxQueue(0)); err != nil {
+		t.Fatalf("RecycleDirect with a stamping RX queue: %v", err)
+	}
 	for i, start := range []driver.Time{1000 * sec, 5<<32 - driver.Time(300*time.Microsecond)} {
 		if err := c.Set(start); err != nil {
 			t.Fatal(err)
@@ -350,4 +354,28 @@ func TestDecodeExtendedRxBD(t *testing.T) {
 	if d := enetc.DecodeBD(true, b[:16]); slices.Contains(d.Flags, "TSTMP") {
 		t.Errorf("16-byte BD decoded as %+v: no stamp to show", d)
 	}
+}
+
+// TestRxTimestampsOnVF: a VF opened with timestamps=rx (its own RBMR.BDS
+// and SICTR0/1) stamps the frames it receives with the chip's timer, as a
+// PF does.
+func TestRxTimestampsOnVF(t *testing.T) {
+	c, m, _ := openTimer(t, "")
+	pf := openSim(t, "", pcsCfg)
+	vf := openSim(t, "timestamps=rx&vf=1&pf="+strings.TrimPrefix(strings.Split(pf.spec, "?")[0], "sim:"), pcsCfg)
+	if err := c.Set(6000 * sec); err != nil {
+		t.Fatal(err)
+	}
+	m.Advance(time.Microsecond)
+	want := now(t, c)
+	f := udp4(t, 100, 1)
+	copy(f, vf.port.Info().MAC)
+	vf.model.Port().Receive(f)
+	got, stamps := rxStamped(vf.port.RxQueue(0), 1)
+	if len(got) != 1 || stamps[0] != want {
+		t.Fatalf("VF received %d frames stamped %v, want 1 stamped %v", len(got), stamps, want)
+	}
+	pool.FreeBulk(got)
+	vf.close(false)
+	pf.close(false)
 }
