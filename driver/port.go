@@ -28,10 +28,9 @@ import (
 // buffers straight to that pool's owner cache, when one goroutine drives
 // both); on a port opened with timestamps=, RxTimestamper and
 // TxTimestamper (hardware receive and transmit times in the port's clock).
-// The ENETC and FEC ports implement all of them but two: Preemption is
-// the ENETC's only, RxTimestamper the FEC's only. An AF_XDP port (package
-// xdp) implements only RxInterrupter. A Clock may implement
-// PeriodicOutput.
+// The ENETC and FEC ports implement all of them but Preemption, the
+// ENETC's only. An AF_XDP port (package xdp) implements only
+// RxInterrupter. A Clock may implement PeriodicOutput.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo

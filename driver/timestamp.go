@@ -19,10 +19,14 @@ import (
 type RxTimestamper interface {
 	// RxBurstStamped is RxBurst that also writes, for each frame
 	// pkts[i] it returns, the hardware receive time into stamps[i]: when
-	// the frame's start reached the MAC, in the port's clock. It takes
-	// at most min(len(pkts), len(stamps)) frames, on the queue's own
-	// goroutine as RxBurst. It is a separate path from RxBurst (frame by
-	// frame, not the one-BD fast loop): a port polls one or the other.
+	// the frame's start reached the MAC, in the port's clock; 0 for a
+	// frame the device wrote back without a stamp (ENETC: TSTMP clear,
+	// docs/hardware-enetc.md §12.5). It takes at most min(len(pkts),
+	// len(stamps)) frames, on the queue's own goroutine as RxBurst. It is
+	// a separate path from RxBurst (frame by frame, not the one-BD fast
+	// loop): a port polls one or the other. (An ENETC queue takes both in
+	// turn: on a port opened with timestamps=rx its RxBurst is this path
+	// with the stamps dropped.)
 	RxBurstStamped(pkts []*Packet, stamps []Time) int
 }
 

@@ -9,7 +9,8 @@ import (
 	"github.com/gopmd/gopmd/driver"
 )
 
-// Buffer descriptors (reference §3). Every BD is 16 little-endian bytes. The
+// Buffer descriptors (reference §3). Every BD is 16 little-endian bytes,
+// but an RX BD on a ring with RBMR.BDS, 32 (rxstamp.go). The
 // driver overlays Go structs on the ring memory; gopmd's targets (arm64,
 // armv7, amd64) are all little-endian, and New refuses a big-endian host.
 
@@ -136,10 +137,11 @@ func ptrAt(ring []cbd, i, off int) unsafe.Pointer {
 	return unsafe.Add(unsafe.Pointer(&ring[i]), off)
 }
 
-// DecodeBD decodes one 16-byte BD as it lies in ring memory, for a
-// bring-up tool: TX BDs in the software-written format (§3.1), RX BDs in
-// the buffer format until the device sets R and in the write-back format
-// (§3.5) after.
+// DecodeBD decodes one BD as it lies in ring memory, for a bring-up tool:
+// TX BDs in the software-written format (§3.1), RX BDs in the buffer
+// format until the device sets R and in the write-back format (§3.5)
+// after, with the stamp of a 32-byte extended RX BD (RBMR.BDS) whose
+// TSTMP flag is set.
 func DecodeBD(rx bool, b []byte) driver.BD {
 	le := binary.LittleEndian
 	var d driver.BD
@@ -178,6 +180,10 @@ func DecodeBD(rx bool, b []byte) driver.BD {
 		d.Flags = append(d.Flags, fmt.Sprintf("VLAN=%d", l2))
 	}
 	d.Note = fmt.Sprintf("written back: rss %#x parse %#x", uint32(q>>32), uint16(q>>16))
+	if ls&rxbd_FLAG_TSTMP != 0 && len(b) >= 2*bdSize { // an extended BD (RBMR.BDS) with its stamp
+		d.Flags = append(d.Flags, "TSTMP")
+		d.Note += fmt.Sprintf(" stamp %#x", le.Uint32(b[bdSize:]))
+	}
 	return d
 }
 

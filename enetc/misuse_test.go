@@ -88,6 +88,10 @@ func TestEveryMethodAfterClose(t *testing.T) {
 			"TxQueue.RecycleDirect": func() error {
 				return drvtest.IsClosed(txq.(driver.DirectRecycler).RecycleDirect(rxq))
 			},
+			"RxQueue.RxBurstStamped": func() error {
+				n := rxq.(driver.RxTimestamper).RxBurstStamped(make([]*pool.Packet, 1), make([]driver.Time, 1))
+				return wantNil(n == 0, "RxBurstStamped returned frames")
+			},
 			"TxQueue.TxStamped": func() error {
 				return wantNil(!txq.(driver.TxTimestamper).TxStamped(nil, 1), "TxStamped took a frame")
 			},

@@ -504,7 +504,7 @@ func (p *Port) allocRings() error {
 	rxOff := make([]int, c.RxQueues)
 	for i := range rxOff {
 		rxOff[i] = off
-		off = align(off+c.RxRingSize*bdSize, bdRingAlign)
+		off = align(off+c.RxRingSize*p.rxBDSize(), bdRingAlign) // 32-byte BDs with timestamps=rx (rxstamp.go)
 	}
 	p.cbdrOff = off
 	off = align(off+cbdrLen*cbdSize, bdRingAlign)
@@ -535,7 +535,7 @@ func (p *Port) allocRings() error {
 			_ = preg.Close()
 			return fmt.Errorf("RX queue %d pool: %w", i, err)
 		}
-		q := newRxQueue(p, i, mem[rxOff[i]:rxOff[i]+c.RxRingSize*bdSize], reg.IOVAAt(rxOff[i]), pl, preg)
+		q := newRxQueue(p, i, mem[rxOff[i]:rxOff[i]+c.RxRingSize*p.rxBDSize()], reg.IOVAAt(rxOff[i]), pl, preg)
 		p.rx = append(p.rx, q)
 	}
 	return nil
@@ -646,7 +646,7 @@ func (p *Port) Start() error {
 		p.regs.Write32(txRingReg(q.idx, regTBMR), tbmr_EN|p.ringPrio(q.idx)) // the ring's traffic class (tsn.go)
 	}
 	for _, q := range p.rx {
-		p.regs.Write32(rxRingReg(q.idx, regRBMR), rbmr_EN)
+		p.regs.Write32(rxRingReg(q.idx, regRBMR), rbmr_EN|q.rbmrBDS())
 	}
 	p.started = true
 	p.gate.Open(gate.Stopped | gate.LinkDown)
@@ -956,7 +956,7 @@ func (p *Port) RxQueue(i int) driver.RxQueue {
 	if i < 0 || i >= len(p.rx) || p.shut.Load() {
 		return nil
 	}
-	return p.rx[i]
+	return p.rx[i].api() // a stamping queue's RxBurst reads 32-byte BDs (rxstamp.go)
 }
 
 // TxQueue implements driver.Port; nil once the port is closed.

@@ -56,6 +56,7 @@ type rxQueue struct {
 	stGood   [2]uint32  // the status bits singles tests and their value on a good one-BD frame
 	lost     lostLooks  // looks at BD ntc not ready (lostBD)
 	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
+	shift    uint32     // BD i is bds[i<<shift]: 0, or 1 for 32-byte extended BDs (rxstamp.go); singles and RxBurst run only at 0
 
 	ctr driver.Counters
 
@@ -73,9 +74,10 @@ type rxQueue struct {
 }
 
 func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma.Region) *rxQueue {
-	n := len(mem) / bdSize
+	shift := p.rxBDShift()
+	n := len(mem) / bdSize >> shift
 	q := &rxQueue{
-		bds: rxRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1),
+		bds: rxRing(mem), bufs: make([]*pool.Packet, n), mask: uint32(n - 1), shift: shift,
 		bufLen: uint32(p.rxBufLen), maxLen: uint32(p.maxFrame() - fcsLen),
 		headroom: pl.Headroom(), gate: &p.gate, regs: p.regs, rbcir: rxRingReg(i, regRBCIR),
 		pool: pl, portID: p.cfg.PortID, qid: uint16(i), rss: p.cfg.RxQueues > 1,
@@ -110,7 +112,7 @@ func (q *rxQueue) setup() {
 	r.Write32(rxRingReg(q.idx, regRBMR), 0)
 	r.Write32(rxRingReg(q.idx, regRBBAR0), uint32(q.iova))
 	r.Write32(rxRingReg(q.idx, regRBBAR1), uint32(q.iova>>32))
-	r.Write32(rxRingReg(q.idx, regRBLENR), uint32(len(q.bds))&^7)
+	r.Write32(rxRingReg(q.idx, regRBLENR), uint32(len(q.bufs))&^7) // in BDs, of either size
 	r.Write32(rxRingReg(q.idx, regRBBSR), q.bufLen)
 	// PI = 0, CI = 1: until buffers are posted the device owns no BD and
 	// drops instead of writing to stale addresses (§5.4).
@@ -121,7 +123,11 @@ func (q *rxQueue) setup() {
 		q.bds[i] = rxBD{}
 	}
 	q.ntc, q.ntu = 0, 0
-	q.refill()
+	if q.shift != 0 {
+		q.refillExt() // 32-byte BDs (rxstamp.go)
+	} else {
+		q.refill()
+	}
 }
 
 // Pool implements driver.RxQueue.
@@ -343,7 +349,7 @@ func (q *rxQueue) lostBD(j, ahead uint32) bool {
 	if q.lost.stuck == 0 {
 		i := (j + 1 + q.lost.scan%ahead) & q.mask // a BD after j, wrapping
 		q.lost.scan++
-		if q.bds[i].loadStatus()&rxbd_LSTATUS_R == 0 {
+		if q.bds[i<<q.shift].loadStatus()&rxbd_LSTATUS_R == 0 {
 			return false
 		}
 	}
@@ -375,10 +381,10 @@ func (q *rxQueue) frameBDs(ntc, posted, first uint32) (k, st uint32) {
 	j := ntc
 	dma.ReadBarrier() // the status load before the length
 	st = first
-	broken := uint32(q.bds[j].bufLen) < q.bufLen
+	broken := uint32(q.bds[j<<q.shift].bufLen) < q.bufLen
 	for k = 1; !broken && k < posted && k < q.maxSegs; {
 		j = (j + 1) & mask // next BD of the frame, wrapping
-		s := q.bds[j].loadStatus()
+		s := q.bds[j<<q.shift].loadStatus()
 		if s&rxbd_LSTATUS_R == 0 {
 			if q.lostBD(j, posted-k-1) { // j is the frame's BD k+1 of the posted
 				return k + 1, st // the frame so far and the skipped BD
@@ -391,7 +397,7 @@ func (q *rxQueue) frameBDs(ntc, posted, first uint32) (k, st uint32) {
 			return k, st | rxbd_LSTATUS_F
 		}
 		dma.ReadBarrier() // the status load before the length
-		broken = uint32(q.bds[j].bufLen) < q.bufLen
+		broken = uint32(q.bds[j<<q.shift].bufLen) < q.bufLen
 	}
 	return k, st
 }
@@ -411,7 +417,7 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 	ok := true
 	s := ntc
 	for i := uint32(0); i < k; i++ {
-		ln := uint32(q.bds[s].bufLen)
+		ln := uint32(q.bds[s<<q.shift].bufLen)
 		if ln == 0 || ln > q.bufLen || q.bufs[s] == nil {
 			ok = false
 		}
@@ -435,15 +441,15 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 	s = ntc
 	for i := uint32(0); i < k; i++ {
 		pk := q.bufs[s]
-		q.bufs[s] = nil                                           // ownership moves from the ring to the frame
-		pk.SetSegment(q.headroom, int(q.bds[s].bufLen), q.appOwn) // fits: checked above
+		q.bufs[s] = nil                                                    // ownership moves from the ring to the frame
+		pk.SetSegment(q.headroom, int(q.bds[s<<q.shift].bufLen), q.appOwn) // fits: checked above
 		if prev != nil {
 			prev.SetNext(pk)
 		}
 		prev = pk
 		s = (s + 1) & mask // next BD of the frame, wrapping
 	}
-	bd := &q.bds[ntc]
+	bd := &q.bds[ntc<<q.shift]
 	f, hash, vlan := q.rxMeta(st, bd)
 	head.SetRx(uint16(q.headroom), bd.bufLen, q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash) // fits: checked above
 	head.PktLen, head.NSegs = int(total), int32(k)
@@ -505,7 +511,9 @@ func (q *rxQueue) recycleBDs(from, k uint32) {
 // refill posts buffers into every free slot but one (so ntu never meets
 // ntc) and hands them over with a single RBCIR write. The buffers come
 // from the pool in bulk (AllocBulk), straight into the ring's slots: one
-// run up to the ring's end, a second after the wrap.
+// run up to the ring's end, a second after the wrap. 16-byte BDs only:
+// refillExt is the same for 32-byte ones, a branch here would cost
+// RxBurst its instructions.
 func (q *rxQueue) refill() {
 	mask := q.mask
 	ntu := q.ntu
@@ -557,7 +565,7 @@ func (q *rxQueue) drain() {
 	// Only the posted slots, [ntc, ntu), hold the ring's buffers: a slot
 	// outside them may still name a buffer handed on since.
 	for i := q.ntc; i != q.ntu; i = (i + 1) & q.mask { // wraps by the power-of-two mask
-		if st := q.bds[i].loadStatus(); st&rxbd_LSTATUS_R != 0 {
+		if st := q.bds[i<<q.shift].loadStatus(); st&rxbd_LSTATUS_R != 0 {
 			open = true
 			errs |= st & rxbd_LSTATUS_ERR_MASK
 			if st&rxbd_LSTATUS_F != 0 {

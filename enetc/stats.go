@@ -262,7 +262,7 @@ func (p *Port) rings(live bool) []driver.RingState {
 		out = append(out, r)
 	}
 	for _, q := range p.rx {
-		r := driver.RingState{Kind: "rx", Queue: q.idx, Size: len(q.bds), IOVA: q.iova, BDSize: bdSize,
+		r := driver.RingState{Kind: "rx", Queue: q.idx, Size: len(q.bufs), IOVA: q.iova, BDSize: bdSize << q.shift,
 			NextToUse: -1, NextToClean: -1, Owned: -1,
 			Regs: driver.ReadRegs(p.regs, m, rxRingReg(q.idx, regRBMR), rxRingReg(q.idx, regRBPIR), rxRingReg(q.idx, regRBCIR))}
 		if !live {

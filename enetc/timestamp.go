@@ -17,22 +17,17 @@ import (
 // enetc_get_tx_tstamp): a stamp is at most a few seconds old when TBCIR
 // passes it, inside the 4.29 s the low half takes to wrap.
 //
-// Receive timestamps need extended RX BDs (RBMR.BDS: 32-byte BDs whose
-// second half holds the stamp); the driver does not set those up, and
-// refuses timestamps=rx.
+// Receive timestamps come in extended RX BDs (RBMR.BDS): rxstamp.go.
 //
 // TxStamped writes its own BDs: TxBurst does not look at a stamp, so a port
 // without timestamps= pays nothing.
 
-// parseTimestamps reads timestamps=.
+// parseTimestamps reads timestamps=: rx sets up 32-byte extended RX BDs
+// (rxstamp.go), tx the TX queues' stamp lists.
 func (p *Port) parseTimestamps(v string) error {
 	t, err := driver.ParseTimestamps(v)
 	if err != nil {
 		return err
-	}
-	if t&driver.TimestampRx != 0 {
-		return driver.BadOption("timestamps", v, "receive timestamps come in extended RX BDs (RBMR.BDS), which this driver does not set up yet",
-			"tx (transmit timestamps for two-step PTP) or off; a FEC port takes rx")
 	}
 	p.stamps = t
 	return nil

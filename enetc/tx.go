@@ -397,6 +397,9 @@ func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
 		return nil
 	}
 	r, ok := rx.(*rxQueue)
+	if s, stamping := rx.(rxStampQueue); stamping {
+		r, ok = s.rxQueue, true // a timestamps=rx port's queue (rxstamp.go)
+	}
 	if !ok {
 		return fmt.Errorf("TX ring %d: RecycleDirect takes an RX queue of an ENETC port, not %T; without it reclaim frees through the pools' shared rings", q.idx, rx)
 	}

@@ -46,6 +46,10 @@ const (
 	// CorruptBogus writes garbage into buf_len (0), flags, VLAN, parse
 	// summary and hash, with R and F set and the error byte clear.
 	CorruptBogus
+	// CorruptNoTimestamp writes an extended BD (RBMR.BDS) back without a
+	// timestamp: the TSTMP flag clear, the stamp word zero. Linux's
+	// enetc_get_rx_tstamp reads a stamp only when the flag is set.
+	CorruptNoTimestamp
 
 	nCorruptions // the number of kinds, CorruptNone included
 )
@@ -63,6 +67,8 @@ func (c Corruption) String() string {
 		return "missing final bit"
 	case CorruptBogus:
 		return "bogus fields"
+	case CorruptNoTimestamp:
+		return "no timestamp"
 	}
 	return "unknown"
 }
@@ -168,7 +174,7 @@ func (d *Device) InjectRxErrors(kind RxError, n int) error {
 // returns an error for CorruptNone or an unknown kind.
 func (d *Device) CorruptRxWriteback(kind Corruption, n int) error {
 	if kind == CorruptNone || kind >= nCorruptions {
-		return fmt.Errorf("enetc model %s: RX write-back corruption %d is not one of CorruptLength, CorruptZeroStatus, CorruptNoFinal, CorruptBogus", d.name, kind)
+		return fmt.Errorf("enetc model %s: RX write-back corruption %d is not one of CorruptLength, CorruptZeroStatus, CorruptNoFinal, CorruptBogus, CorruptNoTimestamp", d.name, kind)
 	}
 	if n < 0 {
 		return fmt.Errorf("enetc model %s: %d %v corruptions: the count of frames cannot be negative", d.name, n, kind)

@@ -330,6 +330,7 @@ type rxWB struct {
 	lstatus uint32
 	ps, bl  uint16
 	vo      uint16
+	noStamp bool // CorruptNoTimestamp: an extended BD without its stamp
 }
 
 // rxOpen returns ring n's batch state, opening the batch (checking the
@@ -408,14 +409,18 @@ func (d *Device) rxPublish(n int) {
 				binary.LittleEndian.PutUint16(bd[8:10], w.bl)
 				binary.LittleEndian.PutUint16(bd[10:12], w.vo)
 				if o.bdsz == BDSizeExt {
-					binary.LittleEndian.PutUint32(bd[16:20], uint32(d.stampNs())) // RX timestamp (§12.5)
+					stamp := uint32(d.stampNs()) // RX timestamp (§12.5)
+					if w.noStamp {
+						stamp = 0
+					}
+					binary.LittleEndian.PutUint32(bd[16:20], stamp)
 				}
 			}
 			for i := range o.wb[:o.n] {
 				w := &o.wb[i]
 				off := int(w.slot)*o.bdsz + 12
 				st := w.lstatus
-				if o.bdsz == BDSizeExt {
+				if o.bdsz == BDSizeExt && !w.noStamp {
 					st |= RxFlagTSTMP // every extended write-back carries its stamp
 				}
 				simdma.StoreLE32(ring[off:off+4], st) // publish: status after every other field
@@ -499,7 +504,7 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32,
 			copy(buf, frame)
 		}
 		w := &o.wb[o.n]
-		w.slot, w.ps, w.hash, w.bl, w.vo = pi, p.summary, hash, uint16(size), 0
+		w.slot, w.ps, w.hash, w.bl, w.vo, w.noStamp = pi, p.summary, hash, uint16(size), 0, false
 		w.lstatus = RxStatusR | RxStatusF | uint32(errb)<<RxErrShift
 		o.n++
 		if pi++; pi == l {
@@ -559,7 +564,7 @@ func (d *Device) toRing(n int, frame []byte, errb uint8, p *parsed, hash uint32,
 			d.rxOpenRings |= 1 << n
 		}
 		w := &o.wb[o.n] // field by field, as above
-		w.slot, w.ps, w.hash, w.bl, w.vo, w.lstatus = idx, p.summary, hash, uint16(chunk), vlan, RxStatusR
+		w.slot, w.ps, w.hash, w.bl, w.vo, w.lstatus, w.noStamp = idx, p.summary, hash, uint16(chunk), vlan, RxStatusR, false
 		o.n++
 		off += chunk
 		idx++
@@ -597,6 +602,8 @@ func (d *Device) finishWB(o *rxDeliver, first int, errb uint8, flags uint16, c C
 	case CorruptBogus:
 		w.ps, w.hash, w.bl, w.vo = 0xFFFF, 0xDEADBEEF, 0, 0xFFFF
 		w.lstatus = w.lstatus&(RxStatusR|RxStatusF) | 0xFBFF | uint32(errb)<<RxErrShift
+	case CorruptNoTimestamp:
+		w.noStamp = true
 	}
 }
 
