@@ -129,11 +129,11 @@ func RegisterMap(txRings, rxRings int) []driver.RegDesc {
 		desc("PTGCAPR", regPTGCAPR, "port", field("MAX_GCL_LEN", 0, 15)),
 		desc("MMCSR", regMMCSR, "port", bit("LPS", 0), bit("LPE", 1), bit("LPA", 2), field("RAFS", 8, 9), bit("ME", 16), bit("VDIS", 17), field("VSTS", 18, 20), field("TXSTS", 21, 22), field("VT", 23, 29), bit("LINK_FAIL", 31)),
 		desc("MMFAECR", regMMFAECR, "port"),
-		desc("MMFSECR", regMMFAECR + 4, "port"),
-		desc("MMFAOCR", regMMFAECR + 8, "port"),
-		desc("MMFCRXR", regMMFAECR + 12, "port"),
-		desc("MMFCTXR", regMMFAECR + 16, "port"),
-		desc("MMHCR", regMMFAECR + 20, "port"),
+		desc("MMFSECR", regMMFAECR+4, "port"),
+		desc("MMFAOCR", regMMFAECR+8, "port"),
+		desc("MMFCRXR", regMMFAECR+12, "port"),
+		desc("MMFCTXR", regMMFAECR+16, "port"),
+		desc("MMHCR", regMMFAECR+20, "port"),
 	)
 	for n := 0; n < 3; n++ {
 		m = append(m,
