@@ -208,6 +208,9 @@ func (d *Device) deliver(frame []byte) bool {
 		d.st.rxFiltered.Add(1)
 		return false
 	}
+	if d.pf && errb == 0 && d.qciOn() && !d.qciPass(frame) {
+		return false // dropped by its stream's filter, gate or meter: counted there (qci.go)
+	}
 	if !d.rxAllowed() {
 		d.st.rxSIOff.Add(1)
 		m[cRDRP].Add(1)
