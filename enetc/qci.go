@@ -261,8 +261,8 @@ func (p *Port) qciModeUpdate() {
 	}
 }
 
-// short is a short-format command: 24 bytes of data in the BD itself.
-func short(b *[24]byte, index uint16, cmd, class uint8) cbd {
+// cbdShort is a short-format command: 24 bytes of data in the BD itself.
+func cbdShort(b *[24]byte, index uint16, cmd, class uint8) cbd {
 	c := cbd{index: index, length: 1, cmd: cmd, class: class, status: cbdShortFormat}
 	c.addr[0] = binary.LittleEndian.Uint32(b[0:4])
 	c.addr[1] = binary.LittleEndian.Uint32(b[4:8])
@@ -334,7 +334,7 @@ func (p *Port) streamFilterWrite(h int, s *driver.Stream) error {
 		b[23] = 0x80
 		what = fmt.Sprintf("set stream filter %d", h)
 	}
-	if err := p.cbdrRun(short(&b, uint16(h), 0, cbdClassStreamFilter), what); err != nil {
+	if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassStreamFilter), what); err != nil {
 		return fmt.Errorf("enetc %s: %w", p.name, err)
 	}
 	return nil
@@ -346,14 +346,14 @@ func (p *Port) streamFilterWrite(h int, s *driver.Stream) error {
 func (p *Port) streamGateWrite(h int, g *driver.StreamGate, now driver.Time) error {
 	var b [24]byte
 	if g == nil {
-		if err := p.cbdrRun(short(&b, uint16(h), 0, cbdClassStreamGate), fmt.Sprintf("disable stream gate %d", h)); err != nil {
+		if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassStreamGate), fmt.Sprintf("disable stream gate %d", h)); err != nil {
 			return fmt.Errorf("enetc %s: %w", p.name, err)
 		}
 		return nil
 	}
 	b[11] = 0x80 // open until the list starts
 	b[23] = 0x80
-	if err := p.cbdrRun(short(&b, uint16(h), 0, cbdClassStreamGate), fmt.Sprintf("set stream gate %d", h)); err != nil {
+	if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassStreamGate), fmt.Sprintf("set stream gate %d", h)); err != nil {
 		return fmt.Errorf("enetc %s: %w", p.name, err)
 	}
 	n := len(g.Entries)
@@ -396,7 +396,7 @@ func (p *Port) flowMeterWrite(h int, m *driver.Meter, cir uint64) error {
 		b[23] = 0x80
 		what = fmt.Sprintf("set flow meter %d", h)
 	}
-	if err := p.cbdrRun(short(&b, uint16(h), 0, cbdClassFlowMeter), what); err != nil {
+	if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassFlowMeter), what); err != nil {
 		return fmt.Errorf("enetc %s: %w", p.name, err)
 	}
 	return nil
