@@ -200,3 +200,21 @@ func TestStreamFilterRefused(t *testing.T) {
 	}
 	s.close(false)
 }
+
+// Close takes the streams off: PPSFPMR is 0 again, as at power-on.
+func TestCloseTurnsStreamsOff(t *testing.T) {
+	t.Parallel()
+	s, sf, _, base := openQci(t)
+	st := driver.Stream{Handle: 2, DMAC: myMAC(s), VID: driver.VLANAny,
+		Gate: driver.StreamGate{BaseTime: base, Entries: []driver.StreamGateEntry{{Open: true, Interval: time.Millisecond}}}}
+	if err := sf.SetStream(st); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.model.Read32(modelReg("PPSFPMR")); v != 0xF {
+		t.Fatalf("PPSFPMR %#x with a stream set, want 0xf (PSFPEN, VS, PVC, PVZC as Linux sets them)", v)
+	}
+	s.close(false)
+	if v := s.model.Read32(modelReg("PPSFPMR")); v != 0 {
+		t.Errorf("PPSFPMR %#x after Close, want 0", v)
+	}
+}
