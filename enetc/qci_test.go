@@ -101,6 +101,9 @@ func TestStreamFilterGateAndSDU(t *testing.T) {
 	if want := (driver.StreamStats{Matching: 6, Passing: 3, SDUDrops: 1, GateDrops: 2}); ss != want {
 		t.Errorf("StreamStats = %+v, want %+v", ss, want)
 	}
+	if n := s.model.Stats().RxStreamDropped; n != 3 {
+		t.Errorf("the model counts %d frames dropped by stream filtering, want 3", n)
+	}
 	// Deleted, the stream's frames pass at any time and it has no counters.
 	if err := sf.DeleteStream(3); err != nil {
 		t.Fatal(err)

@@ -209,7 +209,8 @@ func (d *Device) deliver(frame []byte) bool {
 		return false
 	}
 	if d.pf && errb == 0 && d.qciOn() && !d.qciPass(frame) {
-		return false // dropped by its stream's filter, gate or meter: counted there (qci.go)
+		d.st.rxStream.Add(1) // and in its stream filter's counters, by cause (qci.go)
+		return false
 	}
 	if !d.rxAllowed() {
 		d.st.rxSIOff.Add(1)
