@@ -21,16 +21,17 @@ import (
 // PHYAccess (clause-22 MDIO), RegisterDumper (named registers),
 // MulticastFilter (group addresses), ClockPort (its 1588 hardware clock:
 // call ClockOf, which also finds the timer an ENETC port shares with its
-// chip), TSN (traffic classes, gate lists and shapers: use TSNOf) and
-// Preemption (frame preemption: use PreemptionOf). On its queues:
-// RxInterrupter (an RxQueue a goroutine can sleep on until frames arrive)
-// and DirectRecycler (a TxQueue whose reclaim returns one RX queue's
+// chip), TSN (traffic classes, gate lists and shapers: use TSNOf),
+// Preemption (frame preemption: use PreemptionOf) and StreamFilter
+// (802.1Qci per-stream filtering and policing: use StreamFilterOf). On its
+// queues: RxInterrupter (an RxQueue a goroutine can sleep on until frames
+// arrive) and DirectRecycler (a TxQueue whose reclaim returns one RX queue's
 // buffers straight to that pool's owner cache, when one goroutine drives
 // both); on a port opened with timestamps=, RxTimestamper and
 // TxTimestamper (hardware receive and transmit times in the port's clock).
-// The ENETC and FEC ports implement all of them but Preemption, the
-// ENETC's only. An AF_XDP port (package xdp) implements only
-// RxInterrupter. A Clock may implement PeriodicOutput.
+// The ENETC and FEC ports implement all of them but two, Preemption and
+// StreamFilter, which are the ENETC's only. An AF_XDP port (package xdp)
+// implements RxInterrupter and DirectRecycler only. A Clock may implement PeriodicOutput.
 type Port interface {
 	// Info describes the port: name, driver, MAC, queue counts, capabilities.
 	Info() PortInfo

@@ -13,7 +13,8 @@
 // (the ERR050089 chip lock and gate), mdio.go (the MDIO bus), phy.go (PHY
 // and link), pcs.go (MAC interface mode and the SerDes PCS, phy-mode=),
 // pause.go (flow control at link-up, pause=), vf.go (VF-to-PF messages,
-// VF rings), rss.go, stats.go.
+// VF rings), rss.go, stats.go; scheduled traffic and stream filters are
+// tsn.go, preempt.go and qci.go.
 //
 // # Register access and ERR050089
 //

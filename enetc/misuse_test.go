@@ -63,6 +63,12 @@ func TestEveryMethodAfterClose(t *testing.T) {
 				return drvtest.IsClosed(ep.SetPreemption(driver.PreemptConfig{}))
 			},
 			"Port.PreemptState": func() error { _, err := ep.PreemptState(); return drvtest.IsClosed(err) },
+			"Port.SetStream":    func() error { return drvtest.IsClosed(ep.SetStream(driver.Stream{})) },
+			"Port.DeleteStream": func() error { return drvtest.IsClosed(ep.DeleteStream(0)) },
+			"Port.StreamStats":  func() error { _, err := ep.StreamStats(0); return drvtest.IsClosed(err) },
+			"Port.StreamCaps": func() error {
+				return wantNil(ep.StreamCaps().Streams == 0, "StreamCaps read registers")
+			},
 			"Port.TSNCaps": func() error {
 				return wantNil(ep.TSNCaps().TrafficClasses == 0, "TSNCaps read registers")
 			},

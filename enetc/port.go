@@ -158,6 +158,7 @@ type Port struct {
 	tx []*txQueue
 
 	tsn tsnConfig // traffic classes, gate list, shapers (tsn.go), under ctl
+	qci qciConfig // stream filters (qci.go), under ctl
 }
 
 var _ driver.Port = (*Port)(nil)

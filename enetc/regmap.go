@@ -134,6 +134,11 @@ func RegisterMap(txRings, rxRings int) []driver.RegDesc {
 		desc("MMFCRXR", regMMFAECR+12, "port"),
 		desc("MMFCTXR", regMMFAECR+16, "port"),
 		desc("MMHCR", regMMFAECR+20, "port"),
+		desc("PPSFPMR", regPPSFPMR, "port", bit("PSFPEN", 0), bit("VS", 1), bit("PVC", 2), bit("PVZC", 3)),
+		desc("PSIDCAPR", regPSIDCAPR, "port", field("NUM", 0, 15)),
+		desc("PSFCAPR", regPSFCAPR, "port", field("NUM", 0, 15)),
+		desc("PSGCAPR", regPSGCAPR, "port", field("SGIT", 0, 15), field("GCL", 16, 18)),
+		desc("PFMCAPR", regPFMCAPR, "port", field("NUM", 0, 15)),
 	)
 	for n := 0; n < 3; n++ {
 		m = append(m,

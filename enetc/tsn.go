@@ -363,13 +363,14 @@ func (p *Port) tsnOff() error {
 	}
 	p.tsn.gating = false
 	p.preemptOff()
+	qerr := p.qciOff()
 	if p.tsn.buf == nil {
-		return nil
+		return qerr
 	}
 	err := p.tsn.buf.Close()
 	p.tsn.buf = nil
 	if err != nil {
-		return errors.Join(fmt.Errorf("enetc %s: gate list buffer", p.name), err)
+		return errors.Join(qerr, fmt.Errorf("enetc %s: gate list buffer", p.name), err)
 	}
-	return nil
+	return qerr
 }

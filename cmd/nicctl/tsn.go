@@ -15,8 +15,8 @@ import (
 func init() {
 	var clock string
 	register(&command{
-		name: "tsn", args: "DEV show|tc|gates|cbs|preempt [ARGS]...", min: 2, max: -1,
-		summary: "traffic classes, gate lists, shapers, preemption (as tc mqprio, taprio, cbs and ethtool --set-mm)",
+		name: "tsn", args: "DEV show|tc|gates|cbs|preempt|stream [ARGS]...", min: 2, max: -1,
+		summary: "traffic classes, gate lists, shapers, preemption, stream filters (as tc mqprio, taprio, cbs, ethtool --set-mm and tc flower's gate and police)",
 		flags: func(fs *flag.FlagSet) func() error {
 			fs.StringVar(&clock, "clock", "", "the chip clock `SPEC` gate base times are read from, opened if the port's clock is not (ENETC: default pci:0000:00:00.4, or sim:enetc-timer0 with the port's chip= for a sim port)")
 			return nil
@@ -35,9 +35,10 @@ type tsnOp struct {
 	tc    int
 	kbps  int64
 	mm    driver.PreemptConfig
+	strm  driver.Stream
 }
 
-var tsnCmds = map[string]bool{"show": true, "tc": true, "gates": true, "cbs": true, "preempt": true}
+var tsnCmds = map[string]bool{"show": true, "tc": true, "gates": true, "cbs": true, "preempt": true, "stream": true}
 
 // parseTSNOps splits args into sections at the command words and parses
 // each with tc's grammar.
@@ -46,7 +47,7 @@ func parseTSNOps(args []string) ([]tsnOp, error) {
 	for i := 0; i < len(args); {
 		cmd := args[i]
 		if !tsnCmds[cmd] {
-			return nil, badInput("tsn: unknown command %q (commands: show; tc num_tc N map P0..P15 queues C@O...; gates base-time NS cycle-time NS [cycle-time-extension NS] sched-entry S MASK NS... | gates off; cbs tc N idleslope KBPS; preempt [pmac-enabled|tx-enabled|verify-enabled on|off] [verify-time MS] [tx-min-frag-size 60|124|188|252] [fp E|P...])", cmd)
+			return nil, badInput("tsn: unknown command %q (commands: show; tc num_tc N map P0..P15 queues C@O...; gates base-time NS cycle-time NS [cycle-time-extension NS] sched-entry S MASK NS... | gates off; cbs tc N idleslope KBPS; preempt [pmac-enabled|tx-enabled|verify-enabled on|off] [verify-time MS] [tx-min-frag-size 60|124|188|252] [fp E|P...]; stream chain N dst_mac MAC [vlan_id V] action gate [base-time NS] sched-entry open|close NS... [action police rate RATE burst BYTES [mtu BYTES]])", cmd)
 		}
 		j := i + 1
 		for j < len(args) && (!tsnCmds[args[j]] || cmd == "cbs" && args[j] == "tc" && j == i+1) {
@@ -214,6 +215,10 @@ func parseTSNOp(cmd string, a []string) (tsnOp, error) {
 		if op.tc < 0 || !idle {
 			return op, badInput("tsn cbs: give tc N idleslope KBPS (idleslope 0 takes the shaper off)")
 		}
+	case "stream":
+		var err error
+		op.strm, err = parseStream(a)
+		return op, err
 	case "preempt":
 		// ethtool --set-mm's words, and mqprio's fp per class.
 		c := &op.mm
@@ -291,6 +296,7 @@ type tsnResult struct {
 	Caps    tsnCapsJSON  `json:"caps"`
 	State   tsnStateJSON `json:"state"`
 	Preempt *preemptJSON `json:"preempt,omitempty"`
+	Streams []streamJSON `json:"streams,omitempty"`
 }
 
 type tsnStateJSON struct {
@@ -366,6 +372,7 @@ func (r *tsnResult) text(w io.Writer) {
 		fmt.Fprintf(w, "\tfragments tx %d rx %d, reassembled %d, assembly errors %d, SMD errors %d, holds %d\n",
 			m.FragmentsTx, m.FragmentsRx, m.AssemblyOK, m.AssemblyErrors, m.SMDErrors, m.Holds)
 	}
+	streamsText(w, r.Streams)
 }
 
 func onOff(b bool) string {
@@ -417,6 +424,7 @@ func tsnCmd(e *env, dev, clockSpec string, args []string) (any, error) {
 		return nil, err
 	}
 	r := &tsnResult{Dev: dev}
+	var streams []driver.Stream // set by this command, in order
 	for _, op := range ops {
 		switch op.cmd {
 		case "tc":
@@ -448,6 +456,29 @@ func tsnCmd(e *env, dev, clockSpec string, args []string) (any, error) {
 			if pr, err = driver.PreemptionOf(p); err == nil {
 				err = pr.SetPreemption(op.mm)
 			}
+		case "stream":
+			var sf driver.StreamFilter
+			if sf, err = driver.StreamFilterOf(p); err != nil {
+				break
+			}
+			err = sf.SetStream(op.strm)
+			if errors.Is(err, driver.ErrNoClock) {
+				spec := clockSpec
+				if spec == "" {
+					spec = tsnClockSpec(sp)
+				}
+				c, cerr := driver.OpenClock(spec)
+				if cerr != nil {
+					return nil, fmt.Errorf("%s: stream gate base times are the chip clock's, and opening %s failed: %w (give its spec with --clock)", dev, spec, cerr)
+				}
+				defer c.Close()
+				if err = sf.SetStream(op.strm); errors.Is(err, driver.ErrNoClock) {
+					err = fmt.Errorf("%w (%s is open but is not this port's chip's timer: give that with --clock)", err, spec)
+				}
+			}
+			if err == nil {
+				streams = append(streams, op.strm)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -474,6 +505,19 @@ func tsnCmd(e *env, dev, clockSpec string, args []string) (any, error) {
 			FragmentsRx: ps.FragmentsRx, FragmentsTx: ps.FragmentsTx, Holds: ps.Holds}
 		for tc := 0; tc < r.Caps.TrafficClasses; tc++ {
 			r.Preempt.FP = append(r.Preempt.FP, map[bool]string{false: "E", true: "P"}[ps.PreemptableTCs&(1<<tc) != 0])
+		}
+	}
+	if len(streams) > 0 {
+		sf, err := driver.StreamFilterOf(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range streams {
+			st, err := sf.StreamStats(s.Handle)
+			if err != nil {
+				return nil, err
+			}
+			r.Streams = append(r.Streams, streamOf(s, st))
 		}
 	}
 	return r, nil

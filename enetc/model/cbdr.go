@@ -140,6 +140,8 @@ func (d *Device) runCBD(c []byte) uint8 {
 			return CBDErrNone
 		}
 		return CBDErrClass
+	case CBDClassStreamID, CBDClassStreamFilter, CBDClassStreamGate, CBDClassFlowMeter:
+		return d.runQciCBD(c, addr, idx, length)
 	case CBDClassPortGCL:
 		if !d.pf {
 			return CBDErrClass

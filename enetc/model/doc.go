@@ -10,7 +10,8 @@
 // ring (RSS indirection table, MAC filter entries, the port's gate
 // control list), time gating and credit-based shaping timed against the
 // chip's 1588 timer (tsn.go: Departures), frame preemption's MAC merge
-// sublayer over a wire that carries mPackets (preempt.go), Toeplitz RSS, the
+// sublayer over a wire that carries mPackets (preempt.go), 802.1Qci stream
+// filters, gates and flow meters on receive (qci.go), Toeplitz RSS, the
 // documented errata and fault injection (InjectRxErrors, InjectRxDMAFault,
 // InjectTxDMAFault, CorruptRxWriteback, InjectBogusTxCI, SetTxStall, under
 // the names fec/model uses for the same faults). It imports no driver code; its

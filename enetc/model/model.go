@@ -166,6 +166,7 @@ type Device struct {
 
 	macFilt [MACFilterEntries]macFilter
 	tsn     tsnState   // scheduled traffic: gate list, shapers, departures (tsn.go)
+	qci     qciState   // per-stream filtering and policing (qci.go)
 	merge   mergeState // frame preemption: verify state, reassembly, counters (preempt.go)
 
 	cbdrHalted atomic.Bool
@@ -359,8 +360,11 @@ func (d *Device) Reset() error {
 //	  PSICFGR0(1), (2): 0, so an attached VF owns no ring until its PF
 //	  assigns it some (Linux enetc_port_si_configure gives the VF SIs
 //	  their rings at PF probe; nothing else does)
-//	SIPCAPR0: RSS (bit 8), QBV (bit 4); SIRSSCAPR, PRSSCAPR: 1 (64-entry table)
+//	SIPCAPR0: PSFP (bit 9), RSS (bit 8), QBV (bit 4), QBU (bit 3);
+//	  SIRSSCAPR, PRSSCAPR: 1 (64-entry table)
 //	PTGCAPR: GateListMax (tsn.go)
+//	PSIDCAPR, PSFCAPR, PFMCAPR: StreamEntries; PSGCAPR: StreamGateListMax<<16 |
+//	  StreamEntries (qci.go)
 //	PCAPR0: PortRings<<24 | PortRings<<16 | bit 11 (internal MDIO present)
 //	PM0/PM1_CMD_CFG: 0x0810 (TXP | PROMIS; U-Boot's "default", UNVERIFIED)
 //	PM0_MAXFRM: 1536; PM0_RX_FIFO: 2 (documented power-on value)
@@ -377,7 +381,7 @@ func (d *Device) reset() {
 	d.set(regSIPMAR0, mac0)
 	d.set(regSIPMAR1, mac1)
 	d.set(regSICAPR0, caps)
-	d.set(regSIPCAPR0, sipcapr0_RSS|sipcapr0_QBV|sipcapr0_QBU)
+	d.set(regSIPCAPR0, sipcapr0_RSS|sipcapr0_QBV|sipcapr0_QBU|sipcapr0_PSFP)
 	d.set(regSIRSSCAPR, RSSCapField)
 	if d.pf {
 		d.set(regPSIPMAR0, mac0)
@@ -394,6 +398,7 @@ func (d *Device) reset() {
 		d.set(regPM1_IF_MODE, d.ifModeReset())
 		d.set(regG_EIPBRR0, 0x00010100)
 		d.set(regPTGCAPR, GateListMax)
+		d.qciCaps()
 	}
 	for i := range d.tx {
 		t := &d.tx[i]
@@ -427,6 +432,7 @@ func (d *Device) reset() {
 	d.rssRings.Store(1)
 	d.keyGen.Add(1)
 	d.tsnReset()
+	d.qciReset()
 	d.mergeReset()
 	for i := range d.macFilt {
 		d.macFilt[i].en.Store(false)

@@ -208,6 +208,10 @@ func (d *Device) deliver(frame []byte) bool {
 		d.st.rxFiltered.Add(1)
 		return false
 	}
+	if d.pf && errb == 0 && d.qciOn() && !d.qciPass(frame) {
+		d.st.rxStream.Add(1) // and in its stream filter's counters, by cause (qci.go)
+		return false
+	}
 	if !d.rxAllowed() {
 		d.st.rxSIOff.Add(1)
 		m[cRDRP].Add(1)

@@ -113,6 +113,7 @@ type counters struct {
 	noBuf, rxErrFrames                    atomic.Uint64
 	rxLinkDown, rxMACOff, rxSIOff         atomic.Uint64
 	rxFiltered, rxFIFO, rxRunt, rxRingOff atomic.Uint64
+	rxStream                              atomic.Uint64 // dropped by per-stream filtering (qci.go)
 	txErrors, dmaFaults, faultsInjected   atomic.Uint64
 	resets, err050089                     atomic.Uint64
 	msis                                  atomic.Uint64 // MSI-X messages sent (irq.go)
@@ -142,6 +143,9 @@ type Stats struct {
 	// disabled, port or SI disabled, MAC address filter, RX FIFO lock-up
 	// (erratum), runt from the wire, ring disabled or misprogrammed.
 	RxLinkDown, RxMACDisabled, RxSIDisabled, RxFiltered, RxFIFOLocked, RxRunts, RxRingDisabled uint64
+	// RxStreamDropped were dropped by per-stream filtering (802.1Qci: max
+	// SDU, gate or meter); their stream filter counts them by cause.
+	RxStreamDropped uint64
 	// TxErrors are frames the TX engine could not send (DMA fault, bad BD).
 	TxErrors uint64
 	// DMAFaults counts refused DMA accesses the device made.
@@ -177,6 +181,7 @@ func (d *Device) Stats() Stats {
 	s.RxErrorFrames, s.NoBufferDrops = c.rxErrFrames.Load(), c.noBuf.Load()
 	s.RxLinkDown, s.RxMACDisabled, s.RxSIDisabled = c.rxLinkDown.Load(), c.rxMACOff.Load(), c.rxSIOff.Load()
 	s.RxFiltered, s.RxFIFOLocked, s.RxRunts, s.RxRingDisabled = c.rxFiltered.Load(), c.rxFIFO.Load(), c.rxRunt.Load(), c.rxRingOff.Load()
+	s.RxStreamDropped = c.rxStream.Load()
 	s.TxErrors, s.DMAFaults, s.FaultsInjected = c.txErrors.Load(), c.dmaFaults.Load(), c.faultsInjected.Load()
 	s.WireDiscards = d.discard.frames.Load()
 	s.Resets, s.ERR050089 = c.resets.Load(), c.err050089.Load()

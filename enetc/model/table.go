@@ -94,6 +94,8 @@ var portRegs = []regDef{
 	{"PTCMSDUR", regPTCMSDUR, accRW}, {"PAR_PORT_CFG", regPAR_PORT_CFG, accRW},
 	{"PTCCBSR0", regPTCCBSR0, accRW}, {"PTCCBSR1", regPTCCBSR1, accRW},
 	{"PTGCR", regPTGCR, accRW}, {"PTGCAPR", regPTGCAPR, accRO}, {"PTCFPR", regPTCFPR, accRW},
+	{"PPSFPMR", regPPSFPMR, accRW}, {"PSIDCAPR", regPSIDCAPR, accRO}, {"PSFCAPR", regPSFCAPR, accRO},
+	{"PSGCAPR", regPSGCAPR, accRO}, {"PFMCAPR", regPFMCAPR, accRO},
 	{"MMFAECR", regMMFAECR, accRO}, {"MMFSECR", regMMFSECR, accRO}, {"MMFAOCR", regMMFAOCR, accRO},
 	{"MMFCRXR", regMMFCRXR, accRO}, {"MMFCTXR", regMMFCTXR, accRO}, {"MMHCR", regMMHCR, accRO},
 	{"PM0_CMD_CFG", regPM0_CMD_CFG, accRW}, {"PM0_MAXFRM", regPM0_MAXFRM, accRW},

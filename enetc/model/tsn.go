@@ -282,19 +282,24 @@ type frag struct {
 
 // transmit schedules one frame of ring n and puts it on w: whole, or as
 // mPackets when its class is preemptable now and w carries them (MAC
-// merge, preempt.go). False: it fits no window of its gate and is not
-// sent.
-func (s *tsnSched) transmit(d *Device, w wire.Wire, n int, frame []byte) bool {
+// merge, preempt.go). It returns when the frame's first bit of preamble
+// left (its Departure.Start; -1 when the chip has no timer to schedule
+// by). False: it fits no window of its gate and is not sent.
+func (s *tsnSched) transmit(d *Device, w wire.Wire, n int, frame []byte) (int64, bool) {
 	tc := int(d.get(regTBMR+uint32(n)*RingStride) & tbmr_PRIO_MASK)
 	mw, merge := w.(wire.MergeWire)
 	pre := merge && d.preemptable(tc)
 	frags, ok := s.depart(d, n, tc, len(frame), pre)
 	if !ok {
-		return false
+		return 0, false
+	}
+	at := frags[0].start
+	if frags[0].end == 0 {
+		at = -1 // no timer: unscheduled (depart)
 	}
 	if !pre {
 		w.Transmit(frame)
-		return true
+		return at, true
 	}
 	m := &d.merge
 	m.mu.Lock()
@@ -309,7 +314,7 @@ func (s *tsnSched) transmit(d *Device, w wire.Wire, n int, frame []byte) bool {
 		}
 		mw.TransmitMPacket(p)
 	}
-	return true
+	return at, true
 }
 
 // depart schedules one frame of ring n and class tc and records its

@@ -101,6 +101,10 @@ type txBatch struct {
 	under               uint64
 	tsn                 *tsnSched // non-nil while gating or a shaper is on (tsn.go)
 	ring                int
+	// departed is when the last frame send gave the scheduler left, in
+	// timer ns (-1: unscheduled, no timer); sent reports it was sent.
+	departed int64
+	sent     bool
 }
 
 // processTx sends the frames of TX ring n from its consumer index up to its
@@ -295,8 +299,8 @@ func (d *Device) txPass(n int, pi uint32) int {
 			// so does one to be stamped as it leaves.
 			d.sendStaged(t, w, &b)
 			d.send(w, &b, frame)
-			if stampBD != nil {
-				d.stampTx(stampBD)
+			if stampBD != nil && b.sent {
+				d.stampTx(stampBD, &b)
 			}
 			continue
 		}
@@ -333,9 +337,10 @@ func (d *Device) sendStaged(t *txRing, w wire.Wire, b *txBatch) {
 
 // send hands one frame to the wire and counts it.
 func (d *Device) send(w wire.Wire, b *txBatch, frame []byte) {
+	b.sent = true
 	if b.tsn == nil {
 		w.Transmit(frame)
-	} else if !b.tsn.transmit(d, w, b.ring, frame) {
+	} else if b.departed, b.sent = b.tsn.transmit(d, w, b.ring, frame); !b.sent {
 		b.errs++ // fits no window of its gate (tsn.go)
 		return
 	}
@@ -347,10 +352,18 @@ func (d *Device) send(w wire.Wire, b *txBatch, frame []byte) {
 
 // stampTx writes a sent frame's transmit time back into its first BD
 // (docs/hardware-enetc.md §12.5): bytes 0-3 the low 32 bits of the chip
-// timer's time as the frame left (the model's wire edge: now), W in the
-// flags byte; before CI passes the frame (flushTx).
-func (d *Device) stampTx(bd []byte) {
-	binary.LittleEndian.PutUint32(bd[0:4], uint32(d.stampNs()))
+// timer's time as the frame left, W in the flags byte; before CI passes
+// the frame (flushTx). The time the frame left is the wire edge: now, or,
+// while gating or a shaper times the frames (tsn.go), the departure the
+// scheduler gave it, the first bit of its preamble (Departure.Start), so
+// a frame held for its gate is stamped when it went, not when it was
+// handed over.
+func (d *Device) stampTx(bd []byte, b *txBatch) {
+	t := d.stampNs()
+	if b.tsn != nil && b.departed >= 0 {
+		t = uint64(b.departed)
+	}
+	binary.LittleEndian.PutUint32(bd[0:4], uint32(t))
 	bd[15] |= TxFlagW
 }
 
