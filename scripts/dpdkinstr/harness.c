@@ -10,9 +10,9 @@
  *   RX: up to 32 of the BDs software has posted (those from the device's
  *       producer index up to the index software last wrote to the ring's
  *       consumer index register) get a write-back: 60 bytes (a 64-byte
- *       frame less its FCS), parse summary "Ethernet, no L3" (0x0060),
- *       lstatus R | F (bits 30 and 31; docs/hardware-enetc.md, RX BD
- *       write-back format). The frame's bytes are not written.
+ *       frame less its FCS), parse summary "L2 only" (0x0060), lstatus
+ *       R | F (bits 30 and 31; docs/hardware-enetc.md, 3.5 and 3.7). The
+ *       frame's bytes are not written.
  *   TX: after each burst every BD software posted is done: the consumer
  *       index register the PMD reads (TBCISR) takes the value it wrote to
  *       the producer index register (TBPIR).

@@ -8,8 +8,8 @@
  * use the enhanced ones), quirks MAC, GBIT and RACC (the 2-byte shift in
  * front of each received frame), no checksum or VLAN offload, rings of
  * 256 BDs as fec-fwd-bulk's, the last BD of each ring with W. Between
- * bursts the functions named dev_* play the device
- * (docs/hardware-fec.md, buffer descriptors):
+ * bursts the functions named dev_* play the device (docs/hardware-fec.md,
+ * 3.1 and 3.3 for the BDs, 4.2 for ownership, 4.6 for the RACC shift):
  *
  *   RX: up to 32 empty BDs from the device's position get a frame: the
  *       length 66 (a 64-byte frame with its FCS and the 2 bytes RACC puts
