@@ -76,6 +76,13 @@ type lane struct {
 	// so many bursts, so a lane that goes idle would leave a scrape up to
 	// that many behind.
 	unpublished bool
+	// owed is set whenever the lane may have work for an empty poll: a
+	// burst received (frames went to TX, the pool's counters moved) or
+	// the TAP twin sent on a TX queue. An empty poll that finds it set
+	// reclaims and publishes (idle), and clears it once TX holds nothing
+	// more; empty polls in between read nothing else. Only this lane's
+	// worker sends on its TX queue, so nothing else makes TX pending.
+	owed bool
 
 	// Written by the worker once per burst, read by the stats printer.
 	handled, handledBytes atomic.Uint64 // sent to TX (fwd, tx) or consumed (drop, pass)
@@ -152,20 +159,12 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	}
 	n := l.rx.RxBurst(pkts)
 	if n == 0 {
-		// Idle: take back what TX has finished (a frame counts as sent
-		// once reclaimed, and TxBurst reclaims only when slots run low, so
-		// a lane's last frames would wait for the next burst), then
-		// publish the pool's counters. The worker owns both.
-		if l.tx != nil && l.tx.Pending() > 0 && l.tx.Reclaim() > 0 {
-			l.unpublished = true
-		}
-		if l.unpublished && l.pool != nil {
-			l.unpublished = false
-			l.pool.Publish()
+		if l.owed {
+			l.idle()
 		}
 		return 0
 	}
-	l.unpublished = true
+	l.unpublished, l.owed = true, true
 	got := n
 	b := pkts[:n]
 	if l.up != nil {
@@ -230,6 +229,26 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 		l.arp.Add(arp)
 	}
 	return got
+}
+
+// idle is an empty poll's work while the lane owes some: take back what
+// TX has finished (a frame counts as sent once reclaimed, and TxBurst
+// reclaims only when slots run low, so a lane's last frames would wait for
+// the next burst), then publish the pool's counters. The worker owns both.
+// The lane owes nothing more once TX holds no frame.
+func (l *lane) idle() {
+	pending := false
+	if l.tx != nil && l.tx.Pending() > 0 {
+		if l.tx.Reclaim() > 0 {
+			l.unpublished = true
+		}
+		pending = l.tx.Pending() > 0
+	}
+	if l.unpublished && l.pool != nil {
+		l.unpublished = false
+		l.pool.Publish()
+	}
+	l.owed = pending
 }
 
 // addrs is the destination and source addresses of the frame p heads: the

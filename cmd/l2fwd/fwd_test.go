@@ -258,3 +258,62 @@ func BenchmarkL2fwdForward(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fwd), "ns/pkt")
 	b.ReportMetric(float64(fwd)/float64(b.N), "fwd/pkt")
 }
+
+// BenchmarkL2fwdEmptyPoll is one poll of an idle lane as a worker makes it
+// between bursts: lane.poll in fwd mode over two simulated ENETC ports
+// whose RX rings stay empty, after a forwarded burst whose TX the first
+// empty poll reclaimed. The lane's pump is taken away, so the poll is what
+// it is on a port with its own engine (hardware, xdp:): RxBurst on an
+// empty ring and the idle bookkeeping. Each b.N is one poll;
+// scripts/bench-instr counts it as l2fwd-empty-poll, per poll.
+func BenchmarkL2fwdEmptyPoll(b *testing.B) {
+	o := &options{mode: modeFwd, burst: 32, queues: 1, ringSize: 512, macUpdating: true,
+		specs: []string{"sim:enetc70?gen=1&" + simOpts, "sim:enetc71?" + simOpts}}
+	a := &app{o: o}
+	b.Cleanup(func() {
+		a.closeBounces()
+		a.closePorts()
+	})
+	if err := a.open(); err != nil {
+		b.Fatal(err)
+	}
+	if err := a.setup(); err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range a.ports {
+		if err := p.Start(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, s := range a.around {
+		s.release()
+	}
+	l := a.lanes[0]
+	if l.pump == nil || l.txPort != 1 {
+		b.Fatalf("lane 0: pump %v, TX port %d: want port 0's generator pumped, forwarding to port 1", l.pump != nil, l.txPort)
+	}
+	var pkts [maxBurst]*driver.Packet
+	burst := pkts[:o.burst]
+	for l.handled.Load() < 64 { // frames through both rings first
+		l.poll(burst)
+	}
+	for _, s := range a.around {
+		s.hold()
+	}
+	l.pump = nil
+	for i := 0; l.poll(burst) > 0 || l.tx.Pending() > 0; i++ {
+		if i == 1000 {
+			b.Fatalf("the lane did not drain: %d frames pending on TX", l.tx.Pending())
+		}
+	}
+	got := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		got += l.poll(burst)
+	}
+	b.StopTimer()
+	if got != 0 {
+		b.Fatalf("%d frames received by polls of an idle lane", got)
+	}
+}

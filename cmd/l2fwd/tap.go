@@ -139,6 +139,7 @@ func (l *lane) tapPoll() {
 	l.tapTick++
 	if l.tapTick%tapDownEvery == 0 {
 		l.down.Down(l.downTx)
+		l.owed = true // downTx may be l.tx: the next empty poll reclaims
 	}
 }
 

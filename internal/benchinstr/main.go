@@ -89,6 +89,12 @@ var measurements = []measurement{
 	// Its path adds l2fwd's own code (column l2fwd) to driver + pool.
 	{"l2fwd-fwd", "./cmd/l2fwd", "^BenchmarkL2fwdForward$", []string{"enetc", "pool", "dma", "driver", "l2fwd"},
 		"l2fwd's whole forward: lane.poll in fwd mode with the MAC update, ENETC driver + pool + l2fwd's loop, two synchronous simulated ENETC ports", "fwd/pkt"},
+	// l2fwd's poll of an idle lane, as its workers poll between bursts
+	// (on AF_XDP ports dozens of times per burst): RxBurst on an empty
+	// ENETC ring and l2fwd's idle bookkeeping, the pump taken away as on a
+	// port with its own engine: per poll, not per packet.
+	{"l2fwd-empty-poll", "./cmd/l2fwd", "^BenchmarkL2fwdEmptyPoll$", []string{"enetc", "pool", "dma", "driver", "l2fwd"},
+		"l2fwd's empty poll: lane.poll on an idle fwd lane, ENETC RxBurst + l2fwd's idle bookkeeping, per poll", ""},
 	// The AF_XDP driver on the host's kernel: RxBurst of a full burst on
 	// one xdp: port, TxBurst on another over a shared UMEM (umem=), two
 	// veth pairs in native mode. The sender (an AF_PACKET socket) and the
