@@ -218,26 +218,26 @@ func (q *rxQueue) ArmInterrupt() error {
 	case s.Closed():
 		return p.errClosed()
 	case s.Stopping():
-		return fmt.Errorf("rx%d: arm the interrupt: %w", q.id, driver.ErrStopped)
+		return fmt.Errorf("rx%d: arm the interrupt: %w", q.idx, driver.ErrStopped)
 	case p.dev.OpenIRQ == nil:
-		return fmt.Errorf("rx%d: the %s backend delivers no interrupt: %w (use platform: with vfio-platform or uio_pdrv_genirq, uio:, or sim:)", q.id, p.dev.Backend, driver.ErrNoInterrupt)
+		return fmt.Errorf("rx%d: the %s backend delivers no interrupt: %w (use platform: with vfio-platform or uio_pdrv_genirq, uio:, or sim:)", q.idx, p.dev.Backend, driver.ErrNoInterrupt)
 	}
-	i := s.ringIRQ[q.id]
+	i := s.ringIRQ[q.idx]
 	if err := s.Open(&q.irq, func() (driver.IRQ, error) { return p.dev.OpenIRQ(i) }); err != nil {
 		if i != 0 {
 			return fmt.Errorf("rx%d: its receive interrupt is %s, interrupt %d of the device (%s), and the %s backend does not deliver it (%v): %w; bind the node to vfio-platform, which delivers every interrupt (uio_pdrv_genirq delivers only the first), or poll rx%d instead of sleeping on it",
-				q.id, s.ringLine[q.id], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt, q.id)
+				q.idx, s.ringLine[q.idx], i, s.lineFrom, p.dev.Backend, err, driver.ErrNoInterrupt, q.idx)
 		}
-		return fmt.Errorf("rx%d: open the interrupt: %w", q.id, err)
+		return fmt.Errorf("rx%d: open the interrupt: %w", q.idx, err)
 	}
-	p.regs.Write32(regEIR, eirRXFn[q.id]|eirRXBn[q.id]) // W1C: only events from now on count
+	p.regs.Write32(regEIR, eirRXFn[q.idx]|eirRXBn[q.idx]) // W1C: only events from now on count
 	if err := q.irq.Drain(); err != nil {
-		return fmt.Errorf("rx%d: %w", q.id, err)
+		return fmt.Errorf("rx%d: %w", q.idx, err)
 	}
-	p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)|eirRXFn[q.id])
+	p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)|eirRXFn[q.idx])
 	if err := q.irq.Line.Unmask(); err != nil {
-		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.id])
-		return fmt.Errorf("rx%d: %w", q.id, err)
+		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.idx])
+		return fmt.Errorf("rx%d: %w", q.idx, err)
 	}
 	q.irq.Armed++
 	return nil
@@ -254,7 +254,7 @@ func (q *rxQueue) DisarmInterrupt() {
 		return
 	}
 	if !s.Stopping() {
-		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.id])
+		p.regs.Write32(regEIMR, p.regs.Read32(regEIMR)&^eirRXFn[q.idx])
 	}
 	_ = q.irq.Ack()
 }

@@ -101,7 +101,7 @@ type Port struct {
 	noShift16    bool // shift16=0
 	shift        int  // 2 with RACC.SHIFT16, else 0
 	headroom     int
-	mrbr         int // bytes the device may write per RX buffer
+	rxBufLen     int // bytes the device may write per RX buffer
 	maxFL        int
 	mtu          int
 	phyMode      string
@@ -232,9 +232,9 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	if prof.has(qRACC) && !p.noShift16 {
 		p.shift = shiftLen
 	}
-	p.mrbr = (cfg.BufSize - p.headroom) &^ 15 // MRBR[13:4]: a multiple of 16
-	if p.mrbr < 64 || p.mrbr > 0x3FF0 {
-		return nil, fmt.Errorf("buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.mrbr, p.headroom)
+	p.rxBufLen = (cfg.BufSize - p.headroom) &^ 15 // MRBR[13:4]: a multiple of 16
+	if p.rxBufLen < 64 || p.rxBufLen > 0x3FF0 {
+		return nil, fmt.Errorf("buf-size=%d leaves %d bytes per RX buffer after %d of headroom; MRBR must be 64..16368 (use buf-size=2048)", cfg.BufSize, p.rxBufLen, p.headroom)
 	}
 	if uint64(p.headroom)&prof.rxAlign() != 0 {
 		return nil, fmt.Errorf("RX data at headroom %d breaks the %d-byte buffer alignment %s needs", p.headroom, prof.rxAlign()+1, prof.compatible)
@@ -542,7 +542,7 @@ func (p *Port) closePools() error {
 	var errs []error
 	for _, q := range p.rx {
 		if err := q.pool.Close(p.cfg.StopTimeout); err != nil {
-			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.id, err))
+			errs = append(errs, fmt.Errorf("RX queue %d: %w", q.idx, err))
 			q.bufRegion = nil // leaked buffers may still be written: keep the memory
 		}
 	}
@@ -707,7 +707,7 @@ func (p *Port) Start() error {
 	for i, q := range p.rx {
 		q.init()
 		r.Write32(regRDSRn[i], uint32(q.ring.iova))
-		r.Write32(regMRBRn[i], uint32(p.mrbr))
+		r.Write32(regMRBRn[i], uint32(p.rxBufLen))
 	}
 	// Rings 1 and 2 take VLAN priorities 0-3 and 4-7 (Linux's choice);
 	// untagged frames stay on ring 0.
@@ -798,7 +798,7 @@ func (p *Port) Stop() error {
 			time.Sleep(50 * time.Microsecond)
 		}
 		if q.inFlight > 0 {
-			errs = append(errs, fmt.Errorf("TX ring %d did not drain within %v: %d descriptors still owned by the MAC, their frames dropped", q.id, p.cfg.StopTimeout, q.inFlight))
+			errs = append(errs, fmt.Errorf("TX ring %d did not drain within %v: %d descriptors still owned by the MAC, their frames dropped", q.idx, p.cfg.StopTimeout, q.inFlight))
 		}
 	}
 	r.Write32(regTCR, r.Read32(regTCR)|tcr_GTS)
@@ -968,8 +968,8 @@ func (p *Port) setMTU(mtu int) error {
 		}
 		return fmt.Errorf("MTU %d must be in [68, %d] on %s (%s)", mtu, p.maxMTU(), p.prof.compatible, why)
 	}
-	if fl > p.mrbr*maxRxSegs {
-		return fmt.Errorf("MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.mrbr)
+	if fl > p.rxBufLen*maxRxSegs {
+		return fmt.Errorf("MTU %d needs %d-byte frames, more than %d buffers of %d bytes: raise buf-size", mtu, fl, maxRxSegs, p.rxBufLen)
 	}
 	p.mtu, p.maxFL = mtu, fl
 	return nil

@@ -15,7 +15,7 @@ func TestMTULimitEveryProfile(t *testing.T) {
 	jumbo := 0
 	for i := range profiles {
 		pr := &profiles[i]
-		p := &Port{prof: pr, mrbr: 2048}
+		p := &Port{prof: pr, rxBufLen: 2048}
 		if pr.has(qRACC) {
 			p.shift = shiftLen
 		}

@@ -19,7 +19,7 @@ import (
 // stops at the first BD without E (an empty slot) and clears RDAR.
 type rxQueue struct {
 	port      *Port
-	id        int
+	idx       int
 	ring      bdRing
 	pool      *pool.Pool
 	bufRegion *dma.Region
@@ -34,8 +34,8 @@ type rxQueue struct {
 	enhanced  bool
 	shift     int
 	headroom  int
-	mrbr      int
-	owner     uint16 // leak-report id while the ring holds a buffer
+	bufLen    int
+	ringOwn   uint16 // leak-report id while the ring holds a buffer
 	appOwn    uint16 // leak-report id while the application holds it
 	portID    uint16
 	gate      *gate.Gate
@@ -47,13 +47,13 @@ type rxQueue struct {
 
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {
 	q := &rxQueue{
-		port: p, id: id, ring: ring, pool: pl, bufRegion: bufs,
+		port: p, idx: id, ring: ring, pool: pl, bufRegion: bufs,
 		bufs:  make([]*pool.Packet, ring.size),
 		spans: make([]dma.Span, 0, ring.size),
 		rdar:  regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
-		headroom: p.headroom, mrbr: p.mrbr, portID: p.cfg.PortID, gate: &p.gate,
+		headroom: p.headroom, bufLen: p.rxBufLen, portID: p.cfg.PortID, gate: &p.gate,
 	}
-	q.owner = pl.Owner(p.ownerID + " rx ring")
+	q.ringOwn = pl.Owner(p.ownerID + " rx ring")
 	q.appOwn = pl.Owner(p.ownerID + " rx" + strconv.Itoa(id) + " caller")
 	return q
 }
@@ -68,7 +68,7 @@ func (q *rxQueue) init() {
 		}
 		q.ring.publish(i, w0(q.wrap(i), 0))
 	}
-	q.shift, q.mrbr = q.port.shift, q.port.mrbr
+	q.shift, q.bufLen = q.port.shift, q.port.rxBufLen
 }
 
 func (q *rxQueue) wrap(i int) uint32 {
@@ -104,7 +104,7 @@ func (q *rxQueue) Stats() driver.QueueStats { return q.stats.Snapshot() }
 func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
-		q.port.concurrentUse("rx", q.id, "RxBurst") // another goroutine is inside: touch nothing
+		q.port.concurrentUse("rx", q.idx, "RxBurst") // another goroutine is inside: touch nothing
 	}
 	if g&gate.Closed != 0 {
 		q.burst.Leave()
@@ -184,14 +184,14 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	spans = spans[:len(pkts)]
 	ntc, size, headroom := q.ntc, q.ring.size, q.headroom
 	// The lengths a BD may hold (rxSingles checks each).
-	minLen, maxLen := q.shift+ethHdr+fcsLen, min(q.mrbr, q.pool.BufSize()-headroom)
+	minLen, maxLen := q.shift+ethHdr+fcsLen, min(q.bufLen, q.pool.BufSize()-headroom)
 	if maxLen < minLen {
 		return 0, 0 // no length fits: single drops each frame, counted
 	}
 	n := q.shift + fcsLen
 	c := rxRun{
 		span: uint(maxLen - minLen), off: uint16(headroom + q.shift), minLen: minLen,
-		appOwn: q.appOwn, portID: q.portID, qid: uint16(q.id),
+		appOwn: q.appOwn, portID: q.portID, qid: uint16(q.idx),
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
 	bufs := q.bufs[ntc : ntc+len(pkts)]
@@ -342,7 +342,7 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	}
 	// The length is device-written: it must cover the pad, a header and
 	// the FCS, and fit the buffer the MAC was given.
-	if length < q.shift+ethHdr+fcsLen || length > q.mrbr || q.headroom+length > pk.BufSize() {
+	if length < q.shift+ethHdr+fcsLen || length > q.bufLen || q.headroom+length > pk.BufSize() {
 		q.stats.Drop(driver.CauseBadDescriptor, 1)
 		q.pool.Recycle(pk)
 		return nil
@@ -359,7 +359,7 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 	}
 	// Every field at once (refill left them as the last holder did); the
 	// window fits: checked above. The application's now, for leak reports.
-	pk.SetRx(uint16(q.headroom+q.shift), uint16(length-q.shift-fcsLen), q.appOwn, q.portID, uint16(q.id), 0, 0, f, 0)
+	pk.SetRx(uint16(q.headroom+q.shift), uint16(length-q.shift-fcsLen), q.appOwn, q.portID, uint16(q.idx), 0, 0, f, 0)
 	return pk
 }
 
@@ -454,14 +454,14 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 		segs[i] = q.take()
 		l := int(length)
 		if i < k-1 {
-			if l > q.mrbr {
+			if l > q.bufLen {
 				cause, bad = driver.CauseBadDescriptor, true
 			}
-			l = q.mrbr
+			l = q.bufLen
 		} else if l > prior {
 			l -= prior // the whole frame's length
 		}
-		if l < 0 || l > q.mrbr {
+		if l < 0 || l > q.bufLen {
 			cause, bad = driver.CauseBadDescriptor, true
 		}
 		lens[i] = l
@@ -499,7 +499,7 @@ func (q *rxQueue) gather(k int) *pool.Packet {
 		// Non-coherent DMA: invalidated before RxBurst returns.
 		q.syncForCPU(bufOffset(q.bufRegion, pk)+start, use)
 		pk.SetSegment(start, use, q.appOwn) // every field reset (refill left them); fits: use <= MRBR, the buffer less its headroom
-		pk.Port, pk.Queue = q.portID, uint16(q.id)
+		pk.Port, pk.Queue = q.portID, uint16(q.idx)
 		if last != nil {
 			last.SetNext(pk)
 		}
@@ -523,7 +523,7 @@ func (q *rxQueue) refill() {
 	got := 0
 	for t := q.ntu; got < need; t = 0 {
 		run := min(need-got, q.ring.size-t)
-		k := q.pool.AllocBulkRaw(q.bufs[t:t+run], q.owner) // RxBurst sets every field (SetRx, SetSegment)
+		k := q.pool.AllocBulkRaw(q.bufs[t:t+run], q.ringOwn) // RxBurst sets every field (SetRx, SetSegment)
 		got += k
 		if k < run {
 			break // the pool ran dry

@@ -114,8 +114,8 @@ func (p *Port) statsLocked() driver.PortStats {
 	s.Rx.Drops[driver.CauseDMAFault] += p.busErrs
 	s.HW["drv_rx_bus_errors"] = p.busErrs
 	for _, q := range p.tx {
-		s.HW[fmt.Sprintf("drv_tx%d_doorbells", q.id)] = q.doorbells.Load()
-		s.HW[fmt.Sprintf("drv_tx%d_rekicks", q.id)] = q.rekicks.Load() // ERR006358 TDAR re-writes
+		s.HW[fmt.Sprintf("drv_tx%d_doorbells", q.idx)] = q.doorbells.Load()
+		s.HW[fmt.Sprintf("drv_tx%d_rekicks", q.idx)] = q.rekicks.Load() // ERR006358 TDAR re-writes
 	}
 	for _, m := range sharedNames {
 		s.HW[m.shared] = s.HW[m.ref]
@@ -160,7 +160,7 @@ func (p *Port) rings(live bool) []driver.RingState {
 	m := rawRegisterMap(p.dev)
 	var out []driver.RingState
 	for _, q := range p.rx {
-		r := driver.RingState{Kind: "rx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+		r := driver.RingState{Kind: "rx", Queue: q.idx, Size: q.ring.size, IOVA: q.ring.iova,
 			BDSize: q.ring.stride * 4, NextToUse: -1, NextToClean: -1, Owned: -1,
 			Doorbells: q.doorbells.Load(), Regs: driver.ReadRegs(p.regs, m, q.rdar)}
 		if !live { // the queue's goroutine owns its indices
@@ -169,7 +169,7 @@ func (p *Port) rings(live bool) []driver.RingState {
 		out = append(out, r)
 	}
 	for _, q := range p.tx {
-		r := driver.RingState{Kind: "tx", Queue: q.id, Size: q.ring.size, IOVA: q.ring.iova,
+		r := driver.RingState{Kind: "tx", Queue: q.idx, Size: q.ring.size, IOVA: q.ring.iova,
 			BDSize: q.ring.stride * 4, NextToUse: -1, NextToClean: -1, Owned: -1,
 			Doorbells: q.doorbells.Load(), Regs: driver.ReadRegs(p.regs, m, q.tdar)}
 		if !live {

@@ -93,7 +93,7 @@ func (q *rxQueue) RxBurstStamped(pkts []*pool.Packet, stamps []driver.Time) int 
 	}
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
-		q.port.concurrentUse("rx", q.id, "RxBurstStamped") // another goroutine is inside: touch nothing
+		q.port.concurrentUse("rx", q.idx, "RxBurstStamped") // another goroutine is inside: touch nothing
 	}
 	if g&gate.Closed != 0 {
 		q.burst.Leave()
@@ -219,7 +219,7 @@ func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
 	t := q.stampsOn("TxTimestamps")
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
-		q.port.concurrentUse("tx", q.id, "TxTimestamps") // another goroutine is inside: touch nothing
+		q.port.concurrentUse("tx", q.idx, "TxTimestamps") // another goroutine is inside: touch nothing
 	}
 	if g&gate.Closed != 0 {
 		q.burst.Leave()

@@ -18,7 +18,7 @@ import (
 // its last BD and freed when the MAC has cleared R there.
 type txQueue struct {
 	port      *Port
-	id        int
+	idx       int
 	ring      bdRing
 	bufs      []*pool.Packet // frame parked at its last BD's slot
 	pend      []uint32       // word 0 of each BD of the burst being built
@@ -73,7 +73,7 @@ type txOwner struct {
 
 func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 	q := &txQueue{
-		port: p, id: id, ring: ring,
+		port: p, idx: id, ring: ring,
 		bufs: make([]*pool.Packet, ring.size), pend: make([]uint32, ring.size), marks: make([]txMark, ring.size),
 		spans: make([]dma.Span, 0, ring.size),
 		tdar:  regTDARn[id], regs: p.regs,
@@ -130,7 +130,7 @@ func (q *txQueue) Pending() int { return q.frames }
 func (q *txQueue) Reclaim() int {
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
-		q.port.concurrentUse("tx", q.id, "Reclaim") // another goroutine is inside: touch nothing
+		q.port.concurrentUse("tx", q.idx, "Reclaim") // another goroutine is inside: touch nothing
 	}
 	if g&gate.Closed != 0 {
 		q.burst.Leave()
@@ -158,7 +158,7 @@ func (q *txQueue) Reclaim() int {
 func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
-		q.port.concurrentUse("tx", q.id, "TxBurst") // another goroutine is inside: touch nothing
+		q.port.concurrentUse("tx", q.idx, "TxBurst") // another goroutine is inside: touch nothing
 	}
 	if g != 0 {
 		q.burst.Leave()
@@ -528,7 +528,7 @@ func (q *txQueue) RecycleDirect(rx driver.RxQueue) error {
 	}
 	r, ok := rx.(*rxQueue)
 	if !ok {
-		return fmt.Errorf("TX ring %d: RecycleDirect takes an RX queue of a FEC port, not %T; without it reclaim frees through the pools' shared rings", q.id, rx)
+		return fmt.Errorf("TX ring %d: RecycleDirect takes an RX queue of a FEC port, not %T; without it reclaim frees through the pools' shared rings", q.idx, rx)
 	}
 	q.direct, q.directRx = r.pool, &r.burst
 	return nil
@@ -543,7 +543,7 @@ func (q *txQueue) reclaimOwn() int {
 		// Another goroutine is inside the RX queue whose pool we were told
 		// we own: the declaration is false; free nothing.
 		q.burst.Leave()
-		q.port.concurrentUse("tx", q.id, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
+		q.port.concurrentUse("tx", q.idx, "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
 	}
 	if q.ts != nil {
 		q.harvestStamps() // before reclaimTo frees the slots to be written again
