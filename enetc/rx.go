@@ -48,13 +48,13 @@ type rxQueue struct {
 	rss      bool
 	ringOwn  uint16 // pool owner ids for leak reports
 	appOwn   uint16
-	maxSegs  uint32        // most BDs a valid frame can span
-	oneMax   uint32        // longest one-BD frame: min(bufLen, maxLen, the buffer less its headroom)
-	rxFmt    pool.RxFormat // how the headers keep the write-back: rxFmtRSS with RSS, else rxFmtPlain
-	rxOff    uint16        // the headroom as SetRxRaw takes it
-	stGood   [2]uint32     // the status bits singles tests and their value on a good one-BD frame
-	lost     lostLooks     // looks at BD ntc not ready (lostBD)
-	idle     uint32        // polls that found BD ntc not ready (paces the looks ahead)
+	maxSegs  uint32     // most BDs a valid frame can span
+	oneMax   uint32     // longest one-BD frame: min(bufLen, maxLen, the buffer less its headroom)
+	rxTag    pool.RxTag // appOwn, portID, qid and the write-back's format (rxFmtRSS with RSS, else rxFmtPlain)
+	rxOff    uint16     // the headroom as SetRxRaw takes it
+	stGood   [2]uint32  // the status bits singles tests and their value on a good one-BD frame
+	lost     lostLooks  // looks at BD ntc not ready (lostBD)
+	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
 
 	ctr driver.Counters
 
@@ -81,14 +81,15 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 		port: p, idx: i, iova: iova, region: reg,
 		stGood: [2]uint32{rxbd_LSTATUS_R | rxbd_LSTATUS_F | rxbd_LSTATUS_ERR_MASK, rxbd_LSTATUS_R | rxbd_LSTATUS_F},
 	}
-	q.rxFmt = rxFmtPlain
-	if q.rss {
-		q.rxFmt = rxFmtRSS
-	}
 	q.rxOff = uint16(q.headroom) // below the buffer size (pool.New), which setMaxLen caps by 0xFFFF
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
 	q.ringOwn = pl.Owner(p.name + " rx ring " + strconv.Itoa(i))
 	q.appOwn = pl.Owner(p.name + " rx queue " + strconv.Itoa(i) + " caller")
+	f := rxFmtPlain
+	if q.rss {
+		f = rxFmtRSS
+	}
+	q.rxTag = pool.MakeRxTag(q.appOwn, q.portID, q.qid, f)
 	return q
 }
 
@@ -320,7 +321,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		// goes into the header undecoded (rxmeta.go).
 		pk := bufs[i]
 		w0, w1 := rxRaw(st, bd)
-		pk.SetRxRaw(q.rxOff, uint16(ln), q.appOwn, q.portID, q.qid, q.rxFmt, w0, w1)
+		pk.SetRxRaw(q.rxOff, uint16(ln), q.rxTag, w0, w1)
 		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		bytes += uint64(ln)
 	}
@@ -446,7 +447,7 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 	}
 	bd := &q.bds[ntc]
 	w0, w1 := rxRaw(st, bd)
-	head.SetRxRaw(uint16(q.headroom), bd.bufLen, q.appOwn, q.portID, q.qid, q.rxFmt, w0, w1) // fits: checked above
+	head.SetRxRaw(uint16(q.headroom), bd.bufLen, q.rxTag, w0, w1) // fits: checked above
 	head.PktLen, head.NSegs = int(total), int32(k)
 	return head
 }

@@ -72,19 +72,14 @@ type meta struct {
 // header, it is zeroed at the header's own address, with no address to
 // compute.
 type metaTail struct {
-	len   int32  // bytes of data in this segment
-	owner uint16 // who holds it now, for leak reports
+	rxHolder
+	len int32 // bytes of data in this segment
 
-	// Port and Queue say where the frame was received.
-	Port, Queue uint16
-
-	// rxFmt names the form in which the next 12 bytes keep what the
-	// device reported of a received frame beyond its length (see
-	// RxFormat): for RxDecoded the RxMeta values in the fields below; for
-	// a driver's format two words as its receive path stored them
-	// (SetRxRaw: w1 over ptype and vlan, w0 over flags and hash), decoded
-	// only when an accessor reads them (RxMeta).
-	rxFmt RxFormat
+	// What the device reported of a received frame beyond its length,
+	// in the form rxFmt names (see RxFormat): for RxDecoded the RxMeta
+	// values in these fields; for a driver's format two words as its
+	// receive path stored them (SetRxRaw: w1 over ptype and vlan, w0 over
+	// flags and hash), decoded only when an accessor reads them (RxMeta).
 	ptype uint16
 	vlan  uint16
 	flags Flags
@@ -93,6 +88,42 @@ type metaTail struct {
 	// PktLen is the total frame length over all segments (head only).
 	PktLen int
 }
+
+// rxHolder is who holds a buffer and where its frame came from: the part
+// of the header a receive path sets from its queue alone, 8 bytes at the
+// header's start, which SetRxRaw stores as one word (RxTag).
+type rxHolder struct {
+	owner uint16 // who holds it now, for leak reports
+
+	// Port and Queue say where the frame was received.
+	Port, Queue uint16
+
+	// rxFmt names the form in which ptype, vlan, flags and hash keep what
+	// the device reported of a received frame (see metaTail).
+	rxFmt RxFormat
+}
+
+// RxTag is a receive queue's holder, port, queue and RxFormat as the one
+// word SetRxRaw stores (MakeRxTag).
+type RxTag uint64
+
+// MakeRxTag packs what SetRxRaw stores of a queue's frames besides the
+// window and the report: the holder (as SetOwner), port, queue and format.
+// A queue makes it once, at set-up.
+func MakeRxTag(owner, port, queue uint16, f RxFormat) RxTag {
+	var w uint64
+	*(*rxHolder)(unsafe.Pointer(&w)) = rxHolder{owner: owner, Port: port, Queue: queue, rxFmt: f}
+	return RxTag(w)
+}
+
+// The holder is one aligned word at the header's start (the header is
+// 8-aligned on 64-bit hosts; 32-bit ones store it as two aligned words).
+var (
+	_ [8 - unsafe.Sizeof(rxHolder{})]byte
+	_ [unsafe.Sizeof(rxHolder{}) - 8]byte
+	_ [0 - unsafe.Offsetof(Packet{}.meta)]byte
+	_ [0 - unsafe.Offsetof(metaTail{}.rxHolder)]byte
+)
 
 // SetRxRaw's two words cover ptype and vlan (w1) and flags and hash (w0),
 // aligned for their width: the 12 bytes must be contiguous in that order.
@@ -331,21 +362,23 @@ func (p *Packet) SetRx(off, n uint16, owner, port, queue, ptype, vlan uint16, fl
 	if int(off)+int(n) > len(p.buf) {
 		panic("pool: Packet.SetRx: the data window does not fit the buffer (check the received length first)")
 	}
-	p.off, p.len, p.owner = int32(off), int32(n), owner
-	p.Port, p.Queue, p.rxFmt, p.ptype, p.vlan = port, queue, RxDecoded, ptype, vlan
-	p.flags, p.hash, p.NSegs, p.PktLen = flags, hash, 1, int(n)
+	p.rxHolder = rxHolder{owner: owner, Port: port, Queue: queue, rxFmt: RxDecoded}
+	p.off, p.len, p.flags, p.hash = int32(off), int32(n), flags, hash
+	*(*uint32)(unsafe.Pointer(&p.ptype)) = uint32(ptype) | uint32(vlan)<<16 // one store, as SetRxRaw's w1
+	p.NSegs, p.PktLen = 1, int(n)
 }
 
-// SetRxRaw is SetRx with the device's report kept as it came: format f
-// (from RegisterRxFormat) and its two words w0 and w1, which f's decoder
-// turns into RxMeta when an accessor reads them. It is what a receive path
-// calls per frame: two stores for the report, no decoding.
-func (p *Packet) SetRxRaw(off, n uint16, owner, port, queue uint16, f RxFormat, w0 uint64, w1 uint32) {
+// SetRxRaw is SetRx for a receive path that keeps the device's report as
+// it came: tag is the queue's holder, port, queue and format (MakeRxTag),
+// and w0 and w1 the format's two words, which its decoder turns into
+// RxMeta when an accessor reads them. It is what a receive path calls per
+// frame: one store for the tag and two for the report, no decoding.
+func (p *Packet) SetRxRaw(off, n uint16, tag RxTag, w0 uint64, w1 uint32) {
 	if int(off)+int(n) > len(p.buf) {
 		panic("pool: Packet.SetRxRaw: the data window does not fit the buffer (check the received length first)")
 	}
-	p.off, p.len, p.owner = int32(off), int32(n), owner
-	p.Port, p.Queue, p.rxFmt = port, queue, f
+	*(*RxTag)(unsafe.Pointer(&p.rxHolder)) = tag
+	p.off, p.len = int32(off), int32(n)
 	*(*uint32)(unsafe.Pointer(&p.ptype)) = w1 // ptype and vlan
 	*(*uint64)(unsafe.Pointer(&p.flags)) = w0 // flags and hash
 	p.NSegs, p.PktLen = 1, int(n)
@@ -359,7 +392,7 @@ func (p *Packet) SetSegment(off, n int, owner uint16) bool {
 	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
 		return false
 	}
-	p.meta = meta{metaTail{len: int32(n), owner: owner}, metaHead{off: int32(off), NSegs: 1}}
+	p.meta = meta{metaTail{rxHolder: rxHolder{owner: owner}, len: int32(n)}, metaHead{off: int32(off), NSegs: 1}}
 	return true
 }
 

@@ -21,7 +21,7 @@ func TestRxMetaFormats(t *testing.T) {
 		t.Fatalf("fresh header: %+v format %d, want zero, decoded", pk.RxMeta(), pk.RxFormat())
 	}
 
-	pk.SetRxRaw(DefaultHeadroom, 60, app, 7, 3, testRxFmt, 0xCAFEF00D<<32|uint64(FlagVLANStripped|FlagRSSHash), 0x0042<<16|100)
+	pk.SetRxRaw(DefaultHeadroom, 60, MakeRxTag(app, 7, 3, testRxFmt), 0xCAFEF00D<<32|uint64(FlagVLANStripped|FlagRSSHash), 0x0042<<16|100)
 	want := RxMeta{Ptype: 0x42, VLAN: 100, Flags: FlagVLANStripped | FlagRSSHash, Hash: 0xCAFEF00D}
 	if got := pk.RxMeta(); got != want || pk.RxFormat() != testRxFmt {
 		t.Fatalf("raw: %+v format %d, want %+v format %d", got, pk.RxFormat(), want, testRxFmt)
@@ -44,11 +44,11 @@ func TestRxMetaFormats(t *testing.T) {
 	}
 
 	// A later segment, and the next holder, read nothing of the last frame.
-	pk.SetRxRaw(DefaultHeadroom, 60, app, 7, 3, testRxFmt, 1, 1)
+	pk.SetRxRaw(DefaultHeadroom, 60, MakeRxTag(app, 7, 3, testRxFmt), 1, 1)
 	if !pk.SetSegment(DefaultHeadroom, 10, app) || pk.RxMeta() != (RxMeta{}) || pk.RxFormat() != RxDecoded {
 		t.Fatalf("after SetSegment: %+v format %d", pk.RxMeta(), pk.RxFormat())
 	}
-	pk.SetRxRaw(DefaultHeadroom, 60, app, 7, 3, testRxFmt, 1, 1)
+	pk.SetRxRaw(DefaultHeadroom, 60, MakeRxTag(app, 7, 3, testRxFmt), 1, 1)
 	p.Recycle(pk)
 	if q := p.Alloc(); q.RxMeta() != (RxMeta{}) || q.RxFormat() != RxDecoded {
 		t.Fatalf("reallocated: %+v format %d", q.RxMeta(), q.RxFormat())
