@@ -7,8 +7,9 @@ import (
 )
 
 // Packet is the header of one packet buffer (see pool.Packet): data window,
-// segments, receive port and queue, flags and RSS hash. It lives in its
-// pool's header array; Free recycles it.
+// segments, receive port and queue, and what the device reported of a
+// received frame (RxMeta: parse summary, stripped VLAN tag, flags, RSS hash,
+// decoded when read). It lives in its pool's header array; Free recycles it.
 type Packet = pool.Packet
 
 // Action is what an application does with a received frame: the userspace

@@ -106,12 +106,6 @@ func (b *rxBD) post(iova uint64) {
 	b.bufLen, b.vlanOpt, b.lstatus = 0, 0, 0
 }
 
-// rssHash is the RSS hash of a written-back BD.
-func (b *rxBD) rssHash() uint32 { return uint32(b.addr >> 32) }
-
-// parseSummary is the parser result of a written-back BD.
-func (b *rxBD) parseSummary() uint16 { return uint16(b.addr >> 16) }
-
 // cbd is a control BD (§2.5), 32 bytes, long format.
 type cbd struct {
 	addr   [2]uint32 // buffer IOVA low, high

@@ -37,7 +37,7 @@ func TestIPv4CheckOption(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("received %d frames, want 1", len(got))
 			}
-			if f := got[0].Flags&pool.FlagParseError != 0; f != c.flagged {
+			if f := got[0].Flags()&pool.FlagParseError != 0; f != c.flagged {
 				t.Errorf("parse-error flag %v, want %v", f, c.flagged)
 			}
 			got[0].Free()

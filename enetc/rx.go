@@ -50,9 +50,8 @@ type rxQueue struct {
 	appOwn   uint16
 	maxSegs  uint32     // most BDs a valid frame can span
 	oneMax   uint32     // longest one-BD frame: min(bufLen, maxLen, the buffer less its headroom)
-	hashMask uint32     // all ones with RSS, else 0: the write-back's hash ANDed with it
-	rxFlags  pool.Flags // FlagRSSHash with RSS, else 0
-	rxOff    uint16     // the headroom as SetRx takes it
+	rxTag    pool.RxTag // appOwn, portID, qid and the write-back's format (rxFmtRSS with RSS, else rxFmtPlain)
+	rxOff    uint16     // the headroom as SetRxRaw takes it
 	stGood   [2]uint32  // the status bits singles tests and their value on a good one-BD frame
 	lost     lostLooks  // looks at BD ntc not ready (lostBD)
 	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
@@ -84,20 +83,22 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 		port: p, idx: i, iova: iova, region: reg,
 		stGood: [2]uint32{rxbd_LSTATUS_R | rxbd_LSTATUS_F | rxbd_LSTATUS_ERR_MASK, rxbd_LSTATUS_R | rxbd_LSTATUS_F},
 	}
-	if q.rss {
-		q.hashMask, q.rxFlags = ^uint32(0), pool.FlagRSSHash
-	}
 	q.rxOff = uint16(q.headroom) // below the buffer size (pool.New), which setMaxLen caps by 0xFFFF
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
 	q.ringOwn = pl.Owner(p.name + " rx ring " + strconv.Itoa(i))
 	q.appOwn = pl.Owner(p.name + " rx queue " + strconv.Itoa(i) + " caller")
+	f := rxFmtPlain
+	if q.rss {
+		f = rxFmtRSS
+	}
+	q.rxTag = pool.MakeRxTag(q.appOwn, q.portID, q.qid, f)
 	return q
 }
 
 // setMaxLen sets the longest frame accepted and the BDs it can span.
 func (q *rxQueue) setMaxLen(n uint32) {
 	q.maxLen = n
-	// SetRx's window, headroom plus length, always fits the buffer.
+	// SetRxRaw's window, headroom plus length, always fits the buffer.
 	q.oneMax = min(n, q.bufLen, uint32(max(0, min(q.pool.BufSize(), 0xFFFF)-q.headroom)))
 	q.maxSegs = (n + q.bufLen - 1) / q.bufLen
 	if q.maxSegs < 1 {
@@ -320,12 +321,13 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		if dma.LoadsInOrder && st&mask != want || ln-1 >= oneMax {
 			return i, bytes
 		}
-		// SetRx sets every field AllocBulkRaw left as it was; its window
-		// fits (oneMax). A posted slot always holds a buffer: refill
-		// posts only the BDs it has buffers for.
+		// SetRxRaw sets every field AllocBulkRaw left as it was; its
+		// window fits (oneMax). A posted slot always holds a buffer:
+		// refill posts only the BDs it has buffers for. The write-back
+		// goes into the header undecoded (rxmeta.go).
 		pk := bufs[i]
-		f, hash, vlan := q.rxMeta(st, bd)
-		pk.SetRx(q.rxOff, uint16(ln), q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash)
+		w0, w1 := rxRaw(st, bd)
+		pk.SetRxRaw(q.rxOff, uint16(ln), q.rxTag, w0, w1)
 		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		bytes += uint64(ln)
 	}
@@ -450,24 +452,10 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 		s = (s + 1) & mask // next BD of the frame, wrapping
 	}
 	bd := &q.bds[ntc<<q.shift]
-	f, hash, vlan := q.rxMeta(st, bd)
-	head.SetRx(uint16(q.headroom), bd.bufLen, q.appOwn, q.portID, q.qid, bd.parseSummary(), vlan, f, hash) // fits: checked above
+	w0, w1 := rxRaw(st, bd)
+	head.SetRxRaw(uint16(q.headroom), bd.bufLen, q.rxTag, w0, w1) // fits: checked above
 	head.PktLen, head.NSegs = int(total), int32(k)
 	return head
-}
-
-// rxMeta is what a write-back says of its frame beyond the length: the
-// flags, the RSS hash (0 without RSS) and the stripped VLAN TCI (0 when
-// none was stripped). The parse error bit is shifted into its flag's
-// place, where a test and a select took two instructions more; the VLAN
-// flag keeps its branch, as it must load the TCI too.
-func (q *rxQueue) rxMeta(st uint32, bd *rxBD) (f pool.Flags, hash uint32, vlan uint16) {
-	f = q.rxFlags | pool.Flags(bd.parseSummary())/(rxbd_PARSE_ERROR/pool.FlagParseError)&pool.FlagParseError
-	if st&rxbd_FLAG_VLAN != 0 {
-		vlan = bd.vlanOpt
-		f |= pool.FlagVLANStripped
-	}
-	return f, bd.rssHash() & q.hashMask, vlan
 }
 
 // errCause maps the write-back error byte to a drop cause. The reference
@@ -531,7 +519,7 @@ func (q *rxQueue) refill() {
 		bds := q.bds[ntu:]
 		bds = bds[:len(bufs)] // one BD per buffer: no bounds check in the loop
 		for i, pk := range bufs {
-			bds[i].post(pk.BufIOVA() + headroom) // where RxBurst's SetRx puts the data
+			bds[i].post(pk.BufIOVA() + headroom) // where RxBurst's SetRxRaw puts the data
 		}
 		ntu = (ntu + uint32(got)) & mask // wraps by the power-of-two mask
 		free -= uint32(got)

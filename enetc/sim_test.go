@@ -409,8 +409,8 @@ func TestRSSSpreadsFlows(t *testing.T) {
 			got := s.rxAll(q, 1, 2)
 			if len(got) == 1 {
 				found = q
-				if got[0].Hash != hash || got[0].Flags&pool.FlagRSSHash == 0 || int(got[0].Queue) != q {
-					t.Errorf("flow %d: hash %#x flags %v queue %d; model hash %#x", flow, got[0].Hash, got[0].Flags, got[0].Queue, hash)
+				if got[0].Hash() != hash || got[0].Flags()&pool.FlagRSSHash == 0 || int(got[0].Queue) != q {
+					t.Errorf("flow %d: hash %#x flags %v queue %d; model hash %#x", flow, got[0].Hash(), got[0].Flags(), got[0].Queue, hash)
 				}
 				got[0].Free()
 			}

@@ -47,7 +47,7 @@ func TestRxChecksumFlags(t *testing.T) {
 			if !bytes.Equal(pkts[i].Data(), sent[i]) {
 				t.Fatalf("%s: frame %d differs from the one sent", c.opts, i)
 			}
-			if got := pkts[i].Flags & both; got != c.flags[i] {
+			if got := pkts[i].Flags() & both; got != c.flags[i] {
 				t.Errorf("%s: frame %d: checksum flags %#x, want %#x", c.opts, i, got, c.flags[i])
 			}
 			pkts[i].Free()

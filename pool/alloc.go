@@ -147,7 +147,7 @@ func (p *Pool) takeRun(want int) []uint32 {
 // each buffer is marked out and given to owner (as SetOwner does), its data
 // window and metadata left as the last holder left them. The device is to
 // write at BufIOVA plus the headroom; the receive path must set every field
-// (SetRx, SetSegment) before a buffer leaves the ring, which makes the
+// (SetRx or SetRxRaw, SetSegment) before a buffer leaves the ring, which makes the
 // reset AllocBulk does a second write of every field. Owner only.
 func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
 	// The common case, as AllocBulk's.

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -14,6 +15,17 @@ import (
 //
 // A Packet belongs to exactly one of: its pool (cache or ring), a device ring
 // (posted for RX or queued for TX), or the application. Free hands it back.
+//
+// What the device reported of a received frame beyond its length (parse
+// summary, stripped VLAN tag, flags, RSS hash: RxMeta, read through
+// RxMeta, Ptype, VLAN, Flags and Hash) is kept in the form the receive
+// path found cheapest: decoded (FEC, AF_XDP), or as the device's
+// write-back words, decoded by the driver's registered decoder when an
+// accessor reads them (ENETC). Either way it is valid from the RxBurst
+// that returned the frame until the holder frees it or resets it
+// (SetRx, SetRxMeta, SetSegment); a fresh allocation reads as the zero
+// RxMeta. The words live in the header, never in the ring: a refill that
+// reuses the descriptor changes nothing a holder reads.
 type Packet struct {
 	// meta is reset on every allocation. First in the header (and its
 	// zeroed part first in it), it is zeroed at the header's own address,
@@ -60,22 +72,68 @@ type meta struct {
 // header, it is zeroed at the header's own address, with no address to
 // compute.
 type metaTail struct {
-	len   int32  // bytes of data in this segment
+	rxHolder
+	len int32 // bytes of data in this segment
+
+	// What the device reported of a received frame beyond its length,
+	// in the form rxFmt names (see RxFormat): for RxDecoded the RxMeta
+	// values in these fields; for a driver's format two words as its
+	// receive path stored them (SetRxRaw: w1 over ptype and vlan, w0 over
+	// flags and hash), decoded only when an accessor reads them (RxMeta).
+	ptype uint16
+	vlan  uint16
+	flags Flags
+	hash  uint32
+
+	// PktLen is the total frame length over all segments (head only).
+	PktLen int
+}
+
+// rxHolder is who holds a buffer and where its frame came from: the part
+// of the header a receive path sets from its queue alone, 8 bytes at the
+// header's start, which SetRxRaw stores as one word (RxTag).
+type rxHolder struct {
 	owner uint16 // who holds it now, for leak reports
 
 	// Port and Queue say where the frame was received.
 	Port, Queue uint16
-	// Ptype is the device's parse summary, as the device reports it.
-	Ptype uint16
-	// VLAN is the stripped VLAN TCI (FlagVLANStripped set).
-	VLAN uint16
-	// Flags describe the frame (see the Flag constants).
-	Flags Flags
-	// Hash is the RSS hash the device computed (FlagRSSHash set).
-	Hash uint32
-	// PktLen is the total frame length over all segments (head only).
-	PktLen int
+
+	// rxFmt names the form in which ptype, vlan, flags and hash keep what
+	// the device reported of a received frame (see metaTail).
+	rxFmt RxFormat
 }
+
+// RxTag is a receive queue's holder, port, queue and RxFormat as the one
+// word SetRxRaw stores (MakeRxTag).
+type RxTag uint64
+
+// MakeRxTag packs what SetRxRaw stores of a queue's frames besides the
+// window and the report: the holder (as SetOwner), port, queue and format.
+// A queue makes it once, at set-up.
+func MakeRxTag(owner, port, queue uint16, f RxFormat) RxTag {
+	var w uint64
+	*(*rxHolder)(unsafe.Pointer(&w)) = rxHolder{owner: owner, Port: port, Queue: queue, rxFmt: f}
+	return RxTag(w)
+}
+
+// The holder is one aligned word at the header's start (the header is
+// 8-aligned on 64-bit hosts; 32-bit ones store it as two aligned words).
+var (
+	_ [8 - unsafe.Sizeof(rxHolder{})]byte
+	_ [unsafe.Sizeof(rxHolder{}) - 8]byte
+	_ [0 - unsafe.Offsetof(Packet{}.meta)]byte
+	_ [0 - unsafe.Offsetof(metaTail{}.rxHolder)]byte
+)
+
+// SetRxRaw's two words cover ptype and vlan (w1) and flags and hash (w0),
+// aligned for their width: the 12 bytes must be contiguous in that order.
+var (
+	_ [unsafe.Offsetof(metaTail{}.flags) - unsafe.Offsetof(metaTail{}.ptype) - 4]byte
+	_ [unsafe.Offsetof(metaTail{}.ptype) + 4 - unsafe.Offsetof(metaTail{}.flags)]byte
+	_ [unsafe.Offsetof(metaTail{}.hash) - unsafe.Offsetof(metaTail{}.flags) - 4]byte
+	_ [unsafe.Offsetof(metaTail{}.flags) + 4 - unsafe.Offsetof(metaTail{}.hash)]byte
+	_ [0 - unsafe.Offsetof(metaTail{}.ptype)%4]byte
+)
 
 // metaHead is the part of meta a fresh allocation sets to non-zero values.
 type metaHead struct {
@@ -110,6 +168,94 @@ const (
 	// FlagParseError: the device's parser flagged the frame.
 	FlagParseError
 )
+
+// RxMeta is what a device reported of a received frame beyond its length
+// (the head segment's; a later segment's reads as zero).
+type RxMeta struct {
+	// Ptype is the device's parse summary, as the device reports it.
+	Ptype uint16
+	// VLAN is the stripped VLAN TCI (FlagVLANStripped set), else 0.
+	VLAN uint16
+	// Flags describe the frame (see the Flag constants).
+	Flags Flags
+	// Hash is the RSS hash the device computed (FlagRSSHash set), else 0.
+	Hash uint32
+}
+
+// RxFormat names the form in which a header keeps its RxMeta: RxDecoded,
+// the values themselves, or a driver's undecoded write-back words, with
+// the decoder the driver registered for them (RegisterRxFormat).
+type RxFormat uint8
+
+// RxDecoded is the format of a fresh header, of SetRx and SetRxMeta: the
+// RxMeta values themselves, read with no decoding.
+const RxDecoded RxFormat = 0
+
+// RxDecoder turns a format's two words (SetRxRaw's w0 and w1) into the
+// RxMeta they stand for. It must be cheap and must not keep or change
+// anything: every accessor read calls it.
+type RxDecoder func(w0 uint64, w1 uint32) RxMeta
+
+// rxDecoders is the decoder of each registered format, indexed by the tag
+// (a uint8: no bounds check); rxFormats counts the tags handed out.
+var (
+	rxDecoders [256]RxDecoder
+	rxFormats  = 1 // RxDecoded
+	rxFormatMu sync.Mutex
+)
+
+// RegisterRxFormat gives a driver a format for the metadata its receive
+// path stores undecoded (SetRxRaw), with dec to decode it on read. Call it
+// from a package's initialization, before any header carries the format;
+// it panics when dec is nil or the 255 formats are taken.
+func RegisterRxFormat(dec RxDecoder) RxFormat {
+	if dec == nil {
+		panic("pool: RegisterRxFormat: the decoder is nil")
+	}
+	rxFormatMu.Lock()
+	defer rxFormatMu.Unlock()
+	if rxFormats == len(rxDecoders) {
+		panic("pool: RegisterRxFormat: all 255 formats are registered")
+	}
+	f := RxFormat(rxFormats)
+	rxDecoders[f] = dec
+	rxFormats++
+	return f
+}
+
+// RxMeta is what the device reported of the frame (the zero RxMeta for a
+// header no receive path set: fresh from Alloc, or a later segment). It
+// is valid from the RxBurst that returned the frame until the holder frees
+// it or calls SetRx, SetRxMeta or SetSegment; a driver's format is decoded
+// here, on each call, not on the receive path.
+func (p *Packet) RxMeta() RxMeta {
+	if p.rxFmt == RxDecoded {
+		return RxMeta{Ptype: p.ptype, VLAN: p.vlan, Flags: p.flags, Hash: p.hash}
+	}
+	return rxDecoders[p.rxFmt](*(*uint64)(unsafe.Pointer(&p.flags)), *(*uint32)(unsafe.Pointer(&p.ptype)))
+}
+
+// SetRxMeta replaces what RxMeta reports, stored decoded (RxDecoded): for
+// a holder that rewrites a frame (strips or adds a VLAN tag, say) or
+// builds one that did not come from a device.
+func (p *Packet) SetRxMeta(m RxMeta) {
+	p.rxFmt, p.ptype, p.vlan, p.flags, p.hash = RxDecoded, m.Ptype, m.VLAN, m.Flags, m.Hash
+}
+
+// RxFormat is the form in which the header keeps its RxMeta.
+func (p *Packet) RxFormat() RxFormat { return p.rxFmt }
+
+// Ptype is RxMeta().Ptype: the device's parse summary.
+func (p *Packet) Ptype() uint16 { return p.RxMeta().Ptype }
+
+// VLAN is RxMeta().VLAN: the stripped VLAN TCI (FlagVLANStripped set).
+func (p *Packet) VLAN() uint16 { return p.RxMeta().VLAN }
+
+// Flags is RxMeta().Flags.
+func (p *Packet) Flags() Flags { return p.RxMeta().Flags }
+
+// Hash is RxMeta().Hash: the RSS hash (FlagRSSHash set).
+func (p *Packet) Hash() uint32 { return p.RxMeta().Hash }
 
 const (
 	stateFree uint8 = iota
@@ -209,16 +355,33 @@ func (p *Packet) SetData(off, n int) bool {
 // SetRx sets every metadata field of a received one-segment frame at once,
 // as a driver's receive path does for a buffer from AllocBulkRaw: the data
 // window buf[off:off+n], PktLen n, NSegs 1, the holder (as SetOwner) and the
-// fields the device reported. The window must fit in the buffer (a driver
-// checks the length the device wrote first): SetRx panics, as an index out
-// of range does, if it does not.
+// values the device reported, stored decoded (RxDecoded). The window must
+// fit in the buffer (a driver checks the length the device wrote first):
+// SetRx panics, as an index out of range does, if it does not.
 func (p *Packet) SetRx(off, n uint16, owner, port, queue, ptype, vlan uint16, flags Flags, hash uint32) {
 	if int(off)+int(n) > len(p.buf) {
 		panic("pool: Packet.SetRx: the data window does not fit the buffer (check the received length first)")
 	}
-	p.off, p.len, p.owner = int32(off), int32(n), owner
-	p.Port, p.Queue, p.Ptype, p.VLAN = port, queue, ptype, vlan
-	p.Flags, p.Hash, p.NSegs, p.PktLen = flags, hash, 1, int(n)
+	p.rxHolder = rxHolder{owner: owner, Port: port, Queue: queue, rxFmt: RxDecoded}
+	p.off, p.len, p.flags, p.hash = int32(off), int32(n), flags, hash
+	*(*uint32)(unsafe.Pointer(&p.ptype)) = uint32(ptype) | uint32(vlan)<<16 // one store, as SetRxRaw's w1
+	p.NSegs, p.PktLen = 1, int(n)
+}
+
+// SetRxRaw is SetRx for a receive path that keeps the device's report as
+// it came: tag is the queue's holder, port, queue and format (MakeRxTag),
+// and w0 and w1 the format's two words, which its decoder turns into
+// RxMeta when an accessor reads them. It is what a receive path calls per
+// frame: one store for the tag and two for the report, no decoding.
+func (p *Packet) SetRxRaw(off, n uint16, tag RxTag, w0 uint64, w1 uint32) {
+	if int(off)+int(n) > len(p.buf) {
+		panic("pool: Packet.SetRxRaw: the data window does not fit the buffer (check the received length first)")
+	}
+	*(*RxTag)(unsafe.Pointer(&p.rxHolder)) = tag
+	p.off, p.len = int32(off), int32(n)
+	*(*uint32)(unsafe.Pointer(&p.ptype)) = w1 // ptype and vlan
+	*(*uint64)(unsafe.Pointer(&p.flags)) = w0 // flags and hash
+	p.NSegs, p.PktLen = 1, int(n)
 }
 
 // SetSegment resets the metadata of a buffer from AllocBulkRaw that becomes
@@ -229,7 +392,7 @@ func (p *Packet) SetSegment(off, n int, owner uint16) bool {
 	if uint(off)+uint(n) > uint(len(p.buf)) || off < 0 || n < 0 {
 		return false
 	}
-	p.meta = meta{metaTail{len: int32(n), owner: owner}, metaHead{off: int32(off), NSegs: 1}}
+	p.meta = meta{metaTail{rxHolder: rxHolder{owner: owner}, len: int32(n)}, metaHead{off: int32(off), NSegs: 1}}
 	return true
 }
 

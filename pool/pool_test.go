@@ -337,8 +337,8 @@ func TestAllocResetsMetadata(t *testing.T) {
 	dirty := func(pk *Packet) {
 		pk.SetData(10, 20)
 		pk.SetOwner(3)
-		pk.Port, pk.Queue, pk.Ptype, pk.VLAN = 1, 2, 3, 4
-		pk.Flags, pk.Hash, pk.NSegs, pk.PktLen = FlagRSSHash|FlagParseError, 5, 6, 7
+		pk.Port, pk.Queue, pk.NSegs, pk.PktLen = 1, 2, 6, 7
+		pk.SetRxMeta(RxMeta{Ptype: 3, VLAN: 4, Flags: FlagRSSHash | FlagParseError, Hash: 5})
 	}
 	check := func(how string, pk *Packet) {
 		t.Helper()
@@ -856,7 +856,8 @@ func TestBulkEveryLane(t *testing.T) {
 			}
 			for _, pk := range pkts {
 				pk.SetData(10, 20)
-				pk.Port, pk.Hash, pk.PktLen = 1, 2, 3
+				pk.Port, pk.PktLen = 1, 3
+				pk.SetRxMeta(RxMeta{Hash: 2})
 			}
 			var extra *Packet // the buffer the bad entry took the place of
 			wantDouble, wantForeign, wantForged := uint64(0), uint64(0), uint64(0)

@@ -20,7 +20,8 @@ func TestAllocBulkRawAndSetRx(t *testing.T) {
 	// A holder leaves metadata behind.
 	pk := p.Alloc()
 	pk.SetData(10, 20)
-	pk.Port, pk.Queue, pk.Ptype, pk.VLAN, pk.Flags, pk.Hash, pk.NSegs, pk.PktLen = 1, 2, 3, 4, FlagL4CsumBad, 5, 6, 7
+	pk.Port, pk.Queue, pk.NSegs, pk.PktLen = 1, 2, 6, 7
+	pk.SetRxMeta(RxMeta{Ptype: 3, VLAN: 4, Flags: FlagL4CsumBad, Hash: 5})
 	p.Recycle(pk)
 
 	out := make([]*Packet, 8)
@@ -58,7 +59,7 @@ func TestAllocBulkRawAndSetRx(t *testing.T) {
 	if pk.Offset() != DefaultHeadroom || pk.Len() != 60 || len(pk.Data()) != 60 || pk.PktLen != 60 || pk.NSegs != 1 {
 		t.Fatalf("window/length: off %d len %d pktlen %d nsegs %d", pk.Offset(), pk.Len(), pk.PktLen, pk.NSegs)
 	}
-	if pk.Port != 9 || pk.Queue != 1 || pk.Ptype != 0x42 || pk.VLAN != 100 || pk.Flags != FlagVLANStripped || pk.Hash != 0xABCD || pk.owner != app {
+	if pk.Port != 9 || pk.Queue != 1 || pk.Ptype() != 0x42 || pk.VLAN() != 100 || pk.Flags() != FlagVLANStripped || pk.Hash() != 0xABCD || pk.owner != app {
 		t.Fatalf("fields: %+v", pk.meta)
 	}
 	if pk.IOVA() != pk.BufIOVA()+DefaultHeadroom {
@@ -83,11 +84,12 @@ func TestAllocBulkRawAndSetRx(t *testing.T) {
 	if seg == pk {
 		seg = out[2]
 	}
-	seg.Port, seg.Flags, seg.PktLen = 5, FlagParseError, 99
+	seg.Port, seg.PktLen = 5, 99
+	seg.SetRxMeta(RxMeta{Flags: FlagParseError})
 	if !seg.SetSegment(DefaultHeadroom, 30, app) {
 		t.Fatal("SetSegment refused a window that fits")
 	}
-	if seg.Len() != 30 || seg.Offset() != DefaultHeadroom || seg.Port != 0 || seg.Flags != 0 || seg.PktLen != 0 || seg.NSegs != 1 || seg.owner != app {
+	if seg.Len() != 30 || seg.Offset() != DefaultHeadroom || seg.Port != 0 || seg.RxMeta() != (RxMeta{}) || seg.PktLen != 0 || seg.NSegs != 1 || seg.owner != app {
 		t.Fatalf("segment: %+v", seg.meta)
 	}
 	if seg.SetSegment(DefaultBufSize, 1, app) || seg.SetSegment(-1, 2, app) {

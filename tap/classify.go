@@ -194,8 +194,8 @@ func (c *Classifier) ClassifyPacket(p *driver.Packet) Verdict {
 		return Forward
 	}
 	vlan := -1
-	if p.Flags&pool.FlagVLANStripped != 0 {
-		vlan = int(p.VLAN & maxVLANID)
+	if m := p.RxMeta(); m.Flags&pool.FlagVLANStripped != 0 {
+		vlan = int(m.VLAN & maxVLANID)
 	}
 	return c.classify(d, vlan)
 }

@@ -130,8 +130,7 @@ func TestClassifyStrippedVLAN(t *testing.T) {
 	if v := c.ClassifyPacket(p); v != Forward {
 		t.Fatalf("untagged frame: %v, want forward", v)
 	}
-	p.Flags |= pool.FlagVLANStripped
-	p.VLAN = 0x2000 | 100 // priority 1, VLAN 100
+	p.SetRxMeta(pool.RxMeta{Flags: pool.FlagVLANStripped, VLAN: 0x2000 | 100}) // priority 1, VLAN 100
 	if v := c.ClassifyPacket(p); v != Up {
 		t.Fatalf("frame whose VLAN 100 tag the device stripped: %v, want up", v)
 	}

@@ -154,8 +154,7 @@ func TestUpGathers(t *testing.T) {
 	tagged := frame(ownMAC, 0x2064, etherIPv4, ipv4(6, "192.0.2.1"))
 	untagged := append(append([]byte{}, tagged[:12]...), tagged[16:]...)
 	st := packets(t, rx, untagged)[0]
-	st.Flags |= pool.FlagVLANStripped
-	st.VLAN = 0x2064
+	st.SetRxMeta(pool.RxMeta{Flags: pool.FlagVLANStripped, VLAN: 0x2064})
 
 	if kept := tw.Up([]*driver.Packet{ps[0], st}); kept != 0 {
 		t.Fatalf("Up kept %d frames to the host", kept)

@@ -106,7 +106,8 @@ func (t *Twin) write(p *driver.Packet) (int, Cause) {
 		return 0, CauseUpGone
 	}
 	d := p.Data()
-	stripped := p.Flags&pool.FlagVLANStripped != 0 && len(d) >= 2*6
+	m := p.RxMeta()
+	stripped := m.Flags&pool.FlagVLANStripped != 0 && len(d) >= 2*6
 	if p.Next() == nil && !stripped {
 		n, err := unix.Write(t.fd, d)
 		if err != nil || n != len(d) {
@@ -117,7 +118,7 @@ func (t *Twin) write(p *driver.Packet) (int, Cause) {
 	var io tun.Iovecs
 	var tag [vlanTagLen]byte
 	if stripped {
-		tag = [vlanTagLen]byte{etherVLAN >> 8, etherVLAN & 0xff, byte(p.VLAN >> 8), byte(p.VLAN)}
+		tag = [vlanTagLen]byte{etherVLAN >> 8, etherVLAN & 0xff, byte(m.VLAN >> 8), byte(m.VLAN)}
 		io.Add(d[:2*6])
 		io.Add(tag[:])
 		d = d[2*6:]
