@@ -290,7 +290,7 @@ func (c *chipClock) SetPerOut(ch int, start Time, period time.Duration) error {
 	if p, ok := c.Clock.(PeriodicOutput); ok {
 		return p.SetPerOut(ch, start, period)
 	}
-	return fmt.Errorf("%s: no periodic outputs", c.Name())
+	return errors.New("no periodic outputs")
 }
 
 // ChipClock returns the open clock of the chip named chip (Device.Chip),

@@ -112,7 +112,7 @@ func (p *Port) resolvePHYMode() error {
 		for _, prop := range []string{"phy-mode", "phy-connection-type"} {
 			v, ok, err := node.String1(prop)
 			if err != nil {
-				return fmt.Errorf("enetc %s: %w", p.name, err)
+				return err
 			}
 			if !ok {
 				continue

@@ -1,6 +1,7 @@
 package enetc
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,17 +51,17 @@ func (p *Port) SetPreemption(c driver.PreemptConfig) error {
 	}
 	r := p.regs
 	if r.Read32(regSIPCAPR0)&sipcapr0_QBU == 0 {
-		return fmt.Errorf("enetc %s: preemption: this port has no MAC merge sublayer (SIPCAPR0.QBU clear)", p.name)
+		return errors.New("preemption: this port has no MAC merge sublayer (SIPCAPR0.QBU clear)")
 	}
 	vt := c.VerifyTime
 	if vt == 0 {
 		vt = 10 * time.Millisecond // ethtool's default
 	}
 	if vt < time.Millisecond || vt > 128*time.Millisecond || vt%time.Millisecond != 0 {
-		return fmt.Errorf("enetc %s: preemption: verify-time %v: give whole milliseconds from 1 to 128 (MMCSR.VT)", p.name, vt)
+		return fmt.Errorf("preemption: verify-time %v: give whole milliseconds from 1 to 128 (MMCSR.VT)", vt)
 	}
 	if c.AddFragSize < 0 || c.AddFragSize > 3 {
-		return fmt.Errorf("enetc %s: preemption: additional fragment size %d: give 0 to 3 (fragments of at least 64, 128, 192 or 256 bytes; MMCSR.RAFS)", p.name, c.AddFragSize)
+		return fmt.Errorf("preemption: additional fragment size %d: give 0 to 3 (fragments of at least 64, 128, 192 or 256 bytes; MMCSR.RAFS)", c.AddFragSize)
 	}
 	for tc := range tsnTrafficClasses {
 		v := r.Read32(regPTCFPR(tc)) &^ ptcfpr_FPE

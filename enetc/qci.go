@@ -87,10 +87,10 @@ func (p *Port) qciCheck(what string) error {
 		return p.errClosed()
 	}
 	if !p.pf {
-		return fmt.Errorf("enetc %s: %s: stream filters are a port function; a VF has none (configure them on the PF)", p.name, what)
+		return fmt.Errorf("%s: stream filters are a port function; a VF has none (configure them on the PF)", what)
 	}
 	if p.regs.Read32(regSIPCAPR0)&sipcapr0_PSFP == 0 {
-		return fmt.Errorf("enetc %s: %s: %w: this port has no stream filtering (SIPCAPR0.PSFP clear)", p.name, what, driver.ErrNoStreamFilter)
+		return fmt.Errorf("%s: %w: this port has no stream filtering (SIPCAPR0.PSFP clear)", what, driver.ErrNoStreamFilter)
 	}
 	return nil
 }
@@ -107,25 +107,25 @@ func (p *Port) SetStream(s driver.Stream) error {
 		return err
 	}
 	if err := s.Check(p.streamCapsLocked()); err != nil {
-		return fmt.Errorf("enetc %s: %w", p.name, err)
+		return err
 	}
 	var cir uint64
 	if m := s.Meter; m != nil {
 		if m.EIRBytes != 0 || m.EBSBytes != 0 {
-			return fmt.Errorf("enetc %s: stream %d: meter: excess rate and burst are not programmed (Linux's single-rate meter): give EIR and EBS 0", p.name, s.Handle)
+			return fmt.Errorf("stream %d: meter: excess rate and burst are not programmed (Linux's single-rate meter): give EIR and EBS 0", s.Handle)
 		}
 		cir = uint64(m.CIRBytes) * 8000 / cirUnitMilli
 		if cir == 0 || cir > 0xFFFFFFFF || m.CBSBytes > 0xFFFFFFFF {
-			return fmt.Errorf("enetc %s: stream %d: meter: rate %d B/s, burst %d B: the meter takes 1 to %d B/s and bursts to 4 GiB", p.name, s.Handle, m.CIRBytes, m.CBSBytes, uint64(0xFFFFFFFF)*cirUnitMilli/8000)
+			return fmt.Errorf("stream %d: meter: rate %d B/s, burst %d B: the meter takes 1 to %d B/s and bursts to 4 GiB", s.Handle, m.CIRBytes, m.CBSBytes, uint64(0xFFFFFFFF)*cirUnitMilli/8000)
 		}
 	}
 	clk, err := p.clockLocked()
 	if err != nil {
-		return fmt.Errorf("enetc %s: stream %d: gate base times are the chip's 1588 timer's: %w", p.name, s.Handle, err)
+		return fmt.Errorf("stream %d: gate base times are the chip's 1588 timer's: %w", s.Handle, err)
 	}
 	now, err := clk.Now()
 	if err != nil {
-		return fmt.Errorf("enetc %s: stream %d: reading the clock: %w", p.name, s.Handle, err)
+		return fmt.Errorf("stream %d: reading the clock: %w", s.Handle, err)
 	}
 	if err := p.qciBuffer(); err != nil {
 		return err
@@ -180,7 +180,7 @@ func (p *Port) DeleteStream(h int) error {
 	}
 	s, ok := p.qci.streams[h]
 	if !ok {
-		return fmt.Errorf("enetc %s: delete stream %d: no such stream (%s)", p.name, h, p.streamList())
+		return fmt.Errorf("delete stream %d: no such stream (%s)", h, p.streamList())
 	}
 	err := p.streamOff(h, s.Meter != nil)
 	delete(p.qci.streams, h)
@@ -198,7 +198,7 @@ func (p *Port) StreamStats(h int) (driver.StreamStats, error) {
 		return driver.StreamStats{}, err
 	}
 	if _, ok := p.qci.streams[h]; !ok {
-		return driver.StreamStats{}, fmt.Errorf("enetc %s: stream stats %d: no such stream (%s)", p.name, h, p.streamList())
+		return driver.StreamStats{}, fmt.Errorf("stream stats %d: no such stream (%s)", h, p.streamList())
 	}
 	iova := p.qci.buf.IOVA()
 	c := cbd{index: uint16(h), length: sfiCountersLen, cmd: 2, class: cbdClassStreamFilter}
@@ -206,7 +206,7 @@ func (p *Port) StreamStats(h int) (driver.StreamStats, error) {
 	b := p.qci.buf.Bytes()[:sfiCountersLen]
 	clear(b)
 	if err := p.cbdrRun(c, fmt.Sprintf("read stream filter %d's counters", h)); err != nil {
-		return driver.StreamStats{}, fmt.Errorf("enetc %s: %w", p.name, err)
+		return driver.StreamStats{}, err
 	}
 	dma.ReadBarrier()
 	v := func(i int) uint64 {
@@ -239,11 +239,11 @@ func (p *Port) qciBuffer() error {
 	}
 	buf, err := dma.Alloc(p.dev.Mapper, qciBufSize, dma.Options{Attr: dma.Attr{Contiguous: true, Name: p.name + " stream tables"}})
 	if err != nil {
-		return fmt.Errorf("enetc %s: stream table buffer (%d bytes): %w", p.name, qciBufSize, err)
+		return fmt.Errorf("stream table buffer (%d bytes): %w", qciBufSize, err)
 	}
 	if buf.IOVA()%cbdDataAlign != 0 {
 		_ = buf.Close()
-		return fmt.Errorf("enetc %s: stream table buffer IOVA %#x is not %d-byte aligned", p.name, buf.IOVA(), cbdDataAlign)
+		return fmt.Errorf("stream table buffer IOVA %#x is not %d-byte aligned", buf.IOVA(), cbdDataAlign)
 	}
 	p.qci.buf = buf
 	return nil
@@ -307,7 +307,7 @@ func (p *Port) streamIDWrite(h int, s *driver.Stream) error {
 	c.opt[3] = binary.LittleEndian.Uint32(b[20:24])
 	dma.DoorbellBarrier()
 	if err := p.cbdrRun(c, what); err != nil {
-		return fmt.Errorf("enetc %s: %w", p.name, err)
+		return err
 	}
 	return nil
 }
@@ -335,7 +335,7 @@ func (p *Port) streamFilterWrite(h int, s *driver.Stream) error {
 		what = fmt.Sprintf("set stream filter %d", h)
 	}
 	if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassStreamFilter), what); err != nil {
-		return fmt.Errorf("enetc %s: %w", p.name, err)
+		return err
 	}
 	return nil
 }
@@ -347,14 +347,14 @@ func (p *Port) streamGateWrite(h int, g *driver.StreamGate, now driver.Time) err
 	var b [24]byte
 	if g == nil {
 		if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassStreamGate), fmt.Sprintf("disable stream gate %d", h)); err != nil {
-			return fmt.Errorf("enetc %s: %w", p.name, err)
+			return err
 		}
 		return nil
 	}
 	b[11] = 0x80 // open until the list starts
 	b[23] = 0x80
 	if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassStreamGate), fmt.Sprintf("set stream gate %d", h)); err != nil {
-		return fmt.Errorf("enetc %s: %w", p.name, err)
+		return err
 	}
 	n := len(g.Entries)
 	size := sgclHeader + sgclEntry*n
@@ -379,7 +379,7 @@ func (p *Port) streamGateWrite(h int, g *driver.StreamGate, now driver.Time) err
 	c.opt[3] = binary.LittleEndian.Uint32(o[20:24])
 	dma.DoorbellBarrier()
 	if err := p.cbdrRun(c, fmt.Sprintf("load stream gate %d's %d-entry list", h, n)); err != nil {
-		return fmt.Errorf("enetc %s: %w", p.name, err)
+		return err
 	}
 	return nil
 }
@@ -397,7 +397,7 @@ func (p *Port) flowMeterWrite(h int, m *driver.Meter, cir uint64) error {
 		what = fmt.Sprintf("set flow meter %d", h)
 	}
 	if err := p.cbdrRun(cbdShort(&b, uint16(h), 0, cbdClassFlowMeter), what); err != nil {
-		return fmt.Errorf("enetc %s: %w", p.name, err)
+		return err
 	}
 	return nil
 }
@@ -424,7 +424,7 @@ func (p *Port) qciOff() error {
 	p.qci.streams = nil
 	p.qciModeUpdate()
 	if err := p.qci.buf.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("enetc %s: stream table buffer: %w", p.name, err))
+		errs = append(errs, fmt.Errorf("stream table buffer: %w", err))
 	}
 	p.qci.buf = nil
 	return errors.Join(errs...)

@@ -234,9 +234,9 @@ func dtSettings(node devtree.Node) (timerSettings, bool, error) {
 	return s, true, nil
 }
 
-func (t *Timer) errClosed() error {
-	return fmt.Errorf("enetc timer %s: %w", t.name, driver.ErrClosed)
-}
+// errClosed is driver.ErrClosed, which the caller puts in the context of
+// the timer.
+func (t *Timer) errClosed() error { return driver.ErrClosed }
 
 // Name is the spec the timer was opened with.
 func (t *Timer) Name() string { return t.name }
@@ -274,7 +274,7 @@ func (t *Timer) Now() (driver.Time, error) {
 // second (ptp_qoriq's set_fipers).
 func (t *Timer) Set(v driver.Time) error {
 	if v < 0 {
-		return fmt.Errorf("enetc timer %s: time %v is before the epoch: the counter is unsigned", t.name, v)
+		return fmt.Errorf("time %v is before the epoch: the counter is unsigned", v)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -308,7 +308,7 @@ func (t *Timer) Step(d time.Duration) error {
 // rounded to the nearest step (ptp_qoriq_adjfine).
 func (t *Timer) AdjFreq(ppb float64) error {
 	if math.IsNaN(ppb) || math.Abs(ppb) > t.maxAdj {
-		return fmt.Errorf("enetc timer %s: frequency adjustment %g ppb beyond the timer's ±%g ppb", t.name, ppb, t.maxAdj)
+		return fmt.Errorf("frequency adjustment %g ppb beyond the timer's ±%g ppb", ppb, t.maxAdj)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -317,7 +317,7 @@ func (t *Timer) AdjFreq(ppb float64) error {
 	}
 	add := math.Round(float64(t.addNom) * (1 + ppb/1e9))
 	if add < 1 || add > math.MaxUint32 {
-		return fmt.Errorf("enetc timer %s: frequency adjustment %g ppb takes TMR_ADD out of its 32 bits", t.name, ppb)
+		return fmt.Errorf("frequency adjustment %g ppb takes TMR_ADD out of its 32 bits", ppb)
 	}
 	t.r.Write32(tmrADD, uint32(add))
 	return nil
@@ -354,12 +354,12 @@ func (t *Timer) PerOutChannels() int { return timerFIPERs }
 // ns. A Set or Step realigns the channels to the next whole second.
 func (t *Timer) SetPerOut(ch int, start driver.Time, period time.Duration) error {
 	if ch < 0 || ch >= timerFIPERs {
-		return fmt.Errorf("enetc timer %s: no periodic output %d (the timer has FIPER1-3: channels 0-2)", t.name, ch)
+		return fmt.Errorf("no periodic output %d (the timer has FIPER1-3: channels 0-2)", ch)
 	}
 	tclk := time.Duration(t.tclk)
 	if period != 0 && (period%tclk != 0 || period < 2*tclk || period-tclk > math.MaxUint32) {
-		return fmt.Errorf("enetc timer %s: periodic output %d: period %v is not a multiple of the %v tick between %v and %v",
-			t.name, ch, period, tclk, 2*tclk, time.Duration(math.MaxUint32)+tclk)
+		return fmt.Errorf("periodic output %d: period %v is not a multiple of the %v tick between %v and %v",
+			ch, period, tclk, 2*tclk, time.Duration(math.MaxUint32)+tclk)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -367,7 +367,7 @@ func (t *Timer) SetPerOut(ch int, start driver.Time, period time.Duration) error
 		return t.errClosed()
 	}
 	if start != 0 && uint64(start) <= t.readTime()+uint64(t.tclk) {
-		return fmt.Errorf("enetc timer %s: periodic output %d: start %v is not in the future", t.name, ch, start)
+		return fmt.Errorf("periodic output %d: start %v is not in the future", ch, start)
 	}
 	if period == 0 {
 		t.fiper[ch] = 0
@@ -441,5 +441,5 @@ func (c portClock) SetPerOut(ch int, start driver.Time, period time.Duration) er
 	if p, ok := c.Clock.(driver.PeriodicOutput); ok {
 		return p.SetPerOut(ch, start, period)
 	}
-	return fmt.Errorf("%s: no periodic outputs", c.Name())
+	return errors.New("no periodic outputs")
 }

@@ -116,7 +116,7 @@ func (p *Port) tsnCheck(what string) error {
 		return p.errClosed()
 	}
 	if !p.pf {
-		return fmt.Errorf("enetc %s: %s: scheduled traffic is a port function; a VF has none (configure it on the PF)", p.name, what)
+		return fmt.Errorf("%s: scheduled traffic is a port function; a VF has none (configure it on the PF)", what)
 	}
 	return nil
 }
@@ -130,11 +130,11 @@ func (p *Port) SetTCMap(m driver.TCMap) error {
 		return err
 	}
 	if err := m.Check(len(p.tx), tsnTrafficClasses); err != nil {
-		return fmt.Errorf("enetc %s: %w", p.name, err)
+		return err
 	}
 	for tc := range tsnTrafficClasses {
 		if p.regs.Read32(regPTCCBSR0(tc))&ptccbsr0_CBSE != 0 {
-			return fmt.Errorf("enetc %s: traffic class map: traffic class %d has a shaper, which follows the map: take the shapers off first (cbs idleslope 0)", p.name, tc)
+			return fmt.Errorf("traffic class map: traffic class %d has a shaper, which follows the map: take the shapers off first (cbs idleslope 0)", tc)
 		}
 	}
 	m.Queues = append([]driver.QueueRange(nil), m.Queues...)
@@ -169,22 +169,22 @@ func (p *Port) SetGateList(g driver.GateList) error {
 		return nil
 	}
 	if r.Read32(regSIPCAPR0)&sipcapr0_QBV == 0 {
-		return fmt.Errorf("enetc %s: gate list: this port has no time gating (SIPCAPR0.QBV clear)", p.name)
+		return errors.New("gate list: this port has no time gating (SIPCAPR0.QBV clear)")
 	}
 	maxLen := int(r.Read32(regPTGCAPR) & ptgcapr_MAX_GCL_LEN)
 	if err := g.Check(min(maxLen, tsnGateBufMaxEntries), tsnMaxInterval); err != nil {
-		return fmt.Errorf("enetc %s: %w (PTGCAPR: %d entries)", p.name, err, maxLen)
+		return fmt.Errorf("%w (PTGCAPR: %d entries)", err, maxLen)
 	}
 	if g.BaseTime < 0 {
-		return fmt.Errorf("enetc %s: gate list: base-time %v is before the clock's epoch", p.name, g.BaseTime)
+		return fmt.Errorf("gate list: base-time %v is before the clock's epoch", g.BaseTime)
 	}
 	clk, err := p.clockLocked()
 	if err != nil {
-		return fmt.Errorf("enetc %s: gate list: base times are the chip's 1588 timer's: %w", p.name, err)
+		return fmt.Errorf("gate list: base times are the chip's 1588 timer's: %w", err)
 	}
 	now, err := clk.Now()
 	if err != nil {
-		return fmt.Errorf("enetc %s: gate list: reading the clock: %w", p.name, err)
+		return fmt.Errorf("gate list: reading the clock: %w", err)
 	}
 	size := gclHeader + gclEntrySize*len(g.Entries)
 	if p.tsn.buf == nil || p.tsn.buf.Len() < size {
@@ -194,11 +194,11 @@ func (p *Port) SetGateList(g driver.GateList) error {
 		}
 		buf, err := dma.Alloc(p.dev.Mapper, max(size, tsnGateBufSizeDefault), dma.Options{Attr: dma.Attr{Contiguous: true, Name: p.name + " gate list"}})
 		if err != nil {
-			return fmt.Errorf("enetc %s: gate list buffer (%d bytes): %w", p.name, size, err)
+			return fmt.Errorf("gate list buffer (%d bytes): %w", size, err)
 		}
 		if buf.IOVA()%cbdDataAlign != 0 {
 			_ = buf.Close()
-			return fmt.Errorf("enetc %s: gate list buffer IOVA %#x is not %d-byte aligned", p.name, buf.IOVA(), cbdDataAlign)
+			return fmt.Errorf("gate list buffer IOVA %#x is not %d-byte aligned", buf.IOVA(), cbdDataAlign)
 		}
 		p.tsn.buf = buf
 	}
@@ -266,42 +266,42 @@ func (p *Port) SetCBS(tc int, idleSlopeKbps int64) error {
 	}
 	top, next, ok := p.cbsClasses()
 	if !ok {
-		return fmt.Errorf("enetc %s: cbs: set a traffic class map with num_tc N of 2 or more first, priorities N-1 and N-2 in two classes: the ENETC shapes those two", p.name)
+		return errors.New("cbs: set a traffic class map with num_tc N of 2 or more first, priorities N-1 and N-2 in two classes: the ENETC shapes those two")
 	}
 	if tc != top && tc != next {
-		return fmt.Errorf("enetc %s: cbs: traffic class %d: the ENETC shapes only the classes of the map's top two priorities (%d and %d)", p.name, tc, top, next)
+		return fmt.Errorf("cbs: traffic class %d: the ENETC shapes only the classes of the map's top two priorities (%d and %d)", tc, top, next)
 	}
 	r := p.regs
 	enabled := func(c int) bool { return r.Read32(regPTCCBSR0(c))&ptccbsr0_CBSE != 0 }
 	if idleSlopeKbps == 0 {
 		if tc == top && enabled(next) {
-			return fmt.Errorf("enetc %s: cbs: take the shaper of class %d off before that of class %d", p.name, next, top)
+			return fmt.Errorf("cbs: take the shaper of class %d off before that of class %d", next, top)
 		}
 		r.Write32(regPTCCBSR1(tc), 0)
 		r.Write32(regPTCCBSR0(tc), 0)
 		return nil
 	}
 	if idleSlopeKbps < 0 {
-		return fmt.Errorf("enetc %s: cbs: idle slope %d kbit/s is negative", p.name, idleSlopeKbps)
+		return fmt.Errorf("cbs: idle slope %d kbit/s is negative", idleSlopeKbps)
 	}
 	l := p.Link()
 	if !l.Up || l.SpeedMbps <= 0 {
-		return fmt.Errorf("enetc %s: cbs: the link is down: the shaper's share is of the link speed; set it once the link is up", p.name)
+		return errors.New("cbs: the link is down: the shaper's share is of the link speed; set it once the link is up")
 	}
 	speed := int64(l.SpeedMbps)
 	bw := idleSlopeKbps / (speed * 10) // kbit/s over (Mb/s * 1000 / 100): percent
 	if bw < 1 {
-		return fmt.Errorf("enetc %s: cbs: idle slope %d kbit/s is under 1%% of the %d Mb/s link; the ENETC shapes in whole percent (at least %d kbit/s)", p.name, idleSlopeKbps, speed, speed*10)
+		return fmt.Errorf("cbs: idle slope %d kbit/s is under 1%% of the %d Mb/s link; the ENETC shapes in whole percent (at least %d kbit/s)", idleSlopeKbps, speed, speed*10)
 	}
 	sum := bw
 	if tc == next {
 		if !enabled(top) {
-			return fmt.Errorf("enetc %s: cbs: give class %d its shaper before class %d", p.name, top, next)
+			return fmt.Errorf("cbs: give class %d its shaper before class %d", top, next)
 		}
 		sum += int64(r.Read32(regPTCCBSR0(top)) & ptccbsr0_BW_MASK)
 	}
 	if sum >= 100 {
-		return fmt.Errorf("enetc %s: cbs: the shapers would take %d%% of the link; together they must stay under 100%%", p.name, sum)
+		return fmt.Errorf("cbs: the shapers would take %d%% of the link; together they must stay under 100%%", sum)
 	}
 	// hiCredit (Linux enetc_setup_tc_cbs): the bits of the largest frame
 	// that may hold the class up, times its share, in ENETC clock cycles
@@ -370,7 +370,7 @@ func (p *Port) tsnOff() error {
 	err := p.tsn.buf.Close()
 	p.tsn.buf = nil
 	if err != nil {
-		return errors.Join(qerr, fmt.Errorf("enetc %s: gate list buffer", p.name), err)
+		return errors.Join(qerr, errors.New("gate list buffer"), err)
 	}
 	return qerr
 }

@@ -40,7 +40,7 @@ func (p *Port) avbCheck(what string) error {
 		return p.errClosed()
 	}
 	if !p.prof.has(qAVB) {
-		return fmt.Errorf("fec %s: %s: %s has no AVB rings and no credit-based shaper (only the i.MX6SX, i.MX7D, i.MX8M, i.MX8QM, i.MX93 and S32V234 ENETs do)", p.name, what, p.prof.compatible)
+		return fmt.Errorf("%s: %s has no AVB rings and no credit-based shaper (only the i.MX6SX, i.MX7D, i.MX8M, i.MX8QM, i.MX93 and S32V234 ENETs do)", what, p.prof.compatible)
 	}
 	return nil
 }
@@ -88,11 +88,11 @@ func (p *Port) SetTCMap(m driver.TCMap) error {
 		return nil
 	}
 	if err := m.Check(len(p.tx), len(p.tx)); err != nil {
-		return fmt.Errorf("fec %s: %w", p.name, err)
+		return err
 	}
 	for tc, r := range m.Queues {
 		if r.Count != 1 || r.Offset != tc {
-			return fmt.Errorf("fec %s: traffic class map: class %d queues %d@%d: a FEC's class is its TX ring (FTYPE): give queues 1@0 1@1 1@2", p.name, tc, r.Count, r.Offset)
+			return fmt.Errorf("traffic class map: class %d queues %d@%d: a FEC's class is its TX ring (FTYPE): give queues 1@0 1@1 1@2", tc, r.Count, r.Offset)
 		}
 	}
 	m.Queues = append([]driver.QueueRange(nil), m.Queues...)
@@ -111,7 +111,7 @@ func (p *Port) SetGateList(g driver.GateList) error {
 	if len(g.Entries) == 0 {
 		return nil
 	}
-	return fmt.Errorf("fec %s: gate list: %w: the FEC/ENET has no time-aware gates (802.1Qbv); the ENETC has", p.name, errors.ErrUnsupported)
+	return fmt.Errorf("gate list: %w: the FEC/ENET has no time-aware gates (802.1Qbv); the ENETC has", errors.ErrUnsupported)
 }
 
 // SetCBS implements driver.TSN: class tc (1 or 2, an AVB ring) gets the
@@ -124,20 +124,20 @@ func (p *Port) SetCBS(tc int, idleSlopeKbps int64) error {
 		return err
 	}
 	if tc < 1 || tc >= len(p.tx) {
-		return fmt.Errorf("fec %s: cbs: traffic class %d: the AVB classes are TX rings 1 to %d of this port's %d (ring 0 is best effort)", p.name, tc, len(p.tx)-1, len(p.tx))
+		return fmt.Errorf("cbs: traffic class %d: the AVB classes are TX rings 1 to %d of this port's %d (ring 0 is best effort)", tc, len(p.tx)-1, len(p.tx))
 	}
 	if idleSlopeKbps < 0 {
-		return fmt.Errorf("fec %s: cbs: idle slope %d kbit/s is negative", p.name, idleSlopeKbps)
+		return fmt.Errorf("cbs: idle slope %d kbit/s is negative", idleSlopeKbps)
 	}
 	var slope uint16
 	if idleSlopeKbps != 0 {
 		l := p.Link()
 		if !l.Up || l.SpeedMbps <= 0 {
-			return fmt.Errorf("fec %s: cbs: the link is down: the shaper's share is of the link speed; set it once the link is up", p.name)
+			return errors.New("cbs: the link is down: the shaper's share is of the link speed; set it once the link is up")
 		}
 		rate := int64(l.SpeedMbps) * 1000
 		if idleSlopeKbps >= rate {
-			return fmt.Errorf("fec %s: cbs: idle slope %d kbit/s is the whole %d Mb/s link or more", p.name, idleSlopeKbps, l.SpeedMbps)
+			return fmt.Errorf("cbs: idle slope %d kbit/s is the whole %d Mb/s link or more", idleSlopeKbps, l.SpeedMbps)
 		}
 		// share s/(s+512) <= kbps/rate  <=>  s*rate <= 512*kbps + s*kbps.
 		for _, s := range idleSlopes {
@@ -146,7 +146,7 @@ func (p *Port) SetCBS(tc int, idleSlopeKbps int64) error {
 			}
 		}
 		if slope == 0 {
-			return fmt.Errorf("fec %s: cbs: idle slope %d kbit/s is under the smallest share the ENET sets (1/513 of %d Mb/s, %d kbit/s)", p.name, idleSlopeKbps, l.SpeedMbps, (rate+512)/513)
+			return fmt.Errorf("cbs: idle slope %d kbit/s is under the smallest share the ENET sets (1/513 of %d Mb/s, %d kbit/s)", idleSlopeKbps, l.SpeedMbps, (rate+512)/513)
 		}
 	}
 	other := 3 - tc
@@ -161,8 +161,7 @@ func (p *Port) SetCBS(tc int, idleSlopeKbps int64) error {
 	// s/(s+512) + o/(o+512) <= 3/4, in integers.
 	if other < len(p.tx) && idleSlopeKbps != 0 &&
 		avbShareDen*(s*(os+512)+os*(s+512)) > avbShareNum*(s+512)*(os+512) {
-		return fmt.Errorf("fec %s: cbs: class %d at IDLE_SLOPE %d (%.1f%%) and class %d at %d (%.1f%%) would take more than 75%% of the link, the most the two AVB classes may have", p.name,
-			tc, s, share(s), other, os, share(os))
+		return fmt.Errorf("cbs: class %d at IDLE_SLOPE %d (%.1f%%) and class %d at %d (%.1f%%) would take more than 75%% of the link, the most the two AVB classes may have", tc, s, share(s), other, os, share(os))
 	}
 	p.avbSlope[tc] = slope
 	if p.started {

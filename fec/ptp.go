@@ -247,7 +247,7 @@ func (c *ptpClock) Step(d time.Duration) error {
 // correction off.
 func (c *ptpClock) AdjFreq(ppb float64) error {
 	if math.IsNaN(ppb) || math.Abs(ppb) > ptpMaxAdjPPB {
-		return fmt.Errorf("fec %s: frequency adjustment %g ppb beyond the timer's ±%d ppb", c.p.name, ppb, ptpMaxAdjPPB)
+		return fmt.Errorf("frequency adjustment %g ppb beyond the timer's ±%d ppb", ppb, ptpMaxAdjPPB)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -315,11 +315,10 @@ func (c *ptpClock) PerOutChannels() int { return ptpChannels }
 // means the next whole second at least one second away.
 func (c *ptpClock) SetPerOut(ch int, start driver.Time, period time.Duration) error {
 	if ch < 0 || ch >= ptpChannels {
-		return fmt.Errorf("fec %s: no periodic output %d (the timer has compare channels 0-3)", c.p.name, ch)
+		return fmt.Errorf("no periodic output %d (the timer has compare channels 0-3)", ch)
 	}
 	if period != 0 && (period < ptpMinPerOut || period > ptpMaxPerOut || int64(period)%int64(c.inc) != 0) {
-		return fmt.Errorf("fec %s: periodic output %d: period %v is not a multiple of the %dns counter step from %v to %v",
-			c.p.name, ch, period, c.inc, ptpMinPerOut, ptpMaxPerOut)
+		return fmt.Errorf("periodic output %d: period %v is not a multiple of the %dns counter step from %v to %v", ch, period, c.inc, ptpMinPerOut, ptpMaxPerOut)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -340,7 +339,7 @@ func (c *ptpClock) SetPerOut(ch int, start driver.Time, period time.Duration) er
 	if s == 0 {
 		s = (n/1e9 + 2) * 1e9
 	} else if s <= n+ptpMinAhead {
-		return fmt.Errorf("fec %s: periodic output %d: start %v is not in the future", c.p.name, ch, start)
+		return fmt.Errorf("periodic output %d: start %v is not in the future", ch, start)
 	}
 	o.period, o.start, o.next = int64(period), s, s
 	if !c.pinper {

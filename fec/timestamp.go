@@ -72,7 +72,7 @@ func (p *Port) startStamps() error {
 		return nil
 	}
 	if _, err := p.Clock(); err != nil {
-		return fmt.Errorf("fec %s: timestamps=%v needs the 1588 timer: %w", p.name, p.stamps, err)
+		return fmt.Errorf("timestamps=%v needs the 1588 timer: %w", p.stamps, err)
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func (s Sys) noIOMMUMapper(dev string, opts map[string][]string, u *UIODevice, r
 		if err != nil {
 			return nil, &DeviceError{Device: dev, Op: "open", Err: driver.BadOption("dma-carveout", v, err.Error(), "ADDR+SIZE of reserved physical memory, e.g. 0x9f000000+16M")}
 		}
-		mem, unmap, err := s.MapPhys(dev+" dma-carveout", r.Addr, r.Size)
+		mem, unmap, err := s.MapPhys("dma-carveout", r.Addr, r.Size)
 		if err != nil {
 			return nil, err
 		}
@@ -176,13 +176,22 @@ func fillPCIIdentity(d *driver.Device, dir string) {
 
 // OpenPlatform opens "platform:NODE": through its UIO device when one is
 // bound, through vfio-platform when bound to it, else (unsafe-noiommu only)
-// through /dev/mem windows of its reg ranges once no driver holds it.
+// through /dev/mem windows of its reg ranges once no driver holds it. Its
+// errors name the node once.
 func (s Sys) OpenPlatform(spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	pd, err := s.Platform(spec.Name)
 	if err != nil {
 		return nil, err
 	}
-	var d *driver.Device
+	d, err := s.openPlatform(pd, spec, cfg)
+	return d, forDevice(pd.Name, err)
+}
+
+func (s Sys) openPlatform(pd *PlatformDevice, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
+	var (
+		d   *driver.Device
+		err error
+	)
 	switch {
 	case len(pd.UIO) > 0:
 		if !cfg.UnsafeNoIOMMU {
@@ -237,7 +246,7 @@ func (s Sys) openDevmem(pd *PlatformDevice, spec driver.Spec) (*driver.Device, e
 	var rel releaser
 	d := &driver.Device{Backend: "devmem"}
 	for i, r := range regs {
-		mem, unmap, err := s.MapPhys(fmt.Sprintf("%s reg%d", pd.Name, i), r.Addr, r.Size)
+		mem, unmap, err := s.MapPhys(fmt.Sprintf("reg%d", i), r.Addr, r.Size)
 		if err != nil {
 			_ = rel.run()
 			return nil, err

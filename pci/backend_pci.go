@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -229,12 +228,18 @@ func (s Sys) OpenVFIOToken(a Address, acc Access, tok *VFToken) (*VFIODevice, dm
 	return vd, mapper, func() error { return errors.Join(vd.Close(), drop()) }, nil
 }
 
-// OpenPCI opens "pci:ADDR" for the pci backend.
+// OpenPCI opens "pci:ADDR" for the pci backend. Its errors name the
+// device once.
 func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	a, err := ParseAddress(spec.Name)
 	if err != nil {
 		return nil, err
 	}
+	dev, err := s.openPCI(a, spec, cfg)
+	return dev, forDevice(a.String(), err)
+}
+
+func (s Sys) openPCI(a Address, spec driver.Spec, cfg driver.Config) (*driver.Device, error) {
 	d, err := s.Device(a)
 	if err != nil {
 		return nil, err
@@ -284,7 +289,7 @@ func (s Sys) OpenPCI(spec driver.Spec, cfg driver.Config) (*driver.Device, error
 	}
 	vd, mapper, closeVD, err := s.OpenVFIOToken(a, acc, tok)
 	if err != nil {
-		return nil, forDevice(a.String(), err)
+		return nil, err
 	}
 	rel.add(closeVD)
 	dev.Backend = "vfio"
@@ -322,12 +327,12 @@ func (s Sys) mapResource(a Address, b BAR) (*Window, func() error, error) {
 	p := fmt.Sprintf("%s/resource%d", s.pciDev(a), b.Index)
 	f, err := s.openAttr(p, unix.O_RDWR|unix.O_SYNC)
 	if err != nil {
-		return nil, nil, &DeviceError{Device: a.String(), Op: "open " + p, Err: bareErr(err), Fix: fixOpen(err)}
+		return nil, nil, &DeviceError{Device: a.String(), Op: fmt.Sprintf("open its sysfs resource%d", b.Index), Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	defer f.Close()
 	mem, err := unix.Mmap(int(f.Fd()), 0, int(b.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return nil, nil, &DeviceError{Device: a.String(), Op: fmt.Sprintf("mmap %s (%#x bytes)", p, b.Size), Err: err}
+		return nil, nil, &DeviceError{Device: a.String(), Op: fmt.Sprintf("mmap its sysfs resource%d (%#x bytes)", b.Index, b.Size), Err: err}
 	}
 	return NewWindow(fmt.Sprintf("%s BAR%d", a, b.Index), mem), func() error { return unix.Munmap(mem) }, nil
 }
@@ -338,7 +343,7 @@ func (s Sys) uioBusMaster(a Address) error {
 	p := s.pciDev(a) + "/config"
 	f, err := s.openAttr(p, unix.O_RDWR)
 	if err != nil {
-		return &DeviceError{Device: a.String(), Op: "open " + p, Err: bareErr(err), Fix: fixOpen(err)}
+		return &DeviceError{Device: a.String(), Op: "open its sysfs config", Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	defer f.Close()
 	var b [2]byte
@@ -370,11 +375,11 @@ func (s Sys) openVFIOPlatform(pd *PlatformDevice, spec driver.Spec, cfg driver.C
 	}
 	c, drop, err := s.sharedContainer(noIOMMU)
 	if err != nil {
-		return nil, forDevice(pd.Name, err)
+		return nil, err
 	}
 	var rel releaser
 	rel.add(drop)
-	fail := func(err error) (*driver.Device, error) { _ = rel.run(); return nil, forDevice(pd.Name, err) }
+	fail := func(err error) (*driver.Device, error) { _ = rel.run(); return nil, err }
 	g, err := c.Group(pd.IOMMUGroup)
 	if err != nil {
 		return fail(err)
@@ -405,11 +410,14 @@ func (s Sys) openVFIOPlatform(pd *PlatformDevice, spec driver.Spec, cfg driver.C
 	return dev, nil
 }
 
-// forDevice makes sure an error about a shared node (/dev/vfio/vfio,
-// /dev/iommu, a group) also names the device being opened.
+// forDevice makes an open error name the device being opened exactly once:
+// a DeviceError about dev passes as it is; any other error (one about a
+// shared node such as /dev/vfio/vfio, /dev/iommu or a group, or about a
+// range of /dev/mem) is wrapped in one that names dev.
 func forDevice(dev string, err error) error {
-	if err == nil || strings.Contains(err.Error(), dev) {
+	var de *DeviceError
+	if err == nil || errors.As(err, &de) && de.Device == dev {
 		return err
 	}
-	return fmt.Errorf("%s: %w", dev, err)
+	return &DeviceError{Device: dev, Err: err}
 }

@@ -36,7 +36,7 @@ func (s Sys) Device(a Address) (*Device, error) {
 	dir := s.pciDev(a)
 	if _, err := os.Stat(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &DeviceError{Device: a.String(), Op: "pci device", Err: ErrNoDevice, Fix: "no " + dir + "; list PCI functions with lspci -D or nicctl list"}
+			return nil, &DeviceError{Device: a.String(), Op: "pci device", Err: ErrNoDevice, Fix: "sysfs has no such function; list PCI functions with lspci -D or nicctl list"}
 		}
 		return nil, &DeviceError{Device: a.String(), Op: "pci device", Err: err, Fix: fixOpen(err)}
 	}

@@ -86,7 +86,7 @@ func TestOpenPlatform(t *testing.T) {
 		{name: "bad reg option", setup: func(tr *tree) { release(tr) }, spec: "platform:" + enet + "?reg=0x2188000", noIOMMU: true,
 			msg: []string{enet, "ADDR+SIZE"}},
 		{name: "no /dev/mem", setup: func(tr *tree) { release(tr); tr.remove("/dev/mem") }, spec: "platform:" + enet, noIOMMU: true,
-			msg: []string{enet + " reg0", "/dev/mem"}},
+			msg: []string{enet + ": reg0: open", "/dev/mem", "devtmpfs"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

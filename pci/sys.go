@@ -255,9 +255,13 @@ type DeviceError struct {
 	Fix    string
 }
 
-// Error reads "device: op: cause (fix)".
+// Error reads "device: op: cause (fix)"; without an Op, "device: cause
+// (fix)".
 func (e *DeviceError) Error() string {
-	s := e.Device + ": " + e.Op
+	s := e.Device
+	if e.Op != "" {
+		s += ": " + e.Op
+	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}

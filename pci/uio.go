@@ -121,7 +121,7 @@ func (s Sys) OpenUIO(dev string) (*UIODevice, error) {
 	path := s.Path(info.Dev)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_SYNC, 0)
 	if err != nil {
-		return nil, &DeviceError{Device: info.Dev, Op: "open " + path, Err: bareErr(err), Fix: fixOpen(err)}
+		return nil, &DeviceError{Device: info.Dev, Op: "open", Err: bareErr(err), Fix: fixOpen(err)}
 	}
 	u := &UIODevice{Info: info, file: f}
 	ps := uint64(os.Getpagesize())
@@ -143,7 +143,7 @@ func (s Sys) OpenUIO(dev string) (*UIODevice, error) {
 func (u *UIODevice) WaitIRQ() (uint32, error) {
 	var b [4]byte
 	if _, err := u.file.Read(b[:]); err != nil {
-		return 0, fmt.Errorf("%s: wait for interrupt: %w", u.Info.Dev, err)
+		return 0, &DeviceError{Device: u.Info.Dev, Op: "wait for interrupt", Err: err}
 	}
 	return binary.NativeEndian.Uint32(b[:]), nil
 }
@@ -157,7 +157,7 @@ func (u *UIODevice) EnableIRQ(on bool) error {
 		binary.NativeEndian.PutUint32(b[:], 1)
 	}
 	if _, err := u.file.Write(b[:]); err != nil {
-		return fmt.Errorf("%s: irq control: %w (the UIO driver may lack irqcontrol)", u.Info.Dev, err)
+		return &DeviceError{Device: u.Info.Dev, Op: "irq control", Err: err, Fix: "the UIO driver may lack irqcontrol"}
 	}
 	return nil
 }

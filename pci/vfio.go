@@ -570,7 +570,7 @@ func (d *VFIODevice) EnableIRQs(index, start, n int) ([]int, error) {
 			for _, f := range out {
 				unix.Close(f)
 			}
-			return nil, fmt.Errorf("%s: eventfd: %w", d.Name, err)
+			return nil, &DeviceError{Device: d.Name, Op: "eventfd", Err: err}
 		}
 		fds[i] = int32(fd)
 		out = append(out, fd)

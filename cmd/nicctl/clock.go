@@ -177,6 +177,8 @@ func clockCmd(e *env, dev string, args []string) (any, error) {
 	for _, op := range ops {
 		s := clockStep{Cmd: op.cmd}
 		if err := doClockOp(e, c, op, &s); err != nil {
+			// The clock names the operation; the device is named here.
+			err = fmt.Errorf("%s: %s: %w", dev, op.cmd, err)
 			if len(r.Steps) == 0 {
 				return nil, err
 			}

@@ -81,3 +81,19 @@ func TestClockErrors(t *testing.T) {
 	// The i.MX6Q's timer clock rate is the board's.
 	wantError(t, exitFailed, []string{"clock", "sim:fec42?soc=imx6q", "get"}, "ptp-clock=")
 }
+
+// A clock operation the device refuses names the device once (nicctl names
+// it; the clock names the operation and the limit).
+func TestClockOpErrorsNameTheDeviceOnce(t *testing.T) {
+	for _, c := range []struct{ dev, limit string }{
+		{"sim:enetc-timer43?timeline=manual", "±9.99999999e+08 ppb"},
+		{"sim:fec43?timeline=manual", "±100000000 ppb"},
+	} {
+		wantError(t, exitFailed, []string{"clock", c.dev, "freq", "2e9"}, c.dev+": freq: frequency adjustment 2e+09 ppb", c.limit)
+		_, _, errOut := nicctl(t, "clock", c.dev, "freq", "2e9")
+		name, _, _ := strings.Cut(strings.TrimPrefix(c.dev, "sim:"), "?")
+		if n := strings.Count(errOut, name); n != 1 {
+			t.Errorf("%q names %s %d times, want once", errOut, name, n)
+		}
+	}
+}

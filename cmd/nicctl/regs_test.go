@@ -218,8 +218,8 @@ func TestRegsErrors(t *testing.T) {
 		{exitFailed, []string{"--root", "testdata/ls1028a", "regs", "0000:00:00.1"}, []string{"0000:00:00.1", "fsl_enetc"}},
 		// /dev/mem needs the opt-in, as every other /dev/mem path does.
 		{exitUsage, []string{"--root", "testdata/imx6ul", "regs", "platform:20b4000.ethernet"}, []string{"20b4000.ethernet", "/dev/mem", "--unsafe-noiommu"}},
-		{exitFailed, []string{"--root", "testdata/imx6ul", "regs", "platform:20b4000.ethernet", "--unsafe-noiommu"}, []string{"20b4000.ethernet reg0", "dev/mem: no such file"}},
-		{exitFailed, []string{"--root", "testdata/imx6ul", "regs", "platform:20b4000.ethernet?unsafe-noiommu=1"}, []string{"20b4000.ethernet reg0", "dev/mem: no such file"}},
+		{exitFailed, []string{"--root", "testdata/imx6ul", "regs", "platform:20b4000.ethernet", "--unsafe-noiommu"}, []string{"20b4000.ethernet: reg0: open", "dev/mem: no such file"}},
+		{exitFailed, []string{"--root", "testdata/imx6ul", "regs", "platform:20b4000.ethernet?unsafe-noiommu=1"}, []string{"20b4000.ethernet: reg0: open", "dev/mem: no such file"}},
 	} {
 		wantError(t, c.code, c.args, c.parts...)
 	}

@@ -453,13 +453,14 @@ func tsnCmd(e *env, dev, clockSpec string, args []string) (any, error) {
 			err = ts.SetCBS(op.tc, op.kbps)
 		case "preempt":
 			var pr driver.Preemption
-			if pr, err = driver.PreemptionOf(p); err == nil {
-				err = pr.SetPreemption(op.mm)
+			if pr, err = driver.PreemptionOf(p); err != nil {
+				return nil, err // names the port
 			}
+			err = pr.SetPreemption(op.mm)
 		case "stream":
 			var sf driver.StreamFilter
 			if sf, err = driver.StreamFilterOf(p); err != nil {
-				break
+				return nil, err // names the port
 			}
 			err = sf.SetStream(op.strm)
 			if errors.Is(err, driver.ErrNoClock) {
@@ -481,7 +482,8 @@ func tsnCmd(e *env, dev, clockSpec string, args []string) (any, error) {
 			}
 		}
 		if err != nil {
-			return nil, err
+			// The driver names the operation; the device is named here.
+			return nil, fmt.Errorf("%s: %w", dev, err)
 		}
 		if op.cmd != "show" {
 			r.Applied = append(r.Applied, op.cmd)

@@ -107,3 +107,18 @@ func TestTSNErrors(t *testing.T) {
 	wantError(t, exitFailed, []string{"tsn", "sim:fec55?soc=imx8mp&queues=3&link-poll=0", "gates", "sched-entry", "S", "01", "1000"}, "no time-aware gates")
 	wantError(t, exitFailed, []string{"tsn", "sim:fec56?soc=imx6ul&link-poll=0", "cbs", "tc", "1", "idleslope", "1000"}, "no AVB rings")
 }
+
+// A setting the driver refuses names the device once (nicctl names it; the
+// driver names the operation and why).
+func TestTSNRefusalNamesTheDeviceOnce(t *testing.T) {
+	for _, c := range []struct{ dev, name, why string }{
+		{"sim:enetc45", "enetc45", "cbs: set a traffic class map"},
+		{"sim:fec45?soc=imx8mp", "fec45", "cbs: traffic class 1: the AVB classes"},
+	} {
+		wantError(t, exitFailed, []string{"tsn", c.dev, "cbs", "tc", "1", "idleslope", "5000"}, c.dev+": "+c.why)
+		_, _, errOut := nicctl(t, "tsn", c.dev, "cbs", "tc", "1", "idleslope", "5000")
+		if n := strings.Count(errOut, c.name); n != 1 {
+			t.Errorf("%q names %s %d times, want once", errOut, c.name, n)
+		}
+	}
+}
