@@ -151,20 +151,38 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	g, shared := q.burst.Enter(q.gate) // announce the burst before reading the gate
 	if shared {
 		q.port.concurrentUse("rx", q.idx, "RxBurst") // another goroutine is inside: refuse, touch nothing
+		return 0                                     // never: concurrentUse panics; returning keeps the spills of the arguments off the empty poll
 	}
 	if g&gate.Closed != 0 {
 		q.burst.Leave()
 		return 0
+	}
+	// An empty poll: BD ntc not written back. It reads that one status
+	// word, counts the poll and leaves; only every rxPeekEvery-th such
+	// poll goes on to the loop, which counts it, looks ahead for a BD the
+	// device skipped (lostBD) and retries a refill that came up short.
+	// The look comes after Enter and the gate: a burst that read the gate
+	// open raised its flag first, so Stop, which closes the gate before it
+	// waits for the flags to come down, cannot drain the ring (drain moves
+	// ntc) nor Close unmap it before Leave below. Only the status is read,
+	// so no barrier (docs/design.md, "Ordering"): the loop loads it again
+	// before any other field.
+	ntc := q.ntc
+	bds := q.bds
+	if int(ntc) < len(bds) && bds[ntc].loadStatus()&rxbd_LSTATUS_R == 0 {
+		if idle := q.idle + 1; idle%rxPeekEvery != 0 {
+			q.idle = idle
+			q.burst.Leave()
+			return 0
+		}
 	}
 	var (
 		n     int
 		bytes uint64
 	)
 	mask := q.mask
-	ntc := q.ntc
 	posted := (q.ntu - ntc) & mask // BDs the device may have written
-	bds := q.bds
-	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
+	bufs := q.bufs[:len(bds)]      // as long as the ring: one bounds check serves both
 	for n < len(pkts) && posted > 0 {
 		// Fast path: good one-BD frames, in a loop that calls nothing.
 		got, b := q.singles(pkts[n:], ntc, posted)
