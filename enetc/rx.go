@@ -158,23 +158,24 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		return 0
 	}
 	// An empty poll: BD ntc not written back. It reads that one status
-	// word, counts the poll and leaves; only every rxPeekEvery-th such
-	// poll goes on to the loop, which counts it, looks ahead for a BD the
-	// device skipped (lostBD) and retries a refill that came up short.
-	// The look comes after Enter and the gate: a burst that read the gate
-	// open raised its flag first, so Stop, which closes the gate before it
-	// waits for the flags to come down, cannot drain the ring (drain moves
-	// ntc) nor Close unmap it before Leave below. Only the status is read,
-	// so no barrier (docs/design.md, "Ordering"): the loop loads it again
-	// before any other field.
+	// word, counts the poll and leaves; every rxPeekEvery-th such poll
+	// also looks ahead for a BD the device skipped and retries a refill
+	// that came up short (peek). The next poll takes what follows a BD
+	// given up. The look comes after Enter and the gate: a burst that
+	// read the gate open raised its flag first, so Stop, which closes the
+	// gate before it waits for the flags to come down, cannot drain the
+	// ring (drain moves ntc) nor Close unmap it before Leave below. Only
+	// the status is read, so no barrier (docs/design.md, "Ordering"): the
+	// loop loads it again before any other field.
 	ntc := q.ntc
 	bds := q.bds
-	if int(ntc) < len(bds) && bds[ntc].loadStatus()&rxbd_LSTATUS_R == 0 {
-		if idle := q.idle + 1; idle%rxPeekEvery != 0 {
-			q.idle = idle
-			q.burst.Leave()
-			return 0
+	if bds[ntc].loadStatus()&rxbd_LSTATUS_R == 0 { // ntc stays below the ring size (the mask): the bounds check never fails
+		q.idle++
+		if q.idle%rxPeekEvery == 0 {
+			q.peek(ntc)
 		}
+		q.burst.Leave()
+		return 0
 	}
 	var (
 		n     int
@@ -348,6 +349,22 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		bytes += uint64(ln)
 	}
 	return len(bds), bytes
+}
+
+// peek is every rxPeekEvery-th poll that finds BD ntc not written back:
+// it gives BD ntc up when the device skipped it (lostBD), dropping it and
+// moving q.ntc past it, and otherwise retries a refill that came up short
+// (RxBurst's loop, which refills, does not run on such a poll).
+func (q *rxQueue) peek(ntc uint32) {
+	posted := (q.ntu - ntc) & q.mask // BDs the device may have written
+	if posted == 0 || !q.lostBD(ntc, posted-1) {
+		if q.mask-posted >= rxRefillBundle { // free slots: size - 1 - posted
+			q.refill()
+		}
+		return
+	}
+	q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
+	q.ntc = (ntc + 1) & q.mask // wraps by the power-of-two mask
 }
 
 // lostBD is the stuck-BD recovery: BD j is not written back, and ahead
