@@ -138,7 +138,8 @@ func (q *rxQueue) Stats() driver.QueueStats { return q.ctr.Snapshot() }
 
 // RxBurst implements driver.RxQueue. Its steps, as fec's:
 //
-//  1. check the gate (ERR050089, Stop): a closed gate returns 0;
+//  1. check the gate (ERR050089, Stop): a closed gate returns 0; then
+//     BD ntc's status: not written back, the poll returns 0 (peek);
 //  2. take written-back BDs from ntc: a one-BD frame on the fast path, a
 //     frame of several BDs through frameBDs and gather, a BD the device
 //     skipped through lostBD;
