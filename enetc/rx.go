@@ -139,7 +139,8 @@ func (q *rxQueue) Stats() driver.QueueStats { return q.ctr.Snapshot() }
 
 // RxBurst implements driver.RxQueue. Its steps, as fec's:
 //
-//  1. check the gate (ERR050089, Stop): a closed gate returns 0;
+//  1. check the gate (ERR050089, Stop): a closed gate returns 0; then
+//     BD ntc's status: not written back, the poll returns 0 (peek);
 //  2. take written-back BDs from ntc: a one-BD frame on the fast path, a
 //     frame of several BDs through frameBDs and gather, a BD the device
 //     skipped through lostBD;
@@ -152,8 +153,29 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	g, shared := q.burst.Enter(q.gate) // announce the burst before reading the gate
 	if shared {
 		q.port.concurrentUse("rx", q.idx, "RxBurst") // another goroutine is inside: refuse, touch nothing
+		return 0                                     // never: concurrentUse panics; returning keeps the spills of the arguments off the empty poll
 	}
 	if g&gate.Closed != 0 {
+		q.burst.Leave()
+		return 0
+	}
+	// An empty poll: BD ntc not written back. It reads that one status
+	// word, counts the poll and leaves; every rxPeekEvery-th such poll
+	// also looks ahead for a BD the device skipped and retries a refill
+	// that came up short (peek). The next poll takes what follows a BD
+	// given up. The look comes after Enter and the gate: a burst that
+	// read the gate open raised its flag first, so Stop, which closes the
+	// gate before it waits for the flags to come down, cannot drain the
+	// ring (drain moves ntc) nor Close unmap it before Leave below. Only
+	// the status is read, so no barrier (docs/design.md, "Ordering"): the
+	// loop loads it again before any other field.
+	ntc := q.ntc
+	bds := q.bds
+	if bds[ntc].loadStatus()&rxbd_LSTATUS_R == 0 { // ntc stays below the ring size (the mask): the bounds check never fails
+		q.idle++
+		if q.idle%rxPeekEvery == 0 {
+			q.peek(ntc)
+		}
 		q.burst.Leave()
 		return 0
 	}
@@ -162,10 +184,8 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		bytes uint64
 	)
 	mask := q.mask
-	ntc := q.ntc
 	posted := (q.ntu - ntc) & mask // BDs the device may have written
-	bds := q.bds
-	bufs := q.bufs[:len(bds)] // as long as the ring: one bounds check serves both
+	bufs := q.bufs[:len(bds)]      // as long as the ring: one bounds check serves both
 	for n < len(pkts) && posted > 0 {
 		// Fast path: good one-BD frames, in a loop that calls nothing.
 		got, b := q.singles(pkts[n:], ntc, posted)
@@ -332,6 +352,22 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		bytes += uint64(ln)
 	}
 	return len(bds), bytes
+}
+
+// peek is every rxPeekEvery-th poll that finds BD ntc not written back:
+// it gives BD ntc up when the device skipped it (lostBD), dropping it and
+// moving q.ntc past it, and otherwise retries a refill that came up short
+// (RxBurst's loop, which refills, does not run on such a poll).
+func (q *rxQueue) peek(ntc uint32) {
+	posted := (q.ntu - ntc) & q.mask // BDs the device may have written
+	if posted == 0 || !q.lostBD(ntc, posted-1) {
+		if q.mask-posted >= rxRefillBundle { // free slots: size - 1 - posted
+			q.refill()
+		}
+		return
+	}
+	q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
+	q.ntc = (ntc + 1) & q.mask // wraps by the power-of-two mask
 }
 
 // lostBD is the stuck-BD recovery: BD j is not written back, and ahead
