@@ -70,6 +70,10 @@ type rxQueue struct {
 	skipped atomic.Uint64 // BDs given up as never written back
 
 	irq rxirq.Queue // interrupt handle and counts (irq.go)
+
+	// A line of padding: whatever size class the allocator puts queues
+	// in, the fields of two queues never share a cache line.
+	_ [dma.CacheLine]byte
 }
 
 func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma.Region) *rxQueue {

@@ -61,6 +61,10 @@ type txQueue struct {
 	port *Port
 	idx  int
 	iova uint64
+
+	// A line of padding: whatever size class the allocator puts queues
+	// in, the fields of two queues never share a cache line.
+	_ [dma.CacheLine]byte
 }
 
 func newTxQueue(p *Port, i int, mem []byte, iova uint64) *txQueue {

@@ -43,6 +43,10 @@ type rxQueue struct {
 	doorbells atomic.Uint64
 	burst     gate.Flag   // raised while inside a burst (the stop handshake)
 	irq       rxirq.Queue // interrupt handle and counts (irq.go)
+
+	// A line of padding: whatever size class the allocator puts queues
+	// in, the fields of two queues never share a cache line.
+	_ [dma.CacheLine]byte
 }
 
 func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *rxQueue {

@@ -63,6 +63,10 @@ type txQueue struct {
 	mHead, mTail int
 	queued, done uint64
 	errBytes     uint64 // bytes of errored frames not yet taken off a done burst's
+
+	// A line of padding: whatever size class the allocator puts queues
+	// in, the fields of two queues never share a cache line.
+	_ [dma.CacheLine]byte
 }
 
 // txOwner is the leak-report id of this queue in one of the port's pools.
