@@ -209,14 +209,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	// invalidated before RxBurst returns. A second pass over the frames
 	// taken, with the bytes: fewer values live in each loop than in one.
 	base := regionBase(q.bufRegion) - uintptr(headroom) // a buffer's address less base: its frame's offset
-	var bytes uint64
-	got := pkts[:i]
-	spans = spans[:len(got)]
-	for j, pk := range got {
-		fl := pk.Len()
-		spans[j] = dma.Span{Off: bufFrom(base, pk), Len: fl + n}
-		bytes += uint64(fl)
-	}
+	bytes := rxSpans(pkts[:i], spans, base, n)
 	// The MAC has moved past these BDs; the slots are rewritten before
 	// they are read again.
 	if ntc += i; ntc == size {
@@ -226,6 +219,25 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	q.ntc = ntc
 	q.posted -= i
 	return i, bytes
+}
+
+// rxSpans is singles' second pass over the frames rxSingles took (spans at
+// least as long as pkts): each frame's span to invalidate, its frame and
+// the n bytes of pad and FCS around it (offsets from base: a buffer's
+// address less base is its frame's offset), and their lengths summed. A
+// function of its own, so that base and n are each one register, where
+// inlined the compiler rebuilt both from their parts for every frame.
+//
+//go:noinline
+func rxSpans(pkts []*pool.Packet, spans []dma.Span, base uintptr, n int) uint64 {
+	spans = spans[:len(pkts)]
+	var bytes uint64
+	for j, pk := range pkts {
+		fl := pk.Len()
+		spans[j] = dma.Span{Off: bufFrom(base, pk), Len: fl + n}
+		bytes += uint64(fl)
+	}
+	return bytes
 }
 
 // rxRun is what the RX one-BD loop needs of its queue, copied once per run.

@@ -351,7 +351,7 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 	// A second pass over the frames taken (fewer values live in each loop
 	// than in one): their words 0, holder and clean spans.
 	pend := q.pend[t : t+i]
-	txPending(pkts[:i], pend, spans, regionBase(syncR), q.lastOwner)
+	txPending(pkts[:i], pend, spans, regionBase(syncR), lastPool.Headroom(), q.lastOwner, w0(txbd_R|txbd_TC|txbd_L, 0))
 	q.spans = q.spans[:len(q.spans)+i]
 	if t += i; t == size {
 		pend[i-1] |= txbd_W << 16 // the ring's last BD: the MAC continues at TDSR
@@ -400,13 +400,19 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 // publish, its holder owner, and for non-coherent DMA its dirty span
 // (offsets from base, the first byte of its pool's region), cleaned before
 // publish with the burst's other frames; the free after the transmission
-// then syncs nothing (MarkClean).
-func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, owner uint16) {
+// then syncs nothing (MarkClean). Every frame is of one pool, whose
+// headroom is headroom. st is word 0 with no length: a parameter, held in
+// a register, where the constant would be built anew for every frame.
+func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, headroom int, owner uint16, st uint32) {
 	pend, spans = pend[:len(pkts)], spans[:len(pkts)]
 	for i, pk := range pkts {
-		pend[i] = w0(txbd_R|txbd_TC|txbd_L, uint32(pk.Len()))
-		lo, dirty := pk.DirtySpan()
-		spans[i] = dma.Span{Off: bufFrom(base, pk) + lo, Len: dirty}
+		// In locals, loaded once: the stores below could alias pk as far
+		// as the compiler knows.
+		off, n := pk.Headroom(), pk.Len()
+		pend[i] = st | uint32(n)&0xFFFF // w0(txbd_R|txbd_TC|txbd_L, n)
+		// pk.DirtySpan, with the pool's headroom held in a register.
+		lo := min(off, headroom)
+		spans[i] = dma.Span{Off: bufFrom(base, pk) + lo, Len: off + n - lo}
 		pk.SetOwner(owner)
 		pk.MarkClean()
 	}
