@@ -365,7 +365,7 @@ func (p *port) attach() error {
 	}
 	p.steer, err = loadSteering(p.nd.rxQueue, p.opt.pass, p.nd.addrs)
 	if err != nil {
-		return fmt.Errorf("%s: %w", p.nd.name, err)
+		return fmt.Errorf("steering program: %w", err)
 	}
 	try := func(flags uint32) error {
 		return setXDP(p.nd.index, p.steer.prog.FD(), flags|unix.XDP_FLAGS_UPDATE_IF_NOEXIST, 0)

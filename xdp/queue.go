@@ -133,13 +133,13 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 
 	q.fd, err = unix.Socket(xsk.AFXDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s queue %d: AF_XDP socket: %w (the kernel needs CONFIG_XDP_SOCKETS)", p.nd.name, kq, err)
+		return nil, fmt.Errorf("queue %d: AF_XDP socket: %w (the kernel needs CONFIG_XDP_SOCKETS)", kq, err)
 	}
 	if shared == nil {
 		mem := q.region.Bytes()
 		reg := xsk.UmemReg{Addr: uint64(uintptr(unsafePointer(mem))), Len: uint64(len(mem)), ChunkSize: uint32(fs)}
 		if err := xsk.SetOpt(q.fd, xsk.OptUmemReg, &reg); err != nil {
-			return nil, fmt.Errorf("%s queue %d: registering the UMEM of %d frames of %d bytes: %w", p.nd.name, kq, q.nframes, fs, err)
+			return nil, fmt.Errorf("queue %d: registering the UMEM of %d frames of %d bytes: %w", kq, q.nframes, fs, err)
 		}
 	}
 	fillN, compN := uint32(cfg.RxRingSize), uint32(cfg.TxRingSize)
@@ -150,12 +150,12 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	}{{xsk.OptUmemFillRing, fillN, "fill"}, {xsk.OptUmemCompRing, compN, "completion"}, {xsk.OptRxRing, uint32(cfg.RxRingSize), "RX"}, {xsk.OptTxRing, uint32(cfg.TxRingSize), "TX"}} {
 		n := o.n
 		if err := xsk.SetOpt(q.fd, o.opt, &n); err != nil {
-			return nil, fmt.Errorf("%s queue %d: sizing the %s ring to %d: %w", p.nd.name, kq, o.name, n, err)
+			return nil, fmt.Errorf("queue %d: sizing the %s ring to %d: %w", kq, o.name, n, err)
 		}
 	}
 	var off xsk.MmapOffsets
 	if _, err := xsk.GetOpt(q.fd, xsk.OptMmapOffsets, &off); err != nil {
-		return nil, fmt.Errorf("%s queue %d: reading the ring offsets: %w", p.nd.name, kq, err)
+		return nil, fmt.Errorf("queue %d: reading the ring offsets: %w", kq, err)
 	}
 	if q.fill, err = mapRing(q.fd, off.Fr, xsk.PgoffFillRing, fillN, false, "fill"); err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 			name string
 		}{{unix.SO_PREFER_BUSY_POLL, 1, "SO_PREFER_BUSY_POLL"}, {unix.SO_BUSY_POLL, p.opt.busyPoll, "SO_BUSY_POLL"}, {unix.SO_BUSY_POLL_BUDGET, busyPollBudget, "SO_BUSY_POLL_BUDGET"}} {
 			if err := unix.SetsockoptInt(q.fd, unix.SOL_SOCKET, o.opt, o.v); err != nil {
-				return nil, fmt.Errorf("%s queue %d: busy-poll=%d: setting %s to %d: %w (busy polling needs Linux 5.11 and CAP_NET_ADMIN; leave busy-poll out)", p.nd.name, kq, p.opt.busyPoll, o.name, o.v, err)
+				return nil, fmt.Errorf("queue %d: busy-poll=%d: setting %s to %d: %w (busy polling needs Linux 5.11 and CAP_NET_ADMIN; leave busy-poll out)", kq, p.opt.busyPoll, o.name, o.v, err)
 			}
 		}
 	}
@@ -206,7 +206,7 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 		p.zc = shared.zc
 	case p.opt.zeroCopy == "on":
 		if err := bind(xsk.BindZeroCopy); err != nil {
-			return nil, fmt.Errorf("%s queue %d: binding in zero-copy mode: %w (the kernel driver of %s does not offer AF_XDP zero-copy here; zero-copy=auto falls back to copy mode)", p.nd.name, kq, err, p.nd.name)
+			return nil, fmt.Errorf("queue %d: binding in zero-copy mode: %w (the kernel driver of %s does not offer AF_XDP zero-copy here; zero-copy=auto falls back to copy mode)", kq, err, p.nd.name)
 		}
 		p.zc = true
 	case p.opt.zeroCopy == "auto" && p.mode == "native":
@@ -217,7 +217,7 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 		fallthrough
 	default:
 		if err := bind(xsk.BindCopy); err != nil {
-			return nil, fmt.Errorf("%s queue %d: binding the AF_XDP socket: %w", p.nd.name, kq, err)
+			return nil, fmt.Errorf("queue %d: binding the AF_XDP socket: %w", kq, err)
 		}
 	}
 	if q.group != nil {
@@ -514,7 +514,7 @@ func (t *txQueue) RecycleDirect(rx driver.RxQueue) error {
 	}
 	r, ok := rx.(*rxQueue)
 	if !ok {
-		return fmt.Errorf("%s: TX queue %d: RecycleDirect takes an RX queue of an xdp: port, not %T; without it reclaim frees through the pools' shared rings", q.p.spec, q.idx, rx)
+		return fmt.Errorf("TX queue %d: RecycleDirect takes an RX queue of an xdp: port, not %T; without it reclaim frees through the pools' shared rings", q.idx, rx)
 	}
 	q.direct, q.directRx = r.rxPool, &r.rxFlag
 	return nil
