@@ -46,6 +46,9 @@ func RestartUnderTraffic(t *testing.T, r RestartRig) {
 	const (
 		cycles = 20
 		frames = 30000
+		// restartWindow is how far the wire may run ahead of the frames
+		// forwarded: less than an RX ring, so pacing alone drops nothing.
+		restartWindow = 256
 	)
 	p := r.Port
 	mac := p.Info().MAC
@@ -71,6 +74,13 @@ func RestartUnderTraffic(t *testing.T, r RestartRig) {
 			produced.Add(1)
 			if seq%16 == 15 {
 				runtime.Gosched() // let the queue goroutine keep up: a full ring drops, counted
+				// On a loaded machine the wire could put every frame out
+				// before the queue goroutine ran once, and no restart would
+				// meet traffic: keep at most a window of frames ahead of
+				// what it forwarded, waiting a bounded time.
+				for wait := time.Now().Add(10 * time.Millisecond); seq >= forwarded.Load()+restartWindow && !stop.Load() && time.Now().Before(wait); {
+					runtime.Gosched()
+				}
 			}
 		}
 	}()
