@@ -23,12 +23,12 @@ func TestOpenErrorsNameTheSpecOnce(t *testing.T) {
 		want   []string
 	}{
 		// A bad option.
-		{"sim:enetc190?phy=99", "phy", []string{`option phy="99"`, "0 to 31"}},
+		{"sim:enetc890?phy=99", "phy", []string{`option phy="99"`, "0 to 31"}},
 		// A device that cannot do what is asked: more queues than it has.
-		{"sim:enetc191?queues=64", "", []string{": enetc: ", "64 RX / 64 TX queues", "SICAPR0"}},
+		{"sim:enetc891?queues=64", "", []string{": enetc: ", "64 RX / 64 TX queues", "SICAPR0"}},
 		// A size out of the device's range.
-		{"sim:enetc192?rx-ring=65536", "", []string{": enetc: ", "rx-ring size 65536", "[64, 32768]"}},
-		{"sim:enetc193?mtu=20000", "", []string{": enetc: ", "MTU 20000 must be in [68, 9578]"}},
+		{"sim:enetc892?rx-ring=65536", "", []string{": enetc: ", "rx-ring size 65536", "[64, 32768]"}},
+		{"sim:enetc893?mtu=20000", "", []string{": enetc: ", "MTU 20000 must be in [68, 9578]"}},
 	} {
 		p, err := driver.Open(tc.spec)
 		if err == nil {
@@ -61,7 +61,7 @@ func TestOpenErrorsNameTheSpecOnce(t *testing.T) {
 // (the FEC driver's twin of this test has the same table).
 func TestPortErrorsLeaveTheSpecToTheCaller(t *testing.T) {
 	t.Parallel()
-	for _, spec := range []string{"sim:enetc194"} {
+	for _, spec := range []string{"sim:enetc894"} {
 		p, err := driver.Open(spec)
 		if err != nil {
 			t.Fatal(err)
