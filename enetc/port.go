@@ -536,7 +536,7 @@ func (p *Port) allocRings() error {
 		if err != nil {
 			return fmt.Errorf("RX queue %d buffers (%d x %d bytes): %w", i, count, p.bufSize, err)
 		}
-		pl, err := pool.New(preg, pool.Config{Name: name, Count: count, BufSize: p.bufSize, PerPage: p.perPage})
+		pl, err := pool.New(preg, pool.Config{Name: fmt.Sprintf("rx%d", i), Port: p.name, Count: count, BufSize: p.bufSize, PerPage: p.perPage})
 		if err != nil {
 			_ = preg.Close()
 			return fmt.Errorf("RX queue %d pool: %w", i, err)
