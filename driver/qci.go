@@ -104,17 +104,10 @@ type StreamGateEntry struct {
 }
 
 // Cycle is the cycle time in effect: CycleTime, or the sum of the
-// intervals when it is 0.
-func (g StreamGate) Cycle() time.Duration {
-	if g.CycleTime != 0 {
-		return g.CycleTime
-	}
-	var s time.Duration
-	for _, e := range g.Entries {
-		s += e.Interval
-	}
-	return s
-}
+// intervals when it is 0 (see cycleOf).
+func (g StreamGate) Cycle() time.Duration { return cycleOf(g.CycleTime, g.Entries) }
+
+func (e StreamGateEntry) interval() time.Duration { return e.Interval }
 
 // Meter is a flow meter (MEF 10.3's bandwidth profile): a committed
 // rate and burst, and an excess rate and burst. A frame that finds fewer
@@ -163,13 +156,12 @@ func (s Stream) Check(c StreamCaps) error {
 	if len(g.Entries) > c.MaxGateEntries {
 		return fmt.Errorf("stream %d: gate: %d entries; the hardware takes at most %d", s.Handle, len(g.Entries), c.MaxGateEntries)
 	}
-	var sum time.Duration
 	for i, e := range g.Entries {
 		if e.Interval <= 0 || e.Interval > maxStreamInterval {
 			return fmt.Errorf("stream %d: gate entry %d: interval %d ns: give 1 to %d ns", s.Handle, i, int64(e.Interval), int64(maxStreamInterval))
 		}
-		sum += e.Interval
 	}
+	sum := cycleOf(0, g.Entries)
 	if g.CycleTime < 0 || g.CycleTime != 0 && g.CycleTime < sum {
 		return fmt.Errorf("stream %d: gate cycle-time %d ns is shorter than the entries' %d ns: lengthen it or give 0 (the sum)", s.Handle, int64(g.CycleTime), int64(sum))
 	}

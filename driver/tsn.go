@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -191,14 +192,31 @@ type GateEntry struct {
 }
 
 // Cycle is the cycle time in effect: CycleTime, or the sum of the
-// intervals when it is 0.
-func (g GateList) Cycle() time.Duration {
-	if g.CycleTime != 0 {
-		return g.CycleTime
+// intervals when it is 0 (see cycleOf).
+func (g GateList) Cycle() time.Duration { return cycleOf(g.CycleTime, g.Entries) }
+
+func (e GateEntry) interval() time.Duration { return e.Interval }
+
+// cycleOf is the cycle time in effect of a gate list (GateList,
+// StreamGate): cycleTime, or the sum of the entries' intervals when it is
+// 0. The sum saturates at the largest (and smallest) Duration instead of
+// wrapping, so a list whose intervals add up past it has the longest
+// cycle, which Check refuses, never a short or negative one.
+func cycleOf[E interface{ interval() time.Duration }](cycleTime time.Duration, entries []E) time.Duration {
+	if cycleTime != 0 {
+		return cycleTime
 	}
 	var s time.Duration
-	for _, e := range g.Entries {
-		s += e.Interval
+	for _, e := range entries {
+		v := e.interval()
+		switch {
+		case v > 0 && s > math.MaxInt64-v:
+			s = math.MaxInt64
+		case v < 0 && s < math.MinInt64-v:
+			s = math.MinInt64
+		default:
+			s += v
+		}
 	}
 	return s
 }
@@ -213,13 +231,12 @@ func (g GateList) Check(maxEntries int, maxInterval time.Duration) error {
 	if len(g.Entries) > maxEntries {
 		return fmt.Errorf("gate list: %d entries; the hardware takes at most %d", len(g.Entries), maxEntries)
 	}
-	var sum time.Duration
 	for i, e := range g.Entries {
 		if e.Interval <= 0 || e.Interval > maxInterval {
 			return fmt.Errorf("gate list: entry %d: interval %d ns: give 1 to %d ns", i, int64(e.Interval), int64(maxInterval))
 		}
-		sum += e.Interval
 	}
+	sum := cycleOf(0, g.Entries)
 	if g.CycleTime < 0 || g.CycleTimeExtension < 0 {
 		return errors.New("gate list: negative cycle-time or cycle-time-extension")
 	}

@@ -35,8 +35,13 @@ func TestEveryMethodAfterClose(t *testing.T) {
 	}
 	err := s.port.Close()
 	var le *pool.LeakError
-	if !errors.As(err, &le) || le.Count != 1 || le.ByOwner[s.spec+" rx queue 0 caller"] != 1 {
+	if !errors.As(err, &le) || le.Count != 1 || le.ByHolder[pool.Holder{Port: s.spec, Role: "rx queue 0 caller"}] != 1 {
 		t.Fatalf("Close with one received packet held: %v, want a LeakError naming rx queue 0's caller", err)
+	}
+	// The caller names the port: the error names the queue, the pool and
+	// the holder by their roles.
+	if msg := err.Error(); strings.Contains(msg, s.spec) || !strings.Contains(msg, `RX queue 0: pool "rx0": 1 buffer never came back (1 held by rx queue 0 caller)`) {
+		t.Errorf("Close's leak report %q: want the queue, the pool and the holder by their roles, the port not named", msg)
 	}
 	ep := s.port
 	drvtest.AfterClose(t, drvtest.Closed{

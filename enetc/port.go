@@ -154,6 +154,11 @@ type Port struct {
 	bufSize  int // pool buffer size
 	perPage  int
 
+	vfMAC [maxVFs]net.HardwareAddr // what the PF set for each VF (restore.go)
+	// resetNote is what the last function reset lost (restore.go), for
+	// Start to report.
+	resetNote error
+
 	rx []*rxQueue
 	tx []*txQueue
 
@@ -531,7 +536,7 @@ func (p *Port) allocRings() error {
 		if err != nil {
 			return fmt.Errorf("RX queue %d buffers (%d x %d bytes): %w", i, count, p.bufSize, err)
 		}
-		pl, err := pool.New(preg, pool.Config{Name: name, Count: count, BufSize: p.bufSize, PerPage: p.perPage})
+		pl, err := pool.New(preg, pool.Config{Name: fmt.Sprintf("rx%d", i), Port: p.name, Count: count, BufSize: p.bufSize, PerPage: p.perPage})
 		if err != nil {
 			_ = preg.Close()
 			return fmt.Errorf("RX queue %d pool: %w", i, err)
@@ -619,7 +624,9 @@ func (p *Port) PF() bool { return p.pf }
 // up. It fills the RX rings from their pools as their owner before it
 // opens the gate: a queue goroutine may keep polling through Stop and
 // Start, its bursts return 0 until then. After a Stop that left a TX ring stuck it
-// first resets the function and sets the port up again.
+// first resets the function and sets the port up again, with what was set
+// since Open (gate list, shapers, streams, MAC merge, the VFs' MACs); what
+// does not load fails Start, naming it (restore.go).
 func (p *Port) Start() error {
 	p.lock()
 	defer p.unlock()
@@ -633,6 +640,10 @@ func (p *Port) Start() error {
 		if err := p.resetFunction(); err != nil {
 			return err
 		}
+	}
+	if err := p.restoreLocked(p.resetNote); err != nil {
+		p.resetNote = nil // reported
+		return err
 	}
 	for _, q := range p.tx {
 		if err := q.setup(); err != nil {
@@ -666,15 +677,18 @@ func (p *Port) Start() error {
 
 // resetFunction recovers from a TX ring that could not drain (its indices
 // cannot be reset otherwise, §5.4): a function-level reset, then port, SI and
-// RSS set up again as in New. Caller holds ctl; the port is stopped.
+// RSS set up again as in New, and what was set since written again or left
+// for Start to load (restore.go). Caller holds ctl; the port is stopped.
 func (p *Port) resetFunction() error {
 	if p.dev.Reset == nil {
 		return fmt.Errorf("a TX ring did not drain at the last Stop and this device offers no function reset: close and reopen it")
 	}
 	p.accumulateLocked() // the reset zeroes the counters: keep what they held
+	lost := p.saveBeforeReset()
 	if err := p.dev.Reset(); err != nil {
 		return fmt.Errorf("function reset after a stuck TX ring: %w", err)
 	}
+	p.resetNote = errors.Join(p.resetNote, lost)
 	p.countersResetLocked()
 	if p.pf {
 		if err := p.configurePort(); err != nil {
@@ -683,6 +697,7 @@ func (p *Port) resetFunction() error {
 		if err := p.setupInterface(); err != nil {
 			return err
 		}
+		p.afterReset()
 	}
 	if err := p.configureSI(); err != nil {
 		return err

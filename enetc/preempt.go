@@ -49,8 +49,7 @@ func (p *Port) SetPreemption(c driver.PreemptConfig) error {
 	if err := p.tsnCheck("preemption"); err != nil {
 		return err
 	}
-	r := p.regs
-	if r.Read32(regSIPCAPR0)&sipcapr0_QBU == 0 {
+	if p.regs.Read32(regSIPCAPR0)&sipcapr0_QBU == 0 {
 		return errors.New("preemption: this port has no MAC merge sublayer (SIPCAPR0.QBU clear)")
 	}
 	vt := c.VerifyTime
@@ -63,6 +62,17 @@ func (p *Port) SetPreemption(c driver.PreemptConfig) error {
 	if c.AddFragSize < 0 || c.AddFragSize > 3 {
 		return fmt.Errorf("preemption: additional fragment size %d: give 0 to 3 (fragments of at least 64, 128, 192 or 256 bytes; MMCSR.RAFS)", c.AddFragSize)
 	}
+	c.VerifyTime = vt
+	p.writePreemption(c)
+	p.tsn.preempt, p.tsn.preemptOn = c, true
+	return nil
+}
+
+// writePreemption programs c, checked (its VerifyTime given), into the
+// classes, the pMAC and MMCSR (SetPreemption, and again after a function
+// reset). Caller holds ctl.
+func (p *Port) writePreemption(c driver.PreemptConfig) {
+	r := p.regs
 	for tc := range tsnTrafficClasses {
 		v := r.Read32(regPTCFPR(tc)) &^ ptcfpr_FPE
 		if c.PreemptableTCs&(1<<tc) != 0 {
@@ -82,10 +92,9 @@ func (p *Port) SetPreemption(c driver.PreemptConfig) error {
 	if !c.Verify {
 		v |= mmcsr_VDIS
 	}
-	v |= uint32(vt/time.Millisecond) << mmcsr_VT_SH
+	v |= uint32(c.VerifyTime/time.Millisecond) << mmcsr_VT_SH
 	v |= uint32(c.AddFragSize) << mmcsr_RAFS_SH
 	r.Write32(regMMCSR, v)
-	return nil
 }
 
 // PreemptState implements driver.Preemption.
@@ -121,6 +130,7 @@ func (p *Port) PreemptState() (driver.PreemptState, error) {
 
 // preemptOff turns the MAC merge sublayer off (Close).
 func (p *Port) preemptOff() {
+	p.tsn.preemptOn = false
 	r := p.regs
 	if r.Read32(regMMCSR)&mmcsr_ME == 0 && r.Read32(regPFPMR)&pfpmr_PMACE == 0 {
 		return

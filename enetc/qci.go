@@ -51,6 +51,12 @@ const (
 type qciConfig struct {
 	streams map[int]driver.Stream
 	buf     *dma.Region // the commands' data buffer
+	// base is what each stream's counters held before function resets
+	// zeroed them, added to what the device counts since.
+	base map[int]driver.StreamStats
+	// pending are the streams a function reset cleared that Start has not
+	// set again (restoreLocked).
+	pending map[int]driver.Stream
 }
 
 var _ driver.StreamFilter = (*Port)(nil)
@@ -109,6 +115,14 @@ func (p *Port) SetStream(s driver.Stream) error {
 	if err := s.Check(p.streamCapsLocked()); err != nil {
 		return err
 	}
+	delete(p.qci.pending, s.Handle) // a stream a function reset cleared is replaced
+	delete(p.qci.base, s.Handle)    // a filter written anew counts from 0
+	return p.writeStreamLocked(s)
+}
+
+// writeStreamLocked programs stream s, checked, and records it (SetStream,
+// and the reload after a function reset). Caller holds ctl.
+func (p *Port) writeStreamLocked(s driver.Stream) error {
 	var cir uint64
 	if m := s.Meter; m != nil {
 		if m.EIRBytes != 0 || m.EBSBytes != 0 {
@@ -178,12 +192,18 @@ func (p *Port) DeleteStream(h int) error {
 	if err := p.qciCheck("delete stream"); err != nil {
 		return err
 	}
+	if _, ok := p.qci.pending[h]; ok {
+		delete(p.qci.pending, h) // cleared by a function reset: nothing in the device
+		delete(p.qci.base, h)
+		return nil
+	}
 	s, ok := p.qci.streams[h]
 	if !ok {
 		return fmt.Errorf("delete stream %d: no such stream (%s)", h, p.streamList())
 	}
 	err := p.streamOff(h, s.Meter != nil)
 	delete(p.qci.streams, h)
+	delete(p.qci.base, h)
 	p.qciModeUpdate()
 	return err
 }
@@ -197,9 +217,31 @@ func (p *Port) StreamStats(h int) (driver.StreamStats, error) {
 	if err := p.qciCheck("stream stats"); err != nil {
 		return driver.StreamStats{}, err
 	}
+	if _, ok := p.qci.pending[h]; ok {
+		return driver.StreamStats{}, fmt.Errorf("stream stats %d: a function reset after a stuck TX ring cleared the stream and Start has not set it again", h)
+	}
 	if _, ok := p.qci.streams[h]; !ok {
 		return driver.StreamStats{}, fmt.Errorf("stream stats %d: no such stream (%s)", h, p.streamList())
 	}
+	st, err := p.streamCountersLocked(h)
+	if err != nil {
+		return driver.StreamStats{}, err
+	}
+	if b, ok := p.qci.base[h]; ok {
+		st.Matching += b.Matching
+		st.SDUDrops += b.SDUDrops
+		st.GateDrops += b.GateDrops
+		st.MeterDrops += b.MeterDrops
+	}
+	if d := st.SDUDrops + st.GateDrops + st.MeterDrops; d <= st.Matching {
+		st.Passing = st.Matching - d
+	}
+	return st, nil
+}
+
+// streamCountersLocked reads stream filter h's counters as the device
+// holds them (Passing left 0). Caller holds ctl.
+func (p *Port) streamCountersLocked(h int) (driver.StreamStats, error) {
 	iova := p.qci.buf.IOVA()
 	c := cbd{index: uint16(h), length: sfiCountersLen, cmd: 2, class: cbdClassStreamFilter}
 	c.addr[0], c.addr[1] = uint32(iova), uint32(iova>>32)
@@ -212,11 +254,7 @@ func (p *Port) StreamStats(h int) (driver.StreamStats, error) {
 	v := func(i int) uint64 {
 		return uint64(binary.LittleEndian.Uint32(b[8*i:])) | uint64(binary.LittleEndian.Uint32(b[8*i+4:]))<<32
 	}
-	st := driver.StreamStats{Matching: v(0), SDUDrops: v(1), GateDrops: v(2), MeterDrops: v(3)}
-	if d := st.SDUDrops + st.GateDrops + st.MeterDrops; d <= st.Matching {
-		st.Passing = st.Matching - d
-	}
-	return st, nil
+	return driver.StreamStats{Matching: v(0), SDUDrops: v(1), GateDrops: v(2), MeterDrops: v(3)}, nil
 }
 
 // streamList names the streams set, for errors.
@@ -421,7 +459,7 @@ func (p *Port) qciOff() error {
 	for h, s := range p.qci.streams {
 		errs = append(errs, p.streamOff(h, s.Meter != nil))
 	}
-	p.qci.streams = nil
+	p.qci.streams, p.qci.base, p.qci.pending = nil, nil, nil
 	p.qciModeUpdate()
 	if err := p.qci.buf.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("stream table buffer: %w", err))

@@ -81,6 +81,16 @@ type tsnConfig struct {
 	gates     driver.GateList
 	gateStart driver.Time
 	buf       *dma.Region // the gate list command's data buffer
+	// cbs is each class's shaper as SetCBS wrote it (PTCCBSR0, PTCCBSR1),
+	// and preempt the MAC merge set-up SetPreemption wrote (preemptOn:
+	// one was written): what a function reset clears and restoreLocked
+	// writes again.
+	cbs       [tsnTrafficClasses][2]uint32
+	preempt   driver.PreemptConfig
+	preemptOn bool
+	// pending is the gate list a function reset cleared while Start has
+	// not loaded it again (restoreLocked); nil when none is.
+	pending *driver.GateList
 }
 
 var _ driver.TSN = (*Port)(nil)
@@ -162,12 +172,20 @@ func (p *Port) SetGateList(g driver.GateList) error {
 	if err := p.tsnCheck("gate list"); err != nil {
 		return err
 	}
+	p.tsn.pending = nil // a list a function reset cleared is replaced
 	r := p.regs
 	if len(g.Entries) == 0 {
 		r.Write32(regPTGCR, r.Read32(regPTGCR)&^ptgcr_TGE)
 		p.tsn.gating, p.tsn.gates = false, driver.GateList{}
 		return nil
 	}
+	return p.loadGateListLocked(g)
+}
+
+// loadGateListLocked checks g, loads it and turns gating on (SetGateList,
+// and the reload after a function reset). Caller holds ctl.
+func (p *Port) loadGateListLocked(g driver.GateList) error {
+	r := p.regs
 	if r.Read32(regSIPCAPR0)&sipcapr0_QBV == 0 {
 		return errors.New("gate list: this port has no time gating (SIPCAPR0.QBV clear)")
 	}
@@ -279,6 +297,7 @@ func (p *Port) SetCBS(tc int, idleSlopeKbps int64) error {
 		}
 		r.Write32(regPTCCBSR1(tc), 0)
 		r.Write32(regPTCCBSR0(tc), 0)
+		p.tsn.cbs[tc] = [2]uint32{}
 		return nil
 	}
 	if idleSlopeKbps < 0 {
@@ -318,6 +337,7 @@ func (p *Port) SetCBS(tc int, idleSlopeKbps int64) error {
 	hi := enetcClockHz * 100 * hiBits / (uint64(speed) * 1_000_000)
 	r.Write32(regPTCCBSR1(tc), uint32(hi))
 	r.Write32(regPTCCBSR0(tc), uint32(bw)|ptccbsr0_CBSE)
+	p.tsn.cbs[tc] = [2]uint32{uint32(bw) | ptccbsr0_CBSE, uint32(hi)}
 	return nil
 }
 
@@ -361,7 +381,7 @@ func (p *Port) tsnOff() error {
 			r.Write32(regPTCCBSR0(tc), 0)
 		}
 	}
-	p.tsn.gating = false
+	p.tsn.gating, p.tsn.cbs, p.tsn.pending = false, [tsnTrafficClasses][2]uint32{}, nil
 	p.preemptOff()
 	qerr := p.qciOff()
 	if p.tsn.buf == nil {

@@ -99,6 +99,7 @@ func (p *Port) serveVFMessagesLocked() {
 		if typ == msgTypeMAC && act == msgActionAdd && driver.MACProblem(mac) == "" {
 			p.regs.Write32(regPSIPMAR0(n+1), macLo(mac))
 			p.regs.Write32(regPSIPMAR1(n+1), macHi(mac))
+			p.keepVFMAC(n, mac)
 			code = msgStatusOK
 		}
 		p.vfMsgs.Add(1)

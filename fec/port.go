@@ -515,7 +515,7 @@ func (p *Port) allocRings() error {
 				return fmt.Errorf("%s buffers reach bus address %#x; the FEC addresses only 32 bits: use memory below 4 GiB (a carve-out: dma-carveout=ADDR+SIZE)", name, a)
 			}
 		}
-		pl, err := pool.New(bufs, pool.Config{Name: name, Count: cfg.PoolSize, BufSize: cfg.BufSize, Headroom: p.headroom})
+		pl, err := pool.New(bufs, pool.Config{Name: fmt.Sprintf("rx%d", i), Port: p.ownerID, Count: cfg.PoolSize, BufSize: cfg.BufSize, Headroom: p.headroom})
 		if err != nil {
 			bufs.Close()
 			return fmt.Errorf("RX queue %d pool: %w", i, err)

@@ -49,8 +49,14 @@ const (
 
 // Config sizes a pool.
 type Config struct {
-	// Name names the pool in errors, stats and leak reports.
+	// Name names the pool in errors, stats and leak reports: within its
+	// port ("rx0") when Port is given, else on its own.
 	Name string
+	// Port is the port whose buffers these are (its spec), if any. A leak
+	// report names the pool and the holders of that port by their roles
+	// alone, for the caller to name the port once; a holder of another
+	// port is named with its port.
+	Port string
 	// Count is the number of buffers.
 	Count int
 	// BufSize is the size of one buffer, headroom included (default 2048).
@@ -95,7 +101,8 @@ type Pool struct {
 	o         counters // the owner's counters: no atomics
 	runs      int      // bulk runs (split pages: units) taken since the last publish
 
-	name     string
+	name     string // Config.Name
+	port     string // Config.Port
 	region   *dma.Region
 	hdrs     []Packet
 	units    int
@@ -127,7 +134,7 @@ type Pool struct {
 	pub                                      [numCounters]atomic.Uint64
 
 	ownersMu sync.Mutex
-	owners   []string
+	owners   []Holder // by owner id (Packet.SetOwner); 0 is the pool itself
 }
 
 type counters [numCounters]uint64
@@ -196,7 +203,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 		name = r.Name()
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("pool %q: %s", name, fmt.Sprintf(format, a...))
+		return fmt.Errorf("pool %q: %s", Holder{Port: cfg.Port, Role: name}, fmt.Sprintf(format, a...))
 	}
 	switch {
 	case cfg.Count <= 0:
@@ -220,11 +227,11 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	}
 	units := cfg.Count / cfg.PerPage
 	p := &Pool{
-		name: name, region: r, hdrs: make([]Packet, cfg.Count), units: units,
+		name: name, port: cfg.Port, region: r, hdrs: make([]Packet, cfg.Count), units: units,
 		perPage: cfg.PerPage, bufSize: cfg.BufSize, headroom: cfg.Headroom, refill: cfg.Refill,
 		offset: cfg.Offset, spare: make([]uint32, 0, units), needSync: r.NeedsSync(),
 		scratch: make([]uint32, cfg.Refill),
-		cur:     -1, ring: newRing(2 * units), owners: []string{"pool " + name},
+		cur:     -1, ring: newRing(2 * units), owners: []Holder{{Port: cfg.Port, Role: "pool " + name}},
 		reach: dma.DomainID(r.Mapper())<<1 | 1, // bit 0 cleared below if a buffer lies above 4 GiB
 	}
 	if cfg.PerPage > 1 {
@@ -272,8 +279,11 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	return p, nil
 }
 
-// Name is the pool's name.
-func (p *Pool) Name() string { return p.name }
+// Name is the pool's name, its port's spec first when it has one.
+func (p *Pool) Name() string { return Holder{Port: p.port, Role: p.name}.String() }
+
+// Port is the port whose buffers these are (Config.Port), or "".
+func (p *Pool) Port() string { return p.port }
 
 // Count is the number of buffers.
 func (p *Pool) Count() int { return len(p.hdrs) }
@@ -294,17 +304,57 @@ func (p *Pool) Domain() uint32 { return p.reach >> 1 }
 // Region is the DMA region the buffers live in.
 func (p *Pool) Region() *dma.Region { return p.region }
 
-// Owner registers a holder name for leak reports and returns its id for
-// Packet.SetOwner. Call it at setup.
+// Holder is who holds a pool's buffers, for leak reports: the port it
+// belongs to and what it is there.
+type Holder struct {
+	// Port is the holder's port (its spec). Registered with Pool.Holder,
+	// "" is the pool's own port.
+	Port string
+	// Role is what holds the buffers within the port: "rx ring 0", "rx
+	// queue 0 caller", "tx ring 1", "tx in flight".
+	Role string
+}
+
+// String names the holder in full: its port, then its role.
+func (h Holder) String() string {
+	if h.Port == "" {
+		return h.Role
+	}
+	return h.Port + " " + h.Role
+}
+
+// Holder registers h for leak reports and returns its id for
+// Packet.SetOwner; the same holder gets the same id. A holder of another
+// port than the pool's (a TX ring of port B holding frames received on
+// port A) gives its Port. Call it at setup.
+func (p *Pool) Holder(h Holder) uint16 {
+	if h.Port == "" {
+		h.Port = p.port
+	}
+	return p.register(h)
+}
+
+// Owner registers a holder by a name of its own for leak reports and
+// returns its id for Packet.SetOwner. A name that begins with the pool's
+// port and a space is that port's holder with the rest as its role, as
+// Holder(Holder{Role: rest}) registers it; any other name is the holder's
+// whole name. Call it at setup.
 func (p *Pool) Owner(name string) uint16 {
+	if role, ok := strings.CutPrefix(name, p.port+" "); ok && p.port != "" {
+		return p.register(Holder{Port: p.port, Role: role})
+	}
+	return p.register(Holder{Role: name})
+}
+
+func (p *Pool) register(h Holder) uint16 {
 	p.ownersMu.Lock()
 	defer p.ownersMu.Unlock()
-	for i, n := range p.owners {
-		if n == name {
+	for i, o := range p.owners {
+		if o == h {
 			return uint16(i)
 		}
 	}
-	p.owners = append(p.owners, name)
+	p.owners = append(p.owners, h)
 	return uint16(len(p.owners) - 1)
 }
 
@@ -425,23 +475,47 @@ func (p *Pool) drainAll() {
 
 // LeakError reports buffers that did not come back before Close gave up.
 type LeakError struct {
-	Pool    string
-	Count   int
-	ByOwner map[string]int
+	// Pool is the pool's name (Pool.Name: its port's spec first, if any),
+	// Port its port (Config.Port).
+	Pool, Port string
+	Count      int
+	// ByOwner counts the buffers out by holder, each named in full
+	// (Holder.String); ByHolder counts the same by holder.
+	ByOwner  map[string]int
+	ByHolder map[Holder]int
 }
 
-// Error names the pool and the buffers still out, by owner.
+// Error names the pool and the buffers still out, by holder. The pool's
+// port is left for the caller to name once: the pool and that port's
+// holders are named by their roles, holders of other ports with their
+// port.
 func (e *LeakError) Error() string {
-	names := make([]string, 0, len(e.ByOwner))
-	for n := range e.ByOwner {
-		names = append(names, n)
+	type part struct {
+		name string
+		n    int
 	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%d held by %s", e.ByOwner[n], n)
+	parts := make([]part, 0, len(e.ByHolder))
+	for h, n := range e.ByHolder {
+		name := h.String()
+		if e.Port != "" && h.Port == e.Port {
+			name = h.Role
+		}
+		parts = append(parts, part{name, n})
 	}
-	return fmt.Sprintf("pool %q: %d buffers never came back (%s); their memory stays mapped", e.Pool, e.Count, strings.Join(parts, ", "))
+	sort.Slice(parts, func(i, j int) bool { return parts[i].name < parts[j].name })
+	held := make([]string, len(parts))
+	for i, pt := range parts {
+		held[i] = fmt.Sprintf("%d held by %s", pt.n, pt.name)
+	}
+	pool := e.Pool
+	if e.Port != "" {
+		pool = strings.TrimPrefix(pool, e.Port+" ")
+	}
+	what := "buffers never came back"
+	if e.Count == 1 {
+		what = "buffer never came back"
+	}
+	return fmt.Sprintf("pool %q: %d %s (%s); their memory stays mapped", pool, e.Count, what, strings.Join(held, ", "))
 }
 
 // ErrClosed is returned by Close on a closed pool.
@@ -459,7 +533,7 @@ var ErrClosed = errors.New("pool already closed")
 // and its Reach is 0, so no TX queue takes it.
 func (p *Pool) Close(timeout time.Duration) error {
 	if p.closed {
-		return fmt.Errorf("pool %q: %w", p.name, ErrClosed)
+		return fmt.Errorf("pool %q: %w", p.Name(), ErrClosed)
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -471,14 +545,15 @@ func (p *Pool) Close(timeout time.Duration) error {
 		}
 		if !time.Now().Before(deadline) {
 			p.closed = true
-			e := &LeakError{Pool: p.name, Count: n, ByOwner: map[string]int{}}
+			e := &LeakError{Pool: p.Name(), Port: p.port, Count: n, ByOwner: map[string]int{}, ByHolder: map[Holder]int{}}
 			p.ownersMu.Lock()
 			for id, c := range by {
-				name := "unknown"
+				h := Holder{Port: p.port, Role: fmt.Sprintf("unknown holder %d", id)}
 				if int(id) < len(p.owners) {
-					name = p.owners[id]
+					h = p.owners[id]
 				}
-				e.ByOwner[name] += c
+				e.ByHolder[h] += c
+				e.ByOwner[h.String()] += c
 			}
 			p.ownersMu.Unlock()
 			return e

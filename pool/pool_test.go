@@ -2,6 +2,7 @@ package pool
 
 import (
 	"errors"
+	"fmt"
 	"math/rand"
 	"strings"
 	"sync"
@@ -518,8 +519,8 @@ func TestCloseReportsLeak(t *testing.T) {
 	if le.Count != 2 || le.ByOwner["application"] != 1 || le.ByOwner["pool leaky"] != 1 {
 		t.Fatalf("leak report %+v", le)
 	}
-	if !strings.Contains(err.Error(), "1 held by application") {
-		t.Fatalf("message %q does not name the holder", err)
+	if !strings.Contains(err.Error(), `pool "leaky": 2 buffers never came back (1 held by application, 1 held by pool leaky)`) {
+		t.Fatalf("message %q does not name the holders", err)
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("Close did not give up")
@@ -979,5 +980,64 @@ func TestRecycleNonCoherent(t *testing.T) {
 	p.Recycle(a)
 	if n := p.InFlight(); n != 0 {
 		t.Fatalf("Recycle of a chain on non-coherent memory left %d out", n)
+	}
+}
+
+// A pool of a port names, in a leak report, itself and that port's
+// holders by their roles, leaving the port to the caller, who names it
+// once; a holder of another port (its TX ring holding a frame received
+// here) is named with that port. A holder registered by its whole name,
+// the port first, is the same holder as by its role.
+func TestLeakNamesHoldersByRole(t *testing.T) {
+	t.Parallel()
+	const a, b = "sim:enetc1?chip=x", "sim:enetc2?chip=x"
+	p := newPool(t, Config{Name: "rx0", Port: a, Count: 8})
+	if p.Name() != a+" rx0" || p.Port() != a {
+		t.Fatalf("Name %q, Port %q", p.Name(), p.Port())
+	}
+	ring := p.Holder(Holder{Role: "rx ring 0"})
+	app := p.Holder(Holder{Role: "rx queue 0 caller"})
+	if id := p.Owner(a + " rx queue 0 caller"); id != app {
+		t.Errorf("Owner by the whole name: id %d, want %d (the same holder as by its role)", id, app)
+	}
+	if id := p.Holder(Holder{Port: a, Role: "rx ring 0"}); id != ring {
+		t.Errorf("Holder with the pool's own port: id %d, want %d", id, ring)
+	}
+	other := p.Holder(Holder{Port: b, Role: "tx ring 1"})
+	if other == ring || other == app {
+		t.Fatal("a holder of another port shares an id")
+	}
+	for _, id := range []uint16{ring, ring, app, other, other, other} {
+		p.Alloc().SetOwner(id)
+	}
+	err := fmt.Errorf("RX queue 0: %w", p.Close(0))
+	var le *LeakError
+	if !errors.As(err, &le) {
+		t.Fatalf("Close with buffers out: %v", err)
+	}
+	if le.Count != 6 || le.Pool != a+" rx0" || le.Port != a {
+		t.Errorf("LeakError %+v", le)
+	}
+	want := map[Holder]int{{a, "rx ring 0"}: 2, {a, "rx queue 0 caller"}: 1, {b, "tx ring 1"}: 3}
+	for h, n := range want {
+		if le.ByHolder[h] != n || le.ByOwner[h.String()] != n {
+			t.Errorf("holder %+v: %d by holder, %d by name; want %d", h, le.ByHolder[h], le.ByOwner[h.String()], n)
+		}
+	}
+	msg := err.Error()
+	if strings.Contains(msg, a) {
+		t.Errorf("%q names the pool's port, which the caller names", msg)
+	}
+	if strings.Count(msg, b) != 1 {
+		t.Errorf("%q does not name the other port once", msg)
+	}
+	if w := `RX queue 0: pool "rx0": 6 buffers never came back (1 held by rx queue 0 caller, 2 held by rx ring 0, 3 held by ` + b + ` tx ring 1); their memory stays mapped`; msg != w {
+		t.Errorf("message\n%s\nwant\n%s", msg, w)
+	}
+	// One buffer, of the pool itself.
+	q := newPool(t, Config{Name: "rx1", Port: a, Count: 8})
+	q.Alloc()
+	if err := q.Close(0); err == nil || err.Error() != `pool "rx1": 1 buffer never came back (1 held by pool rx1); their memory stays mapped` {
+		t.Errorf("one buffer of the pool itself: %v", err)
 	}
 }
