@@ -14,9 +14,9 @@ import (
 func memRing(n uint32, desc bool) *ring {
 	r := &ring{prod: new(uint32), cons: new(uint32), flags: new(uint32), mask: n - 1, size: n}
 	if desc {
-		r.descs = make([]xsk.Desc, n)
+		r.setEntries(make([]xsk.Desc, n), nil)
 	} else {
-		r.addrs = make([]uint64, n)
+		r.setEntries(nil, make([]uint64, n))
 	}
 	return r
 }
