@@ -2,7 +2,6 @@ package xdp
 
 import (
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -18,6 +17,15 @@ import (
 
 // batch is how many buffers one refill or reclaim step moves.
 const batch = 64
+
+// slotShift is log2 of the UMEM span one slot table entry stands for: the
+// smallest frame size, 2048 bytes, whatever the port's frame size, so the
+// bursts find an address's slot with a constant shift. A frame's buffer
+// is in the slot of its first 2048 bytes, where the kernel's RX
+// descriptors point (the frame's start plus the XDP headroom); a TX frame
+// is in the slot of its descriptor's address, which its completion
+// returns.
+const slotShift = 11
 
 // queue is one AF_XDP socket: its UMEM (a dma.Region whose bus addresses
 // are UMEM offsets), two pools carved from it (the RX pool, whose buffers
@@ -35,7 +43,6 @@ type queue struct {
 	rxOwner        uint16 // buffers posted in the fill ring
 	appOwner       uint16 // received frames the caller holds
 	txOwner        uint16
-	shift          uint   // log2 of the frame size
 	nframes        uint64 // frames in the UMEM
 	frameMask      uint64
 
@@ -89,7 +96,7 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	cfg := p.cfg
 	fs := p.opt.frameSize
 	kq := p.opt.first + i
-	q := &queue{p: p, idx: i, kq: kq, fd: -1, shift: uint(bits.TrailingZeros(uint(fs))), frameMask: uint64(fs - 1),
+	q := &queue{p: p, idx: i, kq: kq, fd: -1, frameMask: uint64(fs - 1),
 		wakeTx: !p.opt.needWakeup || p.opt.busyPoll > 0, wakeRx: p.opt.busyPoll > 0}
 	defer func() {
 		if err != nil {
@@ -140,8 +147,8 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	mem := q.region.Bytes()
 	q.umem, q.umemLen = uintptr(unsafePointer(mem)), uintptr(len(mem))
 	q.maxLen = uint(fs - xsk.PacketHeadroom)
-	q.rxSlot = make([]*pool.Packet, q.nframes)
-	q.txSlot = make([]*pool.Packet, q.nframes)
+	q.rxSlot = make([]*pool.Packet, len(q.region.Bytes())>>slotShift)
+	q.txSlot = make([]*pool.Packet, len(q.region.Bytes())>>slotShift)
 
 	q.fd, err = unix.Socket(xsk.AFXDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -291,12 +298,12 @@ func (q *queue) refill() {
 		// The buffers go into the ring in at most two runs, the second
 		// where it wraps. A buffer of the RX pool lies in the UMEM, so
 		// its frame number is one of the slot table's.
-		prod, slots, sh := f.cached, q.rxSlot, q.shift&63
+		prod, slots := f.cached, q.rxSlot
 		for done := 0; done < n; {
 			run := f.addrRun(prod, uint32(n-done))
 			for i, pk := range q.scratch[done : done+len(run)] {
 				a := pk.BufIOVA()
-				slots[a>>sh] = pk
+				slots[a>>slotShift] = pk
 				run[i] = a
 			}
 			done += len(run)
@@ -356,14 +363,19 @@ func (q *queue) receive(pkts []*pool.Packet, n uint32) int {
 	rx := q.rx
 	n = min(n, uint32(len(pkts)))
 	got, bytes := 0, uint64(0)
-	// The descriptors in at most two runs, the second where the ring wraps.
+	// The descriptors in at most two runs, the second where the ring
+	// wraps; takeRx stops at a descriptor it refuses, which refuse drops.
 	for c, left := rx.cached, n; left > 0; {
 		run := rx.descRun(c, left)
 		k, b := q.takeRx(run, pkts[got:])
 		got += k
 		bytes += b
-		c += uint32(len(run))
-		left -= uint32(len(run))
+		if k < len(run) {
+			q.refuse(run[k])
+			k++
+		}
+		c += uint32(k)
+		left -= uint32(k)
 	}
 	rx.cached += n
 	rx.release()
@@ -374,49 +386,54 @@ func (q *queue) receive(pkts []*pool.Packet, n uint32) int {
 }
 
 // takeRx takes the frames of a run of RX descriptors into out (which has
-// room for every one of them) and returns how many it took and their
-// bytes; a descriptor it refuses is counted by receive as the run's
-// length less the frames taken.
+// room for every one of them), up to the first descriptor it refuses: an
+// address outside the UMEM, naming a frame with no buffer posted, or a
+// length of 0 or past the frame's end. It returns how many it took and
+// their bytes.
 func (q *queue) takeRx(descs []xsk.Desc, out []*pool.Packet) (int, uint64) {
-	_ = out[:len(descs)] // room for every frame: the stores below go unchecked
-	// Every value the loop keeps fits in a register: the shift masked to 6
-	// bits (no test for a shift past 63), the frame's offset and length
-	// checked with one compare, the frames stored through a pointer.
-	tag, slots, sh, fmask := q.rxTag, q.rxSlot, q.shift&63, q.frameMask
-	o, got := unsafe.Pointer(unsafe.SliceData(out)), uintptr(0)
+	out = out[:len(descs)]
+	// Every value the loop keeps fits in a register: the frame's offset
+	// and length checked with one compare, the frame stored at its
+	// descriptor's index, and no call: the refused descriptor is the
+	// caller's.
+	tag, slots, fmask := q.rxTag, q.rxSlot, q.frameMask
 	bytes := uint64(0)
 	for i := range descs {
 		addr, ln := descs[i].Addr, descs[i].Len
-		idx := addr >> sh
-		if idx >= uint64(len(slots)) {
-			continue
-		}
-		pk := slots[idx]
-		if pk == nil {
-			continue
-		}
-		slots[idx] = nil
+		idx := addr >> slotShift
 		// A length of 0 wraps ln-1 past any frame: refused with the ones
 		// that run past the frame's end.
 		off := addr & fmask
-		if off+uint64(ln-1) > fmask {
-			q.recycleBad(pk)
-			continue
+		if idx >= uint64(len(slots)) || off+uint64(ln-1) > fmask {
+			return i, bytes
 		}
+		pk := slots[idx]
+		if pk == nil {
+			return i, bytes
+		}
+		slots[idx] = nil
 		pk.SetRxRaw(uint16(off), uint16(ln), tag, 0, 0)
-		*(**pool.Packet)(unsafe.Add(o, got*unsafe.Sizeof(pk))) = pk // got <= i < len(out)
-		got++
+		out[i] = pk
 		bytes += uint64(ln)
 	}
-	return int(got), bytes
+	return len(descs), bytes
 }
 
-// recycleBad takes back the buffer of a descriptor receive drops: out of
-// line, as Recycle inlined in receive's loop made the compiler keep the
-// loop's values on the stack.
+// refuse drops a descriptor takeRx refused: the buffer posted for its
+// frame, if any, goes back to the RX pool (a descriptor for a frame with
+// none posted names nothing the port handed out). Out of line, as
+// Recycle inlined in the loop made the compiler keep the loop's values on
+// the stack.
 //
 //go:noinline
-func (q *queue) recycleBad(pk *pool.Packet) { q.rxPool.Recycle(pk) }
+func (q *queue) refuse(d xsk.Desc) {
+	if idx := d.Addr >> slotShift; idx < uint64(len(q.rxSlot)) {
+		if pk := q.rxSlot[idx]; pk != nil {
+			q.rxSlot[idx] = nil
+			q.rxPool.Recycle(pk)
+		}
+	}
+}
 
 // concurrent reports a second goroutine in a burst of the same queue
 // (dir rx or tx, call the burst it entered).
@@ -437,7 +454,7 @@ func (q *queue) drainRx() {
 	n := rx.ready()
 	for i := uint32(0); i < n; i++ {
 		d := rx.desc(rx.cached + i)
-		if idx := d.Addr >> q.shift; idx < q.nframes && q.rxSlot[idx] != nil {
+		if idx := d.Addr >> slotShift; idx < uint64(len(q.rxSlot)) && q.rxSlot[idx] != nil {
 			q.rxSlot[idx].Free()
 			q.rxSlot[idx] = nil
 		}
@@ -501,7 +518,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 			break // no copy buffer: the caller keeps the rest
 		}
 		a, l := q.umemAddr(c), uint32(c.Len())
-		q.txSlot[a>>(q.shift&63)] = c
+		q.txSlot[a>>slotShift] = c
 		*tx.desc(prod) = xsk.Desc{Addr: a, Len: l}
 		prod++
 		taken++
@@ -537,7 +554,7 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 func (q *queue) txRun(descs []xsk.Desc, pkts []*pool.Packet) (int, uint64) {
 	n := min(len(descs), len(pkts))
 	descs, pkts = descs[:n], pkts[:n]
-	umem, umemLen, maxLen, slots, sh := q.umem, q.umemLen, q.maxLen, q.txSlot, q.shift&63 // as in refill
+	umem, umemLen, maxLen, slots := q.umem, q.umemLen, q.maxLen, q.txSlot // as in refill
 	bytes := uint64(0)
 	for i := range descs {
 		pk := pkts[i]
@@ -547,7 +564,7 @@ func (q *queue) txRun(descs []xsk.Desc, pkts []*pool.Packet) (int, uint64) {
 			return i, bytes
 		}
 		a := uint64(at) + uint64(pk.Headroom())
-		slots[a>>sh] = pk
+		slots[a>>slotShift] = pk
 		descs[i] = xsk.Desc{Addr: a, Len: uint32(l)}
 		bytes += uint64(l)
 	}
@@ -640,7 +657,7 @@ func (q *queue) reclaim(inBurst bool) int {
 	c := q.comp
 	total := uint32(0)
 	bad := uint64(0)
-	slots, sh := q.txSlot, q.shift&63 // as in refill
+	slots := q.txSlot // as in refill
 	for {
 		n := min(c.avail(), batch)
 		if n == 0 {
@@ -655,7 +672,7 @@ func (q *queue) reclaim(inBurst bool) int {
 		for i, left := c.cached, n; left > 0; {
 			run := c.addrRun(i, left)
 			for _, a := range run {
-				idx := a >> sh
+				idx := a >> slotShift
 				if idx >= uint64(len(slots)) || slots[idx] == nil {
 					bad++
 					continue

@@ -103,11 +103,6 @@ func (r *ring) desc(i uint32) *xsk.Desc {
 	return (*xsk.Desc)(unsafe.Add(r.base, uintptr(i&r.mask)*unsafe.Sizeof(xsk.Desc{})))
 }
 
-// addr is the address entry at index i (fill, completion).
-func (r *ring) addr(i uint32) *uint64 {
-	return (*uint64)(unsafe.Add(r.base, uintptr(i&r.mask)*8))
-}
-
 func (r *ring) unmap() {
 	if r != nil && r.mem != nil {
 		_ = unix.Munmap(r.mem)
@@ -132,10 +127,6 @@ func (r *ring) room(want uint32) uint32 {
 	}
 	return free
 }
-
-// free is how many entries a producer may write now, the kernel's
-// consumer index read afresh.
-func (r *ring) free() uint32 { return r.room(r.size) }
 
 // avail is how many entries a consumer may read now, from its view of the
 // kernel's producer index; only when the view has none left does it read
