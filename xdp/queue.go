@@ -339,17 +339,22 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	}
 	// The ring's avail, with the empty ring's test first: the frames last
 	// seen all taken, and the producer index where it was.
+	// (Compares rather than differences tested against 0: one instruction
+	// fewer each.)
 	rx := q.rx
-	n := rx.seen - rx.cached
-	if n == 0 {
-		if n = atomic.LoadUint32(rx.prod) - rx.cached; n == 0 {
+	var n uint32
+	if c := rx.cached; rx.seen == c {
+		p := atomic.LoadUint32(rx.prod)
+		if p == c {
 			if q.wakeRx || q.fill.needWakeup() {
 				q.wakeRxNow()
 			}
 			q.rxFlag.Leave()
 			return 0
 		}
-		n = rx.saw(n)
+		n = rx.saw(p - c)
+	} else {
+		n = rx.seen - rx.cached
 	}
 	got := q.receive(pkts, n)
 	q.rxFlag.Leave()
