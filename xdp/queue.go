@@ -465,6 +465,7 @@ func (q *queue) drainRx() {
 		}
 	}
 	rx.cached += n
+	rx.seen = rx.cached // nothing left in the view, whatever the kernel's index did
 	rx.release()
 	q.rxc.Drop(driver.CauseStopped, uint64(n))
 }
