@@ -14,9 +14,9 @@ import (
 func memRing(n uint32, desc bool) *ring {
 	r := &ring{prod: new(uint32), cons: new(uint32), flags: new(uint32), mask: n - 1, size: n}
 	if desc {
-		r.descs = make([]xsk.Desc, n)
+		r.setEntries(make([]xsk.Desc, n), nil)
 	} else {
-		r.addrs = make([]uint64, n)
+		r.setEntries(nil, make([]uint64, n))
 	}
 	return r
 }
@@ -37,7 +37,7 @@ func TestRxBadDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &port{spec: "xdp:test", cfg: driver.Config{PortID: 3}}
-	q := &queue{p: p, shift: 11, frameMask: fs - 1, nframes: frames, rxPool: pl,
+	q := &queue{p: p, frameMask: fs - 1, nframes: frames, rxPool: pl,
 		rxSlot: make([]*pool.Packet, frames), txSlot: make([]*pool.Packet, frames),
 		rx: memRing(8, true), fill: memRing(frames, false)}
 	q.rxOwner, q.appOwner = pl.Owner("fill ring"), pl.Owner("caller")
@@ -86,5 +86,80 @@ func TestRxBadDescriptors(t *testing.T) {
 	}
 	if err := pl.Close(time.Second); err != nil {
 		t.Errorf("a dropped descriptor's buffer did not go back: %v", err)
+	}
+}
+
+// With frames of 4096 bytes the RX slots are kept per 2048 bytes of UMEM:
+// a descriptor in a frame's second half names no buffer posted and is
+// dropped as bad_descriptor (the kernel points RX descriptors at a frame's
+// start plus the headroom), while a frame up to its last byte is taken.
+func TestRxBadDescriptorsLargeFrames(t *testing.T) {
+	const frames, fs = 8, 4096
+	region, err := dma.Alloc(umemMapper{}, frames*fs, dma.Options{Attr: dma.Attr{Name: "bad descriptors 4096"}, Hugepages: dma.HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Close()
+	pl, err := pool.New(region, pool.Config{Name: "bad descriptors 4096", Count: frames, BufSize: fs, Headroom: xsk.PacketHeadroom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &port{spec: "xdp:test", cfg: driver.Config{PortID: 3}}
+	q := &queue{p: p, frameMask: fs - 1, nframes: frames, rxPool: pl,
+		rxSlot: make([]*pool.Packet, frames*fs>>slotShift), txSlot: make([]*pool.Packet, frames*fs>>slotShift),
+		rx: memRing(8, true), fill: memRing(frames, false)}
+	q.rxOwner, q.appOwner = pl.Owner("fill ring"), pl.Owner("caller")
+	q.refill()
+	at := func(f int) uint64 { return uint64(f*fs + xsk.PacketHeadroom) }
+	descs := []xsk.Desc{
+		{Addr: at(0), Len: fs - xsk.PacketHeadroom},     // good, the whole frame
+		{Addr: 1*fs + 2048, Len: 60},                    // frame 1's second half
+		{Addr: at(2), Len: fs - xsk.PacketHeadroom + 1}, // one byte past frame 2
+		{Addr: at(1), Len: 60},                          // good
+	}
+	copy(q.rx.descs, descs)
+	*q.rx.prod = uint32(len(descs))
+	var pkts [8]*pool.Packet
+	got := (*rxQueue)(q).RxBurst(pkts[:])
+	if got != 2 || pkts[0].IOVA() != at(0) || pkts[0].Len() != fs-xsk.PacketHeadroom || pkts[1].IOVA() != at(1) {
+		t.Fatalf("RxBurst took %d frames, want frames 0 and 1", got)
+	}
+	if st := q.rxc.Snapshot(); st.Drops[driver.CauseBadDescriptor] != 2 {
+		t.Errorf("counted %d bad descriptors, want 2", st.Drops[driver.CauseBadDescriptor])
+	}
+	pool.FreeBulk(pkts[:got])
+	for _, pk := range q.rxSlot {
+		if pk != nil {
+			pk.Free()
+		}
+	}
+	if err := pl.Close(time.Second); err != nil {
+		t.Errorf("a buffer did not go back: %v", err)
+	}
+}
+
+// The ring indices the kernel writes are checked where they are read: a
+// producer index more than the ring ahead offers the ring's size and no
+// more; a consumer index ahead of the entries produced, or behind the one
+// read before, leaves the room as it was.
+func TestRingIndicesChecked(t *testing.T) {
+	rx := memRing(8, true)
+	*rx.prod = 1000
+	if n := rx.avail(); n != 8 {
+		t.Errorf("producer index 1000 on an empty ring of 8: %d entries offered, want 8", n)
+	}
+	fill := memRing(8, false)
+	fill.cached = 5 // five entries produced, none consumed
+	*fill.cons = 7
+	if n := fill.room(8); n != 3 {
+		t.Errorf("consumer index 7 past the producer's 5: room %d, want 3", n)
+	}
+	*fill.cons = 4
+	if n := fill.room(8); n != 7 {
+		t.Errorf("consumer index 4: room %d, want 7", n)
+	}
+	*fill.cons = 2
+	if n := fill.room(8); n != 7 {
+		t.Errorf("consumer index back from 4 to 2: room %d, want 7", n)
 	}
 }

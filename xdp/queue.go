@@ -2,9 +2,9 @@ package xdp
 
 import (
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
@@ -17,6 +17,15 @@ import (
 
 // batch is how many buffers one refill or reclaim step moves.
 const batch = 64
+
+// slotShift is log2 of the UMEM span one slot table entry stands for: the
+// smallest frame size, 2048 bytes, whatever the port's frame size, so the
+// bursts find an address's slot with a constant shift. A frame's buffer
+// is in the slot of its first 2048 bytes, where the kernel's RX
+// descriptors point (the frame's start plus the XDP headroom); a TX frame
+// is in the slot of its descriptor's address, which its completion
+// returns.
+const slotShift = 11
 
 // queue is one AF_XDP socket: its UMEM (a dma.Region whose bus addresses
 // are UMEM offsets), two pools carved from it (the RX pool, whose buffers
@@ -34,7 +43,6 @@ type queue struct {
 	rxOwner        uint16 // buffers posted in the fill ring
 	appOwner       uint16 // received frames the caller holds
 	txOwner        uint16
-	shift          uint   // log2 of the frame size
 	nframes        uint64 // frames in the UMEM
 	frameMask      uint64
 
@@ -47,7 +55,14 @@ type queue struct {
 	rxFlag, txFlag gate.Flag
 	rxc, txc       driver.Counters
 	pending        atomic.Int64 // TX frames queued and not completed
-	irq            rxirq.Queue  // the socket as the RX interrupt (irq.go)
+	rxTag          pool.RxTag   // the received frames' holder, port, queue and format
+	// umem is the address of the UMEM's first byte and umemLen its length:
+	// a buffer in that range is a UMEM frame, and its offset from umem its
+	// UMEM address (TxBurst).
+	umem, umemLen uintptr
+	nd            int         // frames copyIn copied, waiting in done for flushCopies
+	maxLen        uint        // the longest frame TX takes: a frame's room after the headroom
+	irq           rxirq.Queue // the socket as the RX interrupt (irq.go)
 	// wakeTx: every TX burst and reclaim with frames waiting makes the
 	// sendto, whatever the ring's flag (need-wakeup=0, busy-poll=);
 	// wakeRx: every RxBurst that finds the ring empty makes the recvfrom
@@ -68,7 +83,7 @@ type queue struct {
 	directRx *gate.Flag
 
 	scratch [batch]*pool.Packet // refill (RX goroutine)
-	done    [batch]*pool.Packet // reclaim and copies (TX goroutine)
+	done    [batch]*pool.Packet // copies (TX goroutine)
 }
 
 type rxQueue queue
@@ -81,7 +96,7 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	cfg := p.cfg
 	fs := p.opt.frameSize
 	kq := p.opt.first + i
-	q := &queue{p: p, idx: i, kq: kq, fd: -1, shift: uint(bits.TrailingZeros(uint(fs))), frameMask: uint64(fs - 1),
+	q := &queue{p: p, idx: i, kq: kq, fd: -1, frameMask: uint64(fs - 1),
 		wakeTx: !p.opt.needWakeup || p.opt.busyPoll > 0, wakeRx: p.opt.busyPoll > 0}
 	defer func() {
 		if err != nil {
@@ -128,15 +143,18 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	q.rxOwner = q.rxPool.Owner(fmt.Sprintf("%s fill ring %d", p.spec, i))
 	q.appOwner = q.rxPool.Owner(fmt.Sprintf("%s rx queue %d caller", p.spec, i))
 	q.txOwner = q.txPool.Owner(fmt.Sprintf("%s tx ring %d", p.spec, i))
-	q.rxSlot = make([]*pool.Packet, q.nframes)
-	q.txSlot = make([]*pool.Packet, q.nframes)
+	q.rxTag = pool.MakeRxTag(q.appOwner, p.cfg.PortID, uint16(i), pool.RxDecoded)
+	mem := q.region.Bytes()
+	q.umem, q.umemLen = uintptr(unsafePointer(mem)), uintptr(len(mem))
+	q.maxLen = uint(fs - xsk.PacketHeadroom)
+	q.rxSlot = make([]*pool.Packet, len(q.region.Bytes())>>slotShift)
+	q.txSlot = make([]*pool.Packet, len(q.region.Bytes())>>slotShift)
 
 	q.fd, err = unix.Socket(xsk.AFXDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("queue %d: AF_XDP socket: %w (the kernel needs CONFIG_XDP_SOCKETS)", kq, err)
 	}
 	if shared == nil {
-		mem := q.region.Bytes()
 		reg := xsk.UmemReg{Addr: uint64(uintptr(unsafePointer(mem))), Len: uint64(len(mem)), ChunkSize: uint32(fs)}
 		if err := xsk.SetOpt(q.fd, xsk.OptUmemReg, &reg); err != nil {
 			return nil, fmt.Errorf("queue %d: registering the UMEM of %d frames of %d bytes: %w", kq, q.nframes, fs, err)
@@ -270,27 +288,29 @@ func (q *queue) wakeTxNow() {
 // has room for. RX goroutine (or the control goroutine while stopped).
 func (q *queue) refill() {
 	f := q.fill
+	room := f.room(batch)
 	posted := false
-	for {
-		room := f.free()
-		if room == 0 {
-			break
-		}
-		n := q.rxPool.AllocBulkRaw(q.scratch[:min(int(room), batch)], q.rxOwner)
+	for room > 0 {
+		n := q.rxPool.AllocBulkRaw(q.scratch[:min(room, batch)], q.rxOwner)
 		if n == 0 {
 			break
 		}
-		// The ring's and the queue's fields in locals: a store through a
-		// slice could alias them as far as the compiler knows, and it
-		// would load them again for every buffer.
-		prod, addrs, mask, slots, shift := f.cached, f.addrs, f.mask, q.rxSlot, q.shift
-		for _, pk := range q.scratch[:n] {
-			a := pk.BufIOVA()
-			slots[a>>shift] = pk
-			addrs[prod&mask] = a
-			prod++
+		// The buffers go into the ring in at most two runs, the second
+		// where it wraps. A buffer of the RX pool lies in the UMEM, so
+		// its frame number is one of the slot table's.
+		prod, slots := f.cached, q.rxSlot
+		for done := 0; done < n; {
+			run := f.addrRun(prod, uint32(n-done))
+			for i, pk := range q.scratch[done : done+len(run)] {
+				a := pk.BufIOVA()
+				slots[a>>slotShift] = pk
+				run[i] = a
+			}
+			done += len(run)
+			prod += uint32(len(run))
 		}
 		f.cached = prod
+		room -= uint32(n)
 		posted = true
 	}
 	if posted {
@@ -304,8 +324,9 @@ func (q *queue) refill() {
 // RxBurst takes received frames off the RX ring, then refills the fill
 // ring. Every descriptor is checked: an address outside the UMEM, naming a
 // frame with no buffer posted, or a length past its frame is dropped as
-// bad_descriptor. An empty ring costs the gate, one load of the kernel's
-// producer index and the need_wakeup flag, and nothing else.
+// bad_descriptor. The kernel's producer index is read only when the
+// frames last seen are all taken: an empty ring costs the gate, that load
+// and the need_wakeup flag, and nothing else.
 func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	q := (*queue)(r)
 	w, shared := q.rxFlag.Enter(&q.p.g)
@@ -316,55 +337,52 @@ func (r *rxQueue) RxBurst(pkts []*pool.Packet) int {
 		q.rxFlag.Leave()
 		return 0
 	}
+	// The ring's avail, with the empty ring's test first: the frames last
+	// seen all taken, and the producer index where it was.
+	// (Compares rather than differences tested against 0: one instruction
+	// fewer each.)
 	rx := q.rx
-	prod := atomic.LoadUint32(rx.prod)
-	if prod == rx.cached {
-		if q.wakeRx || q.fill.needWakeup() {
-			q.wakeRxNow()
+	var n uint32
+	if c := rx.cached; rx.seen == c {
+		p := atomic.LoadUint32(rx.prod)
+		if p == c {
+			if q.wakeRx || q.fill.needWakeup() {
+				q.wakeRxNow()
+			}
+			q.rxFlag.Leave()
+			return 0
 		}
-		q.rxFlag.Leave()
-		return 0
+		n = rx.saw(p - c)
+	} else {
+		n = rx.seen - rx.cached
 	}
-	got := q.receive(pkts, prod)
+	got := q.receive(pkts, n)
 	q.rxFlag.Leave()
 	return got
 }
 
-// receive takes up to len(pkts) frames of the RX ring, whose producer
-// index the kernel left at prod (never more than the ring holds), counts
-// them and refills the fill ring. RX goroutine, inside the gate.
-func (q *queue) receive(pkts []*pool.Packet, prod uint32) int {
+// receive takes up to len(pkts) of the n frames the RX ring holds (n no
+// more than the ring's size), counts them and refills the fill ring. RX
+// goroutine, inside the gate.
+func (q *queue) receive(pkts []*pool.Packet, n uint32) int {
 	rx := q.rx
-	n := min(prod-rx.cached, rx.size, uint32(len(pkts)))
+	n = min(n, uint32(len(pkts)))
 	got, bytes := 0, uint64(0)
-	cons := rx.cached
-	port, qi, own := q.p.cfg.PortID, uint16(q.idx), q.appOwner
-	slots, shift, fmask := q.rxSlot, q.shift, q.frameMask
-	descs, mask := rx.descs, rx.mask
-	// One index for the ring, none for the descriptors dropped (n - got):
-	// every value the loop keeps fits in a register.
-	for c, end := cons, cons+n; c != end; c++ {
-		d := descs[c&mask]
-		idx := d.Addr >> shift
-		if idx >= uint64(len(slots)) {
-			continue
+	// The descriptors in at most two runs, the second where the ring
+	// wraps; takeRx stops at a descriptor it refuses, which refuse drops.
+	for c, left := rx.cached, n; left > 0; {
+		run := rx.descRun(c, left)
+		k, b := q.takeRx(run, pkts[got:])
+		got += k
+		bytes += b
+		if k < len(run) {
+			q.refuse(run[k])
+			k++
 		}
-		pk := slots[idx]
-		if pk == nil {
-			continue
-		}
-		slots[idx] = nil
-		off := d.Addr & fmask
-		if off+uint64(d.Len) > fmask+1 || d.Len == 0 {
-			q.recycleBad(pk)
-			continue
-		}
-		pk.SetRx(uint16(off), uint16(d.Len), own, port, qi, 0, 0, 0, 0)
-		pkts[got] = pk
-		got++
-		bytes += uint64(d.Len)
+		c += uint32(k)
+		left -= uint32(k)
 	}
-	rx.cached = cons + n
+	rx.cached += n
 	rx.release()
 	q.refill()
 	q.rxc.Add(uint64(got), bytes)
@@ -372,12 +390,55 @@ func (q *queue) receive(pkts []*pool.Packet, prod uint32) int {
 	return got
 }
 
-// recycleBad takes back the buffer of a descriptor receive drops: out of
-// line, as Recycle inlined in receive's loop made the compiler keep the
-// loop's values on the stack.
+// takeRx takes the frames of a run of RX descriptors into out (which has
+// room for every one of them), up to the first descriptor it refuses: an
+// address outside the UMEM, naming a frame with no buffer posted, or a
+// length of 0 or past the frame's end. It returns how many it took and
+// their bytes.
+func (q *queue) takeRx(descs []xsk.Desc, out []*pool.Packet) (int, uint64) {
+	out = out[:len(descs)]
+	// Every value the loop keeps fits in a register: the frame's offset
+	// and length checked with one compare, the frame stored at its
+	// descriptor's index, and no call: the refused descriptor is the
+	// caller's.
+	tag, slots, fmask := q.rxTag, q.rxSlot, q.frameMask
+	bytes := uint64(0)
+	for i := range descs {
+		addr, ln := descs[i].Addr, descs[i].Len
+		idx := addr >> slotShift
+		// A length of 0 wraps ln-1 past any frame: refused with the ones
+		// that run past the frame's end.
+		off := addr & fmask
+		if idx >= uint64(len(slots)) || off+uint64(ln-1) > fmask {
+			return i, bytes
+		}
+		pk := slots[idx]
+		if pk == nil {
+			return i, bytes
+		}
+		slots[idx] = nil
+		pk.SetRxRaw(uint16(off), uint16(ln), tag, 0, 0)
+		out[i] = pk
+		bytes += uint64(ln)
+	}
+	return len(descs), bytes
+}
+
+// refuse drops a descriptor takeRx refused: the buffer posted for its
+// frame, if any, goes back to the RX pool (a descriptor for a frame with
+// none posted names nothing the port handed out). Out of line, as
+// Recycle inlined in the loop made the compiler keep the loop's values on
+// the stack.
 //
 //go:noinline
-func (q *queue) recycleBad(pk *pool.Packet) { q.rxPool.Recycle(pk) }
+func (q *queue) refuse(d xsk.Desc) {
+	if idx := d.Addr >> slotShift; idx < uint64(len(q.rxSlot)) {
+		if pk := q.rxSlot[idx]; pk != nil {
+			q.rxSlot[idx] = nil
+			q.rxPool.Recycle(pk)
+		}
+	}
+}
 
 // concurrent reports a second goroutine in a burst of the same queue
 // (dir rx or tx, call the burst it entered).
@@ -397,13 +458,14 @@ func (q *queue) drainRx() {
 	rx := q.rx
 	n := rx.ready()
 	for i := uint32(0); i < n; i++ {
-		d := rx.descs[(rx.cached+i)&rx.mask]
-		if idx := d.Addr >> q.shift; idx < q.nframes && q.rxSlot[idx] != nil {
+		d := rx.desc(rx.cached + i)
+		if idx := d.Addr >> slotShift; idx < uint64(len(q.rxSlot)) && q.rxSlot[idx] != nil {
 			q.rxSlot[idx].Free()
 			q.rxSlot[idx] = nil
 		}
 	}
 	rx.cached += n
+	rx.seen = rx.cached // nothing left in the view, whatever the kernel's index did
 	rx.release()
 	q.rxc.Drop(driver.CauseStopped, uint64(n))
 }
@@ -426,50 +488,50 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	}
 	tx := q.tx
 	// The completion ring must hold every frame in flight: room is what
-	// both the TX ring and the frames not yet reclaimed leave.
-	room := min(tx.free(), tx.size-uint32(q.pending.Load()))
-	if room < uint32(len(pkts)) {
+	// both the TX ring and the frames not yet reclaimed leave. The
+	// kernel's consumer index is read only when the view of it leaves
+	// less room than the burst needs.
+	want := uint32(min(len(pkts), int(tx.size)))
+	room := min(tx.room(want), tx.size-uint32(q.pending.Load()))
+	if room < want {
 		q.reclaim(true)
-		room = min(tx.free(), tx.size-uint32(q.pending.Load()))
+		room = min(tx.room(want), tx.size-uint32(q.pending.Load()))
 	}
 	n := min(int(room), len(pkts))
 	prod := tx.cached
-	taken, bytes, tooBig, copied := 0, uint64(0), uint64(0), uint64(0)
-	nd := 0
-	maxLen := int(q.frameMask+1) - xsk.PacketHeadroom
-	slots, shift, descs, mask, region := q.txSlot, q.shift, tx.descs, tx.mask, q.region // as in refill
-	for ; taken < n; taken++ {
+	taken, bytes, tooBig := 0, uint64(0), uint64(0)
+	// Runs of frames that need nothing but a descriptor go through
+	// txRun's loop; a frame it stops at is handled here, one at a time.
+	for taken < n {
+		run := tx.descRun(prod, uint32(n-taken))
+		k, b := q.txRun(run, pkts[taken:n])
+		prod += uint32(k)
+		taken += k
+		bytes += b
+		if k == len(run) {
+			continue // up to the ring's end, or done
+		}
 		pk := pkts[taken]
-		if pk.Next() != nil || pk.Len() > maxLen || pk.Len() == 0 {
+		if pk.Next() != nil || uint(pk.Len()-1) >= q.maxLen {
 			pk.Free()
 			tooBig++
+			taken++
 			continue
 		}
-		if pl := pk.Pool(); pl == nil || pl.Region() != region {
-			c := q.txPool.Alloc()
-			if c == nil {
-				break // no copy buffer: the caller keeps the rest
-			}
-			c.SetOwner(q.txOwner)
-			copy(c.Append(pk.Len()), pk.Data())
-			if nd == len(q.done) {
-				pool.FreeBulk(q.done[:nd])
-				nd = 0
-			}
-			q.done[nd] = pk
-			nd++
-			pk = c
-			copied++
+		// Not in the UMEM: a copy.
+		c := q.copyIn(pk)
+		if c == nil {
+			break // no copy buffer: the caller keeps the rest
 		}
-		a, l := pk.IOVA(), pk.Len()
-		slots[a>>shift] = pk
-		descs[prod&mask] = xsk.Desc{Addr: a, Len: uint32(l)}
+		a, l := q.umemAddr(c), uint32(c.Len())
+		q.txSlot[a>>slotShift] = c
+		*tx.desc(prod) = xsk.Desc{Addr: a, Len: l}
 		prod++
+		taken++
 		bytes += uint64(l)
 	}
-	if nd > 0 {
-		pool.FreeBulk(q.done[:nd])
-		q.copies.Add(copied)
+	if q.nd > 0 {
+		q.flushCopies()
 	}
 	if sent := prod - tx.cached; sent > 0 {
 		tx.cached = prod
@@ -483,6 +545,69 @@ func (t *txQueue) TxBurst(pkts []*pool.Packet) int {
 	}
 	q.txFlag.Leave()
 	return taken
+}
+
+// txRun writes a descriptor into descs for each frame of pkts, from the
+// first, up to len(descs), as long as the frame is a single buffer in the
+// UMEM whose length fits a frame (the frame it stops at is TxBurst's to
+// handle), and returns how many it wrote and their bytes.
+//
+// A frame is in the UMEM when its buffer lies in the region's bytes: its
+// UMEM address is then its buffer's offset there plus its data's, with no
+// look-up of its pool (the region's IOVA is the offset, so it is the
+// address the pool gave the buffer), and its frame number is one of the
+// slot table's.
+func (q *queue) txRun(descs []xsk.Desc, pkts []*pool.Packet) (int, uint64) {
+	n := min(len(descs), len(pkts))
+	descs, pkts = descs[:n], pkts[:n]
+	umem, umemLen, maxLen, slots := q.umem, q.umemLen, q.maxLen, q.txSlot // as in refill
+	bytes := uint64(0)
+	for i := range descs {
+		pk := pkts[i]
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(pk.Buf()))) - umem
+		l := uint(pk.Len())
+		if pk.Next() != nil || l-1 >= maxLen || at >= umemLen {
+			return i, bytes
+		}
+		a := uint64(at) + uint64(pk.Headroom())
+		slots[a>>slotShift] = pk
+		descs[i] = xsk.Desc{Addr: a, Len: uint32(l)}
+		bytes += uint64(l)
+	}
+	return n, bytes
+}
+
+// umemAddr is the UMEM address of the data of pk, a buffer in the UMEM.
+func (q *queue) umemAddr(pk *pool.Packet) uint64 {
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(pk.Buf()))) - q.umem + uintptr(pk.Headroom()))
+}
+
+// copyIn copies pk, a frame outside the UMEM, into a TX pool buffer and
+// returns the copy, or nil when the TX pool has none; pk is freed with the
+// burst's other copied frames (flushCopies). Out of line: TxBurst's loop
+// keeps its values in registers for the frames that need no copy.
+//
+//go:noinline
+func (q *queue) copyIn(pk *pool.Packet) *pool.Packet {
+	c := q.txPool.Alloc()
+	if c == nil {
+		return nil
+	}
+	c.SetOwner(q.txOwner)
+	copy(c.Append(pk.Len()), pk.Data())
+	if q.nd == len(q.done) {
+		q.flushCopies()
+	}
+	q.done[q.nd] = pk
+	q.nd++
+	return c
+}
+
+// flushCopies frees the frames copyIn copied and counts them.
+func (q *queue) flushCopies() {
+	pool.FreeBulk(q.done[:q.nd])
+	q.copies.Add(uint64(q.nd))
+	q.nd = 0
 }
 
 // Reclaim returns the buffers of sent frames to their pools, and wakes
@@ -536,46 +661,58 @@ func (q *queue) reclaim(inBurst bool) int {
 		q.concurrent("tx", "Reclaim (RecycleDirect: the paired RX queue is in use by another goroutine)")
 	}
 	c := q.comp
-	total := 0
+	total := uint32(0)
 	bad := uint64(0)
+	slots := q.txSlot // as in refill
 	for {
-		n := min(c.ready(), batch)
+		n := min(c.avail(), batch)
 		if n == 0 {
 			break
 		}
+		// The buffers go to a batch on the stack (no write barrier per
+		// frame, as a store into the queue's own array would take); the
+		// completions come in at most two runs, the second where the ring
+		// wraps.
+		var done [batch]*pool.Packet
 		k := 0
-		addrs, cons, mask, slots, shift, done := c.addrs, c.cached, c.mask, q.txSlot, q.shift, q.done[:] // as in refill
-		for i := uint32(0); i < n; i++ {
-			idx := addrs[(cons+i)&mask] >> shift
-			if idx >= uint64(len(slots)) || slots[idx] == nil {
-				bad++
-				continue
+		for i, left := c.cached, n; left > 0; {
+			run := c.addrRun(i, left)
+			for _, a := range run {
+				idx := a >> slotShift
+				if idx >= uint64(len(slots)) || slots[idx] == nil {
+					bad++
+					continue
+				}
+				done[k] = slots[idx]
+				slots[idx] = nil
+				k++
 			}
-			done[k] = slots[idx]
-			slots[idx] = nil
-			k++
+			i += uint32(len(run))
+			left -= uint32(len(run))
 		}
 		c.cached += n
 		c.release()
-		q.pending.Add(-int64(k))
 		if k > 0 {
 			// A batch is the received frames of the shared UMEM (the
 			// RecycleDirect pool's) or this queue's copies, rarely both:
 			// the first frame picks the pool whose cache takes the run,
 			// the others go through their pools' rings.
 			p := own
-			if direct != nil && q.done[0].Pool() == direct {
+			if direct != nil && done[0].Pool() == direct {
 				p = direct
 			}
-			p.FreeBulkDirect(q.done[:k])
+			p.FreeBulkDirect(done[:k])
 		}
-		total += k
+		total += uint32(k)
+	}
+	if total > 0 {
+		q.pending.Add(-int64(total))
 	}
 	q.txc.Drop(driver.CauseBadDescriptor, bad)
 	if q.tx.pending() > 0 && (q.wakeTx || q.tx.needWakeup()) {
 		q.wakeTxNow()
 	}
-	return total
+	return int(total)
 }
 
 // Pending is the number of frames queued and not yet completed.

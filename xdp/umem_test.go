@@ -61,6 +61,7 @@ func TestSharedUMEM(t *testing.T) {
 		{"shared", "&umem=fwd", false, false},
 		{"shared, the receiving port closed last", "&umem=fwd", false, true},
 		{"own UMEMs", "", true, false},
+		{"shared, frames of 4096 bytes", "&umem=fwd&frame-size=4096", false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, b := newPair(t, false), newPair(t, false)
