@@ -3,6 +3,7 @@ package enetc
 import (
 	"strconv"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
@@ -332,30 +333,36 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 	// q for all the compiler knows, and it would load it again per packet.
 	// (The other fields stay q's: on amd64 a load from q is an operand of
 	// the instruction that uses it, and more locals would spill the loop.)
-	oneMax := q.oneMax
+	oneMax, off, tag := q.oneMax, q.rxOff, q.rxTag
 	var bytes uint64
-	for i := range bds {
-		bd := &bds[i]
-		st := bd.lstatus // pass 1 loaded it, and the device writes a written-back BD no more
+	// The loop walks the run with a BD pointer, stepped only when another
+	// BD follows (never past the run): the 16-byte stride would otherwise
+	// cost a shift and an address computation per BD.
+	bd := &bds[0]
+	for i := 0; ; {
+		var st uint32
 		if dma.LoadsInOrder {
-			st = bd.loadStatus() // no pass 1: this is the status load
+			st = atomic.LoadUint32(&bd.lstatus) // no pass 1: this is the status load (loadStatus, written out: no position marker)
 		}
-		ln := uint32(bd.bufLen)
 		// ln 0 wraps to the top: one compare for 1..oneMax.
+		ln := uint32(bd.bufLen)
 		if dma.LoadsInOrder && st&mask != want || ln-1 >= oneMax {
 			return i, bytes
 		}
 		// SetRxRaw sets every field AllocBulkRaw left as it was; its
 		// window fits (oneMax). A posted slot always holds a buffer:
 		// refill posts only the BDs it has buffers for. The write-back
-		// goes into the header undecoded (rxmeta.go).
+		// goes into the header undecoded (rxmeta.go), w1 from the BD's
+		// second word in one load (rxRawHi).
 		pk := bufs[i]
-		w0, w1 := rxRaw(st, bd)
-		pk.SetRxRaw(q.rxOff, uint16(ln), q.rxTag, w0, w1)
+		pk.SetRxRaw(off, uint16(ln), tag, bd.addr, rxRawHi(bd))
 		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		bytes += uint64(ln)
+		if i++; i == len(bds) {
+			return i, bytes
+		}
+		bd = (*rxBD)(unsafe.Add(unsafe.Pointer(bd), bdSize)) // the next BD of the run
 	}
-	return len(bds), bytes
 }
 
 // peek is every rxPeekEvery-th poll that finds BD ntc not written back:

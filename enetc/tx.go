@@ -231,11 +231,14 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 	maxLen, reach := q.maxLen, q.reach // locals: the BD stores could alias q for all the compiler knows
 	var bytes uint64
 	for i, pk := range pkts {
-		ln := uint32(pk.Len())
-		// ln 0 wraps to the top: one compare for 1..maxLen.
-		if pk.Next() != nil || ln-1 >= maxLen || pk.Reach()|1 != reach {
+		// ln 0 wraps to the top: one compare for 1..maxLen. A buffer
+		// of the queue's domain below 4 GiB (Reach() == reach, the
+		// usual one) passes on the first compare; Reach()|1 == reach
+		// takes the rest of the domain (the BD holds 64 bits).
+		if ln := uint32(pk.Len()); pk.Next() != nil || ln-1 >= maxLen || pk.Reach() != reach && pk.Reach()|1 != reach {
 			return i, bytes
 		}
+		ln := uint32(pk.Len())
 		bd := &bds[i]
 		bd.addr = pk.IOVA()
 		if runtime.GOARCH == "arm64" { // little-endian
