@@ -544,12 +544,24 @@ func (q *rxQueue) recycleBDs(from, k uint32) {
 }
 
 // refill posts buffers into every free slot but one (so ntu never meets
-// ntc) and hands them over with a single RBCIR write. The buffers come
-// from the pool in bulk (AllocBulk), straight into the ring's slots: one
-// run up to the ring's end, a second after the wrap. 16-byte BDs only:
-// refillExt is the same for 32-byte ones, a branch here would cost
-// RxBurst its instructions.
-func (q *rxQueue) refill() {
+// ntc) and hands them over with a single RBCIR write, on a ring of 16-byte
+// BDs; refillExt (rxstamp.go) is the same for the 32-byte BDs of
+// timestamps=rx. Both are refillRing, compiled once for each BD size.
+func (q *rxQueue) refill() { refillRing(q, q.bds) }
+
+// rxBDExt is a 32-byte extended RX BD (RBMR.BDS): the 16-byte BD and its
+// extension, whose first word holds the receive timestamp (rxstamp.go).
+type rxBDExt struct{ bd, ext rxBD }
+
+// refillRing is refill on ring, the queue's BDs as B: the buffers come from
+// the pool in bulk (AllocBulkRaw), straight into the ring's slots, one run
+// up to the ring's end and a second after the wrap, and each BD is written
+// in the buffer format (rxBD.post), an extended BD's extension zeroed so no
+// stale stamp survives from the last write-back. B's size is a constant in
+// each of the two compiled forms: the loop walks the BDs by a byte offset
+// that a stride steps (an integer, never a pointer past the run), with no
+// shift and no bounds check.
+func refillRing[B rxBD | rxBDExt](q *rxQueue, ring []B) {
 	mask := q.mask
 	ntu := q.ntu
 	free := mask - ((ntu - q.ntc) & mask) // slots - 1 - posted: one slot always stays empty
@@ -563,10 +575,19 @@ func (q *rxQueue) refill() {
 		bufs := q.bufs[ntu : ntu+run]
 		got := q.pool.AllocBulkRaw(bufs, q.ringOwn) // the ring owns them from here
 		bufs = bufs[:got]
-		bds := q.bds[ntu:]
-		bds = bds[:len(bufs)] // one BD per buffer: no bounds check in the loop
-		for i, pk := range bufs {
-			bds[i].post(pk.BufIOVA() + headroom) // where RxBurst's SetRxRaw puts the data
+		if got > 0 {
+			bds := ring[ntu:]
+			bds = bds[:len(bufs)] // one BD per buffer, in the ring
+			base := unsafe.Pointer(&bds[0])
+			off := uintptr(0)
+			for _, pk := range bufs {
+				bd := (*rxBD)(unsafe.Add(base, off))
+				bd.post(pk.BufIOVA() + headroom) // where RxBurst's SetRxRaw puts the data
+				if unsafe.Sizeof(bds[0]) > bdSize {
+					(*rxBDExt)(unsafe.Pointer(bd)).ext = rxBD{}
+				}
+				off += unsafe.Sizeof(bds[0])
+			}
 		}
 		ntu = (ntu + uint32(got)) & mask // wraps by the power-of-two mask
 		free -= uint32(got)
