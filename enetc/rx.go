@@ -21,6 +21,9 @@ const rxRefillBundle = 16
 // waited for before it counts as skipped by the device.
 const rxStuckPolls = 128
 
+// ptrSize is the size of a pointer, a slot of the RX ring's buffer array.
+const ptrSize = unsafe.Sizeof((*pool.Packet)(nil))
+
 // rxPeekEvery: a poll that finds BD ntc not ready looks at the BD after it
 // only once in this many polls. A poll of an idle ring then reads one
 // status word, not two: the BDs ahead are the ones the device is about to
@@ -330,16 +333,18 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 	bufs := q.bufs[ntc:]
 	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
 	pkts = pkts[:len(bds)]
-	// The bound in a local: the stores to the packets below could alias
-	// q for all the compiler knows, and it would load it again per packet.
-	// (The other fields stay q's: on amd64 a load from q is an operand of
-	// the instruction that uses it, and more locals would spill the loop.)
+	// The bound, the offset and the tag in locals: the stores to the
+	// packets below could alias q for all the compiler knows, and it would
+	// load them again per packet. The bytes add up in 32 bits: a run is
+	// shorter than the ring (at most 32768 BDs) and a frame at most
+	// oneMax (below MaxFrame) long.
 	oneMax, off, tag := q.oneMax, q.rxOff, q.rxTag
-	var bytes uint64
+	var bytes uint32
 	// The loop walks the run with a BD pointer, stepped only when another
 	// BD follows (never past the run): the 16-byte stride would otherwise
 	// cost a shift and an address computation per BD.
 	bd := &bds[0]
+	bufs0, pkts0 := unsafe.Pointer(unsafe.SliceData(bufs)), unsafe.Pointer(unsafe.SliceData(pkts))
 	for i := 0; ; {
 		var st uint32
 		if dma.LoadsInOrder {
@@ -348,19 +353,23 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		// ln 0 wraps to the top: one compare for 1..oneMax.
 		ln := uint32(bd.bufLen)
 		if dma.LoadsInOrder && st&mask != want || ln-1 >= oneMax {
-			return i, bytes
+			return i, uint64(bytes)
 		}
 		// SetRxRaw sets every field AllocBulkRaw left as it was; its
 		// window fits (oneMax). A posted slot always holds a buffer:
 		// refill posts only the BDs it has buffers for. The write-back
 		// goes into the header undecoded (rxmeta.go), w1 from the BD's
 		// second word in one load (rxRawHi).
-		pk := bufs[i]
+		//
+		// The slot and the packet are indexed past the compiler's bounds
+		// check, which it cannot prove: i stays below len(bds), and bufs
+		// and pkts were cut to that length above.
+		pk := *(**pool.Packet)(unsafe.Add(bufs0, uintptr(i)*ptrSize))
 		pk.SetRxRaw(off, uint16(ln), tag, bd.addr, rxRawHi(bd))
-		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
-		bytes += uint64(ln)
+		*(**pool.Packet)(unsafe.Add(pkts0, uintptr(i)*ptrSize)) = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
+		bytes += ln
 		if i++; i == len(bds) {
-			return i, bytes
+			return i, uint64(bytes)
 		}
 		bd = (*rxBD)(unsafe.Add(unsafe.Pointer(bd), bdSize)) // the next BD of the run
 	}

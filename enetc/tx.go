@@ -229,7 +229,7 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
 	pkts = pkts[:len(bds)]
 	maxLen, reach := q.maxLen, q.reach // locals: the BD stores could alias q for all the compiler knows
-	var bytes uint64
+	var bytes uint32                   // a run is shorter than the ring (at most 32768 BDs), a frame at most maxLen (below MaxFrame)
 	// On amd64, whose addresses scale an index by 8 at most, the BDs are
 	// walked by a byte offset that the BD size steps (an integer, never a
 	// pointer past the run): no shift a BD. arm64 adds the shifted index
@@ -241,7 +241,7 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 		// usual one) passes on the first compare; Reach()|1 == reach
 		// takes the rest of the domain (the BD holds 64 bits).
 		if ln := uint32(pk.Len()); pk.Next() != nil || ln-1 >= maxLen || pk.Reach() != reach && pk.Reach()|1 != reach {
-			return i, bytes
+			return i, uint64(bytes)
 		}
 		ln := uint32(pk.Len())
 		bd := &bds[i]
@@ -262,9 +262,9 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 			bd.lstatus = txbdLstatusF
 		}
 		bufs[i] = pk // the ring owns the buffer until TBCIR passes this slot
-		bytes += uint64(ln)
+		bytes += ln
 	}
-	return len(bds), bytes
+	return len(bds), uint64(bytes)
 }
 
 // chainLen counts a chained frame's segments and bytes; ok is false when

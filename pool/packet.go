@@ -389,15 +389,14 @@ func (p *Packet) SetRx(off, n uint16, owner, port, queue, ptype, vlan uint16, fl
 // RxMeta when an accessor reads them. It is what a receive path calls per
 // frame: one store for the tag and two for the report, no decoding.
 func (p *Packet) SetRxRaw(off, n uint16, tag RxTag, w0 uint64, w1 uint32) {
-	o, l := int(off), int(n) // each widened once
-	if o+l > len(p.buf) {
+	if int(off)+int(n) > len(p.buf) {
 		panic("pool: Packet.SetRxRaw: the data window does not fit the buffer (check the received length first)")
 	}
 	*(*RxTag)(unsafe.Pointer(&p.rxHolder)) = tag
-	p.off, p.len = int32(o), int32(l)
+	p.off, p.len = int32(off), int32(n)
 	*(*uint32)(unsafe.Pointer(&p.ptype)) = w1 // ptype and vlan
 	*(*uint64)(unsafe.Pointer(&p.flags)) = w0 // flags and hash
-	p.NSegs, p.PktLen = 1, l
+	p.NSegs, p.PktLen = 1, int(n)
 }
 
 // SetSegment resets the metadata of a buffer from AllocBulkRaw that becomes
