@@ -316,9 +316,13 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		// one-BD frame's; then one barrier for the run. The two words
 		// come from q (stGood), loaded once: as constants the compiler
 		// would build them again in the loop, three instructions a BD.
+		// The status words are addressed from the first one's: the index
+		// shifted into the address is the one addition a BD (its offset
+		// in the BD would be a second, the acquire load taking no offset).
 		mask, want := q.stGood[0], q.stGood[1]
+		st0 := unsafe.Pointer(&bds[0].lstatus)
 		for i := range bds {
-			if bds[i].loadStatus()&mask != want {
+			if atomic.LoadUint32((*uint32)(unsafe.Add(st0, uintptr(i)*bdSize)))&mask != want { // loadStatus of BD i
 				bds = bds[:i]
 				break
 			}
@@ -335,11 +339,10 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 	pkts = pkts[:len(bds)]
 	// The bound, the offset and the tag in locals: the stores to the
 	// packets below could alias q for all the compiler knows, and it would
-	// load them again per packet. The bytes add up in 32 bits: a run is
-	// shorter than the ring (at most 32768 BDs) and a frame at most
-	// oneMax (below MaxFrame) long.
-	oneMax, off, tag := q.oneMax, q.rxOff, q.rxTag
-	var bytes uint32
+	// load them again per packet. The length and the bound are 64-bit, as
+	// the byte count they add to: on arm64 a narrower one costs a copy.
+	oneMax, off, tag := uint64(q.oneMax), q.rxOff, q.rxTag
+	var bytes uint64
 	// The loop walks the run with a BD pointer, stepped only when another
 	// BD follows (never past the run): the 16-byte stride would otherwise
 	// cost a shift and an address computation per BD.
@@ -351,9 +354,9 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 			st = atomic.LoadUint32(&bd.lstatus) // no pass 1: this is the status load (loadStatus, written out: no position marker)
 		}
 		// ln 0 wraps to the top: one compare for 1..oneMax.
-		ln := uint32(bd.bufLen)
+		ln := uint64(bd.bufLen)
 		if dma.LoadsInOrder && st&mask != want || ln-1 >= oneMax {
-			return i, uint64(bytes)
+			return i, bytes
 		}
 		// SetRxRaw sets every field AllocBulkRaw left as it was; its
 		// window fits (oneMax). A posted slot always holds a buffer:
@@ -369,7 +372,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		*(**pool.Packet)(unsafe.Add(pkts0, uintptr(i)*ptrSize)) = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		bytes += ln
 		if i++; i == len(bds) {
-			return i, uint64(bytes)
+			return i, bytes
 		}
 		bd = (*rxBD)(unsafe.Add(unsafe.Pointer(bd), bdSize)) // the next BD of the run
 	}
