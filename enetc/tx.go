@@ -243,7 +243,7 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 		if ln := uint32(pk.Len()); pk.Next() != nil || ln-1 >= maxLen || pk.Reach() != reach && pk.Reach()|1 != reach {
 			return i, uint64(bytes)
 		}
-		ln := uint32(pk.Len())
+		ln := uint32(pk.Len()) // the same load: the condition's own ln spares its line a position marker
 		bd := &bds[i]
 		if runtime.GOARCH == "amd64" {
 			bd = (*txBD)(unsafe.Add(base, at))
