@@ -1,8 +1,10 @@
 package enetc
 
 import (
+	"runtime"
 	"strconv"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
@@ -18,6 +20,9 @@ const rxRefillBundle = 16
 // rxStuckPolls is how many looks a not-ready BD followed by a ready one is
 // waited for before it counts as skipped by the device.
 const rxStuckPolls = 128
+
+// ptrSize is the size of a pointer, a slot of the RX ring's buffer array.
+const ptrSize = unsafe.Sizeof((*pool.Packet)(nil))
 
 // rxPeekEvery: a poll that finds BD ntc not ready looks at the BD after it
 // only once in this many polls. A poll of an idle ring then reads one
@@ -311,9 +316,13 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		// one-BD frame's; then one barrier for the run. The two words
 		// come from q (stGood), loaded once: as constants the compiler
 		// would build them again in the loop, three instructions a BD.
+		// The status words are addressed from the first one's: the index
+		// shifted into the address is the one addition a BD (its offset
+		// in the BD would be a second, the acquire load taking no offset).
 		mask, want := q.stGood[0], q.stGood[1]
+		st0 := unsafe.Pointer(&bds[0].lstatus)
 		for i := range bds {
-			if bds[i].loadStatus()&mask != want {
+			if atomic.LoadUint32((*uint32)(unsafe.Add(st0, uintptr(i)*bdSize)))&mask != want { // loadStatus of BD i
 				bds = bds[:i]
 				break
 			}
@@ -328,34 +337,45 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 	bufs := q.bufs[ntc:]
 	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
 	pkts = pkts[:len(bds)]
-	// The bound in a local: the stores to the packets below could alias
-	// q for all the compiler knows, and it would load it again per packet.
-	// (The other fields stay q's: on amd64 a load from q is an operand of
-	// the instruction that uses it, and more locals would spill the loop.)
-	oneMax := q.oneMax
+	// The bound, the offset and the tag in locals: the stores to the
+	// packets below could alias q for all the compiler knows, and it would
+	// load them again per packet. The length and the bound are 64-bit, as
+	// the byte count they add to: on arm64 a narrower one costs a copy.
+	oneMax, off, tag := uint64(q.oneMax), q.rxOff, q.rxTag
 	var bytes uint64
-	for i := range bds {
-		bd := &bds[i]
-		st := bd.lstatus // pass 1 loaded it, and the device writes a written-back BD no more
+	// The loop walks the run with a BD pointer, stepped only when another
+	// BD follows (never past the run): the 16-byte stride would otherwise
+	// cost a shift and an address computation per BD.
+	bd := &bds[0]
+	bufs0, pkts0 := unsafe.Pointer(unsafe.SliceData(bufs)), unsafe.Pointer(unsafe.SliceData(pkts))
+	for i := 0; ; {
+		var st uint32
 		if dma.LoadsInOrder {
-			st = bd.loadStatus() // no pass 1: this is the status load
+			st = atomic.LoadUint32(&bd.lstatus) // no pass 1: this is the status load (loadStatus, written out: no position marker)
 		}
-		ln := uint32(bd.bufLen)
 		// ln 0 wraps to the top: one compare for 1..oneMax.
+		ln := uint64(bd.bufLen)
 		if dma.LoadsInOrder && st&mask != want || ln-1 >= oneMax {
 			return i, bytes
 		}
 		// SetRxRaw sets every field AllocBulkRaw left as it was; its
 		// window fits (oneMax). A posted slot always holds a buffer:
 		// refill posts only the BDs it has buffers for. The write-back
-		// goes into the header undecoded (rxmeta.go).
-		pk := bufs[i]
-		w0, w1 := rxRaw(st, bd)
-		pk.SetRxRaw(q.rxOff, uint16(ln), q.rxTag, w0, w1)
-		pkts[i] = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
-		bytes += uint64(ln)
+		// goes into the header undecoded (rxmeta.go), w1 from the BD's
+		// second word in one load (rxRawHi).
+		//
+		// The slot and the packet are indexed past the compiler's bounds
+		// check, which it cannot prove: i stays below len(bds), and bufs
+		// and pkts were cut to that length above.
+		pk := *(**pool.Packet)(unsafe.Add(bufs0, uintptr(i)*ptrSize))
+		pk.SetRxRaw(off, uint16(ln), tag, bd.addr, rxRawHi(bd))
+		*(**pool.Packet)(unsafe.Add(pkts0, uintptr(i)*ptrSize)) = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
+		bytes += ln
+		if i++; i == len(bds) {
+			return i, bytes
+		}
+		bd = (*rxBD)(unsafe.Add(unsafe.Pointer(bd), bdSize)) // the next BD of the run
 	}
-	return len(bds), bytes
 }
 
 // peek is every rxPeekEvery-th poll that finds BD ntc not written back:
@@ -537,12 +557,23 @@ func (q *rxQueue) recycleBDs(from, k uint32) {
 }
 
 // refill posts buffers into every free slot but one (so ntu never meets
-// ntc) and hands them over with a single RBCIR write. The buffers come
-// from the pool in bulk (AllocBulk), straight into the ring's slots: one
-// run up to the ring's end, a second after the wrap. 16-byte BDs only:
-// refillExt is the same for 32-byte ones, a branch here would cost
-// RxBurst its instructions.
-func (q *rxQueue) refill() {
+// ntc) and hands them over with a single RBCIR write, on a ring of 16-byte
+// BDs; refillExt (rxstamp.go) is the same for the 32-byte BDs of
+// timestamps=rx. Both are refillRing, compiled once for each BD size.
+func (q *rxQueue) refill() { refillRing(q, q.bds) }
+
+// rxBDExt is a 32-byte extended RX BD (RBMR.BDS): the 16-byte BD and its
+// extension, whose first word holds the receive timestamp (rxstamp.go).
+type rxBDExt struct{ bd, ext rxBD }
+
+// refillRing is refill on ring, the queue's BDs as B: the buffers come from
+// the pool in bulk (AllocBulkRaw), straight into the ring's slots, one run
+// up to the ring's end and a second after the wrap, and each BD is written
+// in the buffer format (rxBD.post), an extended BD's extension zeroed so no
+// stale stamp survives from the last write-back. B's size is a constant in
+// each of the two compiled forms; on amd64 the loop walks the BDs by a byte
+// offset that the stride steps (an integer, never a pointer past the run).
+func refillRing[B rxBD | rxBDExt](q *rxQueue, ring []B) {
 	mask := q.mask
 	ntu := q.ntu
 	free := mask - ((ntu - q.ntc) & mask) // slots - 1 - posted: one slot always stays empty
@@ -556,10 +587,26 @@ func (q *rxQueue) refill() {
 		bufs := q.bufs[ntu : ntu+run]
 		got := q.pool.AllocBulkRaw(bufs, q.ringOwn) // the ring owns them from here
 		bufs = bufs[:got]
-		bds := q.bds[ntu:]
-		bds = bds[:len(bufs)] // one BD per buffer: no bounds check in the loop
-		for i, pk := range bufs {
-			bds[i].post(pk.BufIOVA() + headroom) // where RxBurst's SetRxRaw puts the data
+		if got > 0 {
+			bds := ring[ntu:]
+			bds = bds[:len(bufs)] // one BD per buffer, in the ring
+			base := unsafe.Pointer(&bds[0])
+			off := uintptr(0)
+			for i, pk := range bufs {
+				// amd64 addresses scale an index by 8 at most: a byte
+				// offset, stepped by the stride, saves a shift a BD;
+				// arm64 adds a shifted index in the instruction, and
+				// pairs the BD's two stores on it.
+				bd := (*rxBD)(unsafe.Pointer(&bds[i]))
+				if runtime.GOARCH == "amd64" {
+					bd = (*rxBD)(unsafe.Add(base, off))
+				}
+				bd.post(pk.BufIOVA() + headroom) // where RxBurst's SetRxRaw puts the data
+				if unsafe.Sizeof(bds[0]) > bdSize {
+					(*rxBDExt)(unsafe.Pointer(bd)).ext = rxBD{}
+				}
+				off += unsafe.Sizeof(bds[0])
+			}
 		}
 		ntu = (ntu + uint32(got)) & mask // wraps by the power-of-two mask
 		free -= uint32(got)

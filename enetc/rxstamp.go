@@ -1,6 +1,8 @@
 package enetc
 
 import (
+	"unsafe"
+
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/driver"
 	"github.com/gopmd/gopmd/internal/gate"
@@ -42,43 +44,10 @@ func (q *rxQueue) rbmrBDS() uint32 {
 	return 0
 }
 
-// refillExt is refill (rx.go) for 32-byte BDs: it posts buffers into
-// every free slot but one, the extension zeroed so no stale stamp
-// survives from the last write-back, and hands them over with one RBCIR
-// write.
+// refillExt is refill (rx.go) for 32-byte BDs: the ring is viewed as
+// extended BDs, two rxBD entries each.
 func (q *rxQueue) refillExt() {
-	mask := q.mask
-	ntu := q.ntu
-	free := mask - ((ntu - q.ntc) & mask) // slots - 1 - posted: one slot always stays empty
-	if free == 0 {
-		return
-	}
-	start := ntu
-	headroom := uint64(q.headroom)
-	for free > 0 {
-		run := min(free, uint32(len(q.bufs))-ntu) // up to the ring's end; the rest after the wrap
-		bufs := q.bufs[ntu : ntu+run]
-		got := q.pool.AllocBulkRaw(bufs, q.ringOwn) // the ring owns them from here
-		bufs = bufs[:got]
-		bds := q.bds[ntu<<1:]
-		bds = bds[:len(bufs)<<1] // two entries a BD: no bounds check in the loop
-		for i, pk := range bufs {
-			bds[2*i].post(pk.BufIOVA() + headroom) // where gather's SetRx puts the data
-			bds[2*i+1] = rxBD{}
-		}
-		ntu = (ntu + uint32(got)) & mask // wraps by the power-of-two mask
-		free -= uint32(got)
-		if uint32(got) < run {
-			q.ctr.Drop(driver.CauseNoMem, 1) // counts refills that came up short
-			break
-		}
-	}
-	if ntu == start {
-		return
-	}
-	dma.DoorbellBarrier() // posted BDs visible before RBCIR hands them to the device
-	q.regs.Write32(q.rbcir, ntu)
-	q.ntu = ntu
+	refillRing(q, unsafe.Slice((*rxBDExt)(unsafe.Pointer(unsafe.SliceData(q.bds))), len(q.bds)/2))
 }
 
 // rxStampQueue is the RX queue of a port opened with timestamps=rx. Its

@@ -310,6 +310,21 @@ func (p *Packet) Data() []byte { return p.buf[p.off : p.off+p.len] }
 // Len is the byte count of this segment.
 func (p *Packet) Len() int { return int(p.len) }
 
+// EtherAddrs is the first 12 bytes of the segment's data, an Ethernet
+// frame's destination and source addresses, for a forwarder that rewrites
+// or swaps them in place; nil when the segment holds fewer. The data
+// window always lies inside the buffer (every call that sets it checks
+// so), so the segment's length is the one test, and a caller that tested
+// Len first pays none here: a forwarding loop pays a compare and its
+// stores, where slicing Data would check the window against the buffer
+// again.
+func (p *Packet) EtherAddrs() *[12]byte {
+	if p.len < 12 {
+		return nil
+	}
+	return (*[12]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.buf)), p.off))
+}
+
 // Headroom is the free space before the data.
 func (p *Packet) Headroom() int { return int(p.off) }
 

@@ -241,3 +241,48 @@ func TestBulkFreeNonCoherent(t *testing.T) {
 		t.Fatalf("still out: %d, other %d", p.InFlight(), other.InFlight())
 	}
 }
+
+// EtherAddrs is the first 12 bytes of the data window, wherever the window
+// lies in the buffer (at its start, after the headroom, ending at its
+// last byte), and nil for a segment shorter than 12 bytes: the window's
+// own bounds, which every setter checks, are what make the length test
+// enough.
+func TestEtherAddrs(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "addrs", Count: 2})
+	pk := p.Alloc()
+	defer pk.Free()
+	if pk.EtherAddrs() != nil {
+		t.Fatal("a fresh buffer (no data) has addresses")
+	}
+	size := pk.BufSize()
+	for _, w := range []struct{ off, n int }{{0, 12}, {DefaultHeadroom, 60}, {size - 12, 12}, {size - 64, 64}} {
+		if !pk.SetData(w.off, w.n) {
+			t.Fatalf("SetData(%d, %d) refused", w.off, w.n)
+		}
+		h := pk.EtherAddrs()
+		if h == nil {
+			t.Fatalf("window %d+%d: no addresses", w.off, w.n)
+		}
+		if &h[0] != &pk.Data()[0] || &h[11] != &pk.Buf()[w.off+11] {
+			t.Fatalf("window %d+%d: the addresses are not the window's first 12 bytes", w.off, w.n)
+		}
+		h[0], h[11] = 0xAA, 0xBB
+		if d := pk.Data(); d[0] != 0xAA || d[11] != 0xBB {
+			t.Fatalf("window %d+%d: a write through EtherAddrs is not in Data", w.off, w.n)
+		}
+	}
+	for _, n := range []int{0, 1, 11} {
+		pk.SetData(DefaultHeadroom, n)
+		if pk.EtherAddrs() != nil {
+			t.Fatalf("a %d-byte segment has addresses", n)
+		}
+	}
+	pk.SetData(size-11, 11)
+	if pk.EtherAddrs() != nil {
+		t.Fatal("an 11-byte window at the buffer's end has addresses")
+	}
+	if pk.MarkClean(); pk.EtherAddrs() != nil {
+		t.Fatal("an emptied window has addresses")
+	}
+}

@@ -177,13 +177,13 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	case modeFwd:
 		var bytes uint64
 		if l.macUpdate {
-			// The 12 address bytes as two stores per frame, the words
-			// loaded once per burst; the bytes counted in the same loop.
+			// The 12 address bytes as one compare and two stores per
+			// frame, the words loaded once per burst; the bytes counted
+			// in the same loop.
 			lo := binary.LittleEndian.Uint64(l.macs[0:8])
 			hi := binary.LittleEndian.Uint32(l.macs[8:12])
 			for _, p := range b {
-				bytes += uint64(p.PktLen)
-				putMACs(p, lo, hi)
+				bytes += putMACs(p, lo, hi)
 			}
 		} else {
 			bytes = frameBytes(b)
@@ -251,41 +251,28 @@ func (l *lane) idle() {
 	l.owed = pending
 }
 
-// addrs is the destination and source addresses of the frame p heads: the
-// first 12 bytes of its data window; ok is false when its first segment
-// holds fewer (a chained frame's addresses are in its first segment, the
-// one given). It checks the window against the buffer itself, one
-// compare, where p.Data() would slice the whole window and check it twice.
-func addrs(p *driver.Packet) (h []byte, ok bool) {
-	buf, off := p.Buf(), p.Offset()
-	if p.Len() < 12 || off < 0 || off > len(buf)-12 {
-		return nil, false
-	}
-	return buf[off : off+12 : off+12], true
-}
-
 // putMACs writes the destination and source addresses (lo: bytes 0-7,
 // hi: bytes 8-11, little-endian as binary.LittleEndian.Uint64 and Uint32
 // read them from lane.macs) into the first 12 bytes of p's frame, and
-// leaves a frame whose first segment is shorter alone. It checks as addrs
-// does, written out so that it inlines into the forwarding loop.
-func putMACs(p *driver.Packet, lo uint64, hi uint32) {
-	buf, off := p.Buf(), p.Offset()
-	if p.Len() >= 12 && off >= 0 && off <= len(buf)-12 {
-		h := (*[12]byte)(buf[off:])
+// leaves a frame whose first segment is shorter alone (a chained frame's
+// addresses are in its first segment, the one given): one compare, then
+// two stores (Packet.EtherAddrs, whose own test the compare proves). It
+// returns the frame's bytes, all segments, for the caller to count.
+func putMACs(p *driver.Packet, lo uint64, hi uint32) uint64 {
+	if p.Len() >= 12 {
+		h := p.EtherAddrs()
 		binary.LittleEndian.PutUint64(h[0:8], lo)
 		binary.LittleEndian.PutUint32(h[8:12], hi)
 	}
+	return uint64(p.PktLen)
 }
 
 // swapMACs swaps the destination and source addresses of p's frame, and
 // leaves a frame whose first segment is shorter than 12 bytes alone.
 func swapMACs(p *driver.Packet) {
-	if h, ok := addrs(p); ok {
-		var t [6]byte
-		copy(t[:], h[0:6])
-		copy(h[0:6], h[6:12])
-		copy(h[6:12], t[:])
+	if h := p.EtherAddrs(); h != nil {
+		d, s := [6]byte(h[0:6]), [6]byte(h[6:12])
+		*(*[6]byte)(h[0:6]), *(*[6]byte)(h[6:12]) = s, d
 	}
 }
 
