@@ -94,8 +94,8 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 	}
 	q.rxOff = uint16(q.headroom) // below the buffer size (pool.New), which setMaxLen caps by 0xFFFF
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
-	q.ringOwn = pl.Owner(p.name + " rx ring " + strconv.Itoa(i))
-	q.appOwn = pl.Owner(p.name + " rx queue " + strconv.Itoa(i) + " caller")
+	q.ringOwn = pl.Holder(pool.Holder{Role: "rx ring " + strconv.Itoa(i)})
+	q.appOwn = pl.Holder(pool.Holder{Role: "rx queue " + strconv.Itoa(i) + " caller"})
 	f := rxFmtPlain
 	if q.rss {
 		f = rxFmtRSS

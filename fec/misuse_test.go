@@ -250,3 +250,33 @@ func TestTxBufferAbove4GRefused(t *testing.T) {
 	}
 	txRefused(t, p, m, hp)
 }
+
+// TestLeakNamesAnotherPortsTxRing: a frame received on port A and queued
+// on port B's TX ring is held there when A closes; A's leak report names
+// B's ring, with B's port, where it named A's pool before.
+func TestLeakNamesAnotherPortsTxRing(t *testing.T) {
+	t.Parallel()
+	a, ma := openSim(t, "soc=imx8mp&link-poll=0")
+	b, mb := openSim(t, "soc=imx8mp&link-poll=0")
+	mb.SetWire(&capture{})
+	frame := udpFrame(t, 100, -1, 1)
+	ma.Port().Receive(frame)
+	pkts := make([]*driver.Packet, 4)
+	if n := a.RxQueue(0).RxBurst(pkts); n != 1 {
+		t.Fatalf("A received %d frames, want 1", n)
+	}
+	// B's ring keeps the frame until its next reclaim, which no burst
+	// calls here.
+	if n := b.TxQueue(0).TxBurst(pkts[:1]); n != 1 {
+		t.Fatalf("B's TxBurst took %d of 1", n)
+	}
+	specA, specB := a.Info().Name, b.Info().Name
+	err := a.Close()
+	var le *pool.LeakError
+	if !errors.As(err, &le) || le.Count != 1 || le.ByHolder[pool.Holder{Port: specB, Role: "tx0 ring"}] != 1 {
+		t.Fatalf("Close of %s with its frame on %s's TX ring: %v, want a LeakError naming %s tx0 ring", specA, specB, err, specB)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "1 held by "+specB+" tx0 ring") || strings.Contains(msg, specA) {
+		t.Errorf("leak report %q: want B's ring with B's port, A's port left to the caller", msg)
+	}
+}

@@ -2,6 +2,7 @@ package fec
 
 import (
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"unsafe"
 
@@ -92,7 +93,7 @@ func newTxQueue(p *Port, id int, ring bdRing) *txQueue {
 		q.ts = newTxStamps(ring.size)
 	}
 	for _, rq := range p.rx {
-		q.owners = append(q.owners, txOwner{rq.pool, rq.pool.Owner(p.ownerID + " tx" + string(rune('0'+id)) + " ring")})
+		q.owners = append(q.owners, txOwner{rq.pool, rq.pool.Holder(q.holder())})
 	}
 	return q
 }
@@ -506,8 +507,13 @@ func (q *txQueue) fixAlign(s *pool.Packet) {
 	s.SetData(to, n)
 }
 
-// ownerIn is this queue's leak-report id in pl (0, the pool itself, for
-// a pool of another port).
+// holder names this queue in a pool's leak report. The pools of this
+// port take it as theirs; another port's pool names this port beside it.
+func (q *txQueue) holder() pool.Holder {
+	return pool.Holder{Port: q.port.ownerID, Role: "tx" + strconv.Itoa(q.idx) + " ring"}
+}
+
+// ownerIn is this queue's leak-report id in pl.
 func (q *txQueue) ownerIn(pl *pool.Pool) uint16 {
 	if pl == q.lastPool {
 		return q.lastOwner // the pool of the frame before: the common case
@@ -516,14 +522,22 @@ func (q *txQueue) ownerIn(pl *pool.Pool) uint16 {
 	return q.lastOwner
 }
 
-// ownerScan is ownerIn's look-up.
+// ownerScan is ownerIn's look-up. A pool met for the first time (one of
+// another port, whose frames this queue forwards) registers this queue as
+// a holder there, once: its leak report then names this port's ring, not
+// the pool.
 func (q *txQueue) ownerScan(pl *pool.Pool) uint16 {
 	for i := range q.owners {
 		if q.owners[i].pool == pl {
 			return q.owners[i].id
 		}
 	}
-	return 0
+	if pl == nil {
+		return 0
+	}
+	id := pl.Holder(q.holder())
+	q.owners = append(q.owners, txOwner{pl, id})
+	return id
 }
 
 // RecycleDirect implements driver.DirectRecycler: rx must be an RX queue

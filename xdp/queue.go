@@ -132,17 +132,17 @@ func (p *port) newQueue(i int, share bool) (_ *queue, err error) {
 	// (RecycleDirect), so the two drift apart by hundreds of buffers, and
 	// a cache of the default size overflowed into the pool's shared ring
 	// (an atomic push per buffer) and the refill popped them back.
-	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s rx %d", p.spec, i), Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: first * fs, CacheSize: rxCount})
+	q.rxPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("rx %d", i), Port: p.spec, Count: rxCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: first * fs, CacheSize: rxCount})
 	if err != nil {
 		return nil, err
 	}
-	q.txPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("%s tx %d", p.spec, i), Count: txCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: (first + rxCount) * fs})
+	q.txPool, err = pool.New(q.region, pool.Config{Name: fmt.Sprintf("tx %d", i), Port: p.spec, Count: txCount, BufSize: fs, Headroom: xsk.PacketHeadroom, Offset: (first + rxCount) * fs})
 	if err != nil {
 		return nil, err
 	}
-	q.rxOwner = q.rxPool.Owner(fmt.Sprintf("%s fill ring %d", p.spec, i))
-	q.appOwner = q.rxPool.Owner(fmt.Sprintf("%s rx queue %d caller", p.spec, i))
-	q.txOwner = q.txPool.Owner(fmt.Sprintf("%s tx ring %d", p.spec, i))
+	q.rxOwner = q.rxPool.Holder(pool.Holder{Role: fmt.Sprintf("fill ring %d", i)})
+	q.appOwner = q.rxPool.Holder(pool.Holder{Role: fmt.Sprintf("rx queue %d caller", i)})
+	q.txOwner = q.txPool.Holder(pool.Holder{Role: fmt.Sprintf("tx ring %d", i)})
 	q.rxTag = pool.MakeRxTag(q.appOwner, p.cfg.PortID, uint16(i), pool.RxDecoded)
 	mem := q.region.Bytes()
 	q.umem, q.umemLen = uintptr(unsafePointer(mem)), uintptr(len(mem))
@@ -749,7 +749,7 @@ func (q *queue) close(timeout time.Duration) error {
 	for _, pl := range []*pool.Pool{q.rxPool, q.txPool} {
 		if pl != nil {
 			if e := pl.Close(timeout); e != nil && err == nil {
-				err = e
+				err = fmt.Errorf("queue %d: %w", q.idx, e)
 			}
 		}
 	}

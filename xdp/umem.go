@@ -29,7 +29,7 @@ type umemGroup struct {
 	nframes    uint64
 	free       []extent // frames nobody holds, in order
 	live       []*queue // sockets bound to the UMEM; live[0] registered it or is any still open
-	retired    []*pool.Pool
+	retired    []retiredPool
 	zc         bool // the UMEM's mode, its first socket's: every later socket binds in it
 }
 
@@ -107,6 +107,14 @@ func (g *umemGroup) give(first, n uint64) {
 // the last socket leaves (another port's TX ring may hold their buffers);
 // then the group closes them all and unmaps the region. The caller holds
 // umems. It returns what the last close found.
+// retiredPool is a pool of a queue that left its group, closed when the
+// last queue leaves, with the port and queue it served.
+type retiredPool struct {
+	pool  *pool.Pool
+	spec  string
+	queue int
+}
+
 func (g *umemGroup) leave(q *queue, timeout time.Duration) error {
 	for i, x := range g.live {
 		if x == q {
@@ -116,7 +124,7 @@ func (g *umemGroup) leave(q *queue, timeout time.Duration) error {
 	}
 	for _, pl := range []*pool.Pool{q.rxPool, q.txPool} {
 		if pl != nil {
-			g.retired = append(g.retired, pl)
+			g.retired = append(g.retired, retiredPool{pl, q.p.spec, q.idx})
 		}
 	}
 	if q.shareFrames > 0 {
@@ -126,8 +134,15 @@ func (g *umemGroup) leave(q *queue, timeout time.Duration) error {
 		return nil
 	}
 	var errs []error
-	for _, pl := range g.retired {
-		if err := pl.Close(timeout); err != nil {
+	for _, r := range g.retired {
+		if err := r.pool.Close(timeout); err != nil {
+			// The last port out closes every port's pools: an error names
+			// the port a pool served when that is another.
+			if r.spec != q.p.spec {
+				err = fmt.Errorf("%s queue %d: %w", r.spec, r.queue, err)
+			} else {
+				err = fmt.Errorf("queue %d: %w", r.queue, err)
+			}
 			errs = append(errs, err)
 		}
 	}
