@@ -15,12 +15,13 @@ func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	if n < 0 {
 		return slow(p)
 	}
-	// hdrAt spelled out: a call of it costs the inliner more than Alloc's
-	// budget has left.
+	// hdrAt and resetMeta spelled out: a call of them costs the inliner
+	// more than Alloc's budget has left.
 	h := (*Packet)(unsafe.Add(p.hdr0, p.cache[n]))
 	p.cache = p.cache[:n]
-	h.state += toOut
-	h.resetMeta(p.freshHead)
+	*h.stateFlags() = 0
+	h.metaTail = metaTail{}
+	*(*uint64)(unsafe.Pointer(&h.metaHead)) = p.freshHead
 	return h
 }
 
@@ -37,7 +38,7 @@ func (p *Pool) allocSlow() *Packet {
 	n := len(p.cache) - 1
 	h := p.hdrAt(p.cache[n])
 	p.cache = p.cache[:n]
-	h.state += toOut
+	h.markOut()
 	p.reset(h)
 	return h
 }
@@ -48,12 +49,22 @@ func (p *Pool) allocSlow() *Packet {
 func (p *Pool) AllocBulk(out []*Packet) int {
 	// The common case, takeRun's written out: the cache holds the whole
 	// bulk and no publication is due (split pages keep the cache empty).
-	if c := len(p.cache); c >= len(out) && p.runs < publishRuns-1 {
-		p.runs++
-		p.cache = p.cache[:c-len(out)]
-		markFresh(out, p.cache[c-len(out):c], p.hdr0, p.freshHead)
-		return len(out)
+	// The run is the cache's top k entries, reached through unsafe.Add:
+	// c >= k > 0 was checked, and a reslice would check it again and
+	// guard its pointer against an empty result.
+	c, k := len(p.cache), len(out)
+	if c < k || k == 0 || p.runs >= publishRuns-1 {
+		return p.allocBulkSlow(out)
 	}
+	p.runs++
+	p.cache = p.cache[:c-k]
+	markFresh(out, (*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.cache)), (c-k)*4)), p.hdr0, p.freshHead)
+	return k
+}
+
+// allocBulkSlow is AllocBulk when the cache holds less than the bulk, a
+// publication is due, or the pages are split.
+func (p *Pool) allocBulkSlow(out []*Packet) int {
 	if p.perPage > 1 {
 		for i := range out {
 			h := p.allocPiece()
@@ -70,49 +81,56 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 		if src == nil {
 			break
 		}
-		markFresh(out[n:n+len(src)], src, p.hdr0, p.freshHead)
+		markFresh(out[n:n+len(src)], unsafe.SliceData(src), p.hdr0, p.freshHead)
 		n += len(src)
 	}
 	return n
 }
 
-// markFresh marks the buffers of a run taken off the cache (src, cache
-// entries against base) out, gives each a fresh holder's metadata (head:
-// the fresh head word) and puts them into dst, as long as src.
-func markFresh(dst []*Packet, src []uint32, base unsafe.Pointer, head uint64) {
-	k := len(src)
-	dst = dst[:k]
+// markFresh marks the buffers of a run taken off the cache (from src on,
+// as many as dst holds: cache entries against base) out, gives each a
+// fresh holder's metadata (head: the fresh head word) and puts them into
+// dst. Nothing is checked: a buffer in the cache is at home by
+// construction (every way in checked it), and its entry is an offset the
+// pool made.
+func markFresh(dst []*Packet, src *uint32, base unsafe.Pointer, head uint64) {
 	// Four buffers a turn: a turn of one spends a third of its
-	// instructions on the loop itself. resetMeta is written out: a
-	// call, even inlined, leaves a position marker (a NOP) per buffer.
-	// The turns index the runs through unsafe.Add: reslicing them
-	// costs more instructions than a turn saves.
-	sp, dp := unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(dst))
-	j := 0
-	for ; j+4 <= k; j += 4 {
+	// instructions on the loop itself. Each buffer's address is made once
+	// (dst takes it from the zeroing's address, which the compiler makes
+	// anyway, where the header's own would be a second addition), and
+	// resetMeta and markOut are written out: a call, even inlined, leaves
+	// a position marker (a NOP) per buffer. The four pointers are stored
+	// together, after the headers, so one write-barrier test covers them.
+	// The turns index the runs through unsafe.Add: reslicing them costs
+	// more instructions than a turn saves.
+	sp, dp := unsafe.Pointer(src), unsafe.Pointer(unsafe.SliceData(dst))
+	k := len(dst)
+	j, turns := 0, k&^3
+	for ; j < turns; j += 4 {
 		s := (*[4]uint32)(unsafe.Add(sp, j*4))
 		d := (*[4]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
 		a, b := (*Packet)(unsafe.Add(base, s[0])), (*Packet)(unsafe.Add(base, s[1]))
 		c, e := (*Packet)(unsafe.Add(base, s[2])), (*Packet)(unsafe.Add(base, s[3]))
-		a.state += toOut
 		a.metaTail = metaTail{}
 		*(*uint64)(unsafe.Pointer(&a.metaHead)) = head
-		b.state += toOut
+		*a.stateFlags() = 0
 		b.metaTail = metaTail{}
 		*(*uint64)(unsafe.Pointer(&b.metaHead)) = head
-		c.state += toOut
+		*b.stateFlags() = 0
 		c.metaTail = metaTail{}
 		*(*uint64)(unsafe.Pointer(&c.metaHead)) = head
-		e.state += toOut
+		*c.stateFlags() = 0
 		e.metaTail = metaTail{}
 		*(*uint64)(unsafe.Pointer(&e.metaHead)) = head
-		d[0], d[1], d[2], d[3] = a, b, c, e
+		*e.stateFlags() = 0
+		d[0], d[1] = (*Packet)(unsafe.Pointer(&a.metaTail)), (*Packet)(unsafe.Pointer(&b.metaTail))
+		d[2], d[3] = (*Packet)(unsafe.Pointer(&c.metaTail)), (*Packet)(unsafe.Pointer(&e.metaTail))
 	}
 	for ; j < k; j++ {
-		h := (*Packet)(unsafe.Add(base, src[j]))
-		h.state += toOut
+		h := (*Packet)(unsafe.Add(base, *(*uint32)(unsafe.Add(sp, j*4))))
 		h.metaTail = metaTail{}
 		*(*uint64)(unsafe.Pointer(&h.metaHead)) = head
+		*h.stateFlags() = 0
 		dst[j] = h
 	}
 }
@@ -193,19 +211,19 @@ func markOwned(dst []*Packet, src []uint32, base unsafe.Pointer, owner uint16) {
 		d := (*[4]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
 		a, b := (*Packet)(unsafe.Add(base, s[0])), (*Packet)(unsafe.Add(base, s[1]))
 		c, e := (*Packet)(unsafe.Add(base, s[2])), (*Packet)(unsafe.Add(base, s[3]))
-		a.state += toOut
+		*a.stateFlags() = 0
 		a.owner = owner
-		b.state += toOut
+		*b.stateFlags() = 0
 		b.owner = owner
-		c.state += toOut
+		*c.stateFlags() = 0
 		c.owner = owner
-		e.state += toOut
+		*e.stateFlags() = 0
 		e.owner = owner
 		d[0], d[1], d[2], d[3] = a, b, c, e
 	}
 	for ; j < k; j++ {
 		h := (*Packet)(unsafe.Add(base, src[j]))
-		h.state += toOut
+		*h.stateFlags() = 0
 		h.owner = owner
 		dst[j] = h
 	}
@@ -217,7 +235,7 @@ func (p *Pool) allocPiece() *Packet {
 		if !ok {
 			return nil
 		}
-		hu.state += toOut
+		hu.markOut()
 		u := hu.idx / uint32(p.perPage)
 		// The count is set once for the whole unit (one atomic per unit,
 		// not per piece); pieces never handed out are subtracted at Close.

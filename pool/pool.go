@@ -7,9 +7,10 @@
 // buffers straight into it (Recycle, FreeBulkDirect: the kernel's
 // page_pool_recycle_direct); buffers freed from any other goroutine land in
 // a shared lock-free ring, from which the owner refills its cache in bulk.
-// Every header lives in its pool's header array and carries a generation
-// that is odd while the buffer is out, so a free of a foreign, forged or
-// already-free buffer is refused and counted instead of corrupting a pool.
+// Every header lives in its pool's header array and carries a home flag
+// and a generation bumped on every return, so a free of a foreign, forged
+// or already-free buffer is refused and counted instead of corrupting a
+// pool.
 //
 // By default each buffer is its own recycling unit: the region is mapped
 // once, so a 2 KiB buffer costs no more memory whole than as half a page.

@@ -892,7 +892,27 @@ func TestBulkEveryLane(t *testing.T) {
 				extra = pkts[at]
 				pkts[at] = nil
 			}
+			// Every header of p in the bulk must come out of it with its
+			// state word stepped exactly once if it was out (home, its
+			// generation one up), and untouched if it was home: the turns
+			// that take buffers unchecked and undo themselves on a refusal
+			// must leave no trace of either.
+			before := map[*Packet]uint32{}
+			for _, pk := range pkts {
+				if p.owns(pk) {
+					before[pk] = pk.state
+				}
+			}
 			p.RecycleBulk(pkts)
+			for pk, st := range before {
+				want := st &^ stChained // a chain is unchained on its way home
+				if st&stHome == 0 {
+					want += toHome
+				}
+				if pk.state != want {
+					t.Fatalf("%s at %d: buffer %d state %#x after the bulk, want %#x (was %#x)", bad, at, pk.idx, pk.state, want, st)
+				}
+			}
 			if extra != nil {
 				p.Recycle(extra)
 			}
