@@ -87,7 +87,8 @@ type Pool struct {
 	// The headers' address range: a pointer in it is one of this pool's
 	// headers (only this pool hands them out), so the fast paths prove
 	// ownership with one subtraction and compare. fastSpan is the span when
-	// the recycle fast path applies (simple), else 0; syncSpan the span when
+	// the recycle fast path applies (simple), rounded up to the power of
+	// two the header array reaches (newHeaders), else 0; syncSpan the span when
 	// the bulk recycles' syncing fast path applies (whole buffers on
 	// non-coherent memory), else 0.
 	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
@@ -221,7 +222,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	}
 	units := cfg.Count / cfg.PerPage
 	p := &Pool{
-		name: name, region: r, hdrs: make([]Packet, cfg.Count), units: units,
+		name: name, region: r, hdrs: newHeaders(cfg.Count), units: units,
 		perPage: cfg.PerPage, bufSize: cfg.BufSize, headroom: cfg.Headroom, refill: cfg.Refill,
 		offset: cfg.Offset, spare: make([]uint32, 0, units), needSync: r.NeedsSync(),
 		scratch: make([]uint32, cfg.Refill),
@@ -240,7 +241,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	p.hdrBase = uintptr(p.hdr0)
 	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
 	if p.simple {
-		p.fastSpan = p.hdrSpan
+		p.fastSpan = headerReach(p.hdrs)
 	}
 	if cfg.PerPage == 1 && p.needSync {
 		p.syncSpan = p.hdrSpan

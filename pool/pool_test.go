@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/sim/simdma"
@@ -999,5 +1000,24 @@ func TestRecycleNonCoherent(t *testing.T) {
 	p.Recycle(a)
 	if n := p.InFlight(); n != 0 {
 		t.Fatalf("Recycle of a chain on non-coherent memory left %d out", n)
+	}
+}
+
+// The bulk free proves four addresses with one compare of their OR against
+// a power of two: the header array's storage must reach that far, or an
+// address past the headers (another object's) would pass as the pool's.
+func TestHeaderReach(t *testing.T) {
+	t.Parallel()
+	size := unsafe.Sizeof(Packet{})
+	for _, count := range []int{1, 2, 3, 7, 64, 1000, 1024, 1261, 1262, 4096, 5000} {
+		hdrs := newHeaders(count)
+		reach := headerReach(hdrs)
+		if len(hdrs) != count || reach&(reach-1) != 0 || reach < uintptr(count)*size || uintptr(cap(hdrs))*size < reach {
+			t.Errorf("count %d: %d headers, storage for %d (%d bytes), reach %d", count, len(hdrs), cap(hdrs), uintptr(cap(hdrs))*size, reach)
+		}
+	}
+	p := newPool(t, Config{Count: 1000})
+	if p.fastSpan != headerReach(p.hdrs) || p.fastSpan < p.hdrSpan {
+		t.Fatalf("fastSpan %d, header span %d", p.fastSpan, p.hdrSpan)
 	}
 }

@@ -11,9 +11,10 @@ import "unsafe"
 //
 // Each turn is two steps. First the four addresses: a header of this pool
 // lies in its header array, where no foreign, forged or nil pointer does
-// (one subtraction and one compare each, the difference being the cache
-// entry), and nothing is written before all four are proven ours: another
-// pool's header is its owner's. Then each is taken unchecked: one addition
+// (one subtraction each, the difference being the cache entry, and one
+// compare of the four differences' OR: the span is a power of two, so the
+// OR is below it exactly when all four are), and nothing is written before
+// all four are proven ours: another pool's header is its owner's. Then each is taken unchecked: one addition
 // marks it home and steps its generation, and its state word is read back
 // into seen. A buffer that was out and single reads stHome in its flags
 // then; one already home (a double free, or a buffer given twice in the
@@ -38,7 +39,7 @@ func takeTurns(pkts, dst, h0 unsafe.Pointer, base, span uintptr, turns int) (int
 		q := (*[4]*Packet)(unsafe.Add(pkts, i*int(unsafe.Sizeof((*Packet)(nil)))))
 		da, db := uintptr(unsafe.Pointer(q[0]))-base, uintptr(unsafe.Pointer(q[1]))-base
 		dc, de := uintptr(unsafe.Pointer(q[2]))-base, uintptr(unsafe.Pointer(q[3]))-base
-		if da >= span || db >= span || dc >= span || de >= span {
+		if da|db|dc|de >= span { // span is a power of two (headerReach)
 			break
 		}
 		a, b := (*Packet)(unsafe.Add(h0, da)), (*Packet)(unsafe.Add(h0, db))

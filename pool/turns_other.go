@@ -30,7 +30,7 @@ func takeTurns(pkts, dst, h0 unsafe.Pointer, base, span uintptr, turns int) (int
 		a, b, c, e := q[0], q[1], q[2], q[3]
 		da, db := uintptr(unsafe.Pointer(a))-base, uintptr(unsafe.Pointer(b))-base
 		dc, de := uintptr(unsafe.Pointer(c))-base, uintptr(unsafe.Pointer(e))-base
-		if da >= span || db >= span || dc >= span || de >= span {
+		if da|db|dc|de >= span { // span is a power of two (headerReach)
 			break
 		}
 		sa := a.state
