@@ -124,13 +124,18 @@ func (p *Pool) unitHome(hu *Packet) {
 
 // RecycleBulk is Recycle for many buffers. Owner only.
 func (p *Pool) RecycleBulk(pkts []*Packet) {
-	for len(pkts) > 0 {
-		k := p.recycleRun(pkts)
-		if k == len(pkts) {
-			return
-		}
-		p.recycleSlow(pkts[k]) // the one the fast path refused
-		pkts = pkts[k+1:]
+	if k := p.recycleRun(pkts); k < len(pkts) {
+		p.recycleBulkSlow(pkts, k)
+	}
+}
+
+// recycleBulkSlow is RecycleBulk from pkts[k] on, the first buffer its
+// fast path refused.
+func (p *Pool) recycleBulkSlow(pkts []*Packet, k int) {
+	for k < len(pkts) {
+		p.recycleSlow(pkts[k])
+		k++
+		k += p.recycleRun(pkts[k:])
 	}
 }
 
