@@ -838,15 +838,15 @@ func TestStatsLiveWithoutRefill(t *testing.T) {
 	}
 }
 
-// The bulk paths take their runs four buffers a turn: a bad entry at any
-// place in a turn (a buffer already home, the same buffer twice in one
-// bulk, a chain, another pool's buffer, a forged header, nil) must stop the
+// The bulk paths take their runs a turn of buffers at a time: a bad entry
+// at any place in a turn (a buffer already home, the same buffer twice in
+// one bulk, a chain, another pool's buffer, a forged header, nil) must stop the
 // run exactly there, be refused and counted or (a chain) freed whole, and
 // leave every other buffer of the bulk home once, whatever lane it took.
 // The bulk allocation must hand out fresh metadata in every lane too.
 func TestBulkEveryLane(t *testing.T) {
 	// Serial: it asserts how much the process-wide ForgedFrees grew.
-	const bulk = 11 // two turns of four and a tail of three
+	const bulk = 19 // turns of four (amd64) or eight (the others) and a tail of three
 	other := newPool(t, Config{Name: "other", Count: 4})
 	for _, bad := range []string{"home", "twice", "chain", "foreign", "forged", "nil"} {
 		for at := 0; at < bulk; at++ {

@@ -156,7 +156,7 @@ func (p *Pool) recycleRun(pkts []*Packet) int {
 		return 0 // a full cache: dst below would point past its end
 	}
 	dst := unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.cache)), n*4) // room for k was counted
-	i, ok := takeTurns(unsafe.Pointer(unsafe.SliceData(pkts)), dst, p.hdr0, p.hdrBase, p.fastSpan, k&^3)
+	i, ok := takeTurns(unsafe.Pointer(unsafe.SliceData(pkts)), dst, p.hdr0, p.hdrBase, p.fastSpan, k&^(turn-1))
 	if i < k || !ok {
 		return p.recycleRest(pkts, k, i, !ok)
 	}

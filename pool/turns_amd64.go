@@ -2,9 +2,13 @@ package pool
 
 import "unsafe"
 
+// turn is how many buffers takeTurns takes a turn: four, as many
+// differences as the loop's registers hold beside its own values.
+const turn = 4
+
 // takeTurns is recycleRun's loop, a leaf of its own so that the loop has
 // the registers to itself: it takes the buffers at pkts (turns of them, a
-// multiple of four) into the cache entries at dst, four at a time, while
+// multiple of turn) into the cache entries at dst, four at a time, while
 // all four lie in the header array at h0 (base and span: its address
 // range). It returns how many it took and whether each was out and single
 // before (else recycleRest undoes the turns).
