@@ -10,8 +10,8 @@ const _ = uint32(MaxUnits * unsafe.Sizeof(Packet{}))
 // reaches a power of two bytes from its start (headerReach): the headers
 // past count are never handed out, so an address less than that power of
 // two past the first header is still one of the pool's, and the bulk free
-// tests four addresses with one compare of their OR (takeTurns). The
-// headers of a pool of 1024 buffers take 24 KiB more so.
+// tests a turn's addresses with one compare of their OR (takeTurns). The
+// headers of a pool of 1024 buffers take 24 KiB more so (64-bit).
 func newHeaders(count int) []Packet {
 	size := int(unsafe.Sizeof(Packet{}))
 	reach := 1

@@ -143,9 +143,10 @@ func (p *Pool) recycleBulkSlow(pkts []*Packet, k int) {
 // first, while each is a single, out buffer of this pool, whole and on
 // coherent memory (as Recycle's fast path checks), and the cache has room.
 // It returns how many it took. The room is counted once, so the cache and
-// the packets are one run indexed alike. takeTurns takes the run four at a
-// time with one test per buffer; recycleRest ends a run it did not take
-// whole. Owner only.
+// the packets are one run indexed alike. takeTurns takes the run a turn
+// (four buffers on amd64, eight elsewhere) at a time, with one address
+// test a turn and none of a buffer's state; recycleRest ends a run it did
+// not take whole, or undoes it. Owner only.
 func (p *Pool) recycleRun(pkts []*Packet) int {
 	if p.syncSpan != 0 {
 		return p.recycleRunSync(pkts)
