@@ -269,11 +269,11 @@ const (
 	genShift  = 8
 	// toHome is what a return adds to the state word of a single buffer
 	// out (low byte 0): the flag flips and the generation steps, in one
-	// addition. An allocation steps no generation: it stores 0 in the low
-	// byte (markOut), one byte store where an addition to the word is a
-	// load, an add and a store on arm64. One step a round trip is enough:
-	// every return, by whichever path, leaves a generation no earlier ring
-	// entry carries.
+	// addition. An allocation steps no generation: it clears the low byte,
+	// in the bulk allocations with one byte store where an addition to the
+	// word is a load, an add and a store on arm64. One step a round trip is
+	// enough: every return, by whichever path, leaves a generation no
+	// earlier ring entry carries.
 	toHome = 1<<genShift + stHome
 )
 
@@ -303,8 +303,11 @@ func (p *Packet) single() bool {
 }
 
 // markOut marks a buffer at home (its flags stHome alone: never chained
-// there) out and single, its generation kept. Owner only.
-func (p *Packet) markOut() { *p.stateFlags() = 0 }
+// there) out and single, its generation kept, clearing the flags in the
+// word: its free may follow soon, and the free's word-wide addition would
+// wait for a byte store to leave the store buffer (see pop). The bulk
+// allocations store the byte. Owner only.
+func (p *Packet) markOut() { p.state &^= 0xff }
 
 // entry is the ring entry of unit u whose first header's state word is st:
 // the index and the generation's low bits, shifted from their place in the
