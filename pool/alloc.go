@@ -15,12 +15,19 @@ func (p *Pool) pop(slow func(*Pool) *Packet) *Packet {
 	if n < 0 {
 		return slow(p)
 	}
-	// hdrAt spelled out: a call of it costs the inliner more than Alloc's
-	// budget has left.
+	// hdrAt and resetMeta spelled out: a call of them costs the inliner
+	// more than Alloc's budget has left.
 	h := (*Packet)(unsafe.Add(p.hdr0, p.cache[n]))
 	p.cache = p.cache[:n]
-	h.state += toOut
-	h.resetMeta(p.freshHead)
+	// The flags cleared in the word, not with markOut's byte store: the
+	// buffer's free may follow at once (an allocate-and-drop loop), and
+	// its word-wide addition would wait for a byte store to leave the
+	// store buffer (no store forwarding from a narrower store), twice the
+	// time of the whole loop on amd64. The bulk allocations store the
+	// byte: a bulk lies between their stores and the frees' loads.
+	h.state &^= 0xff
+	h.metaTail = metaTail{}
+	*(*uint64)(unsafe.Pointer(&h.metaHead)) = p.freshHead
 	return h
 }
 
@@ -37,7 +44,7 @@ func (p *Pool) allocSlow() *Packet {
 	n := len(p.cache) - 1
 	h := p.hdrAt(p.cache[n])
 	p.cache = p.cache[:n]
-	h.state += toOut
+	h.markOut()
 	p.reset(h)
 	return h
 }
@@ -48,12 +55,22 @@ func (p *Pool) allocSlow() *Packet {
 func (p *Pool) AllocBulk(out []*Packet) int {
 	// The common case, takeRun's written out: the cache holds the whole
 	// bulk and no publication is due (split pages keep the cache empty).
-	if c := len(p.cache); c >= len(out) && p.runs < publishRuns-1 {
-		p.runs++
-		p.cache = p.cache[:c-len(out)]
-		markFresh(out, p.cache[c-len(out):c], p.hdr0, p.freshHead)
-		return len(out)
+	// The run is the cache's top k entries, reached through unsafe.Add:
+	// c >= k > 0 was checked, and a reslice would check it again and
+	// guard its pointer against an empty result.
+	c, k := len(p.cache), len(out)
+	if c < k || k == 0 || p.runs >= publishRuns-1 {
+		return p.allocBulkSlow(out)
 	}
+	p.runs++
+	p.cache = p.cache[:c-k]
+	markFresh(out, (*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.cache)), (c-k)*4)), p.hdr0, p.freshHead)
+	return k
+}
+
+// allocBulkSlow is AllocBulk when the cache holds less than the bulk, a
+// publication is due, or the pages are split.
+func (p *Pool) allocBulkSlow(out []*Packet) int {
 	if p.perPage > 1 {
 		for i := range out {
 			h := p.allocPiece()
@@ -70,51 +87,52 @@ func (p *Pool) AllocBulk(out []*Packet) int {
 		if src == nil {
 			break
 		}
-		markFresh(out[n:n+len(src)], src, p.hdr0, p.freshHead)
+		markFresh(out[n:n+len(src)], unsafe.SliceData(src), p.hdr0, p.freshHead)
 		n += len(src)
 	}
 	return n
 }
 
-// markFresh marks the buffers of a run taken off the cache (src, cache
-// entries against base) out, gives each a fresh holder's metadata (head:
-// the fresh head word) and puts them into dst, as long as src.
-func markFresh(dst []*Packet, src []uint32, base unsafe.Pointer, head uint64) {
-	k := len(src)
-	dst = dst[:k]
-	// Four buffers a turn: a turn of one spends a third of its
-	// instructions on the loop itself. resetMeta is written out: a
-	// call, even inlined, leaves a position marker (a NOP) per buffer.
-	// The turns index the runs through unsafe.Add: reslicing them
-	// costs more instructions than a turn saves.
-	sp, dp := unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(dst))
-	j := 0
-	for ; j+4 <= k; j += 4 {
-		s := (*[4]uint32)(unsafe.Add(sp, j*4))
-		d := (*[4]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
-		a, b := (*Packet)(unsafe.Add(base, s[0])), (*Packet)(unsafe.Add(base, s[1]))
-		c, e := (*Packet)(unsafe.Add(base, s[2])), (*Packet)(unsafe.Add(base, s[3]))
-		a.state += toOut
-		a.metaTail = metaTail{}
-		*(*uint64)(unsafe.Pointer(&a.metaHead)) = head
-		b.state += toOut
-		b.metaTail = metaTail{}
-		*(*uint64)(unsafe.Pointer(&b.metaHead)) = head
-		c.state += toOut
-		c.metaTail = metaTail{}
-		*(*uint64)(unsafe.Pointer(&c.metaHead)) = head
-		e.state += toOut
-		e.metaTail = metaTail{}
-		*(*uint64)(unsafe.Pointer(&e.metaHead)) = head
-		d[0], d[1], d[2], d[3] = a, b, c, e
+// markFresh marks the buffers of a run taken off the cache (from src on,
+// as many as dst holds: cache entries against base) out, gives each a
+// fresh holder's metadata (head: the fresh head word) and puts them into
+// dst. Nothing is checked: a buffer in the cache is at home by
+// construction (every way in checked it), and its entry is an offset the
+// pool made.
+func markFresh(dst []*Packet, src *uint32, base unsafe.Pointer, head uint64) {
+	// Eight buffers a turn, so the loop's control and the write-barrier
+	// test of the stores into dst (one for the eight: the right-hand side
+	// is evaluated whole before the stores) are paid once for eight. The
+	// turns index the runs through unsafe.Add: reslicing them costs more
+	// instructions than a turn saves.
+	sp, dp := unsafe.Pointer(src), unsafe.Pointer(unsafe.SliceData(dst))
+	k := len(dst)
+	j, turns := 0, k&^7
+	for ; j < turns; j += 8 {
+		s := (*[8]uint32)(unsafe.Add(sp, j*4))
+		d := (*[8]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = fresh(base, s[0], head), fresh(base, s[1], head),
+			fresh(base, s[2], head), fresh(base, s[3], head), fresh(base, s[4], head), fresh(base, s[5], head),
+			fresh(base, s[6], head), fresh(base, s[7], head)
 	}
 	for ; j < k; j++ {
-		h := (*Packet)(unsafe.Add(base, src[j]))
-		h.state += toOut
-		h.metaTail = metaTail{}
-		*(*uint64)(unsafe.Pointer(&h.metaHead)) = head
-		dst[j] = h
+		dst[j] = fresh(base, *(*uint32)(unsafe.Add(sp, j*4)), head)
 	}
+}
+
+// fresh marks the header at cache entry off (against base) out and gives
+// it a fresh holder's metadata (head: the fresh head word), and returns
+// it. resetMeta and markOut are written out: a call of them, even
+// inlined, leaves a position marker (a NOP). The header is returned from
+// the zeroing's address, which the compiler makes anyway (the zero stores
+// take no index), where the header's own address would be a second
+// addition on amd64.
+func fresh(base unsafe.Pointer, off uint32, head uint64) *Packet {
+	h := (*Packet)(unsafe.Add(base, off))
+	h.metaTail = metaTail{}
+	*(*uint64)(unsafe.Pointer(&h.metaHead)) = head
+	*h.stateFlags() = 0
+	return (*Packet)(unsafe.Pointer(&h.metaTail))
 }
 
 // takeRun takes up to want buffers off the top of the owner's cache,
@@ -185,30 +203,28 @@ func (p *Pool) AllocBulkRaw(out []*Packet, owner uint16) int {
 func markOwned(dst []*Packet, src []uint32, base unsafe.Pointer, owner uint16) {
 	k := len(src)
 	dst = dst[:k]
-	// Four a turn, indexed as in markFresh.
+	// Eight a turn, indexed as in markFresh.
 	sp, dp := unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(dst))
-	j := 0
-	for ; j+4 <= k; j += 4 {
-		s := (*[4]uint32)(unsafe.Add(sp, j*4))
-		d := (*[4]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
-		a, b := (*Packet)(unsafe.Add(base, s[0])), (*Packet)(unsafe.Add(base, s[1]))
-		c, e := (*Packet)(unsafe.Add(base, s[2])), (*Packet)(unsafe.Add(base, s[3]))
-		a.state += toOut
-		a.owner = owner
-		b.state += toOut
-		b.owner = owner
-		c.state += toOut
-		c.owner = owner
-		e.state += toOut
-		e.owner = owner
-		d[0], d[1], d[2], d[3] = a, b, c, e
+	j, turns := 0, k&^7
+	for ; j < turns; j += 8 {
+		s := (*[8]uint32)(unsafe.Add(sp, j*4))
+		d := (*[8]*Packet)(unsafe.Add(dp, j*int(unsafe.Sizeof(dst[0]))))
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = owned(base, s[0], owner), owned(base, s[1], owner),
+			owned(base, s[2], owner), owned(base, s[3], owner), owned(base, s[4], owner), owned(base, s[5], owner),
+			owned(base, s[6], owner), owned(base, s[7], owner)
 	}
 	for ; j < k; j++ {
-		h := (*Packet)(unsafe.Add(base, src[j]))
-		h.state += toOut
-		h.owner = owner
-		dst[j] = h
+		dst[j] = owned(base, src[j], owner)
 	}
+}
+
+// owned marks the header at cache entry off (against base) out and gives
+// it to owner, and returns it.
+func owned(base unsafe.Pointer, off uint32, owner uint16) *Packet {
+	h := (*Packet)(unsafe.Add(base, off))
+	*h.stateFlags() = 0
+	h.owner = owner
+	return h
 }
 
 func (p *Pool) allocPiece() *Packet {
@@ -217,7 +233,7 @@ func (p *Pool) allocPiece() *Packet {
 		if !ok {
 			return nil
 		}
-		hu.state += toOut
+		hu.markOut()
 		u := hu.idx / uint32(p.perPage)
 		// The count is set once for the whole unit (one atomic per unit,
 		// not per piece); pieces never handed out are subtracted at Close.

@@ -40,12 +40,12 @@ type Packet struct {
 
 	// state is the header's state word: stHome while the buffer is in its
 	// pool (for split pages: while the unit is), stChained while next is
-	// set, and above them the generation, bumped on every allocation and
-	// every return, so a stale duplicate free carries an old value. The
-	// pool's owner writes stHome and the generation, with the buffer in
-	// hand (home, or being returned by the owner); SetNext, the holder's,
-	// writes stChained. Its low byte is zero exactly for a buffer that is
-	// out and single: the one test the free fast paths make.
+	// set, and above them the generation, bumped on every return, so a
+	// stale duplicate free carries an old value. The pool's owner writes
+	// stHome and the generation, with the buffer in hand (home, or being
+	// returned by the owner); SetNext, the holder's, writes stChained. Its
+	// low byte is zero exactly for a buffer that is out and single: the
+	// one test the free fast paths make.
 	state uint32
 
 	// Split-page pieces only: stateFree/stateOut, changed with CAS because
@@ -267,11 +267,13 @@ const (
 	stHome    = 1 << 0
 	stChained = 1 << 1
 	genShift  = 8
-	// toOut is what an allocation adds to the state word of a buffer at
-	// home (low byte stHome), toHome what a return adds to that of a
-	// single buffer out (low byte 0): the flag flips and the generation
-	// steps, in one addition.
-	toOut  = 1<<genShift - stHome
+	// toHome is what a return adds to the state word of a single buffer
+	// out (low byte 0): the flag flips and the generation steps, in one
+	// addition. An allocation steps no generation: it clears the low byte,
+	// in the bulk allocations with one byte store where an addition to the
+	// word is a load, an add and a store on arm64. One step a round trip is
+	// enough: every return, by whichever path, leaves a generation no
+	// earlier ring entry carries.
 	toHome = 1<<genShift + stHome
 )
 
@@ -279,15 +281,33 @@ const (
 // pool. Owner only.
 func (p *Packet) out() bool { return p.state&stHome == 0 }
 
+// stateFlags is the state word's low byte: the flags, where the free fast
+// paths test them and an allocation clears them.
+func (p *Packet) stateFlags() *uint8 {
+	if cpu.IsBigEndian {
+		return (*uint8)(unsafe.Add(unsafe.Pointer(&p.state), 3))
+	}
+	return (*uint8)(unsafe.Pointer(&p.state))
+}
+
 // single reports whether the buffer is out and has no next segment: the
 // free fast paths' test. It reads the state word's low byte alone, which
 // is one compare with memory where uint8(p.state) is a load and a test.
+// stateFlags is spelled out: the call, even inlined, leaves a position
+// marker (a NOP) in the fast paths.
 func (p *Packet) single() bool {
 	if cpu.IsBigEndian {
 		return *(*uint8)(unsafe.Add(unsafe.Pointer(&p.state), 3)) == 0
 	}
 	return *(*uint8)(unsafe.Pointer(&p.state)) == 0
 }
+
+// markOut marks a buffer at home (its flags stHome alone: never chained
+// there) out and single, its generation kept, clearing the flags in the
+// word: its free may follow soon, and the free's word-wide addition would
+// wait for a byte store to leave the store buffer (see pop). The bulk
+// allocations store the byte. Owner only.
+func (p *Packet) markOut() { p.state &^= 0xff }
 
 // entry is the ring entry of unit u whose first header's state word is st:
 // the index and the generation's low bits, shifted from their place in the

@@ -7,9 +7,10 @@
 // buffers straight into it (Recycle, FreeBulkDirect: the kernel's
 // page_pool_recycle_direct); buffers freed from any other goroutine land in
 // a shared lock-free ring, from which the owner refills its cache in bulk.
-// Every header lives in its pool's header array and carries a generation
-// that is odd while the buffer is out, so a free of a foreign, forged or
-// already-free buffer is refused and counted instead of corrupting a pool.
+// Every header lives in its pool's header array and carries a home flag
+// and a generation bumped on every return, so a free of a foreign, forged
+// or already-free buffer is refused and counted instead of corrupting a
+// pool.
 //
 // By default each buffer is its own recycling unit: the region is mapped
 // once, so a 2 KiB buffer costs no more memory whole than as half a page.
@@ -92,7 +93,8 @@ type Pool struct {
 	// The headers' address range: a pointer in it is one of this pool's
 	// headers (only this pool hands them out), so the fast paths prove
 	// ownership with one subtraction and compare. fastSpan is the span when
-	// the recycle fast path applies (simple), else 0; syncSpan the span when
+	// the recycle fast path applies (simple), rounded up to the power of
+	// two the header array reaches (newHeaders), else 0; syncSpan the span when
 	// the bulk recycles' syncing fast path applies (whole buffers on
 	// non-coherent memory), else 0.
 	hdrBase, hdrSpan, fastSpan, syncSpan uintptr
@@ -227,7 +229,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	}
 	units := cfg.Count / cfg.PerPage
 	p := &Pool{
-		name: name, port: cfg.Port, region: r, hdrs: make([]Packet, cfg.Count), units: units,
+		name: name, port: cfg.Port, region: r, hdrs: newHeaders(cfg.Count), units: units,
 		perPage: cfg.PerPage, bufSize: cfg.BufSize, headroom: cfg.Headroom, refill: cfg.Refill,
 		offset: cfg.Offset, spare: make([]uint32, 0, units), needSync: r.NeedsSync(),
 		scratch: make([]uint32, cfg.Refill),
@@ -246,7 +248,7 @@ func New(r *dma.Region, cfg Config) (*Pool, error) {
 	p.hdrBase = uintptr(p.hdr0)
 	p.hdrSpan = uintptr(len(p.hdrs)) * unsafe.Sizeof(p.hdrs[0])
 	if p.simple {
-		p.fastSpan = p.hdrSpan
+		p.fastSpan = headerReach(p.hdrs)
 	}
 	if cfg.PerPage == 1 && p.needSync {
 		p.syncSpan = p.hdrSpan

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
 	"github.com/gopmd/gopmd/sim/simdma"
@@ -838,15 +839,15 @@ func TestStatsLiveWithoutRefill(t *testing.T) {
 	}
 }
 
-// The bulk paths take their runs four buffers a turn: a bad entry at any
-// place in a turn (a buffer already home, the same buffer twice in one
-// bulk, a chain, another pool's buffer, a forged header, nil) must stop the
+// The bulk paths take their runs a turn of buffers at a time: a bad entry
+// at any place in a turn (a buffer already home, the same buffer twice in
+// one bulk, a chain, another pool's buffer, a forged header, nil) must stop the
 // run exactly there, be refused and counted or (a chain) freed whole, and
 // leave every other buffer of the bulk home once, whatever lane it took.
 // The bulk allocation must hand out fresh metadata in every lane too.
 func TestBulkEveryLane(t *testing.T) {
 	// Serial: it asserts how much the process-wide ForgedFrees grew.
-	const bulk = 11 // two turns of four and a tail of three
+	const bulk = 19 // turns of four (amd64) or eight (the others) and a tail of three
 	other := newPool(t, Config{Name: "other", Count: 4})
 	for _, bad := range []string{"home", "twice", "chain", "foreign", "forged", "nil"} {
 		for at := 0; at < bulk; at++ {
@@ -893,7 +894,27 @@ func TestBulkEveryLane(t *testing.T) {
 				extra = pkts[at]
 				pkts[at] = nil
 			}
+			// Every header of p in the bulk must come out of it with its
+			// state word stepped exactly once if it was out (home, its
+			// generation one up), and untouched if it was home: the turns
+			// that take buffers unchecked and undo themselves on a refusal
+			// must leave no trace of either.
+			before := map[*Packet]uint32{}
+			for _, pk := range pkts {
+				if p.owns(pk) {
+					before[pk] = pk.state
+				}
+			}
 			p.RecycleBulk(pkts)
+			for pk, st := range before {
+				want := st &^ stChained // a chain is unchained on its way home
+				if st&stHome == 0 {
+					want += toHome
+				}
+				if pk.state != want {
+					t.Fatalf("%s at %d: buffer %d state %#x after the bulk, want %#x (was %#x)", bad, at, pk.idx, pk.state, want, st)
+				}
+			}
 			if extra != nil {
 				p.Recycle(extra)
 			}
@@ -1039,5 +1060,24 @@ func TestLeakNamesHoldersByRole(t *testing.T) {
 	q.Alloc()
 	if err := q.Close(0); err == nil || err.Error() != `pool "rx1": 1 buffer never came back (1 held by pool rx1); their memory stays mapped` {
 		t.Errorf("one buffer of the pool itself: %v", err)
+	}
+}
+
+// The bulk free proves four addresses with one compare of their OR against
+// a power of two: the header array's storage must reach that far, or an
+// address past the headers (another object's) would pass as the pool's.
+func TestHeaderReach(t *testing.T) {
+	t.Parallel()
+	size := unsafe.Sizeof(Packet{})
+	for _, count := range []int{1, 2, 3, 7, 64, 1000, 1024, 1261, 1262, 4096, 5000} {
+		hdrs := newHeaders(count)
+		reach := headerReach(hdrs)
+		if len(hdrs) != count || reach&(reach-1) != 0 || reach < uintptr(count)*size || uintptr(cap(hdrs))*size < reach {
+			t.Errorf("count %d: %d headers, storage for %d (%d bytes), reach %d", count, len(hdrs), cap(hdrs), uintptr(cap(hdrs))*size, reach)
+		}
+	}
+	p := newPool(t, Config{Count: 1000})
+	if p.fastSpan != headerReach(p.hdrs) || p.fastSpan < p.hdrSpan {
+		t.Fatalf("fastSpan %d, header span %d", p.fastSpan, p.hdrSpan)
 	}
 }

@@ -124,13 +124,18 @@ func (p *Pool) unitHome(hu *Packet) {
 
 // RecycleBulk is Recycle for many buffers. Owner only.
 func (p *Pool) RecycleBulk(pkts []*Packet) {
-	for len(pkts) > 0 {
-		k := p.recycleRun(pkts)
-		if k == len(pkts) {
-			return
-		}
-		p.recycleSlow(pkts[k]) // the one the fast path refused
-		pkts = pkts[k+1:]
+	if k := p.recycleRun(pkts); k < len(pkts) {
+		p.recycleBulkSlow(pkts, k)
+	}
+}
+
+// recycleBulkSlow is RecycleBulk from pkts[k] on, the first buffer its
+// fast path refused.
+func (p *Pool) recycleBulkSlow(pkts []*Packet, k int) {
+	for k < len(pkts) {
+		p.recycleSlow(pkts[k])
+		k++
+		k += p.recycleRun(pkts[k:])
 	}
 }
 
@@ -138,62 +143,47 @@ func (p *Pool) RecycleBulk(pkts []*Packet) {
 // first, while each is a single, out buffer of this pool, whole and on
 // coherent memory (as Recycle's fast path checks), and the cache has room.
 // It returns how many it took. The room is counted once, so the cache and
-// the packets are one run indexed alike; the pool's fields live in locals,
-// as stores through a header could alias them as far as the compiler knows.
-// Owner only.
+// the packets are one run indexed alike. takeTurns takes the run a turn
+// (four buffers on amd64, eight elsewhere) at a time, with one address
+// test a turn and none of a buffer's state; recycleRest ends a run it did
+// not take whole, or undoes it. Owner only.
 func (p *Pool) recycleRun(pkts []*Packet) int {
 	if p.syncSpan != 0 {
 		return p.recycleRunSync(pkts)
 	}
-	c := p.cache
-	n := len(c)
-	if room := cap(c) - n; len(pkts) > room {
-		pkts = pkts[:room]
+	n := len(p.cache)
+	k := min(len(pkts), cap(p.cache)-n)
+	if k == 0 {
+		return 0 // a full cache: dst below would point past its end
 	}
-	dst := c[n : n+len(pkts)]
+	dst := unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.cache)), n*4) // room for k was counted
+	i, ok := takeTurns(unsafe.Pointer(unsafe.SliceData(pkts)), dst, p.hdr0, p.hdrBase, p.fastSpan, k&^(turn-1))
+	if i < k || !ok {
+		return p.recycleRest(pkts, k, i, !ok)
+	}
+	p.cache = p.cache[:n+i] // the length alone
+	p.o[cRecycleCached] += uint64(i)
+	return i
+}
+
+// recycleRest ends recycleRun when its turns did not take the whole run
+// (pkts[:k]): the turns took pkts[:i] (their entries are written, the
+// cache's length does not count them yet), and undo says one of them was
+// not out and single. Then their additions are undone (additions commute,
+// so a buffer added twice is subtracted twice) and the run is taken again
+// from its start; else from i. Either way one buffer at a time, each
+// checked before it is taken, up to the first the fast path refuses.
+func (p *Pool) recycleRest(pkts []*Packet, k, i int, undo bool) int {
+	pkts = pkts[:k]
+	if undo {
+		for _, pk := range pkts[:i] {
+			pk.state -= toHome
+		}
+		i = 0
+	}
+	n := len(p.cache)
+	dst := p.cache[n : n+len(pkts)]
 	base, span := p.hdrBase, p.fastSpan
-	// Four buffers a turn, each checked and taken in order (so a buffer
-	// given twice finds itself already home), indexed through unsafe.Add:
-	// reslicing costs more instructions than a turn saves. A turn that
-	// stops part way leaves i at the buffers taken, and the loop below
-	// stops at the same buffer.
-	pp, op := unsafe.Pointer(unsafe.SliceData(pkts)), unsafe.Pointer(unsafe.SliceData(dst))
-	i := 0
-	for ; i+4 <= len(pkts); i += 4 {
-		q := (*[4]*Packet)(unsafe.Add(pp, i*int(unsafe.Sizeof(pkts[0]))))
-		o := (*[4]uint32)(unsafe.Add(op, i*4))
-		a := q[0]
-		da := uintptr(unsafe.Pointer(a)) - base
-		if da >= span || !a.single() {
-			break
-		}
-		a.state += toHome
-		o[0] = uint32(da)
-		b := q[1]
-		db := uintptr(unsafe.Pointer(b)) - base
-		if db >= span || !b.single() {
-			i++
-			break
-		}
-		b.state += toHome
-		o[1] = uint32(db)
-		c := q[2]
-		dc := uintptr(unsafe.Pointer(c)) - base
-		if dc >= span || !c.single() {
-			i += 2
-			break
-		}
-		c.state += toHome
-		o[2] = uint32(dc)
-		d := q[3]
-		dd := uintptr(unsafe.Pointer(d)) - base
-		if dd >= span || !d.single() {
-			i += 3
-			break
-		}
-		d.state += toHome
-		o[3] = uint32(dd)
-	}
 	for ; i < len(pkts); i++ {
 		pk := pkts[i]
 		d := uintptr(unsafe.Pointer(pk)) - base
