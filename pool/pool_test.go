@@ -847,7 +847,7 @@ func TestStatsLiveWithoutRefill(t *testing.T) {
 // The bulk allocation must hand out fresh metadata in every lane too.
 func TestBulkEveryLane(t *testing.T) {
 	// Serial: it asserts how much the process-wide ForgedFrees grew.
-	const bulk = 19 // turns of four (amd64) or eight (the others) and a tail of three
+	const bulk = 19 // two turns of eight and a tail of three
 	other := newPool(t, Config{Name: "other", Count: 4})
 	for _, bad := range []string{"home", "twice", "chain", "foreign", "forged", "nil"} {
 		for at := 0; at < bulk; at++ {
@@ -946,6 +946,45 @@ func TestBulkEveryLane(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// RecycleBulk puts a bulk into the cache while it has room for it, the
+// part past the room into the ring, and refuses a bulk of buffers already
+// home; an empty bulk changes nothing. Every buffer comes back once.
+func TestRecycleBulkRoom(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "room", Count: 48, CacheSize: 16, Refill: 16})
+	var pkts []*Packet
+	for pk := p.Alloc(); pk != nil; pk = p.Alloc() {
+		pkts = append(pkts, pk)
+	}
+	if len(pkts) != 48 {
+		t.Fatalf("pool yields %d buffers, want 48", len(pkts))
+	}
+	before := p.OwnerStats()
+	p.RecycleBulk(pkts[:0])
+	p.RecycleBulk(pkts[:10])   // room for all ten
+	p.RecycleBulk(pkts[10:26]) // room for six: ten to the ring
+	p.RecycleBulk(pkts[:10])   // already home, the cache full: refused
+	p.RecycleBulk(pkts[26:])   // all to the ring
+	s := p.OwnerStats()
+	cached, full, double := s.RecycleCached-before.RecycleCached, s.RecycleCacheFull-before.RecycleCacheFull, s.RefusedDouble-before.RefusedDouble
+	if cached != 16 || full != 32 || double != 10 {
+		t.Fatalf("RecycleCached %d RecycleCacheFull %d RefusedDouble %d, want 16 32 10", cached, full, double)
+	}
+	if n := p.InFlight(); n != 0 {
+		t.Fatalf("%d buffers still out", n)
+	}
+	seen := map[*Packet]bool{}
+	for pk := p.Alloc(); pk != nil; pk = p.Alloc() {
+		if seen[pk] {
+			t.Fatalf("buffer %d handed out twice", pk.idx)
+		}
+		seen[pk] = true
+	}
+	if len(seen) != 48 {
+		t.Fatalf("pool yields %d buffers after the bulks, want 48", len(seen))
 	}
 }
 

@@ -124,6 +124,27 @@ func (p *Pool) unitHome(hu *Packet) {
 
 // RecycleBulk is Recycle for many buffers. Owner only.
 func (p *Pool) RecycleBulk(pkts []*Packet) {
+	// recycleRun written out for the common case, the cache with room for
+	// the whole bulk on coherent memory: one call fewer a bulk. The cache's
+	// length and the count are set for the whole bulk before the turns
+	// (no other goroutine reads them), so nothing is left to do after the
+	// turns when they took it all, and put back when they did not.
+	n, k := len(p.cache), len(pkts)
+	if m := n + k; k > 0 && m <= cap(p.cache) && p.syncSpan == 0 {
+		p.cache = p.cache[:m] // the length alone
+		p.o[cRecycleCached] += uint64(k)
+		dst := unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.cache)), n*4)
+		i, ok := takeTurns(unsafe.Pointer(unsafe.SliceData(pkts)), dst, p.hdr0, p.hdrBase, p.fastSpan, k&^(turn-1))
+		if i == k && ok {
+			return
+		}
+		p.cache = p.cache[:n]
+		p.o[cRecycleCached] -= uint64(k)
+		if i = p.recycleRest(pkts, k, i, !ok); i < k {
+			p.recycleBulkSlow(pkts, i)
+		}
+		return
+	}
 	if k := p.recycleRun(pkts); k < len(pkts) {
 		p.recycleBulkSlow(pkts, k)
 	}
@@ -144,9 +165,9 @@ func (p *Pool) recycleBulkSlow(pkts []*Packet, k int) {
 // coherent memory (as Recycle's fast path checks), and the cache has room.
 // It returns how many it took. The room is counted once, so the cache and
 // the packets are one run indexed alike. takeTurns takes the run a turn
-// (four buffers on amd64, eight elsewhere) at a time, with one address
-// test a turn and none of a buffer's state; recycleRest ends a run it did
-// not take whole, or undoes it. Owner only.
+// (eight buffers) at a time, with one address test a turn and none of a
+// buffer's state; recycleRest ends a run it did not take whole, or undoes
+// it. Owner only.
 func (p *Pool) recycleRun(pkts []*Packet) int {
 	if p.syncSpan != 0 {
 		return p.recycleRunSync(pkts)
