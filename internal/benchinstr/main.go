@@ -49,6 +49,8 @@ var measurements = []measurement{
 		"pool: owner Alloc + Recycle of one buffer, the whole loop", ""},
 	{"pool-alloc-free-bulk32", "./pool", "^BenchmarkAllocFreeBulk32$", []string{"pool", "harness"},
 		"pool: AllocBulk 32 + RecycleBulk 32, per buffer, the whole loop", ""},
+	{"pool-raw-bulk32", "./pool", "^BenchmarkAllocRawFreeBulk32$", []string{"pool", "harness"},
+		"pool: AllocBulkRaw 32 (a driver's refill: no reset) + RecycleBulk 32, per buffer, the whole loop", ""},
 	{"syncpool-get-put", "./pool", "^BenchmarkSyncPool$", []string{"pool", "harness", "runtime", "other"},
 		"for comparison: sync.Pool Get + Put of the same headers, the whole loop", ""},
 	// The drop loop on the non-coherent simulated IOMMU: alloc, write 64
