@@ -178,16 +178,20 @@ func (q *rxQueue) RxBurst(pkts []*pool.Packet) int {
 	// ring (drain moves ntc) nor Close unmap it before Leave below. Only
 	// the status is read, so no barrier (docs/design.md, "Ordering"): the
 	// loop loads it again before any other field.
-	ntc := q.ntc
-	bds := q.bds
-	if bds[ntc].loadStatus()&rxbd_LSTATUS_R == 0 { // ntc stays below the ring size (the mask): the bounds check never fails
+	// BD ntc is found by its offset, with no bounds check: ntc stays
+	// below the ring size (the mask), and RxBurst runs only on 16-byte
+	// BDs (shift 0).
+	if (*rxBD)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(q.bds)), uintptr(q.ntc)*bdSize)).loadStatus()&rxbd_LSTATUS_R == 0 {
 		q.idle++
 		if q.idle%rxPeekEvery == 0 {
-			q.peek(ntc)
+			q.peek() // leaves the burst itself: no spill of q for the other empty polls
+			return 0
 		}
 		q.burst.Leave()
 		return 0
 	}
+	ntc := q.ntc
+	bds := q.bds
 	var (
 		n     int
 		bytes uint64
@@ -381,17 +385,20 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 // peek is every rxPeekEvery-th poll that finds BD ntc not written back:
 // it gives BD ntc up when the device skipped it (lostBD), dropping it and
 // moving q.ntc past it, and otherwise retries a refill that came up short
-// (RxBurst's loop, which refills, does not run on such a poll).
-func (q *rxQueue) peek(ntc uint32) {
+// (RxBurst's loop, which refills, does not run on such a poll). Then it
+// ends RxBurst's burst (Leave).
+func (q *rxQueue) peek() {
+	ntc := q.ntc
 	posted := (q.ntu - ntc) & q.mask // BDs the device may have written
 	if posted == 0 || !q.lostBD(ntc, posted-1) {
 		if q.mask-posted >= rxRefillBundle { // free slots: size - 1 - posted
 			q.refill()
 		}
-		return
+	} else {
+		q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
+		q.ntc = (ntc + 1) & q.mask // wraps by the power-of-two mask
 	}
-	q.dropBDs(ntc, 1, driver.CauseBadDescriptor)
-	q.ntc = (ntc + 1) & q.mask // wraps by the power-of-two mask
+	q.burst.Leave()
 }
 
 // lostBD is the stuck-BD recovery: BD j is not written back, and ahead

@@ -348,7 +348,13 @@ func (a *app) setup() error {
 	if len(a.lanes) == 0 {
 		return errors.New("no RX queue to poll: the ports report 0 RX queues")
 	}
-	return a.setupTaps()
+	if err := a.setupTaps(); err != nil {
+		return err
+	}
+	for _, l := range a.lanes {
+		l.hooked = l.pump != nil || l.down != nil
+	}
+	return nil
 }
 
 // workers spreads the lanes over the workers, each locked to an OS thread:

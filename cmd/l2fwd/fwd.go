@@ -69,6 +69,9 @@ type lane struct {
 	// (generator, pcap, cable) into the RX ring before each poll: the
 	// device has no engine of its own. Set on queue 0's lane only.
 	pump func() int
+	// hooked is pump != nil || down != nil, set once the lanes are set
+	// up: an idle poll tests the two with one load.
+	hooked bool
 
 	// unpublished is set by a burst that received frames (or a reclaim
 	// that freed some) and cleared by the next empty poll, which publishes
@@ -151,11 +154,13 @@ func (w *worker) run(stop *atomic.Bool, done chan<- struct{}) {
 // poll receives one burst, disposes of it by the lane's mode and returns
 // how many frames it received.
 func (l *lane) poll(pkts []*driver.Packet) int {
-	if l.pump != nil {
-		l.pump()
-	}
-	if l.down != nil {
-		l.tapPoll()
+	if l.hooked {
+		if l.pump != nil {
+			l.pump()
+		}
+		if l.down != nil {
+			l.tapPoll()
+		}
 	}
 	n := l.rx.RxBurst(pkts)
 	if n == 0 {

@@ -300,7 +300,7 @@ func BenchmarkL2fwdEmptyPoll(b *testing.B) {
 	for _, s := range a.around {
 		s.hold()
 	}
-	l.pump = nil
+	l.pump, l.hooked = nil, false
 	for i := 0; l.poll(burst) > 0 || l.tx.Pending() > 0; i++ {
 		if i == 1000 {
 			b.Fatalf("the lane did not drain: %d frames pending on TX", l.tx.Pending())
