@@ -73,3 +73,39 @@ func TestRegisterRxFormat(t *testing.T) {
 		t.Fatalf("format %d given twice", f)
 	}
 }
+
+// SetRxRaw panics, changing nothing, on a window past the buffer, whether
+// the end lies beyond it or the sum of offset and length wraps; a window
+// that ends exactly at the buffer's end is taken.
+func TestSetRxRawWindow(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "rxraw-window", Count: 2})
+	app := p.Owner("rx caller")
+	pk := p.Alloc()
+	tag := MakeRxTag(app, 7, 3, testRxFmt)
+	size := uint(p.BufSize())
+	pk.SetRxRaw(DefaultHeadroom, size-DefaultHeadroom, tag, 1, 1)
+	if pk.Offset() != DefaultHeadroom || pk.Len() != int(size-DefaultHeadroom) || pk.PktLen != pk.Len() {
+		t.Fatalf("a window to the buffer's end: off %d len %d pktlen %d", pk.Offset(), pk.Len(), pk.PktLen)
+	}
+	pk.SetRxRaw(DefaultHeadroom, 60, tag, 1, 1)
+	for _, w := range []struct{ off, n uint }{
+		{DefaultHeadroom, size - DefaultHeadroom + 1},
+		{size, 1},
+		{^uint(0), 2},                  // wraps to 1
+		{2, ^uint(0)},                  // wraps to 1
+		{^uint(0) / 2, ^uint(0)/2 + 3}, // wraps to 1
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("SetRxRaw took the window off %#x len %#x", w.off, w.n)
+				}
+			}()
+			pk.SetRxRaw(w.off, w.n, MakeRxTag(app, 8, 4, testRxFmt), 2, 2)
+		}()
+	}
+	if pk.Offset() != DefaultHeadroom || pk.Len() != 60 || pk.PktLen != 60 || pk.Port != 7 || pk.Queue != 3 {
+		t.Fatalf("a refused SetRxRaw changed the header: %+v", pk.meta)
+	}
+}
