@@ -416,7 +416,10 @@ func windowFits(off, n uint, size int) bool {
 // it came: tag is the queue's holder, port, queue and format (MakeRxTag),
 // and w0 and w1 the format's two words, which its decoder turns into
 // RxMeta when an accessor reads them. It is what a receive path calls per
-// frame: one store for the tag and two for the report, no decoding. The
+// frame: one store for the tag and two for the report, no decoding. With
+// RxDecoded as the tag's format the words are the values themselves:
+// w0 flags | hash<<32, w1 ptype | vlan<<16 (SetRx's fields, in one word
+// for the holder, port and queue where SetRx stores three). The
 // window, buf[off:off+n], must fit the buffer (a driver checks the length
 // the device wrote first): SetRxRaw panics if it does not. off and n are
 // full-width, as a receive path holds them: narrower ones cost it a

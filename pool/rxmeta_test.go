@@ -43,6 +43,12 @@ func TestRxMetaFormats(t *testing.T) {
 		t.Fatalf("after SetRx: %+v", got)
 	}
 
+	// SetRxRaw with RxDecoded stores the values themselves, as SetRx does.
+	pk.SetRxRaw(DefaultHeadroom, 64, MakeRxTag(app, 9, 2, RxDecoded), 0xBEEF<<32|uint64(FlagL3CsumBad), 0x0007<<16|0x0011)
+	if got := pk.RxMeta(); got != (RxMeta{Ptype: 0x11, VLAN: 7, Flags: FlagL3CsumBad, Hash: 0xBEEF}) || pk.RxFormat() != RxDecoded || pk.Port != 9 || pk.Queue != 2 || pk.Len() != 64 {
+		t.Fatalf("SetRxRaw, RxDecoded: %+v format %d port %d queue %d len %d", got, pk.RxFormat(), pk.Port, pk.Queue, pk.Len())
+	}
+
 	// A later segment, and the next holder, read nothing of the last frame.
 	pk.SetRxRaw(DefaultHeadroom, 60, MakeRxTag(app, 7, 3, testRxFmt), 1, 1)
 	if !pk.SetSegment(DefaultHeadroom, 10, app) || pk.RxMeta() != (RxMeta{}) || pk.RxFormat() != RxDecoded {
