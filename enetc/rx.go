@@ -56,7 +56,6 @@ type rxQueue struct {
 	maxSegs  uint32     // most BDs a valid frame can span
 	oneMax   uint32     // longest one-BD frame: min(bufLen, maxLen, the buffer less its headroom)
 	rxTag    pool.RxTag // appOwn, portID, qid and the write-back's format (rxFmtRSS with RSS, else rxFmtPlain)
-	rxOff    uint16     // the headroom as SetRxRaw takes it
 	stGood   [2]uint32  // the status bits singles tests and their value on a good one-BD frame
 	lost     lostLooks  // looks at BD ntc not ready (lostBD)
 	idle     uint32     // polls that found BD ntc not ready (paces the looks ahead)
@@ -92,7 +91,6 @@ func newRxQueue(p *Port, i int, mem []byte, iova uint64, pl *pool.Pool, reg *dma
 		port: p, idx: i, iova: iova, region: reg,
 		stGood: [2]uint32{rxbd_LSTATUS_R | rxbd_LSTATUS_F | rxbd_LSTATUS_ERR_MASK, rxbd_LSTATUS_R | rxbd_LSTATUS_F},
 	}
-	q.rxOff = uint16(q.headroom) // below the buffer size (pool.New), which setMaxLen caps by 0xFFFF
 	q.setMaxLen(uint32(p.maxFrame() - fcsLen))
 	q.ringOwn = pl.Holder(pool.Holder{Role: "rx ring " + strconv.Itoa(i)})
 	q.appOwn = pl.Holder(pool.Holder{Role: "rx queue " + strconv.Itoa(i) + " caller"})
@@ -343,9 +341,14 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 	pkts = pkts[:len(bds)]
 	// The bound, the offset and the tag in locals: the stores to the
 	// packets below could alias q for all the compiler knows, and it would
-	// load them again per packet. The length and the bound are 64-bit, as
-	// the byte count they add to: on arm64 a narrower one costs a copy.
-	oneMax, off, tag := uint64(q.oneMax), q.rxOff, q.rxTag
+	// load them again per packet. The length, the offset and the bound
+	// are full-width, as the byte count they add to and SetRxRaw's window
+	// are: on arm64 a narrower one costs a copy where it is widened. The
+	// offset and the length are masked to 16 bits, which changes neither
+	// where a frame is taken (a headroom above 0xFFFF makes oneMax 0),
+	// so the compiler sees that SetRxRaw's sum cannot wrap and keeps one
+	// compare of it.
+	oneMax, off, tag := uint64(q.oneMax), uint(q.headroom)&0xFFFF, q.rxTag
 	var bytes uint64
 	// The loop walks the run with a BD pointer, stepped only when another
 	// BD follows (never past the run): the 16-byte stride would otherwise
@@ -357,8 +360,13 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		if dma.LoadsInOrder {
 			st = atomic.LoadUint32(&bd.lstatus) // no pass 1: this is the status load (loadStatus, written out: no position marker)
 		}
-		// ln 0 wraps to the top: one compare for 1..oneMax.
-		ln := uint64(bd.bufLen)
+		// The BD's two words, loaded after its status: on arm64 one
+		// paired load. The length is masked out of the second word
+		// rather than loaded as a uint16: widened from that load it
+		// would cost a copy on arm64. ln 0 wraps to the top: one compare
+		// for 1..oneMax.
+		w0, hi := bd.addr, bdHi(bd)
+		ln := hi & 0xFFFF
 		if dma.LoadsInOrder && st&mask != want || ln-1 >= oneMax {
 			return i, bytes
 		}
@@ -366,13 +374,13 @@ func (q *rxQueue) singles(pkts []*pool.Packet, ntc, posted uint32) (int, uint64)
 		// window fits (oneMax). A posted slot always holds a buffer:
 		// refill posts only the BDs it has buffers for. The write-back
 		// goes into the header undecoded (rxmeta.go), w1 from the BD's
-		// second word in one load (rxRawHi).
+		// second word (bdHi).
 		//
 		// The slot and the packet are indexed past the compiler's bounds
 		// check, which it cannot prove: i stays below len(bds), and bufs
 		// and pkts were cut to that length above.
 		pk := *(**pool.Packet)(unsafe.Add(bufs0, uintptr(i)*ptrSize))
-		pk.SetRxRaw(off, uint16(ln), tag, bd.addr, rxRawHi(bd))
+		pk.SetRxRaw(off, uint(ln), tag, w0, uint32(hi>>16))
 		*(**pool.Packet)(unsafe.Add(pkts0, uintptr(i)*ptrSize)) = pk // ownership moves from the ring to us (the slot is rewritten before it is read again)
 		bytes += ln
 		if i++; i == len(bds) {
@@ -520,7 +528,7 @@ func (q *rxQueue) gather(ntc, k, st uint32) *pool.Packet {
 	}
 	bd := &q.bds[ntc<<q.shift]
 	w0, w1 := rxRaw(st, bd)
-	head.SetRxRaw(uint16(q.headroom), bd.bufLen, q.rxTag, w0, w1) // fits: checked above
+	head.SetRxRaw(uint(q.headroom), uint(bd.bufLen), q.rxTag, w0, w1) // fits: checked above
 	head.PktLen, head.NSegs = int(total), int32(k)
 	return head
 }

@@ -26,12 +26,12 @@ func rxRaw(st uint32, bd *rxBD) (w0 uint64, w1 uint32) {
 	return bd.addr, uint32(bd.vlanOpt) | st<<16
 }
 
-// rxRawHi is rxRaw's w1 for a BD whose status was loaded before (and,
-// where loads may pass each other, a read barrier since): the VLAN field
-// and the status's low 16 bits as one load of the BD's second word
-// (bufLen | vlanOpt<<16 | lstatus<<32, the host little-endian) and a
-// shift, where the two fields took four instructions.
-func rxRawHi(bd *rxBD) uint32 { return uint32(*(*uint64)(unsafe.Pointer(&bd.bufLen)) >> 16) }
+// bdHi is the second word of a written-back BD in one load: bufLen |
+// vlanOpt<<16 | lstatus<<32, the host little-endian. Shifted right by 16
+// it is rxRaw's w1 (the VLAN field and the status's low 16 bits), where
+// the two fields took four instructions. Load it only after the BD's
+// status (and, where loads may pass each other, a read barrier since).
+func bdHi(bd *rxBD) uint64 { return *(*uint64)(unsafe.Pointer(&bd.bufLen)) }
 
 // decodeRx is what a write-back kept by rxRaw says of its frame: the parse
 // summary, FlagParseError from its bit 15, the stripped VLAN TCI with

@@ -40,7 +40,7 @@ func TestRxMetaDecode(t *testing.T) {
 			pool.RxMeta{Ptype: 0x0011, VLAN: 7, Flags: pool.FlagRSSHash | pool.FlagVLANStripped, Hash: 0x12345678}},
 	} {
 		w0, w1 := rxRaw(c.bd.lstatus, &c.bd)
-		pk.SetRxRaw(uint16(pl.Headroom()), 60, pool.MakeRxTag(0, 1, 2, c.fmt), w0, w1)
+		pk.SetRxRaw(uint(pl.Headroom()), 60, pool.MakeRxTag(0, 1, 2, c.fmt), w0, w1)
 		c.bd = rxBD{} // the ring's BD is rewritten by the next refill: the header keeps its copy
 		if got := pk.RxMeta(); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)

@@ -228,8 +228,13 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 	bufs := q.bufs[ntu:]
 	bufs = bufs[:len(bds)] // as long as the run: no bounds check in the loop
 	pkts = pkts[:len(bds)]
-	maxLen, reach := q.maxLen, q.reach // locals: the BD stores could alias q for all the compiler knows
-	var bytes uint32                   // a run is shorter than the ring (at most 32768 BDs), a frame at most maxLen (below MaxFrame)
+	// Locals: the BD stores could alias q for all the compiler knows. The
+	// length, its bound and the byte count are full-width: on arm64 a
+	// uint32 length would be widened again for the one BD word, a copy a
+	// BD. The bytes fit 32 bits too: a run is shorter than the ring (at
+	// most 32768 BDs), a frame at most maxLen (below MaxFrame).
+	maxLen, reach := uint(q.maxLen), q.reach
+	var bytes uint
 	// On amd64, whose addresses scale an index by 8 at most, the BDs are
 	// walked by a byte offset that the BD size steps (an integer, never a
 	// pointer past the run): no shift a BD. arm64 adds the shifted index
@@ -240,10 +245,10 @@ func (q *txQueue) singles(pkts []*pool.Packet, ntu, free uint32) (int, uint64) {
 		// of the queue's domain below 4 GiB (Reach() == reach, the
 		// usual one) passes on the first compare; Reach()|1 == reach
 		// takes the rest of the domain (the BD holds 64 bits).
-		if ln := uint32(pk.Len()); pk.Next() != nil || ln-1 >= maxLen || pk.Reach() != reach && pk.Reach()|1 != reach {
+		if ln := uint(pk.Len()); pk.Next() != nil || ln-1 >= maxLen || pk.Reach() != reach && pk.Reach()|1 != reach {
 			return i, uint64(bytes)
 		}
-		ln := uint32(pk.Len()) // the same load: the condition's own ln spares its line a position marker
+		ln := uint(pk.Len()) // the same load: the condition's own ln spares its line a position marker
 		bd := &bds[i]
 		if runtime.GOARCH == "amd64" {
 			bd = (*txBD)(unsafe.Add(base, at))

@@ -195,7 +195,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	n := q.shift + fcsLen
 	c := rxRun{
 		span: uint(maxLen - minLen), off: uint16(headroom + q.shift), minLen: minLen,
-		appOwn: q.appOwn, portID: q.portID, qid: uint16(q.idx),
+		tag: pool.MakeRxTag(q.appOwn, q.portID, uint16(q.idx), pool.RxDecoded),
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
 	bufs := q.bufs[ntc : ntc+len(pkts)]
@@ -242,12 +242,10 @@ func rxSpans(pkts []*pool.Packet, spans []dma.Span, base uintptr, n int) uint64 
 
 // rxRun is what the RX one-BD loop needs of its queue, copied once per run.
 type rxRun struct {
-	span   uint   // the longest frame taken less the shortest (a header)
-	off    uint16 // where the frame starts in its buffer: headroom and pad
-	minLen int    // the shortest BD length taken: pad, a header and FCS
-	appOwn uint16
-	portID uint16
-	qid    uint16
+	span   uint       // the longest frame taken less the shortest (a header)
+	off    uint16     // where the frame starts in its buffer: headroom and pad
+	minLen int        // the shortest BD length taken: pad, a header and FCS
+	tag    pool.RxTag // the queue's caller, port and queue, values stored decoded (RxDecoded)
 }
 
 // rxSingles is singles' loop over BDs of one format B (bufs and pkts
@@ -285,8 +283,7 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 	bufs, pkts = bufs[:len(bds)], pkts[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
 	// compiler knows.
-	span, off, minLen := c.span, c.off, c.minLen
-	appOwn, portID, qid := c.appOwn, c.portID, c.qid
+	span, off, minLen, tag := c.span, uint(c.off), c.minLen, c.tag
 	for i := range bds {
 		bd := &bds[i]
 		var w uint32
@@ -314,8 +311,13 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		fl := d + ethHdr
 		pk := bufs[i]
 		// The window fits: checked above. The flags are escFlags of the esc
-		// word checked above, the table indexed here.
-		pk.SetRx(off, uint16(fl), appOwn, portID, qid, 0, 0, escFlagTable[rxESC(bd)>>escFlagShift&3], 0)
+		// word checked above, the table indexed here, stored decoded with
+		// no hash, ptype or VLAN: SetRx's fields in SetRxRaw's three
+		// stores, the holder, port and queue one word (tag). The length
+		// is below 0xFFFF (a 16-bit field less the pad and FCS, a header
+		// more): the mask changes nothing, and tells the compiler
+		// SetRxRaw's sum cannot wrap.
+		pk.SetRxRaw(off, uint(fl)&0xFFFF, tag, uint64(escFlagTable[rxESC(bd)>>escFlagShift&3]), 0)
 		pkts[i] = pk
 	}
 	return len(bds)

@@ -403,13 +403,29 @@ func (p *Packet) SetRx(off, n uint16, owner, port, queue, ptype, vlan uint16, fl
 	p.NSegs, p.PktLen = 1, int(n)
 }
 
+// windowFits reports whether the window [off, off+n) fits a buffer of size
+// bytes, for any off and n: a sum that wraps does not fit. Where the
+// caller's values are known small (a uint16's range, a mask) the compiler
+// proves the sum does not wrap and drops that compare.
+func windowFits(off, n uint, size int) bool {
+	end := off + n
+	return end <= uint(size) && end >= off
+}
+
 // SetRxRaw is SetRx for a receive path that keeps the device's report as
 // it came: tag is the queue's holder, port, queue and format (MakeRxTag),
 // and w0 and w1 the format's two words, which its decoder turns into
 // RxMeta when an accessor reads them. It is what a receive path calls per
-// frame: one store for the tag and two for the report, no decoding.
-func (p *Packet) SetRxRaw(off, n uint16, tag RxTag, w0 uint64, w1 uint32) {
-	if int(off)+int(n) > len(p.buf) {
+// frame: one store for the tag and two for the report, no decoding. With
+// RxDecoded as the tag's format the words are the values themselves:
+// w0 flags | hash<<32, w1 ptype | vlan<<16 (SetRx's fields, in one word
+// for the holder, port and queue where SetRx stores three). The
+// window, buf[off:off+n], must fit the buffer (a driver checks the length
+// the device wrote first): SetRxRaw panics if it does not. off and n are
+// full-width, as a receive path holds them: narrower ones cost it a
+// widening copy each per frame on arm64.
+func (p *Packet) SetRxRaw(off, n uint, tag RxTag, w0 uint64, w1 uint32) {
+	if !windowFits(off, n, len(p.buf)) {
 		panic("pool: Packet.SetRxRaw: the data window does not fit the buffer (check the received length first)")
 	}
 	*(*RxTag)(unsafe.Pointer(&p.rxHolder)) = tag

@@ -43,6 +43,12 @@ func TestRxMetaFormats(t *testing.T) {
 		t.Fatalf("after SetRx: %+v", got)
 	}
 
+	// SetRxRaw with RxDecoded stores the values themselves, as SetRx does.
+	pk.SetRxRaw(DefaultHeadroom, 64, MakeRxTag(app, 9, 2, RxDecoded), 0xBEEF<<32|uint64(FlagL3CsumBad), 0x0007<<16|0x0011)
+	if got := pk.RxMeta(); got != (RxMeta{Ptype: 0x11, VLAN: 7, Flags: FlagL3CsumBad, Hash: 0xBEEF}) || pk.RxFormat() != RxDecoded || pk.Port != 9 || pk.Queue != 2 || pk.Len() != 64 {
+		t.Fatalf("SetRxRaw, RxDecoded: %+v format %d port %d queue %d len %d", got, pk.RxFormat(), pk.Port, pk.Queue, pk.Len())
+	}
+
 	// A later segment, and the next holder, read nothing of the last frame.
 	pk.SetRxRaw(DefaultHeadroom, 60, MakeRxTag(app, 7, 3, testRxFmt), 1, 1)
 	if !pk.SetSegment(DefaultHeadroom, 10, app) || pk.RxMeta() != (RxMeta{}) || pk.RxFormat() != RxDecoded {
@@ -71,5 +77,41 @@ func TestRegisterRxFormat(t *testing.T) {
 	f := RegisterRxFormat(func(uint64, uint32) RxMeta { return RxMeta{Hash: 1} })
 	if f == testRxFmt || f == RxDecoded {
 		t.Fatalf("format %d given twice", f)
+	}
+}
+
+// SetRxRaw panics, changing nothing, on a window past the buffer, whether
+// the end lies beyond it or the sum of offset and length wraps; a window
+// that ends exactly at the buffer's end is taken.
+func TestSetRxRawWindow(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Name: "rxraw-window", Count: 2})
+	app := p.Owner("rx caller")
+	pk := p.Alloc()
+	tag := MakeRxTag(app, 7, 3, testRxFmt)
+	size := uint(p.BufSize())
+	pk.SetRxRaw(DefaultHeadroom, size-DefaultHeadroom, tag, 1, 1)
+	if pk.Offset() != DefaultHeadroom || pk.Len() != int(size-DefaultHeadroom) || pk.PktLen != pk.Len() {
+		t.Fatalf("a window to the buffer's end: off %d len %d pktlen %d", pk.Offset(), pk.Len(), pk.PktLen)
+	}
+	pk.SetRxRaw(DefaultHeadroom, 60, tag, 1, 1)
+	for _, w := range []struct{ off, n uint }{
+		{DefaultHeadroom, size - DefaultHeadroom + 1},
+		{size, 1},
+		{^uint(0), 2},                  // wraps to 1
+		{2, ^uint(0)},                  // wraps to 1
+		{^uint(0) / 2, ^uint(0)/2 + 3}, // wraps to 1
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("SetRxRaw took the window off %#x len %#x", w.off, w.n)
+				}
+			}()
+			pk.SetRxRaw(w.off, w.n, MakeRxTag(app, 8, 4, testRxFmt), 2, 2)
+		}()
+	}
+	if pk.Offset() != DefaultHeadroom || pk.Len() != 60 || pk.PktLen != 60 || pk.Port != 7 || pk.Queue != 3 {
+		t.Fatalf("a refused SetRxRaw changed the header: %+v", pk.meta)
 	}
 }

@@ -417,7 +417,7 @@ func (q *queue) takeRx(descs []xsk.Desc, out []*pool.Packet) (int, uint64) {
 			return i, bytes
 		}
 		slots[idx] = nil
-		pk.SetRxRaw(uint16(off), uint16(ln), tag, 0, 0)
+		pk.SetRxRaw(uint(off), uint(ln), tag, 0, 0)
 		out[i] = pk
 		bytes += uint64(ln)
 	}
