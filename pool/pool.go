@@ -336,17 +336,10 @@ func (p *Pool) Holder(h Holder) uint16 {
 	return p.register(h)
 }
 
-// Owner registers a holder by a name of its own for leak reports and
-// returns its id for Packet.SetOwner. A name that begins with the pool's
-// port and a space is that port's holder with the rest as its role, as
-// Holder(Holder{Role: rest}) registers it; any other name is the holder's
-// whole name. Call it at setup.
-func (p *Pool) Owner(name string) uint16 {
-	if role, ok := strings.CutPrefix(name, p.port+" "); ok && p.port != "" {
-		return p.register(Holder{Port: p.port, Role: role})
-	}
-	return p.register(Holder{Role: name})
-}
+// Owner registers a holder of the pool's own port by its role, as
+// Holder(Holder{Role: role}) does, and returns its id for
+// Packet.SetOwner. Call it at setup.
+func (p *Pool) Owner(role string) uint16 { return p.Holder(Holder{Role: role}) }
 
 func (p *Pool) register(h Holder) uint16 {
 	p.ownersMu.Lock()
