@@ -21,27 +21,36 @@ func memRing(n uint32, desc bool) *ring {
 	return r
 }
 
+// memQueue is an RX queue over rings in memory (no kernel, no socket):
+// a UMEM of frames of fs bytes, its pool, an RX ring of 8 and a fill ring
+// refill has filled with every buffer.
+func memQueue(t *testing.T, frames, fs int) (*queue, *pool.Pool) {
+	t.Helper()
+	region, err := dma.Alloc(umemMapper{}, frames*fs, dma.Options{Attr: dma.Attr{Name: "bad descriptors"}, Hugepages: dma.HugeNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { region.Close() })
+	pl, err := pool.New(region, pool.Config{Name: "bad descriptors", Count: frames, BufSize: fs, Headroom: xsk.PacketHeadroom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &port{spec: "xdp:test", cfg: driver.Config{PortID: 3}}
+	q := &queue{p: p, frameMask: uint64(fs - 1), nframes: uint64(frames), rxPool: pl,
+		rxSlot: make([]*pool.Packet, frames*fs>>slotShift), txSlot: make([]*pool.Packet, frames*fs>>slotShift),
+		rx: memRing(8, true), fill: memRing(uint32(frames), false)}
+	q.rxOwner, q.appOwner = pl.Owner("fill ring"), pl.Owner("caller")
+	q.refill()
+	return q, pl
+}
+
 // TestRxBadDescriptors: RxBurst takes the frames of good descriptors and
 // drops, counts as bad_descriptor and never hands out the others: an
 // address past the UMEM, a frame with no buffer posted, a length past the
 // frame, a length of zero. No kernel is needed: the rings are in memory.
 func TestRxBadDescriptors(t *testing.T) {
 	const frames, fs = 16, 2048
-	region, err := dma.Alloc(umemMapper{}, frames*fs, dma.Options{Attr: dma.Attr{Name: "bad descriptors"}, Hugepages: dma.HugeNever})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer region.Close()
-	pl, err := pool.New(region, pool.Config{Name: "bad descriptors", Count: frames, BufSize: fs, Headroom: xsk.PacketHeadroom})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &port{spec: "xdp:test", cfg: driver.Config{PortID: 3}}
-	q := &queue{p: p, frameMask: fs - 1, nframes: frames, rxPool: pl,
-		rxSlot: make([]*pool.Packet, frames), txSlot: make([]*pool.Packet, frames),
-		rx: memRing(8, true), fill: memRing(frames, false)}
-	q.rxOwner, q.appOwner = pl.Owner("fill ring"), pl.Owner("caller")
-	q.refill()
+	q, pl := memQueue(t, frames, fs)
 	if *q.fill.prod != frames {
 		t.Fatalf("refill posted %d buffers, want %d", *q.fill.prod, frames)
 	}
@@ -95,21 +104,7 @@ func TestRxBadDescriptors(t *testing.T) {
 // start plus the headroom), while a frame up to its last byte is taken.
 func TestRxBadDescriptorsLargeFrames(t *testing.T) {
 	const frames, fs = 8, 4096
-	region, err := dma.Alloc(umemMapper{}, frames*fs, dma.Options{Attr: dma.Attr{Name: "bad descriptors 4096"}, Hugepages: dma.HugeNever})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer region.Close()
-	pl, err := pool.New(region, pool.Config{Name: "bad descriptors 4096", Count: frames, BufSize: fs, Headroom: xsk.PacketHeadroom})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &port{spec: "xdp:test", cfg: driver.Config{PortID: 3}}
-	q := &queue{p: p, frameMask: fs - 1, nframes: frames, rxPool: pl,
-		rxSlot: make([]*pool.Packet, frames*fs>>slotShift), txSlot: make([]*pool.Packet, frames*fs>>slotShift),
-		rx: memRing(8, true), fill: memRing(frames, false)}
-	q.rxOwner, q.appOwner = pl.Owner("fill ring"), pl.Owner("caller")
-	q.refill()
+	q, pl := memQueue(t, frames, fs)
 	at := func(f int) uint64 { return uint64(f*fs + xsk.PacketHeadroom) }
 	descs := []xsk.Desc{
 		{Addr: at(0), Len: fs - xsk.PacketHeadroom},     // good, the whole frame
