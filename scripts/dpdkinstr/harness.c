@@ -21,30 +21,25 @@
  * what arrived, anything not sent back to the pool, until N frames have
  * been sent. The mbuf pool holds 2048 mbufs of 2 KiB data room with a
  * per-lcore cache of 256, made on the EAL's main lcore (EAL started with
- * no huge pages, no PCI, no shared configuration).
+ * no huge pages, no PCI, no shared configuration); common.c sets up both,
+ * as for harness_fec.c.
  *
  * usage: harness N    (prints the frames forwarded and the drops; exits 1
  *                      when a frame was dropped or nothing was forwarded)
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_ethdev.h>
-#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
 #include "base/enetc_hw.h"
 #include "enetc.h"
 
+#include "common.h"
+
 #define RING 512
-#define BURST 32
-#define POOL 2048
-#define CACHE 256
 #define FRAME_LEN 60 /* a 64-byte frame as the MAC hands it on, FCS stripped */
 
 static struct enetc_bdr rxq, txq;
@@ -78,52 +73,20 @@ static void __attribute__((noinline)) dev_tx_complete(void)
 	tx_cisr = tx_pir;
 }
 
-static void *ring_mem(size_t size)
-{
-	void *p = aligned_alloc(4096, size);
-
-	if (p == NULL) {
-		fprintf(stderr, "harness: cannot allocate %zu bytes for a BD ring\n", size);
-		exit(2);
-	}
-	memset(p, 0, size);
-	return p;
-}
-
 int main(int argc, char **argv)
 {
-	char *eal[] = {"dpdk-instr", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
-		       "-l", "0", "-m", "64", "--log-level=error", NULL};
 	struct rte_mbuf *pkts[BURST];
-	struct rte_mempool *mp;
 	long n, done = 0, dropped = 0;
+	struct rte_mempool *mp = harness_start("harness", argc, argv, &n);
 
-	if (argc != 2 || (n = strtol(argv[1], NULL, 10)) <= 0) {
-		fprintf(stderr, "usage: %s N (frames to forward, > 0)\n", argv[0]);
-		return 2;
-	}
-	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0) {
-		fprintf(stderr, "harness: rte_eal_init: %s\n", rte_strerror(rte_errno));
-		return 2;
-	}
-	if (rte_lcore_id() != 0) {
-		fprintf(stderr, "harness: not on lcore 0: the mempool's per-lcore cache would be off\n");
-		return 2;
-	}
-	mp = rte_pktmbuf_pool_create("fwd", POOL, CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL) {
-		fprintf(stderr, "harness: rte_pktmbuf_pool_create: %s\n", rte_strerror(rte_errno));
-		return 2;
-	}
-
-	rxq.bd_base = ring_mem(RING * sizeof(union enetc_rx_bd));
-	rxq.q_swbd = ring_mem(RING * sizeof(struct enetc_swbd));
+	rxq.bd_base = harness_mem(RING * sizeof(union enetc_rx_bd));
+	rxq.q_swbd = harness_mem(RING * sizeof(struct enetc_swbd));
 	rxq.rcir = (void *)&rx_cir;
 	rxq.bd_count = RING;
 	rxq.crc_len = 0;
 	rxq.mb_pool = mp;
-	txq.bd_base = ring_mem(RING * sizeof(struct enetc_tx_bd));
-	txq.q_swbd = ring_mem(RING * sizeof(struct enetc_swbd));
+	txq.bd_base = harness_mem(RING * sizeof(struct enetc_tx_bd));
+	txq.q_swbd = harness_mem(RING * sizeof(struct enetc_swbd));
 	txq.tcir = (void *)&tx_pir;
 	txq.tcisr = (void *)&tx_cisr;
 	txq.bd_count = RING;
@@ -150,6 +113,5 @@ int main(int argc, char **argv)
 		}
 		done += sent;
 	}
-	printf("forwarded %ld dropped %ld\n", done, dropped);
-	return dropped != 0 || done < n;
+	return harness_end(done, dropped, n);
 }

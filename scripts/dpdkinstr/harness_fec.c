@@ -18,18 +18,14 @@
  *   TX: after each burst every BD with R set gets R cleared (sent).
  *
  * The descriptor active registers (RDAR, TDAR) are plain memory. The
- * forward loop, the pool and the exit status are those of harness.c.
+ * forward loop is that of harness.c; the EAL, the pool and the exit status
+ * are common.c's, as for harness.c.
  *
  * usage: harness_fec N
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include <rte_eal.h>
-#include <rte_errno.h>
-#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <ethdev_driver.h>
@@ -37,10 +33,9 @@
 #include "enet_regs.h"
 #include "enet_ethdev.h"
 
+#include "common.h"
+
 #define RING 256
-#define BURST 32
-#define POOL 2048
-#define CACHE 256
 #define RX_LEN 66
 
 static struct enetfec_private fep;
@@ -85,21 +80,9 @@ static void __attribute__((noinline)) dev_tx_complete(void)
 	}
 }
 
-static struct bufdesc *ring_mem(void)
-{
-	struct bufdesc *p = aligned_alloc(4096, RING * sizeof(struct bufdesc));
-
-	if (p == NULL) {
-		fprintf(stderr, "harness_fec: cannot allocate a BD ring\n");
-		exit(2);
-	}
-	memset(p, 0, RING * sizeof(struct bufdesc));
-	return p;
-}
-
 static void prop(struct bufdesc_prop *p, volatile uint32_t *reg)
 {
-	p->base = ring_mem();
+	p->base = harness_mem(RING * sizeof(struct bufdesc));
 	p->last = p->base + RING - 1;
 	p->cur = p->base;
 	p->active_reg_desc = (void *)reg;
@@ -110,29 +93,9 @@ static void prop(struct bufdesc_prop *p, volatile uint32_t *reg)
 
 int main(int argc, char **argv)
 {
-	char *eal[] = {"dpdk-instr", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
-		       "-l", "0", "-m", "64", "--log-level=error", NULL};
 	struct rte_mbuf *pkts[BURST];
-	struct rte_mempool *mp;
 	long n, done = 0, dropped = 0;
-
-	if (argc != 2 || (n = strtol(argv[1], NULL, 10)) <= 0) {
-		fprintf(stderr, "usage: %s N (frames to forward, > 0)\n", argv[0]);
-		return 2;
-	}
-	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0) {
-		fprintf(stderr, "harness_fec: rte_eal_init: %s\n", rte_strerror(rte_errno));
-		return 2;
-	}
-	if (rte_lcore_id() != 0) {
-		fprintf(stderr, "harness_fec: not on lcore 0: the mempool's per-lcore cache would be off\n");
-		return 2;
-	}
-	mp = rte_pktmbuf_pool_create("fwd", POOL, CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL) {
-		fprintf(stderr, "harness_fec: rte_pktmbuf_pool_create: %s\n", rte_strerror(rte_errno));
-		return 2;
-	}
+	struct rte_mempool *mp = harness_start("harness_fec", argc, argv, &n);
 
 	dev.data = &dev_data;
 	fep.dev = &dev;
@@ -184,6 +147,5 @@ int main(int argc, char **argv)
 			(unsigned long)fep.stats.rx_nombuf);
 		return 1;
 	}
-	printf("forwarded %ld dropped %ld\n", done, dropped);
-	return dropped != 0 || done < n;
+	return harness_end(done, dropped, n);
 }
