@@ -51,6 +51,13 @@ var measurements = []measurement{
 		"pool: AllocBulk 32 + RecycleBulk 32, per buffer, the whole loop", ""},
 	{"pool-raw-bulk32", "./pool", "^BenchmarkAllocRawFreeBulk32$", []string{"pool", "harness"},
 		"pool: AllocBulkRaw 32 (a driver's refill: no reset) + RecycleBulk 32, per buffer, the whole loop", ""},
+	// The same loop over the lowest-store header layout (internal/poolfloor),
+	// with the pool's checks and without them: where the pool's bulk
+	// figure could go, and what its checks cost. Comparisons: no budget.
+	{"pool-floor-bulk32", "./internal/poolfloor", "^BenchmarkBulk32$", []string{"other", "harness"},
+		"for comparison: the bulk loop over the lowest-store header layout, the pool's checks kept (internal/poolfloor)", ""},
+	{"pool-floor-unchecked-bulk32", "./internal/poolfloor", "^BenchmarkBulk32Unchecked$", []string{"other", "harness"},
+		"for comparison: the same, the return without the address proof and the read-back", ""},
 	{"syncpool-get-put", "./pool", "^BenchmarkSyncPool$", []string{"pool", "harness", "runtime", "other"},
 		"for comparison: sync.Pool Get + Put of the same headers, the whole loop", ""},
 	// The drop loop on the non-coherent simulated IOMMU: alloc, write 64
