@@ -3,7 +3,7 @@
 // checked as the pool checks it. It is a measurement, not a pool: nothing
 // imports it. scripts/bench-instr counts it beside the pool's own bulk
 // loop (pool-floor-bulk32, pool-floor-unchecked-bulk32), and
-// docs/benchmarks.md ("The pool's bulk path") reads the figures.
+// docs/benchmarks.md ("How far down the bulk path goes") reads the figures.
 //
 // The loops are the pool's (pool/alloc.go AllocBulk, pool/turns_amd64.go),
 // eight buffers a turn, over a header laid out for the fewest stores an
