@@ -242,22 +242,26 @@ func (p *Pool) RecycleBulkUnchecked(pkts []*Header) {
 }
 
 func takeUnchecked(pkts, dst unsafe.Pointer, base uintptr, k int) {
-	i := 0
-	for ; i < k&^7; i += 8 {
+	i, turns := 0, k&^7
+	for ; i < turns; i += 8 {
+		// The eight loaded before any store: the stores through them may
+		// alias the array as far as the compiler knows, and a load after
+		// them would be a second load of each.
 		q := (*[8]*Header)(unsafe.Add(pkts, i*int(unsafe.Sizeof((*Header)(nil)))))
-		q[0].state += stHome
-		q[1].state += stHome
-		q[2].state += stHome
-		q[3].state += stHome
-		q[4].state += stHome
-		q[5].state += stHome
-		q[6].state += stHome
-		q[7].state += stHome
+		h0, h1, h2, h3, h4, h5, h6, h7 := q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]
+		h0.state += stHome
+		h1.state += stHome
+		h2.state += stHome
+		h3.state += stHome
+		h4.state += stHome
+		h5.state += stHome
+		h6.state += stHome
+		h7.state += stHome
 		o := (*[8]uint32)(unsafe.Add(dst, i*4))
-		o[0], o[1] = uint32(uintptr(unsafe.Pointer(q[0]))-base), uint32(uintptr(unsafe.Pointer(q[1]))-base)
-		o[2], o[3] = uint32(uintptr(unsafe.Pointer(q[2]))-base), uint32(uintptr(unsafe.Pointer(q[3]))-base)
-		o[4], o[5] = uint32(uintptr(unsafe.Pointer(q[4]))-base), uint32(uintptr(unsafe.Pointer(q[5]))-base)
-		o[6], o[7] = uint32(uintptr(unsafe.Pointer(q[6]))-base), uint32(uintptr(unsafe.Pointer(q[7]))-base)
+		o[0], o[1] = uint32(uintptr(unsafe.Pointer(h0))-base), uint32(uintptr(unsafe.Pointer(h1))-base)
+		o[2], o[3] = uint32(uintptr(unsafe.Pointer(h2))-base), uint32(uintptr(unsafe.Pointer(h3))-base)
+		o[4], o[5] = uint32(uintptr(unsafe.Pointer(h4))-base), uint32(uintptr(unsafe.Pointer(h5))-base)
+		o[6], o[7] = uint32(uintptr(unsafe.Pointer(h6))-base), uint32(uintptr(unsafe.Pointer(h7))-base)
 	}
 	for ; i < k; i++ {
 		h := *(**Header)(unsafe.Add(pkts, i*int(unsafe.Sizeof((*Header)(nil)))))
