@@ -76,12 +76,12 @@ func (q *txQueue) TxStamped(pk *pool.Packet, id uint64) bool {
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxStamped") // another goroutine is inside: refuse, touch nothing
 	}
-	if g&gate.MDIO != 0 {
-		g = q.waitMDIO() // an MDIO transaction is short: wait it out
+	if g&(gate.MDIO|gate.Hold) != 0 {
+		g = q.waitMDIO(g) // an MDIO transaction is short: wait it out
 	}
 	if g != 0 {
 		q.burst.Leave()
-		if g&gate.Closed != 0 {
+		if g&(gate.Closed|gate.Hold) != 0 {
 			return false
 		}
 		q.ctr.Drop(driver.CauseLinkDown, 1)
@@ -138,8 +138,8 @@ func (q *txQueue) TxStamped(pk *pool.Packet, id uint64) bool {
 }
 
 // TxTimestamps implements driver.TxTimestamper. It returns 0 while the
-// port is stopped; the frames a Stop took off the ring are reported Lost
-// after the next Start.
+// port is stopped (the frames a Stop took off the ring are reported Lost
+// after the next Start), and while ClaimHeld reads the ring.
 func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
 	if q.port.shut.Load() {
 		return 0 // closed
@@ -149,7 +149,7 @@ func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxTimestamps")
 	}
-	if g&gate.Closed != 0 {
+	if g&(gate.Closed|gate.Hold) != 0 {
 		q.burst.Leave()
 		return 0
 	}

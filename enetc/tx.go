@@ -121,11 +121,12 @@ func (q *txQueue) Doorbells() uint64 { return q.doorbells.Load() }
 // TxBurst implements driver.TxQueue, in four steps:
 //
 //  1. check the gate: while the port is stopped it takes nothing and
-//     returns 0; while an MDIO transaction runs it waits for it to end
-//     (waitMDIO, bounded by mdioGateWaitMax; past that it takes nothing and
-//     returns 0); while the link is down nothing goes into the ring (frames
-//     queued then would stay there, §5.4): every packet is taken, freed and
-//     counted once as CauseLinkDown, as a NIC without carrier drops;
+//     returns 0; while an MDIO transaction runs, or a leak report reads
+//     the rings (ClaimHeld), it waits for it to end (waitMDIO, bounded by
+//     mdioGateWaitMax; past that it takes nothing and returns 0); while
+//     the link is down nothing goes into the ring (frames queued then
+//     would stay there, §5.4): every packet is taken, freed and counted
+//     once as CauseLinkDown, as a NIC without carrier drops;
 //  2. clean up: reclaim sent frames when free BDs run low;
 //  3. write one BD per one-segment frame (the fast path), one BD per
 //     segment of a chained frame (chainLen, putChain; F on the last);
@@ -140,12 +141,12 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxBurst") // another goroutine is inside: refuse, touch nothing
 	}
-	if g&gate.MDIO != 0 {
-		g = q.waitMDIO() // an MDIO transaction is short: wait it out, do not refuse
+	if g&(gate.MDIO|gate.Hold) != 0 {
+		g = q.waitMDIO(g) // an MDIO transaction is short: wait it out, do not refuse
 	}
 	if g != 0 {
 		q.burst.Leave()
-		if g&gate.Closed != 0 {
+		if g&(gate.Closed|gate.Hold) != 0 {
 			return 0
 		}
 		q.ctr.Drop(driver.CauseLinkDown, uint64(len(pkts)))
@@ -355,12 +356,13 @@ func (q *txQueue) refuse(pk *pool.Packet) {
 
 // Reclaim implements driver.TxQueue.
 func (q *txQueue) Reclaim() int {
-	// TBCIR is a register: honour the MDIO gate; stopped: Stop reclaimed everything.
+	// TBCIR is a register: honour the MDIO gate; stopped: Stop reclaimed
+	// everything; held: ClaimHeld reads the ring.
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "Reclaim")
 	}
-	if g&gate.Closed != 0 {
+	if g&(gate.Closed|gate.Hold) != 0 {
 		q.burst.Leave()
 		return 0
 	}
@@ -480,3 +482,4 @@ func (q *txQueue) drain() int {
 	q.mHead, q.done = q.mTail, q.queued // none of their bytes was sent
 	return lost
 }
+
