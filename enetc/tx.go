@@ -3,7 +3,9 @@ package enetc
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
@@ -483,3 +485,63 @@ func (q *txQueue) drain() int {
 	return lost
 }
 
+// txClaim is a port's pool.Claimer: its TX rings keep frames of any
+// port's pools (forwarding) until they reclaim them, and name them as
+// theirs when one of those pools reports a leak, which would name the
+// holder the frame had before TxBurst took it otherwise (an RX queue's
+// caller). A struct of one pointer, not the Port itself: ClaimHeld is no
+// method of the port.
+type txClaim struct{ p *Port }
+
+// ClaimHeld implements pool.Claimer, on the goroutine closing pl. The rings'
+// indices and slots belong to the queue goroutines and, while the port is
+// stopped, to its control path. The chip's ERR050089 lock, taken for
+// writing, keeps every control path of the chip off (Start, Stop, an MDIO
+// register access) and makes this the only setter of the gate's Hold bit,
+// which keeps the TX data path off while the rings are read: a TX burst
+// waits it out as it does an MDIO register access, so no frame is refused,
+// and Reclaim returns 0; RX runs on. It touches no register, and runs only
+// when a pool is about to report a leak.
+func (c txClaim) ClaimHeld(pl *pool.Pool) {
+	p := c.p
+	p.chip.rw.Lock()
+	defer p.chip.rw.Unlock()
+	if p.shut.Load() {
+		return // closed: Stop took every frame off the rings
+	}
+	p.gate.Close(gate.Hold)
+	flags := make([]*gate.Flag, len(p.tx))
+	for i, q := range p.tx {
+		flags[i] = &q.burst
+	}
+	gate.WaitIdle(flags, time.Time{})
+	for _, q := range p.tx {
+		q.claimHeld(pl)
+	}
+	p.gate.Open(gate.Hold)
+}
+
+// claimHeld gives every buffer of pl on the ring (every segment of the
+// frames queued and not yet reclaimed: slots ntc to ntu, a frame's head at
+// its last BD's) the ring as its holder.
+func (q *txQueue) claimHeld(pl *pool.Pool) {
+	var id uint16
+	named := false
+	for i := q.ntc; i != q.ntu; i = (i + 1) & q.mask {
+		for s := q.bufs[i]; s != nil; s = s.Next() {
+			if s.Pool() != pl {
+				continue
+			}
+			if !named {
+				id, named = pl.Holder(q.holder()), true
+			}
+			s.SetOwner(id)
+		}
+	}
+}
+
+// holder names the ring in a pool's leak report: a pool of this port
+// takes it as its own, another port's names this port beside it.
+func (q *txQueue) holder() pool.Holder {
+	return pool.Holder{Port: q.port.name, Role: "tx ring " + strconv.Itoa(q.idx)}
+}
