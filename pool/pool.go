@@ -586,7 +586,7 @@ func (p *Pool) Close(timeout time.Duration) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		n, by := p.outstanding()
+		n, _ := p.outstanding()
 		if n == 0 {
 			p.closed = true
 			p.retire()
@@ -597,7 +597,8 @@ func (p *Pool) Close(timeout time.Duration) error {
 			// name; the count is taken again after, and may have come to
 			// nothing meanwhile.
 			p.claimHeld()
-			if n, by = p.outstanding(); n == 0 {
+			n, by := p.outstanding()
+			if n == 0 {
 				continue
 			}
 			p.closed = true
