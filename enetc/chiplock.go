@@ -177,8 +177,10 @@ const mdioGateWaitMax = time.Second
 // or below the busy goroutines).
 const mdioSpin = 5 * time.Microsecond
 
-// waitMDIO is TxBurst's slow path, taken when it found the MDIO or the
-// Hold bit of its gate set (g, read as the caller entered the burst): like the
+// waitMDIO is the TX calls' slow path (call: TxBurst, TxStamped, Reclaim,
+// TxTimestamps, for a ConcurrentUse report), taken when the caller found
+// the MDIO or the Hold bit of its gate set (g, read as it entered the
+// burst; Reclaim and TxTimestamps wait for Hold only): like the
 // Linux driver, whose data path waits for the ERR050089 lock, the burst
 // waits for the MDIO register access (or the look at the rings, ClaimHeld)
 // to end instead of refusing frames for it. It leaves the burst (its flag
@@ -189,7 +191,7 @@ const mdioSpin = 5 * time.Microsecond
 // (Stats: drv_tx<n>_mdio_*).
 //
 //go:noinline
-func (q *txQueue) waitMDIO(g uint32) uint32 {
+func (q *txQueue) waitMDIO(g uint32, call string) uint32 {
 	const held = gate.MDIO | gate.Hold
 	start := time.Now()
 	timedOut := false
@@ -213,7 +215,7 @@ func (q *txQueue) waitMDIO(g uint32) uint32 {
 		}
 		var shared bool
 		if g, shared = q.burst.Enter(q.gate); shared { // another goroutine entered while this one stood aside
-			q.port.concurrentUse("tx", q.idx, "TxBurst")
+			q.port.concurrentUse("tx", q.idx, call)
 		}
 		if g&held == 0 || timedOut {
 			break

@@ -77,7 +77,7 @@ func (q *txQueue) TxStamped(pk *pool.Packet, id uint64) bool {
 		q.port.concurrentUse("tx", q.idx, "TxStamped") // another goroutine is inside: refuse, touch nothing
 	}
 	if g&(gate.MDIO|gate.Hold) != 0 {
-		g = q.waitMDIO(g) // an MDIO transaction is short: wait it out
+		g = q.waitMDIO(g, "TxStamped") // an MDIO transaction is short: wait it out
 	}
 	if g != 0 {
 		q.burst.Leave()
@@ -138,8 +138,8 @@ func (q *txQueue) TxStamped(pk *pool.Packet, id uint64) bool {
 }
 
 // TxTimestamps implements driver.TxTimestamper. It returns 0 while the
-// port is stopped (the frames a Stop took off the ring are reported Lost
-// after the next Start), and while ClaimHeld reads the ring.
+// port is stopped; the frames a Stop took off the ring are reported Lost
+// after the next Start.
 func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
 	if q.port.shut.Load() {
 		return 0 // closed
@@ -148,6 +148,9 @@ func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxTimestamps")
+	}
+	if g&gate.Hold != 0 {
+		g = q.waitMDIO(g, "TxTimestamps") // a leak report reads the ring: a short wait
 	}
 	if g&(gate.Closed|gate.Hold) != 0 {
 		q.burst.Leave()

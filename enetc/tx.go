@@ -144,7 +144,7 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 		q.port.concurrentUse("tx", q.idx, "TxBurst") // another goroutine is inside: refuse, touch nothing
 	}
 	if g&(gate.MDIO|gate.Hold) != 0 {
-		g = q.waitMDIO(g) // an MDIO transaction is short: wait it out, do not refuse
+		g = q.waitMDIO(g, "TxBurst") // an MDIO transaction is short: wait it out, do not refuse
 	}
 	if g != 0 {
 		q.burst.Leave()
@@ -359,10 +359,13 @@ func (q *txQueue) refuse(pk *pool.Packet) {
 // Reclaim implements driver.TxQueue.
 func (q *txQueue) Reclaim() int {
 	// TBCIR is a register: honour the MDIO gate; stopped: Stop reclaimed
-	// everything; held: ClaimHeld reads the ring.
+	// everything; held: ClaimHeld reads the ring, briefly, so wait.
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "Reclaim")
+	}
+	if g&gate.Hold != 0 {
+		g = q.waitMDIO(g, "Reclaim")
 	}
 	if g&(gate.Closed|gate.Hold) != 0 {
 		q.burst.Leave()
@@ -499,11 +502,15 @@ type txClaim struct{ p *Port }
 // writing, keeps every control path of the chip off (Start, Stop, an MDIO
 // register access) and makes this the only setter of the gate's Hold bit,
 // which keeps the TX data path off while the rings are read: a TX burst
-// waits it out as it does an MDIO register access, so no frame is refused,
-// and Reclaim returns 0; RX runs on. It touches no register, and runs only
-// when a pool is about to report a leak.
+// or Reclaim waits it out as a TX burst does an MDIO register access, so
+// no frame is refused; RX runs on. It touches no register, and runs only
+// when a pool is about to report a leak, on a port whose device reaches
+// the pool's memory.
 func (c txClaim) ClaimHeld(pl *pool.Pool) {
 	p := c.p
+	if len(p.tx) == 0 || pl.Domain() != p.tx[0].reach>>1 {
+		return // TX refuses a buffer of another DMA domain: none is on the rings
+	}
 	p.chip.rw.Lock()
 	defer p.chip.rw.Unlock()
 	if p.shut.Load() {

@@ -21,8 +21,8 @@
 //     (its flag down), waits for the bit to clear and enters again, so the
 //     access costs no frame (bounded: enetc waitMDIO);
 //   - Hold: another goroutine reads the port's TX rings (an ENETC port
-//     naming the frames on them in a pool's leak report): TX bursts wait it
-//     out as they do MDIO, Reclaim returns 0, RX runs.
+//     naming the frames on them in a pool's leak report): TX bursts and
+//     Reclaim wait it out as a TX burst does MDIO; RX runs.
 //
 // Cost per burst: a swap, a load and a store. The swap (Enter raising the
 // flag) is an atomic read-modify-write of the queue's own flag word, which
