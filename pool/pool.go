@@ -361,10 +361,11 @@ func (p *Pool) register(h Holder) uint16 {
 // holds when a report is made, at no cost per buffer while it runs.
 type Claimer interface {
 	// ClaimHeld gives every buffer of p the claimer holds now its own
-	// holder (SetOwner with an id from p.Holder). It runs on the goroutine
-	// closing p, while the claimer's own goroutines may be running: it
-	// keeps them off what it reads and writes, and waits for nothing
-	// else.
+	// holder (SetOwner with an id from p.Holder), and touches no other. It
+	// runs on the goroutine closing p, p's owner, while the claimer's own
+	// goroutines may be running: it keeps them off what it reads and
+	// writes for as long as it reads, and waits for nothing p's owner
+	// could be holding.
 	ClaimHeld(p *Pool)
 }
 
