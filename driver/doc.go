@@ -26,7 +26,9 @@
 // holds; those it reports by holder in a *pool.LeakError (errors.As), and
 // it keeps their memory mapped for the rest of the process, so Data on a
 // packet kept past Close stays safe and its Free is accepted. Memory with no
-// buffer out is unmapped.
+// buffer out is unmapped. A buffer left on another port's TX ring (a frame
+// forwarded there and not yet reclaimed) is reported as held by that ring,
+// with its port.
 //
 // A queue belongs to one goroutine at a time. A burst (RxBurst, TxBurst,
 // Reclaim) entered while another goroutine is inside one on the same queue

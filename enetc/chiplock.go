@@ -177,25 +177,29 @@ const mdioGateWaitMax = time.Second
 // or below the busy goroutines).
 const mdioSpin = 5 * time.Microsecond
 
-// waitMDIO is TxBurst's slow path, taken when it found the MDIO bit of its
-// gate set (the caller has entered the burst): like the Linux driver, whose
-// data path waits for the ERR050089 lock, the burst waits for the
-// MDIO register access to end instead of refusing frames for it. It leaves
-// the burst (its flag down) so the access can start, spins on the gate, enters
-// the burst again and returns the gate value it then read, inside the
-// burst. That value still has gate.MDIO set only when the wait went past
-// mdioGateWaitMax. The waits are counted per queue (Stats: drv_tx<n>_mdio_*).
+// waitMDIO is the TX calls' slow path (call: TxBurst, TxStamped, Reclaim,
+// TxTimestamps, for a ConcurrentUse report), taken when the caller found
+// the MDIO or the Hold bit of its gate set (g, read as it entered the
+// burst; Reclaim and TxTimestamps wait for Hold only): like the
+// Linux driver, whose data path waits for the ERR050089 lock, the burst
+// waits for the MDIO register access (or the look at the rings, ClaimHeld)
+// to end instead of refusing frames for it. It leaves the burst (its flag
+// down) so the access can start, spins on the gate, enters the burst again
+// and returns the gate value it then read, inside the burst. That value
+// still has gate.MDIO or gate.Hold set only when the wait went past
+// mdioGateWaitMax. The waits that met an MDIO access are counted per queue
+// (Stats: drv_tx<n>_mdio_*).
 //
 //go:noinline
-func (q *txQueue) waitMDIO() uint32 {
+func (q *txQueue) waitMDIO(g uint32, call string) uint32 {
+	const held = gate.MDIO | gate.Hold
 	start := time.Now()
-	var (
-		g        uint32
-		timedOut bool
-	)
+	timedOut := false
+	mdio := g&gate.MDIO != 0 // an MDIO access was seen: the wait is counted
 	for i := 1; ; i++ {
 		q.burst.Leave() // let the MDIO access see this queue idle
-		for q.gate.Load()&gate.MDIO != 0 {
+		for v := q.gate.Load(); v&held != 0; v = q.gate.Load() {
+			mdio = mdio || v&gate.MDIO != 0
 			i++
 			if i&63 != 0 {
 				continue
@@ -211,11 +215,14 @@ func (q *txQueue) waitMDIO() uint32 {
 		}
 		var shared bool
 		if g, shared = q.burst.Enter(q.gate); shared { // another goroutine entered while this one stood aside
-			q.port.concurrentUse("tx", q.idx, "TxBurst")
+			q.port.concurrentUse("tx", q.idx, call)
 		}
-		if g&gate.MDIO == 0 || timedOut {
+		if g&held == 0 || timedOut {
 			break
 		}
+	}
+	if !mdio {
+		return g // a Hold only: no MDIO wait to count
 	}
 	ns := uint64(time.Since(start))
 	q.mdioWaits.Add(1)

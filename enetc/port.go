@@ -253,6 +253,7 @@ func New(d *driver.Device, cfg driver.Config) (*Port, error) {
 	p.gate.Init()
 	p.irq.Init() // stopped until Start
 	p.register()
+	pool.AddClaimer(txClaim{p}) // a leak report of any pool names the frames on its TX rings
 	ok = true
 	return p, nil
 }
@@ -844,6 +845,7 @@ func (p *Port) Close() error {
 	p.shut.Store(true)
 	p.gate.Close(gate.Stopped) // no burst starts again: it would reach unmapped rings
 	defer p.unregister()       // its queues are never polled again; the chip's rule lets go of it
+	defer pool.RemoveClaimer(txClaim{p})
 	p.closeIRQ()
 	errs := []error{stopErr}
 	// Waiting for buffers touches no register, so it runs without the

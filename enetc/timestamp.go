@@ -76,12 +76,12 @@ func (q *txQueue) TxStamped(pk *pool.Packet, id uint64) bool {
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxStamped") // another goroutine is inside: refuse, touch nothing
 	}
-	if g&gate.MDIO != 0 {
-		g = q.waitMDIO() // an MDIO transaction is short: wait it out
+	if g&(gate.MDIO|gate.Hold) != 0 {
+		g = q.waitMDIO(g, "TxStamped") // an MDIO transaction is short: wait it out
 	}
 	if g != 0 {
 		q.burst.Leave()
-		if g&gate.Closed != 0 {
+		if g&(gate.Closed|gate.Hold) != 0 {
 			return false
 		}
 		q.ctr.Drop(driver.CauseLinkDown, 1)
@@ -149,7 +149,10 @@ func (q *txQueue) TxTimestamps(dst []driver.TxStamp) int {
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxTimestamps")
 	}
-	if g&gate.Closed != 0 {
+	if g&gate.Hold != 0 {
+		g = q.waitMDIO(g, "TxTimestamps") // a leak report reads the ring: a short wait
+	}
+	if g&(gate.Closed|gate.Hold) != 0 {
 		q.burst.Leave()
 		return 0
 	}

@@ -3,7 +3,9 @@ package enetc
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gopmd/gopmd/dma"
@@ -121,11 +123,12 @@ func (q *txQueue) Doorbells() uint64 { return q.doorbells.Load() }
 // TxBurst implements driver.TxQueue, in four steps:
 //
 //  1. check the gate: while the port is stopped it takes nothing and
-//     returns 0; while an MDIO transaction runs it waits for it to end
-//     (waitMDIO, bounded by mdioGateWaitMax; past that it takes nothing and
-//     returns 0); while the link is down nothing goes into the ring (frames
-//     queued then would stay there, §5.4): every packet is taken, freed and
-//     counted once as CauseLinkDown, as a NIC without carrier drops;
+//     returns 0; while an MDIO transaction runs, or a leak report reads
+//     the rings (ClaimHeld), it waits for it to end (waitMDIO, bounded by
+//     mdioGateWaitMax; past that it takes nothing and returns 0); while
+//     the link is down nothing goes into the ring (frames queued then
+//     would stay there, §5.4): every packet is taken, freed and counted
+//     once as CauseLinkDown, as a NIC without carrier drops;
 //  2. clean up: reclaim sent frames when free BDs run low;
 //  3. write one BD per one-segment frame (the fast path), one BD per
 //     segment of a chained frame (chainLen, putChain; F on the last);
@@ -140,12 +143,12 @@ func (q *txQueue) TxBurst(pkts []*pool.Packet) int {
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "TxBurst") // another goroutine is inside: refuse, touch nothing
 	}
-	if g&gate.MDIO != 0 {
-		g = q.waitMDIO() // an MDIO transaction is short: wait it out, do not refuse
+	if g&(gate.MDIO|gate.Hold) != 0 {
+		g = q.waitMDIO(g, "TxBurst") // an MDIO transaction is short: wait it out, do not refuse
 	}
 	if g != 0 {
 		q.burst.Leave()
-		if g&gate.Closed != 0 {
+		if g&(gate.Closed|gate.Hold) != 0 {
 			return 0
 		}
 		q.ctr.Drop(driver.CauseLinkDown, uint64(len(pkts)))
@@ -355,12 +358,16 @@ func (q *txQueue) refuse(pk *pool.Packet) {
 
 // Reclaim implements driver.TxQueue.
 func (q *txQueue) Reclaim() int {
-	// TBCIR is a register: honour the MDIO gate; stopped: Stop reclaimed everything.
+	// TBCIR is a register: honour the MDIO gate; stopped: Stop reclaimed
+	// everything; held: ClaimHeld reads the ring, briefly, so wait.
 	g, shared := q.burst.Enter(q.gate)
 	if shared {
 		q.port.concurrentUse("tx", q.idx, "Reclaim")
 	}
-	if g&gate.Closed != 0 {
+	if g&gate.Hold != 0 {
+		g = q.waitMDIO(g, "Reclaim")
+	}
+	if g&(gate.Closed|gate.Hold) != 0 {
 		q.burst.Leave()
 		return 0
 	}
@@ -479,4 +486,69 @@ func (q *txQueue) drain() int {
 	}
 	q.mHead, q.done = q.mTail, q.queued // none of their bytes was sent
 	return lost
+}
+
+// txClaim is a port's pool.Claimer: its TX rings keep frames of any
+// port's pools (forwarding) until they reclaim them, and name them as
+// theirs when one of those pools reports a leak, which would name the
+// holder the frame had before TxBurst took it otherwise (an RX queue's
+// caller). A struct of one pointer, not the Port itself: ClaimHeld is no
+// method of the port.
+type txClaim struct{ p *Port }
+
+// ClaimHeld implements pool.Claimer, on the goroutine closing pl. The rings'
+// indices and slots belong to the queue goroutines and, while the port is
+// stopped, to its control path. The chip's ERR050089 lock, taken for
+// writing, keeps every control path of the chip off (Start, Stop, an MDIO
+// register access) and makes this the only setter of the gate's Hold bit,
+// which keeps the TX data path off while the rings are read: a TX burst
+// or Reclaim waits it out as a TX burst does an MDIO register access, so
+// no frame is refused; RX runs on. It touches no register, and runs only
+// when a pool is about to report a leak, on a port whose device reaches
+// the pool's memory.
+func (c txClaim) ClaimHeld(pl *pool.Pool) {
+	p := c.p
+	if len(p.tx) == 0 || pl.Domain() != p.tx[0].reach>>1 {
+		return // TX refuses a buffer of another DMA domain: none is on the rings
+	}
+	p.chip.rw.Lock()
+	defer p.chip.rw.Unlock()
+	if p.shut.Load() {
+		return // closed: Stop took every frame off the rings
+	}
+	p.gate.Close(gate.Hold)
+	flags := make([]*gate.Flag, len(p.tx))
+	for i, q := range p.tx {
+		flags[i] = &q.burst
+	}
+	gate.WaitIdle(flags, time.Time{})
+	for _, q := range p.tx {
+		q.claimHeld(pl)
+	}
+	p.gate.Open(gate.Hold)
+}
+
+// claimHeld gives every buffer of pl on the ring (every segment of the
+// frames queued and not yet reclaimed: slots ntc to ntu, a frame's head at
+// its last BD's) the ring as its holder.
+func (q *txQueue) claimHeld(pl *pool.Pool) {
+	var id uint16
+	named := false
+	for i := q.ntc; i != q.ntu; i = (i + 1) & q.mask {
+		for s := q.bufs[i]; s != nil; s = s.Next() {
+			if s.Pool() != pl {
+				continue
+			}
+			if !named {
+				id, named = pl.Holder(q.holder()), true
+			}
+			s.SetOwner(id)
+		}
+	}
+}
+
+// holder names the ring in a pool's leak report: a pool of this port
+// takes it as its own, another port's names this port beside it.
+func (q *txQueue) holder() pool.Holder {
+	return pool.Holder{Port: q.port.name, Role: "tx ring " + strconv.Itoa(q.idx)}
 }

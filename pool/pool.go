@@ -353,6 +353,61 @@ func (p *Pool) register(h Holder) uint16 {
 	return uint16(len(p.owners) - 1)
 }
 
+// A Claimer holds buffers of pools it does not own and sends none of them
+// back for a while: a TX ring, which takes frames of any port's pools and
+// frees them only when it reclaims. Such a buffer carries the holder its
+// last owner gave it (the RX queue's caller that forwarded it, say), which
+// would misname it in a leak report. A claimer instead names the buffers it
+// holds when a report is made, at no cost per buffer while it runs.
+type Claimer interface {
+	// ClaimHeld gives every buffer of p the claimer holds now its own
+	// holder (SetOwner with an id from p.Holder), and touches no other. It
+	// runs on the goroutine closing p, p's owner, while the claimer's own
+	// goroutines may be running: it keeps them off what it reads and
+	// writes for as long as it reads, and waits for nothing p's owner
+	// could be holding.
+	ClaimHeld(p *Pool)
+}
+
+// claimers are the Claimers every pool asks before it reports a leak.
+// Copied on write: a report asks the slice it read.
+var claimers struct {
+	mu   sync.Mutex
+	list []Claimer
+}
+
+// AddClaimer makes c one of the claimers every pool asks before it reports
+// a leak, until RemoveClaimer. Call it when c starts to take buffers (a
+// port's New).
+func AddClaimer(c Claimer) {
+	claimers.mu.Lock()
+	defer claimers.mu.Unlock()
+	claimers.list = append(claimers.list[:len(claimers.list):len(claimers.list)], c)
+}
+
+// RemoveClaimer undoes AddClaimer, once c holds no buffer (a port's Close).
+func RemoveClaimer(c Claimer) {
+	claimers.mu.Lock()
+	defer claimers.mu.Unlock()
+	list := make([]Claimer, 0, len(claimers.list))
+	for _, x := range claimers.list {
+		if x != c {
+			list = append(list, x)
+		}
+	}
+	claimers.list = list
+}
+
+// claimHeld asks every claimer to name the buffers of p it holds.
+func (p *Pool) claimHeld() {
+	claimers.mu.Lock()
+	list := claimers.list
+	claimers.mu.Unlock()
+	for _, c := range list {
+		c.ClaimHeld(p)
+	}
+}
+
 // owns reports whether pk is one of p's headers (nil is not).
 func (p *Pool) owns(pk *Packet) bool {
 	return uintptr(unsafe.Pointer(pk))-p.hdrBase < p.hdrSpan
@@ -532,13 +587,21 @@ func (p *Pool) Close(timeout time.Duration) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		n, by := p.outstanding()
+		n, _ := p.outstanding()
 		if n == 0 {
 			p.closed = true
 			p.retire()
 			return nil
 		}
 		if !time.Now().Before(deadline) {
+			// The buffers on a claimer (another port's TX ring) take its
+			// name; the count is taken again after, and may have come to
+			// nothing meanwhile.
+			p.claimHeld()
+			n, by := p.outstanding()
+			if n == 0 {
+				continue
+			}
 			p.closed = true
 			e := &LeakError{Pool: p.Name(), Port: p.port, Count: n, ByOwner: map[string]int{}, ByHolder: map[Holder]int{}}
 			p.ownersMu.Lock()

@@ -1120,3 +1120,75 @@ func TestHeaderReach(t *testing.T) {
 		t.Fatalf("fastSpan %d, header span %d", p.fastSpan, p.hdrSpan)
 	}
 }
+
+// ringClaimer holds buffers of pool p as a TX ring would: held until it
+// frees them; back returns one of them while it claims.
+type ringClaimer struct {
+	p    *Pool
+	h    Holder
+	held []*Packet
+	back *Packet
+}
+
+func (c *ringClaimer) ClaimHeld(p *Pool) {
+	if p != c.p {
+		return // another test's pool
+	}
+	id := p.Holder(c.h)
+	for _, pk := range c.held {
+		pk.SetOwner(id)
+	}
+	if c.back != nil {
+		c.back.Free()
+	}
+}
+
+// TestLeakNamesClaimedBuffers: a pool about to report a leak asks the
+// claimers, and the buffers one holds are named by it, not by the holder
+// their allocation gave them; a buffer that comes back meanwhile is not
+// counted.
+func TestLeakNamesClaimedBuffers(t *testing.T) {
+	t.Parallel()
+	const a, b = "sim:enetc1?chip=y", "sim:enetc2?chip=y"
+	p := newPool(t, Config{Name: "rx0", Port: a, Count: 8})
+	app := p.Holder(Holder{Role: "rx queue 0 caller"})
+	pks := make([]*Packet, 4)
+	for i := range pks {
+		pks[i] = p.Alloc()
+		pks[i].SetOwner(app)
+	}
+	c := &ringClaimer{p: p, h: Holder{Port: b, Role: "tx ring 1"}, held: pks[:2], back: pks[2]}
+	AddClaimer(c)
+	t.Cleanup(func() { RemoveClaimer(c) })
+	err := p.Close(0)
+	var le *LeakError
+	if !errors.As(err, &le) {
+		t.Fatalf("Close with buffers out: %v", err)
+	}
+	want := map[Holder]int{{b, "tx ring 1"}: 2, {a, "rx queue 0 caller"}: 1}
+	if le.Count != 3 || len(le.ByHolder) != len(want) {
+		t.Fatalf("LeakError %+v, want 3 buffers: %v", le, want)
+	}
+	for h, n := range want {
+		if le.ByHolder[h] != n {
+			t.Errorf("holder %+v: %d, want %d", h, le.ByHolder[h], n)
+		}
+	}
+	// All back during the claim: Close succeeds.
+	q := newPool(t, Config{Name: "rx1", Port: a, Count: 8})
+	d := &ringClaimer{p: q, back: q.Alloc()}
+	AddClaimer(d)
+	t.Cleanup(func() { RemoveClaimer(d) })
+	if err := q.Close(0); err != nil {
+		t.Errorf("Close with the one buffer out freed by a claimer: %v", err)
+	}
+	RemoveClaimer(d)
+	RemoveClaimer(d) // a second removal changes nothing
+	claimers.mu.Lock()
+	for _, x := range claimers.list {
+		if x == Claimer(d) {
+			t.Error("RemoveClaimer left the claimer in the list")
+		}
+	}
+	claimers.mu.Unlock()
+}

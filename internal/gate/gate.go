@@ -19,7 +19,10 @@
 //     accesses runs (ENETC ERR050089; one access, not a whole transaction,
 //     as Linux locks): RX bursts and Reclaim return 0; a TX burst leaves
 //     (its flag down), waits for the bit to clear and enters again, so the
-//     access costs no frame (bounded: enetc waitMDIO).
+//     access costs no frame (bounded: enetc waitMDIO);
+//   - Hold: another goroutine reads the port's TX rings (an ENETC port
+//     naming the frames on them in a pool's leak report): TX bursts and
+//     Reclaim wait it out as a TX burst does MDIO; RX runs.
 //
 // Cost per burst: a swap, a load and a store. The swap (Enter raising the
 // flag) is an atomic read-modify-write of the queue's own flag word, which
@@ -35,12 +38,14 @@ import (
 	"time"
 )
 
-// Gate bits. A burst proceeds only while none of them is set (the gate
-// reads 0); TX reacts to LinkDown by dropping and waits out MDIO.
+// Gate bits. A TX burst proceeds only while none of them is set (the gate
+// reads 0): it drops on LinkDown and waits out MDIO and Hold. RX runs
+// while none of Closed is set.
 const (
 	Stopped  uint32 = 1 << iota // the port is stopped or stopping
 	LinkDown                    // the link is down: TX drops
 	MDIO                        // an MDIO register access runs (ENETC ERR050089)
+	Hold                        // another goroutine reads the TX rings: TX waits, RX runs
 
 	// Closed are the bits that turn a burst away with 0 (a TX burst waits
 	// out MDIO first).
