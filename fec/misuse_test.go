@@ -46,12 +46,12 @@ func TestEveryMethodAfterClose(t *testing.T) {
 	spec := p.Info().Name // before Close: a closed port's Info is zero
 	err := p.Close()
 	var le *pool.LeakError
-	if !errors.As(err, &le) || le.Count != 1 || le.ByHolder[pool.Holder{Port: spec, Role: "rx0 caller"}] != 1 {
+	if !errors.As(err, &le) || le.Count != 1 || le.ByHolder[pool.Holder{Port: spec, Role: "rx queue 0 caller"}] != 1 {
 		t.Fatalf("Close of %s with one received packet held: %v, want a LeakError naming rx0's caller", spec, err)
 	}
 	// The caller names the port: the error names the queue, the pool and
 	// the holder by their roles.
-	if msg := err.Error(); strings.Contains(msg, spec) || !strings.Contains(msg, `pool "rx0": 1 buffer never came back (1 held by rx0 caller)`) {
+	if msg := err.Error(); strings.Contains(msg, spec) || !strings.Contains(msg, `pool "rx0": 1 buffer never came back (1 held by rx queue 0 caller)`) {
 		t.Errorf("Close's leak report %q: want the pool and the holder by their roles, the port not named", msg)
 	}
 	drvtest.AfterClose(t, drvtest.Closed{
@@ -273,10 +273,10 @@ func TestLeakNamesAnotherPortsTxRing(t *testing.T) {
 	specA, specB := a.Info().Name, b.Info().Name
 	err := a.Close()
 	var le *pool.LeakError
-	if !errors.As(err, &le) || le.Count != 1 || le.ByHolder[pool.Holder{Port: specB, Role: "tx0 ring"}] != 1 {
-		t.Fatalf("Close of %s with its frame on %s's TX ring: %v, want a LeakError naming %s tx0 ring", specA, specB, err, specB)
+	if !errors.As(err, &le) || le.Count != 1 || le.ByHolder[pool.Holder{Port: specB, Role: "tx ring 0"}] != 1 {
+		t.Fatalf("Close of %s with its frame on %s's TX ring: %v, want a LeakError naming %s tx ring 0", specA, specB, err, specB)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "1 held by "+specB+" tx0 ring") || strings.Contains(msg, specA) {
+	if msg := err.Error(); !strings.Contains(msg, "1 held by "+specB+" tx ring 0") || strings.Contains(msg, specA) {
 		t.Errorf("leak report %q: want B's ring with B's port, A's port left to the caller", msg)
 	}
 }

@@ -57,8 +57,8 @@ func newRxQueue(p *Port, id int, ring bdRing, pl *pool.Pool, bufs *dma.Region) *
 		rdar:  regRDARn[id], regs: p.regs, enhanced: p.enhanced, shift: p.shift,
 		headroom: p.headroom, bufLen: p.rxBufLen, portID: p.cfg.PortID, gate: &p.gate,
 	}
-	q.ringOwn = pl.Holder(pool.Holder{Role: "rx ring"})
-	q.appOwn = pl.Holder(pool.Holder{Role: "rx" + strconv.Itoa(id) + " caller"})
+	q.ringOwn = pl.Holder(pool.Holder{Role: "rx ring " + strconv.Itoa(id)})
+	q.appOwn = pl.Holder(pool.Holder{Role: "rx queue " + strconv.Itoa(id) + " caller"})
 	return q
 }
 

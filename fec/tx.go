@@ -510,7 +510,7 @@ func (q *txQueue) fixAlign(s *pool.Packet) {
 // holder names this queue in a pool's leak report. The pools of this
 // port take it as theirs; another port's pool names this port beside it.
 func (q *txQueue) holder() pool.Holder {
-	return pool.Holder{Port: q.port.ownerID, Role: "tx" + strconv.Itoa(q.idx) + " ring"}
+	return pool.Holder{Port: q.port.ownerID, Role: "tx ring " + strconv.Itoa(q.idx)}
 }
 
 // ownerIn is this queue's leak-report id in pl.
