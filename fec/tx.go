@@ -408,7 +408,11 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 // a register, where the constant would be built anew for every frame.
 func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, headroom int, st uint32) {
 	pend, spans = pend[:len(pkts)], spans[:len(pkts)]
-	for i, pk := range pkts {
+	// Last frame first (each is independent of the others): the loop's
+	// test is the index's sign, one instruction on arm64 (TBZ), where a
+	// compare with the length is two.
+	for i := len(pkts) - 1; i >= 0; i-- {
+		pk := pkts[i]
 		// In locals, loaded once: the stores below could alias pk as far
 		// as the compiler knows.
 		off, n := pk.Headroom(), pk.Len()
@@ -742,7 +746,9 @@ func txDoneWalk[B bdLeg | bdEnh](bds []B) (n int, esc uint32) {
 			return n, 0 // a legacy BD has no esc word
 		}
 		dma.ReadBarrier() // every status load above before the esc words below
-		for i := range done {
+		// Last BD first, as the order of an OR does not matter: the
+		// loop's test is the index's sign, one TBZ.
+		for i := len(done) - 1; i >= 0; i-- {
 			esc |= txESC(&done[i])
 		}
 		return n, esc
