@@ -281,7 +281,7 @@ var rxMasks = struct{ readyMask, ready, escRare uint32 }{rxReadyMask, rxReady, r
 // in order (dma.LoadsInOrder), one pass checks each status where it reads
 // the BD, and calls nothing.
 func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int {
-	escRare := uint32(rxESCRare)
+	escRare := uint32(rxESCRare) // amd64's immediate; ARM's register, from rxMasks after pass 1
 	if !dma.LoadsInOrder {
 		// Pass 1: the words 0, up to the first that is not a good one-BD
 		// frame's; then one barrier for the run.
