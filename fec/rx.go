@@ -194,7 +194,7 @@ func (q *rxQueue) singles(pkts []*pool.Packet) (int, uint64) {
 	}
 	n := q.shift + fcsLen
 	c := rxRun{
-		span: uint(maxLen - minLen), off: uint16(headroom + q.shift), minLen: minLen,
+		span: uint(maxLen - minLen), off: uint32(headroom + q.shift), minLen: minLen,
 		tag: pool.MakeRxTag(q.appOwn, q.portID, uint16(q.idx), pool.RxDecoded),
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
@@ -243,10 +243,27 @@ func rxSpans(pkts []*pool.Packet, spans []dma.Span, base uintptr, n int) uint64 
 // rxRun is what the RX one-BD loop needs of its queue, copied once per run.
 type rxRun struct {
 	span   uint       // the longest frame taken less the shortest (a header)
-	off    uint16     // where the frame starts in its buffer: headroom and pad
+	off    uint32     // where the frame starts in its buffer: headroom and pad (rxSingles says why 32 bits)
 	minLen int        // the shortest BD length taken: pad, a header and FCS
 	tag    pool.RxTag // the queue's caller, port and queue, values stored decoded (RxDecoded)
 }
+
+// The RX one-BD loop's masks. A BD is a good one-BD frame's when its word
+// 0 masked by rxReadyMask is rxReady: E clear (the MAC handed it back), L
+// set (the frame's last BD) and no error bit. Its esc word has a bit of
+// rxESCRare only for a frame with an error (rxbd_ESC_ERR_MASK: it ends
+// the run) or a bad checksum (its flags): neither the common case.
+const (
+	rxReadyMask = (rxbd_E | rxbd_L | rxErrBits) << 16
+	rxReady     = rxbd_L << 16
+	rxESCRare   = rxbd_ESC_ERR_MASK | rxbd_ICE | rxbd_PCR
+)
+
+// rxMasks are the masks above for ARM's loops: a variable, so that each
+// is loaded once a run and stays in a register, where a constant, which
+// no ARM AND or TST can hold, is built anew for every BD. amd64 has no
+// register to spare there and holds them in its instructions instead.
+var rxMasks = struct{ readyMask, ready, escRare uint32 }{rxReadyMask, rxReady, rxESCRare}
 
 // rxSingles is singles' loop over BDs of one format B (bufs and pkts
 // at least as long as bds): it takes the good one-BD frames into pkts,
@@ -264,13 +281,13 @@ type rxRun struct {
 // in order (dma.LoadsInOrder), one pass checks each status where it reads
 // the BD, and calls nothing.
 func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int {
-	const mask, want = (rxbd_E | rxbd_L | rxErrBits) << 16, rxbd_L << 16 // the status half of word 0
+	escRare := uint32(rxESCRare) // amd64's immediate; ARM's register, from rxMasks after pass 1
 	if !dma.LoadsInOrder {
 		// Pass 1: the words 0, up to the first that is not a good one-BD
 		// frame's; then one barrier for the run.
+		readyMask, ready := rxMasks.readyMask, rxMasks.ready
 		for i := range bds {
-			// The status half, shifted down: its mask fits one move.
-			if atomic.LoadUint32(bdWord0(&bds[i]))>>16&(rxbd_E|rxbd_L|rxErrBits) != rxbd_L {
+			if atomic.LoadUint32(bdWord0(&bds[i]))&readyMask != ready {
 				bds = bds[:i]
 				break
 			}
@@ -279,24 +296,33 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 			return 0
 		}
 		dma.ReadBarrier() // every status load above before the esc words and data below
+		escRare = rxMasks.escRare
 	}
 	bufs, pkts = bufs[:len(bds)], pkts[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
-	// compiler knows.
+	// compiler knows. off comes from 32 bits, the width SetRxRaw stores:
+	// zero-extended from 16, it took a register copy for that store on
+	// arm64, for every BD.
 	span, off, minLen, tag := c.span, uint(c.off), c.minLen, c.tag
 	for i := range bds {
 		bd := &bds[i]
 		var w uint32
 		if dma.LoadsInOrder {
 			// No pass 1: this is the status load.
-			if w = atomic.LoadUint32(bdWord0(bd)); w&mask != want {
+			if w = atomic.LoadUint32(bdWord0(bd)); w&rxReadyMask != rxReady {
 				return i
 			}
 		} else {
 			w = *bdWord0(bd) // pass 1 loaded it; the MAC writes a BD it has handed back no more
 		}
-		if rxESC(bd)&rxbd_ESC_ERR_MASK != 0 { // esc: written by the MAC before it cleared E
-			return i
+		// The esc word, written by the MAC before it cleared E: one test
+		// for its rare bits, an error (the run ends) or a bad checksum.
+		var flags uint64 // SetRxRaw's w0: the flags, no hash
+		if e := rxESC(bd); e&escRare != 0 {
+			if e&rxbd_ESC_ERR_MASK != 0 {
+				return i
+			}
+			flags = uint64(escFlags(e))
 		}
 		// The length is device-written: it must cover the pad, a header
 		// and the FCS, and fit both MRBR and the buffer the MAC was given
@@ -310,14 +336,13 @@ func rxSingles[B bdLeg | bdEnh](bds []B, bufs, pkts []*pool.Packet, c rxRun) int
 		}
 		fl := d + ethHdr
 		pk := bufs[i]
-		// The window fits: checked above. The flags are escFlags of the esc
-		// word checked above, the table indexed here, stored decoded with
-		// no hash, ptype or VLAN: SetRx's fields in SetRxRaw's three
-		// stores, the holder, port and queue one word (tag). The length
-		// is below 0xFFFF (a 16-bit field less the pad and FCS, a header
-		// more): the mask changes nothing, and tells the compiler
-		// SetRxRaw's sum cannot wrap.
-		pk.SetRxRaw(off, uint(fl)&0xFFFF, tag, uint64(escFlagTable[rxESC(bd)>>escFlagShift&3]), 0)
+		// The window fits: checked above. The flags are those of the esc
+		// word checked above, stored decoded with no hash, ptype or VLAN:
+		// SetRx's fields in SetRxRaw's three stores, the holder, port and
+		// queue one word (tag). The length is below 0xFFFF (a 16-bit
+		// field less the pad and FCS, a header more): the mask changes
+		// nothing, and tells the compiler SetRxRaw's sum cannot wrap.
+		pk.SetRxRaw(off, uint(fl)&0xFFFF, tag, flags, 0)
 		pkts[i] = pk
 	}
 	return len(bds)
@@ -382,22 +407,19 @@ func (q *rxQueue) single(st uint32, length int) *pool.Packet {
 }
 
 // escFlags are the checksum flags of an enhanced BD's esc word: ICE and
-// PCR become FlagL3CsumBad and FlagL4CsumBad, with no branch: the two bits
-// index a table of the four combinations.
+// PCR become FlagL3CsumBad and FlagL4CsumBad, each bit shifted into its
+// flag's place, with no branch.
 func escFlags(esc uint32) pool.Flags {
-	return escFlagTable[esc>>escFlagShift&3]
+	return pool.Flags(esc>>iceToL3&uint32(pool.FlagL3CsumBad) | esc>>pcrToL4&uint32(pool.FlagL4CsumBad))
 }
 
-// escFlagTable is escFlags' table, indexed by PCR (bit 0) and ICE (bit 1).
-var escFlagTable = [4]pool.Flags{0, pool.FlagL4CsumBad, pool.FlagL3CsumBad, pool.FlagL3CsumBad | pool.FlagL4CsumBad}
-
-// escFlagShift brings PCR and ICE down to bits 0 and 1, checked at compile
+// The shifts that take ICE and PCR to their flags' bits, checked at compile
 // time: an index other than 0 into a one-element array does not compile.
-const escFlagShift = 4
+const iceToL3, pcrToL4 = 3, 1
 
 var (
-	_ = [1]struct{}{}[rxbd_PCR>>escFlagShift-1]
-	_ = [1]struct{}{}[rxbd_ICE>>escFlagShift-2]
+	_ = [1]struct{}{}[rxbd_ICE>>iceToL3-uint32(pool.FlagL3CsumBad)]
+	_ = [1]struct{}{}[rxbd_PCR>>pcrToL4-uint32(pool.FlagL4CsumBad)]
 )
 
 // syncForCPU queues bytes of the buffer region for the burst's invalidate

@@ -338,7 +338,7 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 		return 0 // every frame here is of lastPool, whose buffers must be in syncR
 	}
 	c := txRun{
-		pool: lastPool, maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
+		pool: lastPool, owner: q.lastOwner, maxLen: uint(q.port.maxFL - fcsLen - ethHdr),
 		align: q.txAlign, esc: q.esc,
 	}
 	// The run's slots and BDs, indexed as pkts, in the ring's one format.
@@ -350,9 +350,9 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 		i = txSingles(q.ring.leg[t:t+len(pkts)], pkts, bufs, c)
 	}
 	// A second pass over the frames taken (fewer values live in each loop
-	// than in one): their words 0, holder and clean spans.
+	// than in one): their words 0 and clean spans.
 	pend := q.pend[t : t+i]
-	txPending(pkts[:i], pend, spans, regionBase(syncR), lastPool.Headroom(), q.lastOwner, w0(txbd_R|txbd_TC|txbd_L, 0))
+	txPending(pkts[:i], pend, spans, regionBase(syncR), lastPool.Headroom(), w0(txbd_R|txbd_TC|txbd_L, 0))
 	q.spans = q.spans[:len(q.spans)+i]
 	if t += i; t == size {
 		pend[i-1] |= txbd_W << 16 // the ring's last BD: the MAC continues at TDSR
@@ -365,6 +365,7 @@ func (q *txQueue) singlesRun(pkts []*pool.Packet, free int) int {
 // txRun is what the TX one-BD loop needs of its queue, copied once per run.
 type txRun struct {
 	pool   *pool.Pool // the pool of every frame taken: the last putChain took a frame of
+	owner  uint16     // this queue's leak-report id in pool
 	maxLen uint       // the longest frame less the shortest (a header)
 	align  uint64     // the TX start alignment mask
 	esc    uint32     // an enhanced BD's esc word
@@ -372,14 +373,14 @@ type txRun struct {
 
 // txSingles is singlesRun's loop over BDs of one format B (pkts and bufs
 // at least as long as bds): it writes a BD for each one-segment frame the
-// device can send as it is, parks the frame at its slot, and returns how
-// many it took. It calls nothing. The format is the type: txSetBD writes a
-// legacy BD's address alone, with no test.
+// device can send as it is, parks the frame at its slot under the queue's
+// holder id, and returns how many it took. It calls nothing. The format
+// is the type: txSetBD writes a legacy BD's address alone, with no test.
 func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int {
 	pkts, bufs = pkts[:len(bds)], bufs[:len(bds)]
 	// In locals: the stores through pk could alias c as far as the
 	// compiler knows.
-	pl, maxLen, align, esc := c.pool, c.maxLen, c.align, c.esc
+	pl, owner, maxLen, align, esc := c.pool, c.owner, c.maxLen, c.align, c.esc
 	for i := range bds {
 		pk := pkts[i]
 		// A buffer of pl is in the device's reach: Reach is its pool's,
@@ -392,21 +393,26 @@ func txSingles[B bdLeg | bdEnh](bds []B, pkts, bufs []*pool.Packet, c txRun) int
 		// store (see bdRing).
 		txSetBD(&bds[i], uint32(pk.IOVA()), esc)
 		bufs[i] = pk // the frame is the MAC's until R clears on its (only) BD
+		pk.SetOwner(owner)
 	}
 	return len(bds)
 }
 
 // txPending is singlesRun's second pass over the frames txSingles took
 // (pend and spans at least as long as pkts): each frame's word 0 for
-// publish, its holder owner, and for non-coherent DMA its dirty span
-// (offsets from base, the first byte of its pool's region), cleaned before
-// publish with the burst's other frames; the free after the transmission
-// then syncs nothing (MarkClean). Every frame is of one pool, whose
+// publish and, for non-coherent DMA, its dirty span (offsets from base,
+// the first byte of its pool's region), cleaned before publish with the
+// burst's other frames; the free after the transmission then syncs
+// nothing (MarkClean). Every frame is of one pool, whose
 // headroom is headroom. st is word 0 with no length: a parameter, held in
 // a register, where the constant would be built anew for every frame.
-func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, headroom int, owner uint16, st uint32) {
+func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintptr, headroom int, st uint32) {
 	pend, spans = pend[:len(pkts)], spans[:len(pkts)]
-	for i, pk := range pkts {
+	// Last frame first (each is independent of the others): the loop's
+	// test is the index's sign, one instruction on arm64 (TBZ), where a
+	// compare with the length is two.
+	for i := len(pkts) - 1; i >= 0; i-- {
+		pk := pkts[i]
 		// In locals, loaded once: the stores below could alias pk as far
 		// as the compiler knows.
 		off, n := pk.Headroom(), pk.Len()
@@ -414,7 +420,6 @@ func txPending(pkts []*pool.Packet, pend []uint32, spans []dma.Span, base uintpt
 		// pk.DirtySpan, with the pool's headroom held in a register.
 		lo := min(off, headroom)
 		spans[i] = dma.Span{Off: bufFrom(base, pk) + lo, Len: off + n - lo}
-		pk.SetOwner(owner)
 		pk.MarkClean()
 	}
 }
@@ -741,7 +746,9 @@ func txDoneWalk[B bdLeg | bdEnh](bds []B) (n int, esc uint32) {
 			return n, 0 // a legacy BD has no esc word
 		}
 		dma.ReadBarrier() // every status load above before the esc words below
-		for i := range done {
+		// Last BD first, as the order of an OR does not matter: the
+		// loop's test is the index's sign, one TBZ.
+		for i := len(done) - 1; i >= 0; i-- {
 			esc |= txESC(&done[i])
 		}
 		return n, esc
