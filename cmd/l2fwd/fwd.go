@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"runtime"
 	"sync/atomic"
 
@@ -182,13 +181,20 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 	case modeFwd:
 		var bytes uint64
 		if l.macUpdate {
-			// The 12 address bytes as one compare and two stores per
-			// frame, the words loaded once per burst; the bytes counted
-			// in the same loop.
-			lo := binary.LittleEndian.Uint64(l.macs[0:8])
-			hi := binary.LittleEndian.Uint32(l.macs[8:12])
-			for _, p := range b {
-				bytes += putMACs(p, lo, hi)
+			// The addresses go into every frame whose first segment
+			// holds them, which is all but a runt's: the first loop
+			// runs while they do, so its one branch besides its end is
+			// that length compare (which proves EtherAddrs' own), and a
+			// frame pays it, two stores and its bytes counted. From the
+			// first runt on, the rest go one by one through putMACs,
+			// which leaves a runt alone.
+			i := 0
+			for ; i < len(b) && b[i].Len() >= 12; i++ {
+				bytes += uint64(b[i].PktLen)
+				*b[i].EtherAddrs() = l.macs
+			}
+			for ; i < len(b); i++ {
+				bytes += putMACs(b[i], &l.macs)
 			}
 		} else {
 			bytes = frameBytes(b)
@@ -256,18 +262,14 @@ func (l *lane) idle() {
 	l.owed = pending
 }
 
-// putMACs writes the destination and source addresses (lo: bytes 0-7,
-// hi: bytes 8-11, little-endian as binary.LittleEndian.Uint64 and Uint32
-// read them from lane.macs) into the first 12 bytes of p's frame, and
-// leaves a frame whose first segment is shorter alone (a chained frame's
-// addresses are in its first segment, the one given): one compare, then
-// two stores (Packet.EtherAddrs, whose own test the compare proves). It
-// returns the frame's bytes, all segments, for the caller to count.
-func putMACs(p *driver.Packet, lo uint64, hi uint32) uint64 {
+// putMACs writes macs, the destination then the source address, into the
+// first 12 bytes of p's frame, and leaves a frame whose first segment is
+// shorter alone (a chained frame's addresses are in its first segment,
+// the one given). It returns the frame's bytes, all segments, for the
+// caller to count.
+func putMACs(p *driver.Packet, macs *[12]byte) uint64 {
 	if p.Len() >= 12 {
-		h := p.EtherAddrs()
-		binary.LittleEndian.PutUint64(h[0:8], lo)
-		binary.LittleEndian.PutUint32(h[8:12], hi)
+		*p.EtherAddrs() = *macs
 	}
 	return uint64(p.PktLen)
 }
