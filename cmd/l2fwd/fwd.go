@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"runtime"
 	"sync/atomic"
 
@@ -152,7 +151,10 @@ func (w *worker) run(stop *atomic.Bool, done chan<- struct{}) {
 }
 
 // poll receives one burst, disposes of it by the lane's mode and returns
-// how many frames it received.
+// how many frames it received. The common path is this one function: a
+// call would cost each burst its argument moves, a frame and reloads of
+// what lives across it, so only the work off that path (the TAP twin's,
+// bounce copies, capture, a refused tail, pass mode) is out of line.
 func (l *lane) poll(pkts []*driver.Packet) int {
 	if l.hooked {
 		if l.pump != nil {
@@ -170,70 +172,69 @@ func (l *lane) poll(pkts []*driver.Packet) int {
 		return 0
 	}
 	l.unpublished, l.owed = true, true
-	got := n
 	b := pkts[:n]
 	if l.up != nil {
 		if b = b[:l.up.Up(b)]; len(b) == 0 {
-			return got
+			return n
 		}
-		n = len(b)
 	}
+	var bytes uint64
 	switch l.mode {
 	case modeFwd:
-		var bytes uint64
 		if l.macUpdate {
-			// The 12 address bytes as one compare and two stores per
-			// frame, the words loaded once per burst; the bytes counted
-			// in the same loop.
-			lo := binary.LittleEndian.Uint64(l.macs[0:8])
-			hi := binary.LittleEndian.Uint32(l.macs[8:12])
-			for _, p := range b {
-				bytes += putMACs(p, lo, hi)
+			// The addresses go into every frame whose first segment
+			// holds them, which is all but a runt's: the first loop
+			// runs while they do, so its one branch besides its end is
+			// that length compare (which proves EtherAddrs' own), and a
+			// frame pays it, two stores and its bytes counted. From the
+			// first runt on, the rest go one by one through putMACs,
+			// which leaves a runt alone.
+			i := 0
+			for ; i < len(b) && b[i].Len() >= 12; i++ {
+				bytes += uint64(b[i].PktLen)
+				*b[i].EtherAddrs() = l.macs
+			}
+			for ; i < len(b); i++ {
+				bytes += putMACs(b[i], &l.macs)
 			}
 		} else {
 			bytes = frameBytes(b)
 		}
-		l.send(b, bytes)
 	case modeTx:
-		var bytes uint64
 		for _, p := range b {
 			bytes += uint64(p.PktLen)
 			swapMACs(p)
 		}
-		l.send(b, bytes)
 	case modeDrop:
-		var bytes uint64
-		for _, p := range b {
-			bytes += uint64(p.PktLen)
-		}
+		bytes = frameBytes(b)
 		// The worker owns the RX queue, hence its pool's cache.
 		l.pool.RecycleBulk(b)
-		l.handled.Add(uint64(n))
+		l.handled.Add(uint64(len(b)))
 		l.handledBytes.Add(bytes)
-	case modePass:
-		var bytes, v4, v6, arp uint64
-		for _, p := range b {
-			bytes += uint64(p.PktLen)
-			d := p.Data()
-			if len(d) >= etherHdrLen {
-				switch uint16(d[etherTypeOff])<<8 | uint16(d[etherTypeOff+1]) {
-				case etherTypeIPv4:
-					v4++
-				case etherTypeIPv6:
-					v6++
-				case etherTypeARP:
-					arp++
-				}
-			}
-		}
-		pool.FreeBulk(b)
-		l.handled.Add(uint64(n))
-		l.handledBytes.Add(bytes)
-		l.ipv4.Add(v4)
-		l.ipv6.Add(v6)
-		l.arp.Add(arp)
+		return n
+	default: // modePass
+		l.pass(b)
+		return n
 	}
-	return got
+
+	// fwd and tx: the burst goes to the lane's TX queue. What the queue
+	// does not take (its ring is full, or the port is stopping) is freed
+	// and counted, never retried: a forwarder that waits for a full ring
+	// loses more than it saves. An ENETC MDIO register access does not
+	// refuse: the TX burst waits it out (internal/gate).
+	if l.bounce != nil || l.capture != nil {
+		var k int
+		k, bytes = l.copyBeforeTx(b, bytes)
+		b = b[:k]
+	}
+	sent := l.tx.TxBurst(b)
+	if sent < len(b) {
+		l.refuse(b, sent, bytes)
+		return n
+	}
+	l.handled.Add(uint64(sent))
+	l.handledBytes.Add(bytes)
+	return n
 }
 
 // idle is an empty poll's work while the lane owes some: take back what
@@ -256,18 +257,14 @@ func (l *lane) idle() {
 	l.owed = pending
 }
 
-// putMACs writes the destination and source addresses (lo: bytes 0-7,
-// hi: bytes 8-11, little-endian as binary.LittleEndian.Uint64 and Uint32
-// read them from lane.macs) into the first 12 bytes of p's frame, and
-// leaves a frame whose first segment is shorter alone (a chained frame's
-// addresses are in its first segment, the one given): one compare, then
-// two stores (Packet.EtherAddrs, whose own test the compare proves). It
-// returns the frame's bytes, all segments, for the caller to count.
-func putMACs(p *driver.Packet, lo uint64, hi uint32) uint64 {
+// putMACs writes macs, the destination then the source address, into the
+// first 12 bytes of p's frame, and leaves a frame whose first segment is
+// shorter alone (a chained frame's addresses are in its first segment,
+// the one given). It returns the frame's bytes, all segments, for the
+// caller to count.
+func putMACs(p *driver.Packet, macs *[12]byte) uint64 {
 	if p.Len() >= 12 {
-		h := p.EtherAddrs()
-		binary.LittleEndian.PutUint64(h[0:8], lo)
-		binary.LittleEndian.PutUint32(h[8:12], hi)
+		*p.EtherAddrs() = *macs
 	}
 	return uint64(p.PktLen)
 }
@@ -290,13 +287,10 @@ func frameBytes(b []*driver.Packet) uint64 {
 	return n
 }
 
-// send hands a burst to the lane's TX queue. What the queue does not take
-// (its ring is full, or the port is stopping) is freed and
-// counted, never retried: a forwarder that waits for a full ring loses
-// more than it saves. An ENETC MDIO register access does not refuse: the
-// TX burst waits it out (internal/gate). bytes is the bytes of b's
-// frames (frameBytes), which the caller counted as it went over them.
-func (l *lane) send(b []*driver.Packet, bytes uint64) {
+// copyBeforeTx is the work before TX owns a burst's frames: the copies into
+// bounce buffers, then the capture's. It returns how many frames to send
+// (b's first k) and their bytes.
+func (l *lane) copyBeforeTx(b []*driver.Packet, bytes uint64) (k int, _ uint64) {
 	if l.bounce != nil {
 		b = l.copyOver(b)
 		bytes = frameBytes(b) // without the frames that found no bounce buffer
@@ -318,14 +312,42 @@ func (l *lane) send(b []*driver.Packet, bytes uint64) {
 			l.capture.Put(l.capBuf[:n])
 		}
 	}
-	sent := l.tx.TxBurst(b)
-	if sent < len(b) {
-		for _, p := range b[sent:] {
-			bytes -= uint64(p.PktLen)
+	return len(b), bytes
+}
+
+// pass is pass mode's work on a burst: the frames go to the
+// application, which here counts their EtherTypes, then frees them.
+func (l *lane) pass(b []*driver.Packet) {
+	var bytes, v4, v6, arp uint64
+	for _, p := range b {
+		bytes += uint64(p.PktLen)
+		d := p.Data()
+		if len(d) >= etherHdrLen {
+			switch uint16(d[etherTypeOff])<<8 | uint16(d[etherTypeOff+1]) {
+			case etherTypeIPv4:
+				v4++
+			case etherTypeIPv6:
+				v6++
+			case etherTypeARP:
+				arp++
+			}
 		}
-		pool.FreeBulk(b[sent:])
-		l.txRefused.Add(uint64(len(b) - sent))
 	}
+	pool.FreeBulk(b)
+	l.handled.Add(uint64(len(b)))
+	l.handledBytes.Add(bytes)
+	l.ipv4.Add(v4)
+	l.ipv6.Add(v6)
+	l.arp.Add(arp)
+}
+
+// refuse counts a burst of which TX took only the first sent frames
+// (bytes is the whole burst's): those as handled, the rest as refused,
+// which it frees.
+func (l *lane) refuse(b []*driver.Packet, sent int, bytes uint64) {
+	bytes -= frameBytes(b[sent:])
+	pool.FreeBulk(b[sent:])
+	l.txRefused.Add(uint64(len(b) - sent))
 	l.handled.Add(uint64(sent))
 	l.handledBytes.Add(bytes)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"reflect"
 	"testing"
@@ -126,7 +125,6 @@ func fieldSpan(t reflect.Type) (start, end uintptr) {
 // than 12 bytes is left alone, and no byte around it changes.
 func TestPutAndSwapMACs(t *testing.T) {
 	macs := [12]byte{0x02, 0, 0, 0, 0, 1, 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}
-	lo, hi := binary.LittleEndian.Uint64(macs[0:8]), binary.LittleEndian.Uint32(macs[8:12])
 	pl := newFakePort("addrs", 0, 1, mac0, simdma.NewIOMMU(false)).rxq[0].pool
 	p := pl.Alloc()
 	defer p.Free()
@@ -150,7 +148,7 @@ func TestPutAndSwapMACs(t *testing.T) {
 						copy(want[off+6:], orig[0:6])
 					}
 				} else {
-					putMACs(p, lo, hi)
+					putMACs(p, &macs)
 					if n >= 12 {
 						copy(want[off:], macs[:])
 					}
@@ -191,6 +189,45 @@ func TestForwardMACUpdatingChained(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Runts (frames shorter than the two addresses) among full frames, in
+// every place of a burst: each full frame gets the addresses, those after
+// a runt in its burst too, each runt goes out as it came, and the bytes
+// count every frame.
+func TestForwardMACUpdatingRunts(t *testing.T) {
+	p0, p1 := twoFakes(t, 1)
+	in := testFrames(t, 300, 64)
+	var want uint64
+	for i := range in {
+		if i%7 == 3 || i%64 == 0 || i%32 == 31 { // mid-burst, first (every other burst), last
+			in[i] = in[i][:1+i%11]
+		}
+		want += uint64(len(in[i]))
+	}
+	p0.load(0, in)
+	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "--burst", "32", "sim:fake0", "sim:fake1"},
+		func() bool { return len(p1.txFrames()) == len(in) })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got := p1.txFrames()
+	if len(got) != len(in) {
+		t.Fatalf("port 1 sent %d frames, want %d", len(got), len(in))
+	}
+	for i := range in {
+		w := append([]byte(nil), in[i]...)
+		if len(w) >= 12 {
+			copy(w[0:6], []byte{0x02, 0, 0, 0, 0, 1})
+			copy(w[6:12], mac1)
+		}
+		if !bytes.Equal(got[i], w) {
+			t.Fatalf("frame %d (%d bytes): sent % x\nwant % x", i, len(in[i]), got[i][:min(16, len(got[i]))], w[:min(16, len(w))])
+		}
+	}
+	if s := parseSummary(t, out); s.Ports[0].Handled != uint64(len(in)) || s.Ports[0].HandledBytes != want {
+		t.Fatalf("port 0 handled %d frames, %d bytes; want %d, %d", s.Ports[0].Handled, s.Ports[0].HandledBytes, len(in), want)
 	}
 }
 

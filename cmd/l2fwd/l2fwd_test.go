@@ -227,8 +227,9 @@ func TestModes(t *testing.T) {
 
 func TestTxRefusedIsFreedAndCounted(t *testing.T) {
 	p0, p1 := twoFakes(t, 1)
-	p1.txq[0].room = 100 // TX takes 100 frames, then nothing
-	p0.load(0, testFrames(t, 400, 64))
+	p1.txq[0].room = 100 // TX takes 100 frames (the fourth burst's first 4), then nothing
+	in := testFrames(t, 400, 64)
+	p0.load(0, in)
 	code, out, errOut := runUntil(t, []string{"--json", "--stats-interval", "0", "sim:fake0", "sim:fake1"},
 		func() bool { return p0.rxq[0].Stats().Packets == 400 })
 	if code != 0 {
@@ -237,6 +238,9 @@ func TestTxRefusedIsFreedAndCounted(t *testing.T) {
 	s := parseSummary(t, out)
 	if s.Ports[0].Handled != 100 || s.Ports[0].TxRefused != 300 || s.Dropped != 300 || !s.LeakCheck.OK || !s.Accounting.OK {
 		t.Fatalf("handled %d refused %d dropped %d leak ok %v accounting %+v", s.Ports[0].Handled, s.Ports[0].TxRefused, s.Dropped, s.LeakCheck.OK, s.Accounting)
+	}
+	if want := uint64(100 * len(in[0])); s.Ports[0].HandledBytes != want {
+		t.Fatalf("handled %d bytes, want %d: the bytes of the frames TX took", s.Ports[0].HandledBytes, want)
 	}
 }
 
