@@ -517,11 +517,7 @@ func (c txClaim) ClaimHeld(pl *pool.Pool) {
 		return // closed: Stop took every frame off the rings
 	}
 	p.gate.Close(gate.Hold)
-	flags := make([]*gate.Flag, len(p.tx))
-	for i, q := range p.tx {
-		flags[i] = &q.burst
-	}
-	gate.WaitIdle(flags, time.Time{})
+	gate.WaitIdle(p.bursts()[len(p.rx):], time.Time{}) // the TX queues' flags: bursts lists RX's first
 	for _, q := range p.tx {
 		q.claimHeld(pl)
 	}
