@@ -84,14 +84,7 @@ func TestLeakNamesAnotherPortsTxRing(t *testing.T) {
 func TestLeakNamesTxRingOfAnAppPool(t *testing.T) {
 	t.Parallel()
 	b := openSim(t, "", driver.Config{TxQueues: 2})
-	reg, err := dma.Alloc(b.model.IOMMU(), 16*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "app"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ap, err := pool.New(reg, pool.Config{Name: "app", Count: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ap, _ := appPool(t, b, "app", 16)
 	frame := udp4(t, 100, 1)
 	single := ap.Alloc()
 	copy(single.Append(len(frame)), frame)
@@ -103,7 +96,7 @@ func TestLeakNamesTxRingOfAnAppPool(t *testing.T) {
 	if n := b.port.TxQueue(1).TxBurst([]*pool.Packet{single, head}); n != 2 {
 		t.Fatalf("TX ring 1 took %d of 2", n)
 	}
-	err = ap.Close(10 * time.Millisecond)
+	err := ap.Close(10 * time.Millisecond)
 	var le *pool.LeakError
 	want := map[pool.Holder]int{{Port: b.spec, Role: "tx ring 1"}: 3}
 	if !errors.As(err, &le) || le.Count != 3 || !maps.Equal(le.ByHolder, want) {
@@ -136,14 +129,7 @@ func TestLeakReportWhileTxRuns(t *testing.T) {
 	if n := b.port.TxQueue(1).TxBurst(got); n != 1 {
 		t.Fatalf("B's TX ring 1 took %d of 1", n)
 	}
-	reg, err := dma.Alloc(b.model.IOMMU(), 64*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: "sender"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := pool.New(reg, pool.Config{Name: "sender", Count: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, reg := appPool(t, b, "sender", 64)
 	frame := udp4(t, 100, 2)
 	var (
 		wg            sync.WaitGroup
@@ -178,7 +164,7 @@ func TestLeakReportWhileTxRuns(t *testing.T) {
 			q.Reclaim()
 		}
 	}()
-	err = a.port.Close()
+	err := a.port.Close()
 	close(reported)
 	var le *pool.LeakError
 	want := map[pool.Holder]int{{Port: b.spec, Role: "tx ring 1"}: 1}
@@ -200,4 +186,20 @@ func TestLeakReportWhileTxRuns(t *testing.T) {
 	if err := reg.Close(); err != nil {
 		t.Error(err)
 	}
+}
+
+// appPool makes an application's own pool (no port) of count buffers,
+// named name, in the memory s's simulated IOMMU maps, and returns it with
+// its region.
+func appPool(t *testing.T, s *simPort, name string, count int) (*pool.Pool, *dma.Region) {
+	t.Helper()
+	reg, err := dma.Alloc(s.model.IOMMU(), count*pool.DefaultBufSize, dma.Options{Attr: dma.Attr{Name: name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := pool.New(reg, pool.Config{Name: name, Count: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl, reg
 }
